@@ -1,0 +1,24 @@
+"""ngcc: measure cryptographic hash functions the way a competition evaluator does.
+
+Every hash instance is an ICCS ``CryptHash`` shared library; ngcc checks it
+against the official known-answer tests, times it per call with the CPU's
+cycle counter, and turns the counts into statistics, evidence and reports.
+"""
+
+from ngcc._errors import HashError, LibraryError, NgccError, UnknownInstanceError
+from ngcc._hashing import hash
+from ngcc._registry import Instance, instance, instances
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "HashError",
+    "Instance",
+    "LibraryError",
+    "NgccError",
+    "UnknownInstanceError",
+    "__version__",
+    "hash",
+    "instance",
+    "instances",
+]

@@ -1,0 +1,46 @@
+"""Hashing one message through an instance library: ``ngcc.hash``."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from ngcc import _core
+from ngcc._registry import Instance, instance
+
+
+@functools.lru_cache(maxsize=None)
+def library(path: str) -> _core.Library:
+    """Return the loaded library at ``path`` (loaded once per process)."""
+    return _core.Library(path)
+
+
+def hash(  # noqa: A001 - the domain word; shadows the builtin only inside ngcc
+    name: str | os.PathLike[str] | Instance, data: object, bits: int | None = None
+) -> bytes:
+    """Hash the first ``bits`` bits of ``data`` with an instance; return the digest.
+
+    Args:
+        name: an instance name (``"Wish512"``), an :class:`Instance`, or a library path.
+        data: any contiguous buffer (bytes, bytearray, memoryview, numpy uint8 array);
+            it is passed to ``CryptHash`` without a copy.
+        bits: message length in bits; defaults to ``8 * len(data)``. ICCS bit order:
+            message bit 0 is the most significant bit of byte 0, and the unused low
+            bits of a partial last byte are ignored.
+
+    Raises:
+        UnknownInstanceError: no such instance.
+        TypeError: ``data`` does not support the buffer protocol.
+        ValueError: ``bits`` negative or longer than the buffer.
+        HashError: ``CryptHash`` returned nonzero.
+    """
+    inst = instance(name)
+    if bits is None:
+        try:
+            bits = 8 * memoryview(data).nbytes  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview, "
+                            "numpy uint8 array), not %s" % type(data).__name__) from None
+    if isinstance(bits, bool) or not isinstance(bits, int):
+        raise TypeError("bits must be an int, not %s" % type(bits).__name__)
+    return library(str(inst.library)).hash(inst.digest_bits, data, bits)

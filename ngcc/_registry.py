@@ -1,0 +1,137 @@
+"""The registry of hash instances: built-in ones and the libraries a user points to.
+
+The built-in instances are the libraries ``setup.py`` compiled into ``ngcc/_lib/``;
+``registry.json`` beside them says what each one is. An instance may also be
+given as a path to an instance library (``.so``) made by ``ngcc build``, whose
+``<library>.json`` sidecar carries the same facts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ngcc._errors import LibraryError, NgccError, UnknownInstanceError
+
+LIB_DIR = Path(__file__).resolve().parent / "_lib"
+CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One hash instance: an ICCS ``CryptHash`` library and what it computes.
+
+    Attributes:
+        name: the instance name, e.g. ``"Wish512"`` (``ALGORITHM_INSTANCE``).
+        family: the hash family, e.g. ``"Wish"``.
+        candidate: ``"hash-22"``, ``"hash-34"``, ``"hash-35"``, ``"baseline"``,
+            or the id given for an external library.
+        digest_bits: the digest length in bits (``DIGEST_BIT_LENGTH``).
+        variant: the implementation: ``"ref"``, ``"opt"`` or ``"external"``.
+        library: absolute path of the shared library.
+        cflags: the compiler flags the library was built with.
+        compiler: the compiler's version line.
+    """
+
+    name: str
+    family: str
+    candidate: str
+    digest_bits: int
+    variant: str
+    library: Path
+    cflags: tuple[str, ...] = field(default=(), compare=False)
+    compiler: str = field(default="", compare=False)
+
+    @property
+    def builtin(self) -> bool:
+        """True for the instances shipped with the package."""
+        return self.variant != "external"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin() -> dict[str, Instance]:
+    registry_file = LIB_DIR / "registry.json"
+    if not registry_file.exists():
+        raise NgccError("the instance libraries are not built (%s is missing): reinstall "
+                        "with `pip install .` or run `python setup.py build_ext --inplace`"
+                        % registry_file)
+    registry = json.loads(registry_file.read_text())
+    found: dict[str, Instance] = {}
+    for entry in registry["instances"]:
+        instance = Instance(
+            name=entry["name"], family=entry["family"], candidate=entry["candidate"],
+            digest_bits=int(entry["digest_bits"]), variant=entry["variant"],
+            library=LIB_DIR / entry["library"], cflags=tuple(entry["cflags"]),
+            compiler=registry["compiler"])
+        # The first variant listed for an instance answers to the bare name.
+        found.setdefault(instance.name, instance)
+        found["%s:%s" % (instance.name, instance.variant)] = instance
+    return found
+
+
+def instances() -> list[Instance]:
+    """Return every built-in instance (default variant), in registry order."""
+    return [inst for key, inst in _builtin().items() if ":" not in key]
+
+
+def instance(name: str | os.PathLike[str] | Instance) -> Instance:
+    """Look up an instance by name (case-insensitive), ``name:variant`` or library path.
+
+    Raises:
+        UnknownInstanceError: no such instance; the message lists close matches.
+        LibraryError: a path that exists but is not a usable instance library.
+    """
+    if isinstance(name, Instance):
+        return name
+    text = os.fspath(name)
+    table = _builtin()
+    if text in table:
+        return table[text]
+    folded = {key.casefold(): inst for key, inst in table.items()}
+    if text.casefold() in folded:
+        return folded[text.casefold()]
+    if os.sep in text or text.endswith(".so") or os.path.exists(text):
+        return external_instance(Path(text))
+    names = {inst.name.casefold(): inst.name for inst in instances()}
+    close = difflib.get_close_matches(text.casefold(), list(names), n=3, cutoff=0.5)
+    raise UnknownInstanceError(text, [names[c] for c in close])
+
+
+def external_instance(path: Path, candidate: str | None = None) -> Instance:
+    """Describe an instance library outside the package from its ``.json`` sidecar."""
+    path = path.resolve()
+    if path.is_dir():
+        libraries = sorted(path.glob("*.so"))
+        if len(libraries) != 1:
+            raise LibraryError("%s: expected exactly one instance library (.so) in the "
+                               "folder, found %d; build it with `ngcc build`"
+                               % (path, len(libraries)))
+        path = libraries[0]
+    if not path.is_file():
+        raise UnknownInstanceError(str(path), [])
+    sidecar = path.with_suffix(path.suffix + ".json")
+    if not sidecar.is_file():
+        raise LibraryError("%s: no %s beside it, so its instance name and digest length are "
+                           "unknown; build the library with `ngcc build`" % (path, sidecar.name))
+    try:
+        meta = json.loads(sidecar.read_text())
+        return Instance(
+            name=meta["name"], family=meta.get("family", meta["name"]),
+            candidate=candidate or meta.get("candidate") or "external",
+            digest_bits=int(meta["digest_bits"]), variant="external", library=path,
+            cflags=tuple(meta.get("cflags", ())), compiler=meta.get("compiler", ""))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
+                           % (sidecar, exc)) from exc
+
+
+def manifest_path(candidate: str) -> Path:
+    """Path of the official KAT manifest shipped for ``candidate`` (may not exist)."""
+    return LIB_DIR / "kat" / ("%s.sha256" % candidate)

@@ -1,0 +1,119 @@
+"""The C build of ngcc: the ``ngcc._core`` extension and one library per hash instance.
+
+Every hash instance is a shared library exporting only the ICCS ``CryptHash``
+entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
+``algorithms/<family>/instances.json``; each is compiled with the NGCC guide's
+reference flags and installed in ``ngcc/_lib/`` together with ``registry.json``,
+which the Python registry (``ngcc/_registry.py``) reads at run time.
+
+Environment switches:
+  NGCC_SANITIZE=1  compile everything with ASan + UBSan (run Python with
+                   LD_PRELOAD=$(gcc -print-file-name=libasan.so)); see README.
+  NGCC_WERROR=1    turn C warnings into errors (CI uses it).
+"""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+ALGORITHMS = ROOT / "algorithms"
+
+# The NGCC guide's reference flag set, plus what a shared library needs:
+# -fPIC, -shared, and hidden visibility so CryptHash is the only exported symbol.
+REFERENCE_CFLAGS = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra", "-O2"]
+LIBRARY_CFLAGS = ["-fPIC", "-fvisibility=hidden"]
+SANITIZE = os.environ.get("NGCC_SANITIZE") == "1"
+SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                   "-fno-sanitize-recover=undefined", "-g"]
+WERROR = ["-Werror"] if os.environ.get("NGCC_WERROR") == "1" else []
+
+
+def _instance_families():
+    """Yield (family folder, parsed instances.json) for every hash family."""
+    for spec_file in sorted(ALGORITHMS.glob("*/instances.json")):
+        yield spec_file.parent, json.loads(spec_file.read_text())
+
+
+def _compiler():
+    return shlex.split(os.environ.get("CC", "cc"))
+
+
+def _compiler_version(cc):
+    out = subprocess.run(cc + ["--version"], capture_output=True, text=True, check=False)
+    return out.stdout.splitlines()[0] if out.stdout else " ".join(cc)
+
+
+def _build_instance_library(cc, folder, family, instance, variant, out_dir):
+    """Compile one instance x variant into ``<instance>.<variant>.so``; return its registry entry."""
+    sources = [str((folder / s).resolve()) for s in family["variants"][variant]["sources"]]
+    defines = {"DIGEST_BIT_LENGTH": str(instance["digest_bits"]),
+               "ALGORITHM_INSTANCE": '"%s"' % instance["name"]}
+    defines.update(instance.get("defines", {}))
+    cflags = (REFERENCE_CFLAGS + LIBRARY_CFLAGS + WERROR
+              + family["variants"][variant].get("cflags", [])
+              + (SANITIZER_FLAGS if SANITIZE else []))
+    library = out_dir / ("%s.%s.so" % (instance["name"], variant))
+    command = (cc + cflags + ["-I", str(ALGORITHMS / "include"), "-I", str(folder)]
+               + ["-D%s=%s" % kv for kv in defines.items()]
+               + ["-shared", "-o", str(library)] + sources)
+    print(" ".join(shlex.quote(c) for c in command))
+    subprocess.run(command, check=True)
+    return {
+        "name": instance["name"],
+        "family": family["family"],
+        "candidate": family["candidate"],
+        "digest_bits": instance["digest_bits"],
+        "variant": variant,
+        "library": library.name,
+        "cflags": cflags,
+        "description": family["variants"][variant].get("description", ""),
+    }
+
+
+class BuildWithInstances(build_ext):
+    """build_ext that also builds the instance libraries next to the extension."""
+
+    def run(self):
+        super().run()
+        if self.inplace:
+            out_dir = ROOT / "ngcc" / "_lib"
+        else:
+            out_dir = Path(self.build_lib) / "ngcc" / "_lib"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        cc = _compiler()
+        entries = []
+        for folder, family in _instance_families():
+            for variant in family["variants"]:
+                for instance in family["instances"]:
+                    entries.append(_build_instance_library(cc, folder, family, instance,
+                                                           variant, out_dir))
+        registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
+                    "instances": entries}
+        (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
+        # The official KAT manifests travel with the package (kat/ -> ngcc/_lib/kat/).
+        (out_dir / "kat").mkdir(exist_ok=True)
+        for manifest in sorted((ROOT / "kat").glob("*.sha256")):
+            shutil.copyfile(manifest, out_dir / "kat" / manifest.name)
+
+
+core = Extension(
+    "ngcc._core",
+    # Every C file of csrc/, plus the SM3 that the KAT generator's DRNG is built on.
+    sources=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").glob("*.c"))
+    + ["algorithms/sm3/sm3.c"],
+    include_dirs=["csrc", "algorithms/include", "algorithms/sm3", numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("_GNU_SOURCE", None)],
+    extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"] + WERROR
+    + (SANITIZER_FLAGS if SANITIZE else []),
+    extra_link_args=["-ldl"] + (SANITIZER_FLAGS if SANITIZE else []),
+)
+
+setup(ext_modules=[core], cmdclass={"build_ext": BuildWithInstances})
