@@ -27,3 +27,7 @@ class LibraryError(NgccError, OSError):
 
 class HashError(NgccError, RuntimeError):
     """``CryptHash`` returned nonzero (the message names instance and call)."""
+
+
+class BuildError(NgccError):
+    """``ngcc build`` could not make an instance library from a source folder."""

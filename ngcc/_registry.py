@@ -124,12 +124,22 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         meta = json.loads(sidecar.read_text())
         return Instance(
             name=meta["name"], family=meta.get("family", meta["name"]),
-            candidate=candidate or meta.get("candidate") or "external",
+            candidate=candidate or meta.get("candidate") or candidate_of(meta["name"]),
             digest_bits=int(meta["digest_bits"]), variant="external", library=path,
             cflags=tuple(meta.get("cflags", ())), compiler=meta.get("compiler", ""))
     except (ValueError, KeyError, TypeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc
+
+
+def candidate_of(instance_name: str) -> str:
+    """The candidate whose official manifest lists ``instance_name``, else ``"external"``."""
+    for manifest in sorted((LIB_DIR / "kat").glob("*.sha256")):
+        for line in manifest.read_text().splitlines():
+            path = line.split()[-1] if line.strip() else ""
+            if path.split("/")[0] == instance_name:
+                return manifest.stem
+    return "external"
 
 
 def manifest_path(candidate: str) -> Path:
