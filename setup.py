@@ -52,7 +52,7 @@ def _compiler_version(cc):
 
 
 def _build_instance_library(cc, folder, family, instance, variant, out_dir):
-    """Compile one instance x variant into ``<instance>.<variant>.so``; return its registry entry."""
+    """Compile one instance x variant into ``<instance>.<variant>.so``; return its entry."""
     sources = [str((folder / s).resolve()) for s in family["variants"][variant]["sources"]]
     defines = {"DIGEST_BIT_LENGTH": str(instance["digest_bits"]),
                "ALGORITHM_INSTANCE": '"%s"' % instance["name"]}
@@ -83,10 +83,8 @@ class BuildWithInstances(build_ext):
 
     def run(self):
         super().run()
-        if self.inplace:
-            out_dir = ROOT / "ngcc" / "_lib"
-        else:
-            out_dir = Path(self.build_lib) / "ngcc" / "_lib"
+        package_dir = ROOT / "ngcc" if self.inplace else Path(self.build_lib) / "ngcc"
+        out_dir = package_dir / "_lib"
         out_dir.mkdir(parents=True, exist_ok=True)
         cc = _compiler()
         entries = []

@@ -9,13 +9,13 @@ from ngcc import _core
 from ngcc._registry import Instance, instance
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def library(path: str) -> _core.Library:
     """Return the loaded library at ``path`` (loaded once per process)."""
     return _core.Library(path)
 
 
-def hash(  # noqa: A001 - the domain word; shadows the builtin only inside ngcc
+def hash(
     name: str | os.PathLike[str] | Instance, data: object, bits: int | None = None
 ) -> bytes:
     """Hash the first ``bits`` bits of ``data`` with an instance; return the digest.
