@@ -31,3 +31,44 @@ class HashError(NgccError, RuntimeError):
 
 class BuildError(NgccError):
     """``ngcc build`` could not make an instance library from a source folder."""
+
+
+class InstanceCrashError(NgccError):
+    """An instance library killed the child process it ran in (signal or abort)."""
+
+
+class InstanceTimeoutError(NgccError, TimeoutError):
+    """An instance library did not return within the time allowed."""
+
+
+# --- campaigns and evidence (ngcc/_campaign.py, ngcc/_records.py, ngcc/_host.py) ---
+
+
+class RunDirError(NgccError):
+    """A run directory that a campaign cannot use; the message says what to do."""
+
+
+class ForeignRunDirError(RunDirError):
+    """A non-empty directory that is not an ngcc run directory (no ``campaign.json``)."""
+
+
+class PlanMismatchError(RunDirError):
+    """A run directory started with another plan than the one asked for now."""
+
+
+class CorruptRecordError(RunDirError):
+    """An evidence file that is unreadable, of unknown schema, incomplete or tampered."""
+
+    def __init__(self, path: object, defect: str):
+        self.path = path
+        self.defect = defect
+        super().__init__("corrupt evidence file %s: %s. Delete it to measure that job again "
+                         "(or start a new --run-dir)." % (path, defect))
+
+
+class HostError(NgccError):
+    """Under ``--strict``: the host is not fixed for measurement (governor, turbo, …)."""
+
+
+class KatGateError(NgccError):
+    """Every instance asked for was refused by the KAT gate; nothing would be timed."""
