@@ -6,6 +6,7 @@ import functools
 import os
 
 from ngcc import _core
+from ngcc._isolate import run_isolated
 from ngcc._registry import Instance, instance
 
 
@@ -43,4 +44,13 @@ def hash(
                             "numpy uint8 array), not %s" % type(data).__name__) from None
     if isinstance(bits, bool) or not isinstance(bits, int):
         raise TypeError("bits must be an int, not %s" % type(bits).__name__)
+    if not inst.builtin:
+        # Foreign code: hash in a child process so a crash cannot kill the caller.
+        return run_isolated("ngcc._hashing:_hash_in_process", "%s hashing %d bits" % (inst, bits),
+                            library_path=str(inst.library), digest_bits=inst.digest_bits,
+                            data=bytes(memoryview(data)[: (bits + 7) // 8]), bits=bits)
     return library(str(inst.library)).hash(inst.digest_bits, data, bits)
+
+
+def _hash_in_process(library_path: str, digest_bits: int, data: bytes, bits: int) -> bytes:
+    return library(library_path).hash(digest_bits, data, bits)

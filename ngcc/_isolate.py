@@ -1,0 +1,73 @@
+"""Run a call into foreign code in a child process, so a crash cannot take us down.
+
+Built-in instances are our own code and run in-process; a library built from
+someone's submission may segfault, abort or hang. :func:`run_isolated` runs
+``module:function(**kwargs)`` in a fresh interpreter (``python -m ngcc._isolate``),
+passing arguments and result by pickle over the pipes, and turns a death by
+signal into :class:`InstanceCrashError` and a hang into :class:`InstanceTimeoutError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from ngcc._errors import InstanceCrashError, InstanceTimeoutError
+
+DEFAULT_TIMEOUT = 60.0
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return "signal %d" % -returncode
+
+
+def run_isolated(target: str, what: str, timeout: float | None = None, **kwargs: Any) -> Any:
+    """Call ``target`` (``"module:function"``) with ``kwargs`` in a child process.
+
+    ``what`` names the work for error messages ("WChain-V1-512 hashing 24 bits");
+    ``timeout`` defaults to ``DEFAULT_TIMEOUT`` seconds. Exceptions raised by the
+    function are re-raised here unchanged.
+    """
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    payload = pickle.dumps((target, kwargs))
+    try:
+        child = subprocess.run([sys.executable, "-m", "ngcc._isolate"], input=payload,
+                               capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise InstanceTimeoutError("%s did not finish within %.0f s (the child process was "
+                                   "killed)" % (what, timeout)) from None
+    if child.returncode < 0:
+        raise InstanceCrashError("%s crashed: the child process died of %s"
+                                 % (what, _signal_name(child.returncode)))
+    try:
+        ok, value = pickle.loads(child.stdout)
+    except Exception:
+        tail = child.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        raise InstanceCrashError("%s: the child process exited with status %d: %s"
+                                 % (what, child.returncode, " | ".join(tail))) from None
+    if not ok:
+        raise value
+    return value
+
+
+def _child_main() -> None:
+    target, kwargs = pickle.loads(sys.stdin.buffer.read())
+    module_name, function_name = target.split(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    try:
+        result = (True, function(**kwargs))
+    except Exception as exc:  # handed to the parent, which re-raises it
+        result = (False, exc)
+    sys.stdout.buffer.write(pickle.dumps(result))
+    sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    _child_main()

@@ -1,0 +1,156 @@
+"""``ngcc build``: ICCS submission folders made by the tests themselves (no foreign code)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import ngcc
+from ngcc import _isolate
+from ngcc._build import build, read_instance_header, select_sources
+from ngcc._errors import BuildError, InstanceCrashError, InstanceTimeoutError
+
+REPO = Path(__file__).resolve().parents[1]
+ALGORITHMS = REPO / "algorithms"
+
+KAT_DRIVER = """#include <stdio.h>
+#include "CryptHash_AlgorithmInstance.h"
+int main(void) { puts(ALGORITHM_INSTANCE); return 0; }
+"""
+
+
+def _header(name: str, bits: int | None, extra: str = "") -> str:
+    lines = ['#define ALGORITHM_INSTANCE "%s"' % name]
+    if bits is not None:
+        lines.append("#define DIGEST_BIT_LENGTH %d" % bits)
+    return "\n".join(lines + [extra, ""])
+
+
+def iccs_folder(path: Path, family: str, name: str, bits: int, defines: str = "") -> Path:
+    """Lay out an ICCS-style submission folder from one of our own families.
+
+    Our sources include "crypt_hash.h"; the folder's copy of it first pulls in the
+    instance header, as a submission's sources pull in theirs.
+    """
+    path.mkdir(parents=True)
+    for source in (ALGORITHMS / family).glob("*.[ch]"):
+        shutil.copy(source, path)
+    (path / "CryptHash_AlgorithmInstance.h").write_text(_header(name, bits, defines))
+    api = (ALGORITHMS / "include" / "crypt_hash.h").read_text()
+    (path / "crypt_hash.h").write_text('#include "CryptHash_AlgorithmInstance.h"\n' + api)
+    (path / "KAT_CryptHash.c").write_text(KAT_DRIVER)
+    return path
+
+
+def c_folder(path: Path, body: str, bits: int = 256, name: str = "Fixture-256") -> Path:
+    path.mkdir(parents=True)
+    (path / "CryptHash_AlgorithmInstance.h").write_text(_header(name, bits))
+    (path / "CryptHash_AlgorithmInstance.c").write_text(
+        '#include <signal.h>\n#include <string.h>\n#include "CryptHash_AlgorithmInstance.h"\n'
+        + body)
+    return path
+
+
+CRASH_ON_64_BYTES = """
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    if (bits == 512) raise(SIGSEGV);
+    memset(out, m && bits ? m[0] : 0, (size_t)d / 8);
+    return 0;
+}
+"""
+
+HANG = """
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    volatile int forever = 1;
+    (void)m; (void)bits;
+    while (forever) {}
+    memset(out, 0, (size_t)d / 8);
+    return 0;
+}
+"""
+
+
+def test_builds_an_iccs_folder_that_hashes_like_the_builtin(tmp_path):
+    folder = iccs_folder(tmp_path / "sm3", "sm3", "SM3", 256)
+    result = build(folder, out_dir=tmp_path / "out")
+    assert result.instance.name == "SM3"
+    assert result.instance.digest_bits == 256
+    assert result.instance.variant == "external"
+    assert "KAT_CryptHash.c" in result.skipped
+    assert result.warnings == ""
+    for size in (0, 3, 64, 1000):
+        msg = os.urandom(size)
+        assert ngcc.hash(result.instance.library, msg) == ngcc.hash("SM3", msg)
+    # The built folder and the sidecar-described library both work as instance names.
+    assert ngcc.instance(tmp_path / "out").library == result.instance.library
+    assert ngcc.hash(str(tmp_path / "out"), b"abc") == ngcc.hash("SM3", b"abc")
+
+
+def test_flag_sets_and_literal_flags_are_recorded(tmp_path):
+    folder = iccs_folder(tmp_path / "sm3", "sm3", "SM3", 256)
+    result = build(folder, flags="-O1 -std=c99", out_dir=tmp_path / "o1")
+    assert result.instance.cflags[:2] == ("-O1", "-std=c99")
+    result = build(folder, flags="resource", out_dir=tmp_path / "res")
+    assert "-Os" in result.instance.cflags
+
+
+def test_header_without_digest_length_is_refused(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(_header("NoLength", None))
+    with pytest.raises(BuildError, match="no DIGEST_BIT_LENGTH"):
+        read_instance_header(folder)
+    with pytest.raises(BuildError, match="no DIGEST_BIT_LENGTH"):
+        build(folder, out_dir=tmp_path / "out")
+
+
+def test_programs_with_main_are_left_out(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    (folder / "selftest.c").write_text("int main(void) { return 0; }\n")
+    (folder / "bench.c").write_text("#include <stdio.h>\nint main(int c, char **v)\n"
+                                    "{ (void)c; (void)v; return 0; }\n")
+    sources, skipped = select_sources(folder)
+    assert [s.name for s in sources] == ["CryptHash_AlgorithmInstance.c"]
+    assert set(skipped) == {"selftest.c", "bench.c"}
+    result = build(folder, out_dir=tmp_path / "out")
+    assert set(result.skipped) == {"selftest.c", "bench.c"}
+
+
+def test_library_without_crypthash_is_refused(tmp_path):
+    folder = c_folder(tmp_path / "f", "int NotCryptHash(void) { return 0; }\n")
+    with pytest.raises(BuildError, match="does not export CryptHash"):
+        build(folder, out_dir=tmp_path / "out")
+    assert not list((tmp_path / "out").glob("*.so"))
+
+
+def test_compile_error_is_shortened_and_names_the_file(tmp_path):
+    folder = c_folder(tmp_path / "f", "int CryptHash(void) { return undeclared_thing; }\n")
+    with pytest.raises(BuildError) as error:
+        build(folder, out_dir=tmp_path / "out")
+    text = str(error.value)
+    assert "does not compile" in text and "undeclared_thing" in text
+    assert len(text.splitlines()) < 20
+
+
+def test_segfaulting_library_raises_and_the_caller_survives(tmp_path):
+    library = build(c_folder(tmp_path / "f", CRASH_ON_64_BYTES), out_dir=tmp_path / "o").instance
+    assert ngcc.hash(library.library, b"\x07" * 63) == b"\x07" * 32
+    with pytest.raises(InstanceCrashError, match=r"Fixture-256.*SIGSEGV"):
+        ngcc.hash(library.library, b"\x07" * 64)
+    assert ngcc.hash(library.library, b"\x09" * 65) == b"\x09" * 32
+
+
+def test_hanging_library_times_out(tmp_path, monkeypatch):
+    library = build(c_folder(tmp_path / "f", HANG), out_dir=tmp_path / "o").instance
+    monkeypatch.setattr(_isolate, "DEFAULT_TIMEOUT", 2.0)
+    with pytest.raises(InstanceTimeoutError, match=r"Fixture-256.*did not finish"):
+        ngcc.hash(library.library, b"abc")
+
+
+def test_not_a_folder(tmp_path):
+    with pytest.raises(BuildError, match="not a folder"):
+        build(tmp_path / "missing")
