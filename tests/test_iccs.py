@@ -261,8 +261,8 @@ def test_sm3hash_long_message_quirk(vectors):
 @pytest.mark.slow
 def test_pseudohash_and_pseudoxof_carry_the_quirk():
     """Above 2^32 bits pseudoXOF and pseudohash use the same quirky SM3 as sm3hash:
-    pseudoXOF-256(m) = sm3hash(m || 00000001) and pseudohash-512(m)[:32] = sm3hash(m || 0200),
-    neither of which is standard SM3."""
+    pseudoXOF-256(m) = sm3hash(m || 00000001) (which is not standard SM3 there) and
+    pseudohash-512(m)[:32] = sm3hash(m || 0200), for m = 2^32 zero bits."""
     bits = 2**32
     with_counter = _zero_message(bits, b"\x00\x00\x00\x01")
     expected = ngcc.hash(SM3HASH, with_counter)
