@@ -1,0 +1,107 @@
+/* The cycle counter: serialised reads, and its calibration.
+ *
+ * counter_start() and counter_stop() bracket a timed region; their difference
+ * is the region's length in counter ticks. The reads are serialised so that
+ * the region's own instructions cannot drift outside the bracket:
+ *
+ *   x86-64   start: lfence; rdtsc      stop: rdtscp; lfence   (TSC ticks)
+ *   AArch64  start: isb; mrs cntvct    stop: isb; mrs cntvct; isb
+ *            (compile-tested only: no AArch64 machine has run it yet)
+ *   other    clock_gettime(CLOCK_MONOTONIC_RAW)                (nanoseconds)
+ *
+ * Defining NGCC_COUNTER_CLOCK_GETTIME selects the portable clock anywhere
+ * (to try that branch on x86-64). The reads are inline so that the timing
+ * loop in bench.c pays no call overhead between the two reads.
+ */
+#ifndef NGCC_TIMER_H
+#define NGCC_TIMER_H
+
+#include <stdint.h>
+#include <time.h>
+
+#if defined(NGCC_COUNTER_CLOCK_GETTIME)
+#define NGCC_COUNTER_PORTABLE 1
+#elif defined(__x86_64__) && defined(__GNUC__)
+#define NGCC_COUNTER_X86_64 1
+#elif defined(__aarch64__) && defined(__GNUC__)
+#define NGCC_COUNTER_AARCH64 1
+#else
+#define NGCC_COUNTER_PORTABLE 1
+#endif
+
+/* The raw monotonic clock in nanoseconds: the reference the counter's
+ * frequency is measured against, and the wall time of a whole timing loop. */
+static inline uint64_t clock_raw_ns(void)
+{
+    struct timespec now;
+#if defined(CLOCK_MONOTONIC_RAW)
+    clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &now);
+#endif
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+#if defined(NGCC_COUNTER_X86_64)
+
+static inline uint64_t counter_start(void)
+{
+    uint32_t lo, hi;
+    /* lfence: earlier instructions complete before the TSC is read. */
+    __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+    return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t counter_stop(void)
+{
+    uint32_t lo, hi;
+    /* rdtscp waits for the timed code; lfence keeps later code out of the region. */
+    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi) : : "rcx", "memory");
+    return (uint64_t)hi << 32 | lo;
+}
+
+#elif defined(NGCC_COUNTER_AARCH64)
+
+static inline uint64_t counter_start(void)
+{
+    uint64_t ticks;
+    /* isb: earlier instructions complete before the virtual counter is read. */
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(ticks) : : "memory");
+    return ticks;
+}
+
+static inline uint64_t counter_stop(void)
+{
+    uint64_t ticks;
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(ticks) : : "memory");
+    return ticks;
+}
+
+#else
+
+static inline uint64_t counter_start(void) { return clock_raw_ns(); }
+static inline uint64_t counter_stop(void) { return clock_raw_ns(); }
+
+#endif
+
+/* The counter's name as recorded in evidence: "rdtsc", "cntvct_el0" or
+ * "clock_monotonic_raw". */
+const char *counter_name(void);
+
+typedef struct {
+    double frequency_hz;       /* ticks per second, measured against CLOCK_MONOTONIC_RAW */
+    uint64_t overhead_min;     /* ticks of an empty timed region: minimum ... */
+    uint64_t overhead_median;  /* ... and median over COUNTER_OVERHEAD_SAMPLES regions */
+} counter_calibration;
+
+/* Regions timed to find the overhead (odd, so the median is one sample). */
+#define COUNTER_OVERHEAD_SAMPLES 2001
+/* How long the frequency measurement waits between its two paired reads. */
+#define COUNTER_FREQUENCY_INTERVAL_NS 50000000L
+
+/* Measure the counter's frequency and overhead afresh. Takes about
+ * COUNTER_FREQUENCY_INTERVAL_NS (the thread sleeps); keeps no state, so
+ * callers decide whether to cache. Returns 0, or -1 if the clock stood still. */
+int counter_calibrate(counter_calibration *out);
+
+#endif

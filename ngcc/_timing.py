@@ -1,0 +1,222 @@
+"""Timing an instance per call with the cycle counter: ``counter_info`` and ``time_calls``.
+
+The loop itself is C (``csrc/bench.c``): warm-up calls, then one serialised
+counter reading before and after every timed call, plus one counter reading
+and one ``CLOCK_MONOTONIC_RAW`` reading around the whole loop. The counter's
+own overhead is measured and recorded here, never subtracted.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ngcc import _core
+from ngcc._errors import HashError
+from ngcc._hashing import library
+from ngcc import _registry
+from ngcc._registry import Instance
+
+#: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
+#: allocated. The official lengths stop at 64 KiB.
+MAX_MESSAGE_BYTES = 1 << 30
+#: The most timed calls (and warm-up calls) one ``time_calls`` accepts.
+MAX_CALLS: int = _core.MAX_CALLS
+
+
+@dataclass(frozen=True)
+class CounterInfo:
+    """The cycle counter of this machine, as calibrated in this process.
+
+    Attributes:
+        name: ``"rdtsc"`` (x86-64), ``"cntvct_el0"`` (AArch64) or
+            ``"clock_monotonic_raw"`` (elsewhere; ticks are nanoseconds).
+        frequency_hz: ticks per second, measured against ``CLOCK_MONOTONIC_RAW``
+            over 50 ms.
+        overhead_min: ticks of an empty timed region, minimum of 2001 regions.
+        overhead_median: the median of the same regions.
+    """
+
+    name: str
+    frequency_hz: float
+    overhead_min: int
+    overhead_median: int
+
+    def seconds(self, ticks: float) -> float:
+        """Convert counter ticks to seconds with the measured frequency."""
+        return ticks / self.frequency_hz
+
+
+_calibration: CounterInfo | None = None
+
+
+def counter_info(*, fresh: bool = False) -> CounterInfo:
+    """Return the counter's name, measured frequency and overhead.
+
+    The first call calibrates (about 50 ms, sleeping); later calls return the
+    same figures, since they describe this process's counter. Pass
+    ``fresh=True`` to measure again, e.g. after pinning the process to a CPU.
+    """
+    global _calibration
+    if fresh or _calibration is None:
+        _calibration = CounterInfo(**_core.counter_calibrate())
+    return _calibration
+
+
+def default_message(message_bytes: int) -> bytes:
+    """The message ``time_calls`` hashes unless given one: byte i = (i*131 + message_bytes) mod 256.
+
+    This is the independent NGCC harness's convention, so figures are comparable.
+    """
+    message_bytes = _checked_count("message_bytes", message_bytes, 0, MAX_MESSAGE_BYTES)
+    # (i*131 + n) mod 256 depends only on i mod 256: build one period, repeat it.
+    period = bytes((i * 131 + message_bytes) % 256 for i in range(256))
+    whole, rest = divmod(message_bytes, 256)
+    return period * whole + period[:rest]
+
+
+@dataclass(frozen=True, eq=False)
+class TimingResult:
+    """The counter ticks of ``calls`` timed calls of one instance on one message.
+
+    Attributes:
+        instance: the instance timed.
+        message_bytes: the message length in bytes.
+        calls: the number of timed calls (``len(cycles)``).
+        warmup: the untimed calls made before them.
+        cycles: read-only numpy uint64 array, the counter ticks of each call
+            (counter overhead included: it is recorded in ``counter``, not subtracted).
+        total_cycles: counter ticks from before the first timed call to after the
+            last, one reading each side (includes the per-call readings).
+        total_seconds: the same span measured with ``CLOCK_MONOTONIC_RAW``.
+        counter: the counter's name, frequency and overhead in this process.
+    """
+
+    instance: Instance
+    message_bytes: int
+    calls: int
+    warmup: int
+    cycles: np.ndarray = field(repr=False)
+    total_cycles: int
+    total_seconds: float
+    counter: CounterInfo
+
+    @property
+    def overhead(self) -> int:
+        """The counter's overhead in ticks (minimum of an empty timed region)."""
+        return self.counter.overhead_min
+
+    @property
+    def mean_cycles(self) -> float:
+        """Mean ticks per call over the per-call readings."""
+        return float(self.cycles.mean())
+
+    @property
+    def batch_mean_cycles(self) -> float:
+        """Mean ticks per call from the batch total: ``total_cycles / calls``."""
+        return self.total_cycles / self.calls
+
+    @property
+    def median_cycles(self) -> float:
+        """Median ticks per call."""
+        return float(np.median(self.cycles))
+
+    @property
+    def min_cycles(self) -> int:
+        """Fewest ticks of any call."""
+        return int(self.cycles.min())
+
+    @property
+    def cycles_per_byte(self) -> float:
+        """Per-call mean ticks divided by the message length (NaN for an empty message)."""
+        return self.mean_cycles / self.message_bytes if self.message_bytes else math.nan
+
+    @property
+    def seconds_per_call(self) -> float:
+        """Wall time per call from the batch: ``total_seconds / calls``."""
+        return self.total_seconds / self.calls
+
+    @property
+    def loop_frequency_hz(self) -> float:
+        """Counter ticks per second during the loop; far from ``counter.frequency_hz``
+        means the counter rate was disturbed while timing."""
+        return self.total_cycles / self.total_seconds if self.total_seconds else math.nan
+
+
+def time_calls(
+    instance: str | os.PathLike[str] | Instance,
+    message_bytes: int,
+    calls: int,
+    *,
+    warmup: int = 3,
+    message: object = None,
+) -> TimingResult:
+    """Time ``calls`` calls of an instance on one message of ``message_bytes`` bytes.
+
+    The loop runs in C with the GIL released: ``warmup`` untimed calls, then each
+    timed call between two serialised counter readings.
+
+    Args:
+        instance: an instance name, an :class:`Instance`, or a library path.
+        message_bytes: the message length in bytes, 0 to ``MAX_MESSAGE_BYTES``.
+        calls: timed calls, 1 to ``MAX_CALLS``.
+        warmup: untimed calls before them, 0 to ``MAX_CALLS``.
+        message: a contiguous buffer of exactly ``message_bytes`` bytes to hash
+            instead of :func:`default_message`.
+
+    Raises:
+        UnknownInstanceError: no such instance.
+        TypeError: a count that is not an int, or a message that is not a buffer.
+        ValueError: a count out of range, or a message of another length.
+        HashError: ``CryptHash`` returned nonzero; the message names the instance
+            and the call.
+    """
+    inst = _registry.instance(instance)
+    message_bytes = _checked_count("message_bytes", message_bytes, 0, MAX_MESSAGE_BYTES)
+    calls = _checked_count("calls", calls, 1, MAX_CALLS)
+    warmup = _checked_count("warmup", warmup, 0, MAX_CALLS)
+    data = default_message(message_bytes) if message is None else _checked_message(
+        message, message_bytes)
+    counter = counter_info()  # calibrate before, never during, the loop
+    try:
+        cycles, total_ticks, total_ns = library(str(inst.library)).time_calls(
+            inst.digest_bits, data, calls, warmup)
+    except HashError as exc:
+        raise HashError("%s: %s" % (inst.name, exc)) from None
+    cycles.flags.writeable = False
+    return TimingResult(instance=inst, message_bytes=message_bytes, calls=calls, warmup=warmup,
+                        cycles=cycles, total_cycles=total_ticks, total_seconds=total_ns / 1e9,
+                        counter=counter)
+
+
+def _checked_count(what: str, value: object, low: int, high: int) -> int:
+    """Return ``value`` as an int in [low, high], or raise TypeError/ValueError naming it."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an int, not bool" % what)
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError("%s must be an int, not %s" % (what, type(value).__name__)) from None
+    if not low <= number <= high:
+        raise ValueError("%s must be between %d and %d, got %d" % (what, low, high, number))
+    return number
+
+
+def _checked_message(message: object, message_bytes: int) -> memoryview:
+    """The caller's message as a contiguous byte view of exactly ``message_bytes`` bytes."""
+    try:
+        view = memoryview(message)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError("message must be a bytes-like object (bytes, bytearray, memoryview, "
+                        "numpy uint8 array), not %s" % type(message).__name__) from None
+    if not view.c_contiguous:
+        raise ValueError("message must be a contiguous buffer; pass bytes(message) or "
+                         "numpy.ascontiguousarray(message)")
+    if view.nbytes != message_bytes:
+        raise ValueError("message holds %d bytes but message_bytes is %d"
+                         % (view.nbytes, message_bytes))
+    return view.cast("B")
