@@ -8,17 +8,23 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 from ngcc._errors import HashError, LibraryError, NgccError, UnknownInstanceError
 from ngcc._hashing import hash
 from ngcc._registry import Instance, instance, instances
+from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CounterInfo",
     "HashError",
     "Instance",
     "LibraryError",
     "NgccError",
+    "TimingResult",
     "UnknownInstanceError",
     "__version__",
+    "counter_info",
+    "default_message",
     "hash",
     "instance",
     "instances",
+    "time_calls",
 ]

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ngcc import _core
+from ngcc import _core, _registry
 from ngcc._errors import HashError
 from ngcc._hashing import library
-from ngcc import _registry
 from ngcc._registry import Instance
 
 #: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
