@@ -1,0 +1,284 @@
+"""The host check and the environment fingerprint stored in every run.
+
+:func:`fingerprint` reads what the operating system exposes about the measuring CPU
+and the software (``/proc``, ``/sys``, ``uname``, the cycle counter's calibration);
+:func:`host_warnings` turns the values that spoil cycle counts (frequency scaling,
+turbo, an SMT sibling, a hypervisor, load) into warnings that quote the measured
+value and the remedy. Nothing here changes the host.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+LOAD_LIMIT = 0.5   # 1-minute load average above which other work competes with a trial
+_CPU_SYS = Path("/sys/devices/system/cpu")
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class HostWarning:
+    """One reason the host is not fixed for measurement: a code and a message.
+
+    The message quotes the measured value and the remedy.
+    """
+
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        """The ``{"code", "message"}`` form stored in ``campaign.json``."""
+        return {"code": self.code, "message": self.message}
+
+
+def default_cpu() -> int:
+    """The CPU a campaign pins to by default: the highest-numbered one we may run on.
+
+    CPU 0 usually takes most interrupts and housekeeping, so the last allowed CPU is
+    the quieter choice.
+    """
+    return max(os.sched_getaffinity(0))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _cpu_model() -> str | None:
+    text = _read(Path("/proc/cpuinfo")) or ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("model name", "Model", "Hardware"):
+            return value.strip()
+    return platform.processor() or None
+
+
+def _cpu_max_mhz(cpu: int) -> float | None:
+    khz = _read(_CPU_SYS / ("cpu%d" % cpu) / "cpufreq" / "cpuinfo_max_freq")
+    return int(khz) / 1000 if khz and khz.isdigit() else None
+
+
+def _governor(cpu: int) -> str | None:
+    return _read(_CPU_SYS / ("cpu%d" % cpu) / "cpufreq" / "scaling_governor")
+
+
+def _turbo() -> bool | None:
+    """True when turbo/boost is enabled, False when disabled, None when not exposed."""
+    no_turbo = _read(_CPU_SYS / "intel_pstate" / "no_turbo")
+    if no_turbo in ("0", "1"):
+        return no_turbo == "0"
+    boost = _read(_CPU_SYS / "cpufreq" / "boost")
+    if boost in ("0", "1"):
+        return boost == "1"
+    return None
+
+
+def parse_cpu_list(text: str) -> list[int]:
+    """Parse a kernel CPU list such as ``"0-3,8,10-11"`` into sorted CPU numbers."""
+    cpus: set[int] = set()
+    for part in filter(None, text.strip().split(",")):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return sorted(cpus)
+
+
+def _smt_siblings(cpu: int) -> list[int]:
+    text = _read(_CPU_SYS / ("cpu%d" % cpu) / "topology" / "thread_siblings_list")
+    if not text:
+        return [cpu]
+    online = _read(_CPU_SYS / "online")
+    siblings = parse_cpu_list(text)
+    return [c for c in siblings if c in parse_cpu_list(online)] if online else siblings
+
+
+def _virtualization() -> str | None:
+    """The hypervisor's name (``kvm``, ``xen`` …), or None on bare metal."""
+    flags = _read(Path("/proc/cpuinfo")) or ""
+    detect = shutil.which("systemd-detect-virt")
+    if detect:
+        out = subprocess.run([detect, "--vm"], capture_output=True, text=True, check=False)
+        name = out.stdout.strip()
+        if out.returncode == 0 and name and name != "none":
+            return name
+    hypervisor = _read(Path("/sys/hypervisor/type"))
+    if hypervisor:
+        return hypervisor
+    return "unknown hypervisor" if " hypervisor" in flags else None
+
+
+def _perf_event_paranoid() -> int | None:
+    value = _read(Path("/proc/sys/kernel/perf_event_paranoid"))
+    return int(value) if value and value.lstrip("-").isdigit() else None
+
+
+def _memory_mib() -> int | None:
+    for line in (_read(Path("/proc/meminfo")) or "").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    return None
+
+
+def _os_name() -> str | None:
+    for line in (_read(Path("/etc/os-release")) or "").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.partition("=")[2].strip('"')
+    return None
+
+
+def _compiler() -> str | None:
+    try:
+        from ngcc._registry import instances
+        built = instances()
+    except Exception:  # the libraries may not be built; the fingerprint still works
+        built = []
+    return built[0].compiler if built else None
+
+
+def _git() -> tuple[str | None, bool | None]:
+    """The commit of the ngcc source tree and whether it has uncommitted changes."""
+    root = _PACKAGE_DIR.parent
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return None, None
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    if head.returncode != 0:
+        return None, None
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                             "--untracked-files=no"], capture_output=True, text=True,
+                            check=False)
+    return head.stdout.strip(), bool(status.stdout.strip())
+
+
+def _counter() -> dict[str, Any] | None:
+    try:
+        from ngcc._timing import counter_info
+    except ImportError:  # the timing engine is not built into this copy
+        return None
+    info = counter_info()
+    return {"name": info.name, "frequency_hz": float(info.frequency_hz),
+            "overhead_min": int(info.overhead_min),
+            "overhead_median": int(info.overhead_median)}
+
+
+def fingerprint(cpu: int | None = None) -> dict[str, Any]:
+    """The environment fingerprint of this host for a campaign pinned to ``cpu``.
+
+    The fields are listed in ``docs/evidence-format.md`` (Environment); a value the
+    host does not expose is ``None``.
+    """
+    cpu = default_cpu() if cpu is None else cpu
+    from ngcc import __version__
+    commit, dirty = _git()
+    return {
+        "cpu_model": _cpu_model(),
+        "machine": platform.machine(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "cpu_max_mhz": _cpu_max_mhz(cpu),
+        "governor": _governor(cpu),
+        "turbo": _turbo(),
+        "smt_siblings": _smt_siblings(cpu),
+        "virtualization": _virtualization(),
+        "perf_event_paranoid": _perf_event_paranoid(),
+        "memory_mib": _memory_mib(),
+        "counter": _counter(),
+        "load_average_start": [round(x, 2) for x in os.getloadavg()],
+        "kernel": platform.release(),
+        "os": _os_name(),
+        "compiler": _compiler(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "ngcc_version": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "executable": sys.executable,
+    }
+
+
+def _frequency_warnings(env: dict[str, Any]) -> list[HostWarning]:
+    cpu, found = env["cpu"], []
+    if env.get("governor") not in (None, "performance"):
+        found.append(HostWarning("governor", (
+            "CPU %d runs the %r cpufreq governor: its clock follows the load, so cycle "
+            "counts drift between calls; remedy: `sudo cpupower -c %d frequency-set -g "
+            "performance`" % (cpu, env["governor"], cpu))))
+    if env.get("turbo"):
+        found.append(HostWarning("turbo", (
+            "turbo/boost is on: the clock rises and falls with temperature and load, so "
+            "cycles per call vary; remedy: `echo 1 | sudo tee /sys/devices/system/cpu/"
+            "intel_pstate/no_turbo` (Intel) or `echo 0 | sudo tee /sys/devices/system/"
+            "cpu/cpufreq/boost` (AMD)")))
+    counter = env.get("counter")
+    if counter is None or not counter.get("frequency_hz"):
+        found.append(HostWarning("counter", (
+            "the cycle counter's frequency is unknown (counter: %r): times and MB/s "
+            "cannot be derived from cycles; rebuild ngcc (`python setup.py build_ext "
+            "--inplace`)" % (counter,))))
+    return found
+
+
+def _sharing_warnings(env: dict[str, Any]) -> list[HostWarning]:
+    cpu, found = env["cpu"], []
+    others = [c for c in env.get("smt_siblings") or [] if c != cpu]
+    if others:
+        found.append(HostWarning("smt", (
+            "CPU %d shares its core with CPU %s (SMT on): work on the sibling slows the "
+            "timed calls; remedy: `echo off | sudo tee /sys/devices/system/cpu/smt/"
+            "control`, or keep CPU %s idle" % (cpu, ",".join(map(str, others)),
+                                               ",".join(map(str, others))))))
+    if env.get("virtualization"):
+        found.append(HostWarning("virtualization", (
+            "running under a hypervisor (%s): other guests share the physical cores and "
+            "the cycle counter may be virtualised; measure on bare metal for reportable "
+            "figures" % env["virtualization"])))
+    load = (env.get("load_average_start") or [0.0])[0]
+    if load > LOAD_LIMIT:
+        found.append(HostWarning("load", (
+            "the 1-minute load average is %.2f (above %.1f) on %s CPUs: other processes "
+            "compete with the trials; stop them, or wait until the machine is idle"
+            % (load, LOAD_LIMIT, env.get("cpu_count")))))
+    return found
+
+
+def host_warnings(env: dict[str, Any]) -> list[HostWarning]:
+    """Every way the host described by ``env`` (a :func:`fingerprint`) is not fixed."""
+    return _frequency_warnings(env) + _sharing_warnings(env)
+
+
+def describe(env: dict[str, Any]) -> list[tuple[str, str]]:
+    """The fingerprint as (item, value) rows for ``ngcc check`` and the reports."""
+    counter = env.get("counter") or {}
+    freq = counter.get("frequency_hz")
+    clock = "max %.2f GHz" % (env["cpu_max_mhz"] / 1000) if env.get("cpu_max_mhz") else "max ?"
+    turbo = {True: "on", False: "off", None: "?"}[env.get("turbo")]
+    smt = "on" if len(env.get("smt_siblings") or []) > 1 else "off"
+    return [
+        ("processor", "%s (CPU %d, one core)" % (env.get("cpu_model"), env["cpu"])),
+        ("clock", "%s, governor %s, turbo %s, SMT %s"
+         % (clock, env.get("governor") or "?", turbo, smt)),
+        ("counter", "%s at %s, overhead %s/%s ticks (min/median)" % (
+            counter.get("name", "?"), "%.4f GHz" % (freq / 1e9) if freq else "?",
+            counter.get("overhead_min", "?"), counter.get("overhead_median", "?"))),
+        ("virtualization", env.get("virtualization") or "none (bare metal)"),
+        ("perf_event_paranoid", str(env.get("perf_event_paranoid"))),
+        ("memory", "%s MiB" % env.get("memory_mib")),
+        ("load average", " ".join("%.2f" % x for x in env.get("load_average_start") or [])),
+        ("OS / kernel", "%s / %s" % (env.get("os"), env.get("kernel"))),
+        ("compiler", str(env.get("compiler"))),
+        ("Python / numpy / ngcc", "%s / %s / %s" % (env.get("python"), env.get("numpy"),
+                                                    env.get("ngcc_version"))),
+        ("git commit", "%s%s" % (env.get("git_commit"),
+                                 " (uncommitted changes)" if env.get("git_dirty") else "")),
+    ]
