@@ -1,0 +1,184 @@
+"""The ``ngcc`` command line; ``python -m ngcc`` runs the same :func:`main`.
+
+Each subcommand is one ``_add_<name>(subcommands)`` function that adds its
+parser and sets ``run`` to a function ``(args) -> exit status``; listing it in
+``SUBCOMMANDS`` makes it available. Errors the user can fix (an ``NgccError``,
+a ``ValueError`` or an ``OSError`` such as a missing file) become one line
+``ngcc: error: ...`` on stderr and exit status 1; usage errors exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+
+import ngcc
+from ngcc._errors import NgccError
+
+EXIT_RUNTIME_ERROR = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line, like the runtime errors."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, "ngcc: error: %s (see `%s --help`)\n" % (message, self.prog))
+
+
+# ------------------------------------------------------------------------------- list
+
+def _add_list(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "list", help="list the built-in hash instances",
+        description="List the built-in hash instances: name, family, candidate id, "
+                    "digest length and implementation variant.")
+    parser.set_defaults(run=_run_list)
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    rows = [("instance", "family", "candidate", "digest bits", "variant")]
+    rows += [(i.name, i.family, i.candidate, str(i.digest_bits), i.variant)
+             for i in ngcc.instances()]
+    print(_table(rows))
+    return 0
+
+
+# ------------------------------------------------------------------------------- hash
+
+def _add_hash(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "hash", help="print the digest of a file or of standard input",
+        description="Hash a file (or standard input, `-`) with one instance and print the "
+                    "digest in hex.")
+    parser.add_argument("instance", help="instance name (see `ngcc list`) or library path")
+    parser.add_argument("file", nargs="?", default="-",
+                        help="file to hash; `-` or nothing reads standard input")
+    parser.add_argument("--bits", type=int, metavar="N",
+                        help="hash only the first N bits (default: the whole input)")
+    parser.set_defaults(run=_run_hash)
+
+
+def _run_hash(args: argparse.Namespace) -> int:
+    instance = ngcc.instance(args.instance)  # a typo fails before waiting for stdin
+    data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    print(ngcc.hash(instance, data, args.bits).hex())
+    return 0
+
+
+# ------------------------------------------------------------------------------- info
+
+def _add_info(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "info", help="show the cycle counter and this machine",
+        description="Calibrate the cycle counter (about 50 ms) and show it with the facts "
+                    "that decide whether figures from this machine are comparable.")
+    parser.set_defaults(run=_run_info)
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    counter = ngcc.counter_info()
+    rows = [
+        ("counter", counter.name),
+        ("frequency", "%.3f MHz (measured against CLOCK_MONOTONIC_RAW)"
+         % (counter.frequency_hz / 1e6)),
+        ("overhead", "%d ticks minimum, %d median (an empty timed region; recorded, "
+         "not subtracted)" % (counter.overhead_min, counter.overhead_median)),
+        ("cpu", _cpu_model()),
+        ("os", _operating_system()),
+        ("compiler", _instance_compiler()),
+        ("python", "%s (%s)" % (platform.python_version(), sys.executable)),
+        ("numpy", np.__version__),
+        ("ngcc", ngcc.__version__),
+    ]
+    print(_table(rows))
+    return 0
+
+
+def _cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                return "%s (%s)" % (value.strip(), platform.machine())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _operating_system() -> str:
+    """Kernel and, on Linux, the distribution's name."""
+    kernel = "%s %s" % (platform.system(), platform.release())
+    try:
+        return "%s, %s" % (kernel, platform.freedesktop_os_release()["PRETTY_NAME"])
+    except (OSError, KeyError):
+        return kernel
+
+
+def _instance_compiler() -> str:
+    """The compiler the built-in instance libraries were built with."""
+    built = ngcc.instances()
+    return "%s (instance libraries)" % built[0].compiler if built else "unknown"
+
+
+# ------------------------------------------------------------------------------- main
+
+#: One function per subcommand, in the order ``ngcc --help`` lists them.
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_list,
+    _add_hash,
+    _add_info,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ngcc`` argument parser with every subcommand of ``SUBCOMMANDS``."""
+    parser = _Parser(prog="ngcc", description="Measure cryptographic hash functions the way "
+                     "a competition evaluator does.")
+    parser.add_argument("--version", action="version", version="ngcc %s" % ngcc.__version__)
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(subcommands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ngcc`` command line with ``argv`` (default: ``sys.argv[1:]``); return
+    the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error already printed
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # `ngcc list | head -1`: the reader left; not an error
+        _silence_stdout()
+        return 0
+    except (NgccError, ValueError, OSError) as exc:
+        print("ngcc: error: %s" % exc, file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
+    except KeyboardInterrupt:
+        print("ngcc: interrupted", file=sys.stderr)
+        return 130
+
+
+def _table(rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned columns, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
