@@ -9,6 +9,8 @@
 #include <numpy/arrayobject.h>
 
 #include "bench.h"
+#include "drng.h"
+#include "kat.h"
 #include "loader.h"
 #include "timer.h"
 
@@ -265,6 +267,271 @@ static PyObject *core_counter_read(PyObject *module, PyObject *unused)
     return PyLong_FromUnsignedLongLong(counter_start());
 }
 
+/* ------------------------------------------------------------ KAT, DRNG */
+/* Drng (for tests and benchmarks) and kat_generate (for ngcc.kat): drng.c, kat.c. */
+
+static PyObject *KatError;        /* ngcc._errors.KatError */
+static PyObject *KatMemoryError;  /* ngcc._errors.KatMemoryError */
+
+typedef struct {
+    PyObject_HEAD
+    sm3_drng drng;
+    int busy;  /* a generate call runs without the GIL: refuse a second one */
+} DrngObject;
+
+static int Drng_init(DrngObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"seed", NULL};
+    Py_buffer seed;
+
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Drng is generating in another thread");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*:Drng", keywords, &seed))
+        return -1;
+    drng_init(&self->drng, (const unsigned char *)seed.buf, (size_t)seed.len);
+    PyBuffer_Release(&seed);
+    return 0;
+}
+
+/* Generate bits bits into out (GIL released); -1 with an exception set if busy. */
+static int drng_fill(DrngObject *self, unsigned long long bits, unsigned char *out)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Drng is generating in another thread");
+        return -1;
+    }
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    drng_generate(&self->drng, bits, out, NULL, NULL);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    return 0;
+}
+
+static PyObject *Drng_generate(DrngObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"bits", NULL};
+    long long bits;
+    PyObject *out;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "L:generate", keywords, &bits))
+        return NULL;
+    if (bits < 0) {
+        PyErr_Format(PyExc_ValueError, "bits must be >= 0, got %lld", bits);
+        return NULL;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(bits / 8 + (bits % 8 != 0)));
+    if (out == NULL)
+        return NULL;
+    if (drng_fill(self, (unsigned long long)bits, (unsigned char *)PyBytes_AS_STRING(out)) != 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+static PyObject *Drng_generate_into(DrngObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"buffer", "bits", NULL};
+    long long bits;
+    Py_buffer view;
+    int failed;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "w*L:generate_into", keywords, &view, &bits))
+        return NULL;
+    if (bits < 0 || (unsigned long long)bits > 8ULL * (unsigned long long)view.len) {
+        PyErr_Format(PyExc_ValueError, "bits must be from 0 to %lld (the buffer's %zd bytes), "
+                     "got %lld", 8LL * (long long)view.len, view.len, bits);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    failed = drng_fill(self, (unsigned long long)bits, (unsigned char *)view.buf);
+    PyBuffer_Release(&view);
+    if (failed)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Drng_get_state(DrngObject *self, void *closure)
+{
+    (void)closure;
+    return Py_BuildValue("(y#y#y#)", self->drng.v, (Py_ssize_t)DRNG_SEED_BYTES,
+                         self->drng.c, (Py_ssize_t)DRNG_SEED_BYTES,
+                         self->drng.reseed_counter, (Py_ssize_t)DRNG_SEED_BYTES);
+}
+
+static PyMethodDef Drng_methods[] = {
+    {"generate", (PyCFunction)(void (*)(void))Drng_generate, METH_VARARGS | METH_KEYWORDS,
+     "generate(bits) -> bytes: the next ceil(bits/8) output bytes (unused low bits of a\n"
+     "partial last byte zeroed), then the state update. A 0-bit call only updates."},
+    {"generate_into", (PyCFunction)(void (*)(void))Drng_generate_into,
+     METH_VARARGS | METH_KEYWORDS,
+     "generate_into(buffer, bits) -> None: like generate, writing ceil(bits/8) bytes\n"
+     "into a writable buffer and leaving the bytes after them untouched."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Drng_getset[] = {
+    {"state", (getter)Drng_get_state, NULL,
+     "(V, C, reseed_counter): the state, three 55-byte big-endian numbers", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject DrngType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ngcc._core.Drng",
+    .tp_basicsize = sizeof(DrngObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Drng(seed): the ICCS SM3 DRNG that makes the KAT messages (spec/drng.md).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Drng_init,
+    .tp_methods = Drng_methods,
+    .tp_getset = Drng_getset,
+};
+
+/* The progress hook of kat_generate: takes the GIL back for a moment to let
+ * Ctrl-C through and to call the Python callback; an exception stops generation. */
+typedef struct {
+    PyThreadState *thread;
+    PyObject *callback;  /* callable(done, total) or NULL */
+} kat_progress_hook;
+
+static int kat_progress_to_python(void *ctx, uint64_t done, uint64_t total)
+{
+    kat_progress_hook *hook = ctx;
+    int stop = 0;
+
+    PyEval_RestoreThread(hook->thread);
+    if (PyErr_CheckSignals() < 0) {
+        stop = 1;
+    } else if (hook->callback != NULL) {
+        PyObject *result = PyObject_CallFunction(hook->callback, "KK",
+                                                 (unsigned long long)done,
+                                                 (unsigned long long)total);
+        stop = result == NULL;
+        Py_XDECREF(result);
+    }
+    hook->thread = PyEval_SaveThread();
+    return stop;
+}
+
+static int kat_kind_from_tag(const char *tag, kat_file_kind *kind)
+{
+    static const kat_file_kind kinds[] = {KAT_FILE_2_12, KAT_FILE_2_23, KAT_FILE_2_33,
+                                          KAT_FILE_LOOP};
+    size_t i;
+
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(tag, kat_file_tag(kinds[i])) == 0) {
+            *kind = kinds[i];
+            return 0;
+        }
+    PyErr_Format(PyExc_ValueError, "unknown KAT file '%s': expected '2_12', '2_23', '2_33' "
+                 "or 'Loop'", tag);
+    return -1;
+}
+
+/* Turn a kat_write_file status into the matching exception. */
+static void set_kat_error(int status, const char *message)
+{
+    if (PyErr_Occurred())  /* raised by the progress callback or Ctrl-C */
+        return;
+    switch (status) {
+    case KAT_ERR_MEMORY: PyErr_SetString(KatMemoryError, message); break;
+    case KAT_ERR_HASH: PyErr_SetString(HashError, message); break;
+    case KAT_ERR_FILE: PyErr_SetString(PyExc_OSError, message); break;
+    case KAT_ERR_NAME:
+    case KAT_ERR_DIGEST_BITS: PyErr_SetString(PyExc_ValueError, message); break;
+    default: PyErr_SetString(KatError, message); break;
+    }
+}
+
+static PyObject *core_kat_generate(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"library", "instance", "digest_bits", "kind", "path",
+                               "progress", "blank_digests", NULL};
+    LibraryObject *library;
+    const char *instance, *tag;
+    PyObject *path_bytes = NULL, *callback = Py_None;
+    int digest_bits, blank_digests = 0, status;
+    kat_file_kind kind;
+    kat_progress_hook hook = {NULL, NULL};
+    kat_generator gen;
+    char error[1024] = "";
+
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!sisO&|$Op:kat_generate", keywords,
+                                     &LibraryType, &library, &instance, &digest_bits, &tag,
+                                     PyUnicode_FSConverter, &path_bytes, &callback,
+                                     &blank_digests))
+        return NULL;
+    if (library->lib.hash == NULL || kat_kind_from_tag(tag, &kind) != 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(LibraryError, "Library object is not open");
+        Py_DECREF(path_bytes);
+        return NULL;
+    }
+    if (callback != Py_None && !PyCallable_Check(callback)) {
+        PyErr_SetString(PyExc_TypeError, "progress must be callable(done, total) or None");
+        Py_DECREF(path_bytes);
+        return NULL;
+    }
+    hook.callback = callback == Py_None ? NULL : callback;
+    gen.hash = library->lib.hash;
+    gen.instance = instance;
+    gen.digest_bits = digest_bits;
+    gen.blank_digests = blank_digests;
+    gen.progress = kat_progress_to_python;
+    gen.progress_ctx = &hook;
+    hook.thread = PyEval_SaveThread();
+    status = kat_write_file(&gen, kind, PyBytes_AS_STRING(path_bytes), error, sizeof error);
+    PyEval_RestoreThread(hook.thread);
+    Py_DECREF(path_bytes);
+    if (status != KAT_OK) {
+        set_kat_error(status, error);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef kat_methods[] = {
+    {"kat_generate", (PyCFunction)(void (*)(void))core_kat_generate,
+     METH_VARARGS | METH_KEYWORDS,
+     "kat_generate(library, instance, digest_bits, kind, path, *, progress=None,\n"
+     "             blank_digests=False) -> None\n"
+     "Write the official KAT file `kind` ('2_12', '2_23', '2_33', 'Loop') for an\n"
+     "instance library to path, byte for byte as the ICCS generator does. progress is\n"
+     "called as progress(done, total) now and then; an exception it raises stops the\n"
+     "generation. Raises KatMemoryError, HashError (CryptHash returned nonzero),\n"
+     "OSError, ValueError (instance name, digest_bits). The file may be left\n"
+     "incomplete on error."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* Add Drng, kat_generate and the KAT exceptions to the module; -1 on error. */
+static int add_kat_bindings(PyObject *module)
+{
+    PyObject *errors = PyImport_ImportModule("ngcc._errors");
+
+    if (errors == NULL)
+        return -1;
+    KatError = PyObject_GetAttrString(errors, "KatError");
+    KatMemoryError = PyObject_GetAttrString(errors, "KatMemoryError");
+    Py_DECREF(errors);
+    if (KatError == NULL || KatMemoryError == NULL || PyType_Ready(&DrngType) < 0)
+        return -1;
+    if (PyModule_AddFunctions(module, kat_methods) < 0)
+        return -1;
+    Py_INCREF(&DrngType);
+    if (PyModule_AddObject(module, "Drng", (PyObject *)&DrngType) < 0) {
+        Py_DECREF(&DrngType);
+        return -1;
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------------------- module */
 
 static PyMethodDef core_methods[] = {
@@ -308,6 +575,10 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_INCREF(&LibraryType);
     if (PyModule_AddObject(module, "Library", (PyObject *)&LibraryType) < 0) {
         Py_DECREF(&LibraryType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (add_kat_bindings(module) < 0) {  /* KAT, DRNG section */
         Py_DECREF(module);
         return NULL;
     }

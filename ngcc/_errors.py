@@ -72,3 +72,14 @@ class HostError(NgccError):
 
 class KatGateError(NgccError):
     """Every instance asked for was refused by the KAT gate; nothing would be timed."""
+
+
+# --- KAT generation (ngcc.kat) -------------------------------------------------
+
+
+class KatError(NgccError):
+    """The KAT generator or check could not run (not a verdict on the instance)."""
+
+
+class KatMemoryError(KatError, MemoryError):
+    """The message buffer of a KAT file (1 GiB for KAT_2_33) could not be allocated."""
