@@ -1,0 +1,130 @@
+"""One trial (or one calibration call) in a fresh child process pinned to one CPU.
+
+The child side (:func:`cold_call`, :func:`trial`) pins itself with
+``os.sched_setaffinity``, loads the instance library, and times through
+``ngcc.time_calls``; it runs under ``python -m ngcc._isolate``, so a library that
+segfaults or hangs takes down only the child. The parent side
+(:func:`run_cold_call`, :func:`run_trial`) turns every way a child can fail into a
+:class:`ChildError` with a status (``crash``, ``timeout``, ``error``) and a message
+naming instance, length, phase and trial, so the campaign records it and goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from typing import Any
+
+import numpy as np
+
+from ngcc._errors import InstanceCrashError, InstanceTimeoutError, NgccError
+from ngcc._isolate import run_isolated
+from ngcc._registry import Instance
+
+CALIBRATION_TIMEOUT = 120.0   # seconds for one cold call of an unknown library
+
+
+# ---------------------------------------------------------------- child side
+
+def _pin(cpu: int) -> None:
+    os.sched_setaffinity(0, {cpu})
+
+
+def _statm_rss_kib() -> int:
+    """Resident set size now, from ``/proc/self/statm`` (pages → KiB)."""
+    with open("/proc/self/statm") as handle:
+        resident_pages = int(handle.read().split()[1])
+    return resident_pages * resource.getpagesize() // 1024
+
+
+def _vmhwm_kib() -> int:
+    """Peak resident set size of this process so far (``VmHWM`` in ``/proc/self/status``)."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise OSError("no VmHWM in /proc/self/status")
+
+
+def cold_call(instance: Instance, message_bytes: int, cpu: int) -> float:
+    """Child: the seconds of the first call of a freshly loaded instance (the plan's t1)."""
+    _pin(cpu)
+    from ngcc._timing import time_calls
+    result = time_calls(instance, message_bytes, 1, warmup=0)
+    return float(result.cycles[0]) / result.counter.frequency_hz
+
+
+def trial(instance: Instance, message_bytes: int, calls: int, warmup: int,
+          cpu: int) -> dict[str, Any]:
+    """Child: one trial — pin, load, read baseline RSS, warm up and time, read peak RSS."""
+    _pin(cpu)
+    from ngcc._hashing import library
+    from ngcc._timing import counter_info, time_calls
+    counter = counter_info(fresh=True)          # calibrated on the pinned CPU
+    library(str(instance.library))              # loaded before the baseline reading
+    baseline = _statm_rss_kib()
+    result = time_calls(instance, message_bytes, calls, warmup=warmup)
+    peak = _vmhwm_kib()
+    return {
+        "pid": os.getpid(),
+        "cpu": sorted(os.sched_getaffinity(0)),
+        "cycles": np.array(result.cycles, dtype=np.uint64),
+        "total_cycles": int(result.total_cycles),
+        "total_seconds": float(result.total_seconds),
+        "frequency_hz": float(counter.frequency_hz),
+        "overhead_cycles": int(counter.overhead_min),
+        "baseline_rss_kib": baseline,
+        "peak_rss_kib": peak,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+# ---------------------------------------------------------------- parent side
+
+class ChildError(Exception):
+    """A child process that did not deliver: ``status`` is crash, timeout or error."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _isolated(target: str, what: str, timeout: float, **kwargs: Any) -> Any:
+    try:
+        return run_isolated(target, what, timeout=timeout, **kwargs)
+    except InstanceTimeoutError as exc:
+        raise ChildError("timeout", str(exc)) from None
+    except InstanceCrashError as exc:
+        raise ChildError("crash", str(exc)) from None
+    except (NgccError, OSError, ValueError) as exc:
+        raise ChildError("error", "%s failed: %s" % (what, exc)) from None
+
+
+def run_cold_call(instance: Instance, message_bytes: int, cpu: int,
+                  timeout: float = CALIBRATION_TIMEOUT) -> float:
+    """Parent: t1 of ``instance`` at ``message_bytes`` from a fresh pinned child.
+
+    Raises:
+        ChildError: the child crashed, hung past ``timeout`` or reported an error.
+    """
+    what = "%s at %d B (calibration)" % (instance.name, message_bytes)
+    return float(_isolated("ngcc._worker:cold_call", what, timeout, instance=instance,
+                           message_bytes=message_bytes, cpu=cpu))
+
+
+def trial_timeout(t1: float, calls: int, warmup: int) -> float:
+    """The time a trial child is allowed: ten times its estimate plus start-up slack."""
+    return 60.0 + 10.0 * (calls + warmup) * t1
+
+
+def run_trial(instance: Instance, message_bytes: int, calls: int, warmup: int, cpu: int,
+              index: int, timeout: float) -> dict[str, Any]:
+    """Parent: one trial in a fresh pinned child; returns the child's measurements.
+
+    Raises:
+        ChildError: the child crashed, hung past ``timeout`` or reported an error.
+    """
+    what = "%s at %d B (trial %d)" % (instance.name, message_bytes, index)
+    return dict(_isolated("ngcc._worker:trial", what, timeout, instance=instance,
+                          message_bytes=message_bytes, calls=calls, warmup=warmup, cpu=cpu))
