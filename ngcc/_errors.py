@@ -83,3 +83,7 @@ class KatError(NgccError):
 
 class KatMemoryError(KatError, MemoryError):
     """The message buffer of a KAT file (1 GiB for KAT_2_33) could not be allocated."""
+
+
+class MeasurementWarning(UserWarning):
+    """A host or a trial that makes figures less trustworthy (not fixed, disturbed)."""
