@@ -26,7 +26,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
-class HostWarning:
+class HostIssue:
     """One reason the host is not fixed for measurement: a code and a message.
 
     The message quotes the measured value and the remedy.
@@ -207,52 +207,52 @@ def fingerprint(cpu: int | None = None) -> dict[str, Any]:
     }
 
 
-def _frequency_warnings(env: dict[str, Any]) -> list[HostWarning]:
+def _frequency_warnings(env: dict[str, Any]) -> list[HostIssue]:
     cpu, found = env["cpu"], []
     if env.get("governor") not in (None, "performance"):
-        found.append(HostWarning("governor", (
+        found.append(HostIssue("governor", (
             "CPU %d runs the %r cpufreq governor: its clock follows the load, so cycle "
             "counts drift between calls; remedy: `sudo cpupower -c %d frequency-set -g "
             "performance`" % (cpu, env["governor"], cpu))))
     if env.get("turbo"):
-        found.append(HostWarning("turbo", (
+        found.append(HostIssue("turbo", (
             "turbo/boost is on: the clock rises and falls with temperature and load, so "
             "cycles per call vary; remedy: `echo 1 | sudo tee /sys/devices/system/cpu/"
             "intel_pstate/no_turbo` (Intel) or `echo 0 | sudo tee /sys/devices/system/"
             "cpu/cpufreq/boost` (AMD)")))
     counter = env.get("counter")
     if counter is None or not counter.get("frequency_hz"):
-        found.append(HostWarning("counter", (
+        found.append(HostIssue("counter", (
             "the cycle counter's frequency is unknown (counter: %r): times and MB/s "
             "cannot be derived from cycles; rebuild ngcc (`python setup.py build_ext "
             "--inplace`)" % (counter,))))
     return found
 
 
-def _sharing_warnings(env: dict[str, Any]) -> list[HostWarning]:
+def _sharing_warnings(env: dict[str, Any]) -> list[HostIssue]:
     cpu, found = env["cpu"], []
     others = [c for c in env.get("smt_siblings") or [] if c != cpu]
     if others:
-        found.append(HostWarning("smt", (
+        found.append(HostIssue("smt", (
             "CPU %d shares its core with CPU %s (SMT on): work on the sibling slows the "
             "timed calls; remedy: `echo off | sudo tee /sys/devices/system/cpu/smt/"
             "control`, or keep CPU %s idle" % (cpu, ",".join(map(str, others)),
                                                ",".join(map(str, others))))))
     if env.get("virtualization"):
-        found.append(HostWarning("virtualization", (
+        found.append(HostIssue("virtualization", (
             "running under a hypervisor (%s): other guests share the physical cores and "
             "the cycle counter may be virtualised; measure on bare metal for reportable "
             "figures" % env["virtualization"])))
     load = (env.get("load_average_start") or [0.0])[0]
     if load > LOAD_LIMIT:
-        found.append(HostWarning("load", (
+        found.append(HostIssue("load", (
             "the 1-minute load average is %.2f (above %.1f) on %s CPUs: other processes "
             "compete with the trials; stop them, or wait until the machine is idle"
             % (load, LOAD_LIMIT, env.get("cpu_count")))))
     return found
 
 
-def host_warnings(env: dict[str, Any]) -> list[HostWarning]:
+def host_warnings(env: dict[str, Any]) -> list[HostIssue]:
     """Every way the host described by ``env`` (a :func:`fingerprint`) is not fixed."""
     return _frequency_warnings(env) + _sharing_warnings(env)
 
