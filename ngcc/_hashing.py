@@ -6,6 +6,7 @@ import functools
 import os
 
 from ngcc import _core
+from ngcc._errors import HashError
 from ngcc._isolate import run_isolated
 from ngcc._registry import Instance, instance
 
@@ -33,7 +34,7 @@ def hash(
         UnknownInstanceError: no such instance.
         TypeError: ``data`` does not support the buffer protocol.
         ValueError: ``bits`` negative or longer than the buffer.
-        HashError: ``CryptHash`` returned nonzero.
+        HashError: ``CryptHash`` returned nonzero (the message names the instance).
     """
     inst = instance(name)
     if bits is None:
@@ -44,12 +45,16 @@ def hash(
                             "numpy uint8 array), not %s" % type(data).__name__) from None
     if isinstance(bits, bool) or not isinstance(bits, int):
         raise TypeError("bits must be an int, not %s" % type(bits).__name__)
-    if not inst.builtin:
-        # Foreign code: hash in a child process so a crash cannot kill the caller.
-        return run_isolated("ngcc._hashing:_hash_in_process", "%s hashing %d bits" % (inst, bits),
-                            library_path=str(inst.library), digest_bits=inst.digest_bits,
-                            data=bytes(memoryview(data)[: (bits + 7) // 8]), bits=bits)
-    return library(str(inst.library)).hash(inst.digest_bits, data, bits)
+    try:
+        if not inst.builtin:
+            # Foreign code: hash in a child process so a crash cannot kill the caller.
+            return run_isolated("ngcc._hashing:_hash_in_process",
+                                "%s hashing %d bits" % (inst, bits),
+                                library_path=str(inst.library), digest_bits=inst.digest_bits,
+                                data=bytes(memoryview(data)[: (bits + 7) // 8]), bits=bits)
+        return library(str(inst.library)).hash(inst.digest_bits, data, bits)
+    except HashError as exc:  # the C message names the file; say which instance too
+        raise HashError("%s: %s" % (inst.name, exc)) from None
 
 
 def _hash_in_process(library_path: str, digest_bits: int, data: bytes, bits: int) -> bytes:

@@ -1,0 +1,71 @@
+"""Instance libraries made by the tests themselves, to reach the error paths.
+
+``FAILING_SOURCE`` is a CryptHash that misbehaves on purpose:
+  - 13-byte messages: always returns 3;
+  - a message whose first byte is 0xEE: returns 7 (so a test can tell which
+    message bytes were hashed);
+  - 21-byte messages: the 10th such call in the library's lifetime returns 5
+    (a fresh library file has a fresh count);
+  - anything else: digest bytes 0xAB, returns 0.
+``NO_ENTRY_SOURCE`` exports a function, but not CryptHash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+FAILING_SOURCE = r"""
+#include <string.h>
+static unsigned long long calls_of_21_bytes;
+__attribute__((visibility("default")))
+int CryptHash(int digest_len_bits, const unsigned char *msg,
+              unsigned long long msg_len_bits, unsigned char *digest)
+{
+    if (msg_len_bits == 13 * 8)
+        return 3;
+    if (msg_len_bits >= 8 && msg[0] == 0xEE)
+        return 7;
+    if (msg_len_bits == 21 * 8 && ++calls_of_21_bytes == 10)
+        return 5;
+    memset(digest, 0xAB, (size_t)digest_len_bits / 8);
+    return 0;
+}
+"""
+
+NO_ENTRY_SOURCE = r"""
+__attribute__((visibility("default")))
+int NotCryptHash(int digest_len_bits) { return digest_len_bits; }
+"""
+
+
+def compiler() -> list[str]:
+    """The C compiler ($CC or cc); skips the test when there is none."""
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    if shutil.which(cc[0]) is None:
+        pytest.skip("no C compiler (%s) to build a test library" % cc[0])
+    return cc
+
+
+def build_library(folder: Path, name: str, source: str, digest_bits: int = 256,
+                  sidecar: bool = True) -> Path:
+    """Compile ``source`` into ``folder/<name>.so``; with ``sidecar``, also write the
+    ``<name>.so.json`` that makes the path usable as an instance."""
+    c_file = folder / ("%s.c" % name)
+    c_file.write_text(source)
+    library = folder / ("%s.so" % name)
+    # A plain library even under NGCC_SANITIZE: the sanitized process may load it.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    subprocess.run(compiler() + ["-std=c99", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
+                                 "-o", str(library), str(c_file)],
+                   check=True, capture_output=True, env=env)
+    if sidecar:
+        Path(str(library) + ".json").write_text(
+            json.dumps({"name": name, "digest_bits": digest_bits, "family": name}))
+    return library

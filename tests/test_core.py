@@ -1,0 +1,134 @@
+"""ngcc._core directly: the counter, Library.time_calls, and the C side's own checks."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from _testlib import FAILING_SOURCE, NO_ENTRY_SOURCE, build_library
+
+import ngcc
+from ngcc import _core
+from ngcc._errors import HashError, LibraryError
+
+
+@pytest.fixture(scope="module")
+def sm3() -> _core.Library:
+    return _core.Library(str(ngcc.instance("SM3").library))
+
+
+@pytest.fixture()
+def failing(tmp_path) -> _core.Library:
+    """A fresh copy of the failing library (its call count starts at zero)."""
+    return _core.Library(str(build_library(tmp_path, "Failing", FAILING_SOURCE)))
+
+
+# ------------------------------------------------------------------------------ counter
+
+def test_counter_calibrate_reports_a_named_counter_with_sane_figures():
+    calibration = _core.counter_calibrate()
+    assert set(calibration) == {"name", "frequency_hz", "overhead_min", "overhead_median"}
+    assert calibration["name"] in ("rdtsc", "cntvct_el0", "clock_monotonic_raw")
+    assert calibration["frequency_hz"] > 1e6  # every supported counter ticks at >= 1 MHz
+    assert 0 <= calibration["overhead_min"] <= calibration["overhead_median"]
+
+
+def test_counter_read_never_goes_back():
+    readings = [_core.counter_read() for _ in range(1000)]
+    assert readings == sorted(readings)
+
+
+def test_counter_frequency_agrees_with_the_raw_clock():
+    # Unit check, not a speed check: a ticks-vs-ns mix-up would be off by >= 1000x.
+    frequency = _core.counter_calibrate()["frequency_hz"]
+    ns0, ticks0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW), _core.counter_read()
+    time.sleep(0.1)
+    ns1, ticks1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW), _core.counter_read()
+    observed = (ticks1 - ticks0) / ((ns1 - ns0) / 1e9)
+    assert 0.5 < observed / frequency < 2.0
+
+
+# --------------------------------------------------------------------------- time_calls
+
+def test_time_calls_returns_one_uint64_per_call_and_the_batch_totals(sm3):
+    cycles, total_ticks, total_ns = sm3.time_calls(256, bytes(64), 200, 3)
+    assert isinstance(cycles, np.ndarray)
+    assert cycles.dtype == np.uint64 and cycles.shape == (200,)
+    assert (cycles > 0).all()
+    # The batch span holds every timed region, one after the other.
+    assert total_ticks >= int(cycles.sum())
+    assert total_ns > 0
+
+
+def test_time_calls_accepts_any_contiguous_buffer(sm3):
+    for message in (b"\x01" * 40, bytearray(40), memoryview(bytes(40)),
+                    np.zeros(40, dtype=np.uint8)):
+        cycles, _, _ = sm3.time_calls(256, message, 5)
+        assert len(cycles) == 5
+
+
+def test_time_calls_hashes_an_empty_message(sm3):
+    cycles, _, _ = sm3.time_calls(256, b"", 3)
+    assert len(cycles) == 3
+
+
+@pytest.mark.parametrize("calls", [0, -1, _core.MAX_CALLS + 1])
+def test_time_calls_refuses_a_call_count_out_of_range(sm3, calls):
+    with pytest.raises(ValueError, match="calls must be between 1 and"):
+        sm3.time_calls(256, b"abc", calls)
+
+
+def test_time_calls_refuses_a_negative_warmup(sm3):
+    with pytest.raises(ValueError, match="warmup must be between 0 and"):
+        sm3.time_calls(256, b"abc", 1, -1)
+
+
+def test_time_calls_refuses_a_bad_digest_length(sm3):
+    with pytest.raises(ValueError, match="digest_bits must be a positive multiple of 8"):
+        sm3.time_calls(255, b"abc", 1)
+
+
+def test_time_calls_refuses_data_that_is_not_a_buffer(sm3):
+    with pytest.raises(TypeError):
+        sm3.time_calls(256, "abc", 1)
+
+
+def test_time_calls_names_the_timed_call_that_failed(failing):
+    # Three warm-up calls, so the library's 10th call is timed call 6.
+    with pytest.raises(HashError, match=r"returned 5 at timed call 6 of 20 "):
+        failing.time_calls(256, bytes(21), 20, 3)
+
+
+def test_time_calls_names_the_warmup_call_that_failed(failing):
+    with pytest.raises(HashError, match=r"Failing\.so returned 3 at warm-up call 0 of 2 "):
+        failing.time_calls(256, bytes(13), 5, 2)
+
+
+def test_time_calls_without_warmup_fails_on_timed_call_zero(failing):
+    with pytest.raises(HashError, match="returned 3 at timed call 0 of 5"):
+        failing.time_calls(256, bytes(13), 5, 0)
+
+
+# ----------------------------------------------------------------------------- Library
+
+def test_library_without_crypthash_is_refused_by_name(tmp_path):
+    path = build_library(tmp_path, "NoEntry", NO_ENTRY_SOURCE, sidecar=False)
+    with pytest.raises(LibraryError, match=r"NoEntry\.so is not an ICCS instance library"):
+        _core.Library(str(path))
+
+
+def test_a_file_that_is_not_a_library_is_refused_by_name(tmp_path):
+    path = tmp_path / "notes.so"
+    path.write_text("not an ELF file")
+    with pytest.raises(LibraryError, match=r"cannot load instance library .*notes\.so"):
+        _core.Library(str(path))
+
+
+def test_library_hash_names_the_file_on_a_nonzero_return(failing):
+    with pytest.raises(HashError, match=r"Failing\.so returned 3"):
+        failing.hash(256, bytes(13), 104)
+
+
+def test_library_reports_its_path(sm3):
+    assert sm3.path == str(ngcc.instance("SM3").library)
