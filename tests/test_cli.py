@@ -1,0 +1,138 @@
+"""The ``ngcc`` command line: list, hash, info, and how it reports errors."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+import ngcc
+from ngcc._cli import build_parser, main
+
+ABC_SM3 = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"
+
+
+def _stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def _one_error_line(text: str) -> str:
+    lines = text.splitlines()
+    assert len(lines) == 1, text
+    assert lines[0].startswith("ngcc: error: "), text
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------- hash
+
+def test_hash_of_standard_input(monkeypatch, capsys):
+    _stdin(monkeypatch, b"abc")
+    assert main(["hash", "SM3", "-"]) == 0
+    assert capsys.readouterr().out == ABC_SM3 + "\n"
+
+
+def test_hash_reads_standard_input_without_a_file(monkeypatch, capsys):
+    _stdin(monkeypatch, b"abc")
+    assert main(["hash", "SM3"]) == 0
+    assert capsys.readouterr().out.strip() == ABC_SM3
+
+
+def test_hash_of_a_file_and_of_its_first_bits(tmp_path, capsys):
+    path = tmp_path / "message.bin"
+    path.write_bytes(b"abcdef")
+    assert main(["hash", "SM3", str(path), "--bits", "24"]) == 0
+    assert capsys.readouterr().out.strip() == ABC_SM3
+    assert main(["hash", "SM3", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == ngcc.hash("SM3", b"abcdef").hex()
+
+
+def test_python_dash_m_ngcc_hashes_standard_input():
+    child = subprocess.run([sys.executable, "-m", "ngcc", "hash", "SM3", "-"], input=b"abc",
+                           capture_output=True, timeout=120, check=False)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.decode().strip() == ABC_SM3
+
+
+# ------------------------------------------------------------------------------- list
+
+def test_list_shows_every_instance_with_its_facts(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["instance", "family", "candidate", "digest", "bits", "variant"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
+    assert rows["SM3"] == ["SM3", "baseline", "256", "ref"]
+    assert set(rows) == {inst.name for inst in ngcc.instances()}
+
+
+# ------------------------------------------------------------------------------- info
+
+def test_info_shows_the_counter_and_the_machine(capsys):
+    assert main(["info"]) == 0
+    facts = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    counter = ngcc.counter_info()
+    assert facts["counter"] == counter.name
+    assert facts["frequency"].endswith("MHz (measured against CLOCK_MONOTONIC_RAW)")
+    assert "ticks minimum" in facts["overhead"] and "median" in facts["overhead"]
+    for key in ("cpu", "os", "compiler", "python", "numpy"):
+        assert facts[key].strip(), key
+    assert facts["ngcc"] == ngcc.__version__
+
+
+# ------------------------------------------------------------------------------ errors
+
+def test_unknown_instance_is_one_line_and_status_1(monkeypatch, capsys):
+    _stdin(monkeypatch, b"")
+    assert main(["hash", "SM4", "-"]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "unknown instance 'SM4'" in line and "SM3" in line
+
+
+def test_missing_file_is_one_line_and_status_1(tmp_path, capsys):
+    assert main(["hash", "SM3", str(tmp_path / "absent.bin")]) == 1
+    assert "absent.bin" in _one_error_line(capsys.readouterr().err)
+
+
+def test_bits_beyond_the_input_is_one_line_and_status_1(monkeypatch, capsys):
+    _stdin(monkeypatch, b"abc")
+    assert main(["hash", "SM3", "--bits", "25"]) == 1
+    assert "bits=25 is longer than the data" in _one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["hash"], ["hash", "SM3", "--bits", "x"],
+                                  ["list", "--bogus"]])
+def test_usage_errors_are_one_line_and_status_2(argv, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "--help" in _one_error_line(captured.err)
+
+
+def test_a_failing_command_prints_no_traceback():
+    child = subprocess.run([sys.executable, "-m", "ngcc", "hash", "NoSuchHash", "-"], input=b"",
+                           capture_output=True, timeout=120, check=False)
+    assert child.returncode == 1
+    assert child.stderr.decode().startswith("ngcc: error: unknown instance 'NoSuchHash'")
+    assert "Traceback" not in child.stderr.decode()
+
+
+# -------------------------------------------------------------------------------- help
+
+def test_every_subcommand_has_help(capsys):
+    subcommands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert {"list", "hash", "info"} <= set(subcommands)
+    for name in subcommands:
+        assert main([name, "--help"]) == 0, name
+        assert capsys.readouterr().out.startswith("usage: ngcc %s" % name)
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == "ngcc %s" % ngcc.__version__
+
+
+def test_the_console_script_is_this_main():
+    scripts = (REPO / "pyproject.toml").read_text().partition("[project.scripts]")[2]
+    assert scripts.split("[")[0].strip() == 'ngcc = "ngcc._cli:main"'
