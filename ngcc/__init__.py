@@ -5,7 +5,15 @@ against the official known-answer tests, times it per call with the CPU's
 cycle counter, and turns the counts into statistics, evidence and reports.
 """
 
-from ngcc._errors import HashError, LibraryError, NgccError, UnknownInstanceError
+from ngcc import kat
+from ngcc._errors import (
+    HashError,
+    KatError,
+    KatMemoryError,
+    LibraryError,
+    NgccError,
+    UnknownInstanceError,
+)
 from ngcc._hashing import hash
 from ngcc._registry import Instance, instance, instances
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
@@ -16,6 +24,8 @@ __all__ = [
     "CounterInfo",
     "HashError",
     "Instance",
+    "KatError",
+    "KatMemoryError",
     "LibraryError",
     "NgccError",
     "TimingResult",
@@ -26,5 +36,6 @@ __all__ = [
     "hash",
     "instance",
     "instances",
+    "kat",
     "time_calls",
 ]

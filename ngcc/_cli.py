@@ -129,6 +129,52 @@ def _instance_compiler() -> str:
     return "%s (instance libraries)" % built[0].compiler if built else "unknown"
 
 
+# -------------------------------------------------------------------------------- kat
+
+def _add_kat(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "kat", help="check instances against the official known-answer tests",
+        description="Regenerate the official KAT files of each instance (in a child "
+                    "process, so a crash or hang is a verdict), compare each file's canonical "
+                    "SHA-256 with the official manifest, and write a KAT log per instance. "
+                    "Verdicts: PASS, MISMATCH, NOKAT, CRASH, TIMEOUT, ERROR. The exit status "
+                    "is 0 only if every file of every instance is PASS.")
+    parser.add_argument("instances", nargs="+", metavar="INSTANCE",
+                        help="instance name (see `ngcc list`) or library path")
+    parser.add_argument("--files", default="2_12,2_23", metavar="LIST",
+                        help="comma-separated KAT files: 2_12, 2_23, 2_33 (three 1 GiB "
+                             "messages: minutes, 1 GiB of memory), loop (10^6 hash calls); "
+                             "default: %(default)s")
+    parser.add_argument("--out", type=Path, default=Path("ngcc-kat"), metavar="DIR",
+                        help="folder for the logs (DIR/<candidate>/<instance>.log) and the "
+                             "generated files; default: %(default)s")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the generated KAT files (DIR/<candidate>/<instance>/)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="time allowed per file (default: no limit)")
+    parser.add_argument("--official", type=Path, metavar="DIR",
+                        help="folder with the official KAT files, to name the first "
+                             "differing record of a MISMATCH (default: $NGCC_SHARED/kat)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(run=_run_kat)
+
+
+def _run_kat(args: argparse.Namespace) -> int:
+    results = ngcc.kat.check(args.instances, files=args.files, out_dir=args.out,
+                             keep=args.keep, progress=not args.no_progress,
+                             timeout=args.timeout, official_dir=args.official)
+    rows = [("instance", "candidate", "verdict", "files", "log")]
+    rows += [(r.instance, r.candidate, r.verdict,
+              " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), str(r.log))
+             for r in results]
+    print(_table(rows))
+    for r in results:
+        for f in r.files:
+            if f.verdict != "PASS":
+                print("%s %s %s: %s" % (r.instance, f.name, f.verdict, f.detail))
+    return 0 if all(r.passed for r in results) else 1
+
+
 # ------------------------------------------------------------------------------- main
 
 #: One function per subcommand, in the order ``ngcc --help`` lists them.
@@ -136,6 +182,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_list,
     _add_hash,
     _add_info,
+    _add_kat,
 ]
 
 

@@ -1,0 +1,386 @@
+"""The official known-answer tests (KAT): regenerate an instance's KAT files and
+check them against the official manifests.
+
+:func:`check` drives an instance library through the official KAT generator
+(``spec/kat-format.md``, reimplemented in ``csrc/kat.c``) in a child process,
+compares each file's canonical SHA-256 with the manifest line for
+``<instance>/KAT_<kind>_<instance>.txt``, and writes a KAT log per instance::
+
+    >>> import ngcc.kat
+    >>> [result] = ngcc.kat.check("Wish512", files=("2_12", "2_23"))
+    >>> result.verdict
+    'PASS'
+
+Verdicts (per file, and per instance as the worst of its files):
+
+=========  ==============================================================
+PASS       the canonical digest equals the manifest line
+MISMATCH   it does not (or CryptHash returned nonzero); when the official
+           file is at hand the first differing record is named
+NOKAT      no manifest line for this file (e.g. the SM3 baseline)
+CRASH      the instance library killed the generating process
+TIMEOUT    generation took longer than ``timeout``
+ERROR      the generator could not run: out of memory for the 1 GiB
+           message of KAT_2_33, library not loadable, disk full
+=========  ==============================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Iterable
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ngcc._errors import KatError, NgccError
+from ngcc._kat_child import Outcome, generate_files
+from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
+from ngcc._registry import Instance, instance, manifest_path
+
+__all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatResult", "check",
+           "file_name"]
+
+FILES = ("2_12", "2_23", "2_33", "loop")
+"""The four KAT files, in the official generator's order."""
+
+DEFAULT_FILES = ("2_12", "2_23")
+"""The files checked by default: the quick ones (seconds, not minutes)."""
+
+VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
+"""Every verdict; an instance's verdict is its files' worst, in :data:`_SEVERITY` order."""
+
+_SEVERITY = ("CRASH", "TIMEOUT", "MISMATCH", "ERROR", "NOKAT", "PASS")
+_TAGS = {"2_12": "2_12", "2_23": "2_23", "2_33": "2_33", "loop": "Loop"}
+
+
+@dataclass(frozen=True)
+class KatFileResult:
+    """The check of one KAT file.
+
+    Attributes:
+        kind: ``"2_12"``, ``"2_23"``, ``"2_33"`` or ``"loop"``.
+        name: the official file name, e.g. ``"KAT_2_12_Wish512.txt"``.
+        verdict: one of :data:`VERDICTS`.
+        seconds: generation time measured in the child (None if it did not finish).
+        size: file size in bytes (None if not generated).
+        canonical_sha256: SHA-256 of the file's canonical text (kat-format.md §10).
+        expected_sha256: the manifest's digest (None without a manifest line).
+        detail: why the verdict is not PASS, or how the file compares with the
+            official copy.
+        path: the generated file when kept (``keep=True``), else None.
+    """
+
+    kind: str
+    name: str
+    verdict: str
+    seconds: float | None = None
+    size: int | None = None
+    canonical_sha256: str | None = None
+    expected_sha256: str | None = None
+    detail: str = ""
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
+class KatResult:
+    """The KAT check of one instance.
+
+    Attributes:
+        instance: the instance name, e.g. ``"Wish512"``.
+        candidate: its candidate id, e.g. ``"hash-35"``.
+        verdict: the worst verdict of its files (``"PASS"`` only if every file passed).
+        log: the KAT log, ``<out_dir>/<candidate>/<instance>.log``.
+        files: one :class:`KatFileResult` per file checked, in generator order.
+        variant: the implementation checked (``"ref"``, ``"opt"``, ``"external"``).
+    """
+
+    instance: str
+    candidate: str
+    verdict: str
+    log: Path
+    files: tuple[KatFileResult, ...]
+    variant: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """True when every file checked is PASS."""
+        return self.verdict == "PASS"
+
+
+def file_name(kind: str, instance_name: str) -> str:
+    """The official KAT file name: ``file_name("loop", "Wish512") == "KAT_Loop_Wish512.txt"``."""
+    return "KAT_%s_%s.txt" % (_TAGS[_normalise_kind(kind)], instance_name)
+
+
+def check(instances: str | os.PathLike[str] | Instance
+          | Iterable[str | os.PathLike[str] | Instance], *,
+          files: str | Iterable[str] = DEFAULT_FILES,
+          out_dir: str | os.PathLike[str] | None = None,
+          keep: bool = False, progress: bool = True, timeout: float | None = None,
+          official_dir: str | os.PathLike[str] | None = None) -> list[KatResult]:
+    """Generate the KAT files of each instance and check them against the manifest.
+
+    Instances are checked one after another (KAT_2_33 needs 1 GiB of memory per
+    run), each in a child process so a crashing or hanging library gives a CRASH
+    or TIMEOUT verdict instead of taking the caller down.
+
+    Args:
+        instances: one instance or several: names (``"Wish512"``, ``"Wish512:opt"``),
+            :class:`~ngcc.Instance` objects or library paths — anything
+            :func:`ngcc.instance` accepts.
+        files: which files, from ``"2_12"``, ``"2_23"``, ``"2_33"``, ``"loop"``
+            (case-insensitive; a comma-separated string is fine). The default is
+            the two quick ones; ``2_33`` takes minutes and 1 GiB, ``loop`` makes
+            10^6 hash calls.
+        out_dir: where the logs go (``<out_dir>/<candidate>/<instance>.log``) and the
+            files are generated (``<out_dir>/<candidate>/<instance>/``). Default: a
+            new temporary folder, kept so the logs can be read.
+        keep: keep the generated files (otherwise they are deleted after the check).
+        progress: show a progress bar per file (on stderr).
+        timeout: seconds allowed per file (None: no limit).
+        official_dir: a folder with the official KAT files, laid out as
+            ``<candidate>/<instance>/KAT_*.txt``, ``<instance>/KAT_*.txt`` or flat;
+            used only to name the first differing record of a MISMATCH. Default:
+            ``$NGCC_SHARED/kat`` or the ``shared/kat`` beside the source tree.
+
+    Returns:
+        One :class:`KatResult` per instance, in the order given.
+
+    Raises:
+        UnknownInstanceError, LibraryError: an instance that cannot be found.
+        ValueError: an unknown file kind, or a non-positive timeout.
+        KatError: a corrupt manifest.
+    """
+    chosen = _resolve_instances(instances)
+    kinds = _normalise_files(files)
+    if timeout is not None and timeout <= 0:
+        raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
+    root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
+    return [_check_instance(inst, kinds, root, keep, progress, timeout, official_dir)
+            for inst in chosen]
+
+
+def _resolve_instances(instances: object) -> list[Instance]:
+    if isinstance(instances, (str, os.PathLike, Instance)):
+        instances = [instances]
+    return [instance(item) for item in instances]  # type: ignore[attr-defined]
+
+
+def _normalise_kind(kind: str) -> str:
+    folded = kind.strip().lower()
+    folded = folded[4:] if folded.startswith("kat_") else folded
+    if folded not in _TAGS:
+        raise ValueError("unknown KAT file %r: expected one of %s" % (kind, ", ".join(FILES)))
+    return folded
+
+
+def _normalise_files(files: str | Iterable[str]) -> list[str]:
+    wanted = {_normalise_kind(k) for k in (files.split(",") if isinstance(files, str) else files)
+              if k.strip()}
+    if not wanted:
+        raise ValueError("no KAT file asked for: give some of %s" % ", ".join(FILES))
+    return [kind for kind in FILES if kind in wanted]
+
+
+def _label(inst: Instance) -> str:
+    """The instance's name, plus its variant unless the bare name means this one
+    (so ``Wish512:opt`` or an external ``Pavelor-512`` do not overwrite the default's log)."""
+    try:
+        default: Instance | None = instance(inst.name)
+    except NgccError:  # an external library named like nothing built in
+        default = None
+    return inst.name if default == inst else "%s.%s" % (inst.name, inst.variant)
+
+
+def _check_instance(inst: Instance, kinds: list[str], root: Path, keep: bool, progress: bool,
+                    timeout: float | None, official_dir: object) -> KatResult:
+    label = _label(inst)
+    folder = root / inst.candidate / label
+    folder.mkdir(parents=True, exist_ok=True)
+    jobs = [(_TAGS[kind], folder / file_name(kind, inst.name)) for kind in kinds]
+    manifest = _manifest(inst.candidate)
+    with _ProgressBars(inst.name, enabled=progress) as bars:
+        outcomes = generate_files(inst.library, inst.name, inst.digest_bits, jobs, timeout,
+                                  bars.update)
+    results = tuple(
+        _judge(inst, kind, path, outcomes[tag], manifest, official_dir, keep)
+        for kind, (tag, path) in zip(kinds, jobs, strict=True))
+    if not keep:
+        _remove_if_empty(folder)
+    verdict = next(v for v in _SEVERITY if any(r.verdict == v for r in results))
+    log = root / inst.candidate / ("%s.log" % label)
+    _write_log(log, inst, results, verdict)
+    return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant)
+
+
+def _manifest(candidate: str) -> dict[str, ManifestEntry]:
+    path = manifest_path(candidate)
+    try:
+        return read_manifest(path)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise KatError("the KAT manifest %s is corrupt: %s; reinstall ngcc" % (path, exc)) from exc
+
+
+def _judge(inst: Instance, kind: str, path: Path, outcome: Outcome,
+           manifest: dict[str, ManifestEntry], official_dir: object, keep: bool) -> KatFileResult:
+    """Turn a generation outcome into a verdict; delete the file unless kept."""
+    name = path.name
+    expected = manifest.get("%s/%s" % (inst.name, name))
+    base = KatFileResult(kind, name, "ERROR", outcome.seconds,
+                         expected_sha256=expected.sha256 if expected else None)
+    if outcome.status != "done":
+        return _failed(base, outcome)
+    data = path.read_bytes()
+    if not keep:
+        path.unlink()
+    digest = canonical_sha256(data, expected.mode if expected else "strict")
+    official = _official_file(inst, name, official_dir)
+    if expected is None:
+        verdict, detail = "NOKAT", "no line for %s/%s in the %s manifest" % (
+            inst.name, name, inst.candidate)
+    elif digest == expected.sha256:
+        verdict, detail = "PASS", ""
+    else:
+        verdict, detail = "MISMATCH", _mismatch_detail(data, official)
+    if official is not None and verdict != "MISMATCH":
+        same = official.read_bytes() == data
+        detail = "; ".join(filter(None, [detail, "%s the official file %s" % (
+            "byte-identical to" if same else "differs in its raw bytes from", official)]))
+    return KatFileResult(kind, name, verdict, outcome.seconds, len(data), digest,
+                         base.expected_sha256, detail, path if keep else None)
+
+
+def _failed(base: KatFileResult, outcome: Outcome) -> KatFileResult:
+    """The result of a file the generator did not finish."""
+    if outcome.status == "crash":
+        verdict = "CRASH"
+    elif outcome.status == "timeout":
+        verdict = "TIMEOUT"
+    elif outcome.error_type == "HashError":  # the official generator stops: no valid file
+        verdict = "MISMATCH"
+    else:
+        verdict = "ERROR"
+    return KatFileResult(base.kind, base.name, verdict, outcome.seconds,
+                         expected_sha256=base.expected_sha256,
+                         detail=("%s: %s" % (outcome.error_type, outcome.message)
+                                 if outcome.error_type else outcome.message))
+
+
+def _mismatch_detail(data: bytes, official: Path | None) -> str:
+    if official is None:
+        return ("the canonical digest differs from the manifest (official file not at hand: "
+                "pass official_dir to name the first differing record)")
+    where = first_difference(data, official.read_bytes())
+    return "first difference from %s: %s" % (official, where or "none in the records")
+
+
+def _official_roots(official_dir: object) -> list[Path]:
+    if official_dir is not None:
+        return [Path(official_dir)]  # type: ignore[arg-type]
+    roots = []
+    if os.environ.get("NGCC_SHARED"):
+        roots.append(Path(os.environ["NGCC_SHARED"]) / "kat")
+    roots.append(Path(__file__).resolve().parents[2] / "shared" / "kat")
+    return roots
+
+
+def _official_file(inst: Instance, name: str, official_dir: object) -> Path | None:
+    """The official copy of a KAT file, when one is at hand."""
+    for root in _official_roots(official_dir):
+        for folder in (root / inst.candidate / inst.name, root / inst.name, root):
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with suppress(OSError):  # not empty: kept files, or someone else's
+        folder.rmdir()
+
+
+# ------------------------------------------------------------------------------ log
+
+def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
+               verdict: str) -> None:
+    """Write the KAT log atomically (temp name, then rename)."""
+    import ngcc  # the version; a top-level import would be circular
+
+    lines = [
+        "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % ngcc.__version__,
+        "date        %s" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "instance    %s" % inst.name,
+        "candidate   %s" % inst.candidate,
+        "variant     %s" % inst.variant,
+        "digest      %d bits" % inst.digest_bits,
+        "library     %s" % inst.library,
+        "sha256      %s" % _file_sha256(inst.library),
+        "compiler    %s" % (inst.compiler or "unknown"),
+        "flags       %s" % (" ".join(inst.cflags) or "unknown"),
+        "manifest    %s" % manifest_path(inst.candidate),
+        "",
+    ]
+    for r in results:
+        lines += [
+            "FILE %s %s" % (r.name, r.verdict),
+            "  time              %s" % ("%.3f s" % r.seconds if r.seconds is not None else "-"),
+            "  size              %s" % ("%d bytes" % r.size if r.size is not None else "-"),
+            "  canonical sha256  %s" % (r.canonical_sha256 or "-"),
+            "  manifest sha256   %s" % (r.expected_sha256 or "-"),
+        ]
+        if r.detail:
+            lines.append("  detail            %s" % r.detail)
+        lines.append("")
+    lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    temporary = log.with_name(log.name + ".tmp")
+    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(temporary, log)
+
+
+def _file_sha256(path: Path) -> str:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()  # type: ignore[attr-defined]
+    except AttributeError:  # Python 3.10
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return "unreadable (%s)" % exc
+
+
+# ------------------------------------------------------------------------ progress
+
+class _ProgressBars:
+    """One tqdm bar per file, fed by the child's progress events."""
+
+    def __init__(self, instance_name: str, enabled: bool):
+        self.instance_name = instance_name
+        self.enabled = enabled
+        self.bars: dict[str, Any] = {}  # tag -> tqdm bar
+        self.stack = ExitStack()
+
+    def __enter__(self) -> _ProgressBars:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stack.close()
+
+    def update(self, tag: str, done: int, total: int) -> None:
+        if not self.enabled or not total:  # total is 0 until the child knows it
+            return
+        bar = self.bars.get(tag)
+        if bar is None:
+            from tqdm.auto import tqdm  # imported when a bar is shown: ~30 ms
+
+            bar = self.bars[tag] = self.stack.enter_context(tqdm(
+                total=total, desc="KAT_%s_%s" % (tag, self.instance_name), leave=False,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}"))
+        bar.n = done
+        bar.refresh()
+        if done >= total:  # finished: make room for the next file's bar
+            bar.close()
+            del self.bars[tag]
