@@ -4,6 +4,7 @@ One section per C file behind the binding; add a section beside these for new
 bindings rather than editing the others.
 """
 
+from collections.abc import Callable
 from typing import TypedDict
 
 import numpy as np
@@ -48,3 +49,37 @@ def counter_calibrate() -> CounterCalibration:
 
 def counter_read() -> int:
     """One serialised counter read, in ticks."""
+
+# ------------------------------------------------------------- KAT, DRNG (drng.c, kat.c)
+
+class Drng:
+    """The ICCS SM3 DRNG that makes the KAT messages (spec/drng.md), from a seed of
+    any length."""
+
+    def __init__(self, seed: bytes) -> None: ...
+    def generate(self, bits: int) -> bytes:
+        """The next ceil(bits/8) output bytes (unused low bits of a partial last byte
+        zeroed), then the state update; a 0-bit call only updates the state."""
+    def generate_into(self, buffer: object, bits: int) -> None:
+        """Like generate, into a writable buffer; bytes after the output stay untouched."""
+    @property
+    def state(self) -> tuple[bytes, bytes, bytes]:
+        """(V, C, reseed_counter): three 55-byte big-endian numbers."""
+
+def kat_generate(
+    library: Library,
+    instance: str,
+    digest_bits: int,
+    kind: str,
+    path: str | bytes,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+    blank_digests: bool = False,
+) -> None:
+    """Write the official KAT file ``kind`` ("2_12", "2_23", "2_33", "Loop") for an
+    instance library to ``path``, byte for byte as the ICCS generator, with the GIL
+    released. ``progress(done, total)`` is called now and then; an exception it raises
+    (or Ctrl-C) stops generation. Raises KatMemoryError (message buffer), HashError
+    (CryptHash returned nonzero), OSError (file), ValueError (instance name not 1..64
+    of [A-Za-z0-9_-], digest_bits not a multiple of 8 in 8..8192). On error the file
+    may be incomplete; the caller removes it."""
