@@ -134,7 +134,13 @@ def load_build(run_dir: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------- paths
 
 def file_stem(instance: str, variant: str) -> str:
-    """The instance part of evidence file names: the name, plus ``.<variant>`` if unusual."""
+    """The instance part of evidence file names when the evidence does not say it.
+
+    Campaigns store the exact name as ``stem`` in every job, build entry and record
+    (the instance name, plus ``.<variant>`` unless the bare name means that very
+    instance); prefer that. This fallback is the name for ``ref`` and ``external``,
+    else ``<name>.<variant>``.
+    """
     return instance if variant in ("ref", "external") else "%s.%s" % (instance, variant)
 
 
@@ -228,6 +234,12 @@ class Record:
         return str(self.data["instance"])
 
     @property
+    def stem(self) -> str:
+        """The instance's name in file names (``Wish512``, ``Wish512.opt``)."""
+        return str(self.data.get("stem") or file_stem(self.instance,
+                                                      str(self.data.get("variant", "ref"))))
+
+    @property
     def message_bytes(self) -> int:
         """The message length of every timed call, in bytes."""
         return int(self.data["message_bytes"])
@@ -263,6 +275,11 @@ class Record:
             self.candidate, self.instance, self.message_bytes, stats["cycles_per_byte"],
             100 * (stats.get("ci95_relative") or 0.0), stats["trials"])
 
+    def _repr_html_(self) -> str:  # issue 8: Jupyter shows a record as a table
+        from ngcc._report import record_html
+
+        return record_html(self)
+
 
 def load_record(path: Path, run_dir: Path) -> Record:
     """Load and check one record file.
@@ -280,13 +297,9 @@ def load_record(path: Path, run_dir: Path) -> Record:
     return Record(path=Path(path), run_dir=Path(run_dir), data=data)
 
 
-def dump_record(run_dir: Path, data: Mapping[str, Any]) -> Path:
-    """Write a record to its place in the run directory atomically; return its path."""
-    stem = file_stem(str(data["instance"]), str(data.get("variant", "ref")))
-    path = Path(run_dir) / record_relpath(str(data["candidate"]), stem,
-                                          int(data["message_bytes"]))
+def dump_record(path: Path, data: Mapping[str, Any]) -> None:
+    """Write a record (``data`` without its schema) to ``path`` atomically."""
     write_json(path, {"schema": SCHEMA_RECORD, **data})
-    return path
 
 
 def load_records(run_dir: Path) -> list[Record]:
