@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -132,3 +133,50 @@ def test_library_hash_names_the_file_on_a_nonzero_return(failing):
 
 def test_library_reports_its_path(sm3):
     assert sm3.path == str(ngcc.instance("SM3").library)
+
+
+# ------------------------------------------------------------- buffers released on every path
+
+def _assert_buffer_released(message: bytearray) -> None:
+    """A bytearray cannot be resized while C still holds its buffer (BufferError)."""
+    message.append(0)
+    message.pop()
+
+
+def test_time_calls_releases_the_message_on_every_path(sm3, failing):
+    message = bytearray(13)
+    sm3.time_calls(256, message, 2)
+    _assert_buffer_released(message)
+    for bad in (lambda: sm3.time_calls(255, message, 1),        # bad digest_bits
+                lambda: sm3.time_calls(256, message, 0),        # bad calls
+                lambda: failing.time_calls(256, message, 1)):   # CryptHash fails
+        with pytest.raises((ValueError, HashError)):
+            bad()
+        _assert_buffer_released(message)
+
+
+def test_library_hash_releases_the_data_on_every_path(sm3, failing):
+    data = bytearray(13)
+    sm3.hash(256, data, 104)
+    _assert_buffer_released(data)
+    for bad in (lambda: sm3.hash(256, data, 105), lambda: failing.hash(256, data, 104)):
+        with pytest.raises((ValueError, HashError)):
+            bad()
+        _assert_buffer_released(data)
+
+
+def test_a_failing_time_calls_frees_its_cycles_array(failing):
+    def failing_runs(count: int) -> None:
+        for _ in range(count):
+            with pytest.raises(HashError):
+                failing.time_calls(256, bytes(13), 100_000, 0)
+
+    tracemalloc.start()
+    try:
+        failing_runs(3)
+        before = tracemalloc.get_traced_memory()[0]
+        failing_runs(50)  # a leak would keep 50 x 800 kB
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4_000_000
