@@ -87,3 +87,16 @@ class KatMemoryError(KatError, MemoryError):
 
 class MeasurementWarning(UserWarning):
     """A host or a trial that makes figures less trustworthy (not fixed, disturbed)."""
+
+
+# --- reports and validation (ngcc/_report.py, ngcc/_validate.py) ---
+
+
+class ValidationError(NgccError):
+    """``ngcc validate``: a record or page differs from what its evidence gives."""
+
+    def __init__(self, run_dir: object, differences: list[str]):
+        self.run_dir = run_dir
+        self.differences = differences
+        super().__init__("%s does not validate (%d difference(s)):\n  %s" % (
+            run_dir, len(differences), "\n  ".join(differences)))

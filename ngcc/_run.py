@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngcc import _records
 from ngcc._errors import ForeignRunDirError
 from ngcc._records import Record
+
+if TYPE_CHECKING:  # pandas and matplotlib load only when a frame or a plot is asked for
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 
 class Run:
@@ -97,6 +101,61 @@ class Run:
         done = sum(job["status"] == "done" for job in self.campaign["jobs"])
         return "<Run %s: %d/%d jobs done, %d failed>" % (
             self.path, done, len(self.campaign["jobs"]), len(self.failed_jobs))
+
+    # ---------------------------------------------------------------------------
+    # Analysis, plots and reports (issue 8): thin doors into _frames, _plot, _report.
+
+    def to_dataframe(self, per_call: bool = False) -> pd.DataFrame:
+        """The run as a tidy pandas DataFrame.
+
+        Args:
+            per_call: False (default): one row per instance × message length × trial
+                with that trial's statistics. True: one row per timed call with its
+                raw ``cycles`` (uint64), read from the raw files.
+        """
+        from ngcc import _frames
+
+        if per_call:
+            return _frames.call_frame(self.records)
+        return _frames.trial_frame(self.records)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per instance × message length: the records' aggregate statistics,
+        cycles/byte with its 95 % CI, the KAT verdict and the ratio to pseudoXOF."""
+        from ngcc import _frames
+
+        return _frames.summary_frame(self)
+
+    def plot_cpb(self, candidate: str | None = None) -> Figure:
+        """Cycles/byte against message length, one line per instance, CI error bars
+        (all instances, or those of one ``candidate``)."""
+        from ngcc import _plot
+
+        points = self.summary()
+        if candidate is not None:
+            points = points[points["candidate"] == candidate]
+        return _plot.cycles_per_byte(points, f"{candidate or 'Run ' + self.run_id}: "
+                                             "cycles/byte")
+
+    def plot_distribution(self, instance: str, message_bytes: int) -> Figure:
+        """The per-call cycle distribution of one instance at one length, per trial."""
+        from ngcc import _plot
+
+        record = self.record(instance, message_bytes)
+        return _plot.distribution(record.cycles(), f"{instance}, {message_bytes} B: "
+                                                   "cycles per call")
+
+    def report(self, out_dir: str | os.PathLike[str] | None = None,
+               plots: bool = True) -> list[Path]:
+        """Write the report pages (and plots) to ``out_dir`` (default: ``report/``)."""
+        from ngcc import _report
+
+        return _report.write_report(self, out_dir, plots=plots)
+
+    def _repr_html_(self) -> str:
+        from ngcc import _report
+
+        return _report.run_html(self)
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

@@ -1,0 +1,217 @@
+"""``ngcc validate``: check a run directory against itself.
+
+Every record's statistics are recomputed from its raw per-call samples with the very
+functions the campaign used (:mod:`ngcc._stats`, never a second implementation), and
+every report page is regenerated and compared byte for byte with the one in
+``report/``. Each difference names the file, so a tampered record, a raw file that
+does not match its record, or a page edited by hand is found and located.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ngcc import _report, _stats
+from ngcc._errors import CorruptRecordError, ValidationError
+from ngcc._records import Record
+from ngcc._run import Run, load_run
+
+RELATIVE_TOLERANCE = 1e-9
+"""Floats may differ by this much (another numpy/scipy build rounds differently);
+anything a person would notice is far larger."""
+
+TRIAL_FIELDS = ("calls", "counter_rate_ratio", "mean_cycles", "median_cycles", "min_cycles",
+                "p5_cycles", "p95_cycles", "stdev_cycles")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One disagreement: the file (relative to the run directory) and what differs."""
+
+    file: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.what}"
+
+
+@dataclass
+class Validation:
+    """The outcome of :func:`validate`.
+
+    Attributes:
+        run_dir: the run directory checked.
+        records_checked: how many records were recomputed from their raw samples.
+        pages_checked: how many report pages were regenerated and compared.
+        differences: every disagreement found (empty when the run is consistent).
+    """
+
+    run_dir: Path
+    records_checked: int = 0
+    pages_checked: int = 0
+    differences: list[Difference] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing differs."""
+        return not self.differences
+
+    def raise_for_differences(self) -> None:
+        """Raise :class:`~ngcc._errors.ValidationError` listing the differences, if any."""
+        if self.differences:
+            raise ValidationError(self.run_dir, [str(d) for d in self.differences])
+
+
+def validate(path: str | os.PathLike[str]) -> Validation:
+    """Recompute every record from its raw samples and regenerate every report page.
+
+    Raises:
+        ForeignRunDirError: ``path`` is not a run directory.
+        CorruptRecordError: ``campaign.json``/``build.json`` or a record listed as done
+            cannot be loaded at all (the message names it).
+    """
+    run = load_run(path)
+    result = Validation(run_dir=run.path)
+    for record in run.records:
+        result.differences += check_record(record)
+        result.records_checked += 1
+    result.differences += _unlisted_records(run)
+    result.differences += check_pages(run)
+    result.pages_checked = len(_report.pages(run))
+    return result
+
+
+# ------------------------------------------------------------------ records
+
+def check_record(record: Record) -> list[Difference]:
+    """Recompute one record's per-trial and aggregate statistics and resources."""
+    name = _relative(record.path, record.run_dir)
+    try:
+        cycles = record.cycles()
+    except CorruptRecordError as exc:
+        raw = str(record.data["raw"]["path"])
+        return [Difference(raw, f"{exc.defect} (record {name})")]
+    trials = record.trials
+    if len(cycles) != len(trials):
+        return [Difference(name, f"{len(trials)} trials, but the raw file holds "
+                                 f"{len(cycles)}")]
+    found = list(_trial_differences(trials, cycles))
+    found += _compare("statistics", record.statistics, _recompute(record, cycles))
+    found += _compare("resources", record.data["resources"], _resources(record))
+    found += _compare("raw.calls_per_trial", record.data["raw"].get("calls_per_trial"),
+                      [len(c) for c in cycles])
+    return [Difference(name, what) for what in found]
+
+
+def _recompute(record: Record, cycles: Sequence[Any]) -> dict[str, Any]:
+    trials = record.trials
+    return _stats.aggregate(cycles, [float(t["total_seconds"]) for t in trials],
+                            [t.get("counter_rate_ratio") for t in trials],
+                            record.message_bytes, record.data["plan"].get("cpu"))
+
+
+def _trial_differences(trials: Sequence[Mapping[str, Any]], cycles: Sequence[Any]
+                       ) -> Iterator[str]:
+    for index, (trial, samples) in enumerate(zip(trials, cycles, strict=True)):
+        expected: dict[str, Any] = {"calls": len(samples), **_stats.summarize_trial(samples)}
+        frequency = trial.get("counter_frequency_hz")
+        if frequency:
+            expected["counter_rate_ratio"] = _stats.counter_rate_ratio(
+                int(trial["total_cycles"]), float(trial["total_seconds"]), float(frequency))
+        stored = {key: trial.get(key) for key in TRIAL_FIELDS if key in expected}
+        yield from _compare(f"trials[{index}]", stored,
+                            {key: expected[key] for key in stored})
+
+
+def _resources(record: Record) -> dict[str, Any]:
+    trials = record.trials
+    return {**record.data["resources"],
+            "baseline_rss_kib": max(int(t["baseline_rss_kib"]) for t in trials),
+            "peak_rss_kib": max(int(t["peak_rss_kib"]) for t in trials)}
+
+
+def _compare(where: str, stored: Any, recomputed: Any) -> list[str]:
+    """Where ``stored`` and ``recomputed`` differ, as ``where.key: stored … recomputed …``."""
+    if isinstance(stored, Mapping) and isinstance(recomputed, Mapping):
+        found = []
+        for key in sorted(set(stored) | set(recomputed)):
+            if key not in stored:
+                found.append(f"{where}.{key} is missing (recomputed {recomputed[key]!r})")
+            elif key not in recomputed:
+                found.append(f"{where}.{key} is not a statistic ngcc computes")
+            else:
+                found += _compare(f"{where}.{key}", stored[key], recomputed[key])
+        return found
+    if isinstance(stored, list) and isinstance(recomputed, list) and len(stored) == len(
+            recomputed):
+        return [what for index, (a, b) in enumerate(zip(stored, recomputed, strict=True))
+                for what in _compare(f"{where}[{index}]", a, b)]
+    if _same(stored, recomputed):
+        return []
+    return [f"{where} is {stored!r}, recomputed from the raw samples {recomputed!r}"]
+
+
+def _same(stored: Any, recomputed: Any) -> bool:
+    numbers = (int, float)
+    if (isinstance(stored, numbers) and isinstance(recomputed, numbers)
+            and not isinstance(stored, bool) and not isinstance(recomputed, bool)):
+        return math.isclose(stored, recomputed, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
+    return bool(stored == recomputed)
+
+
+def _unlisted_records(run: Run) -> list[Difference]:
+    listed = {record.path.resolve() for record in run.records}
+    return [Difference(_relative(path, run.path), "a record that campaign.json does not "
+                       "list as done; delete it or rerun the campaign to complete the job")
+            for path in sorted((run.path / "records").glob("*/*.json"))
+            if path.resolve() not in listed]
+
+
+# ------------------------------------------------------------------ pages
+
+def check_pages(run: Run) -> list[Difference]:
+    """Regenerate every page and compare it with ``report/`` byte for byte."""
+    report_dir = run.path / "report"
+    expected = _report.pages(run)
+    found = []
+    for name, text in expected.items():
+        path = report_dir / name
+        if not path.is_file():
+            found.append(Difference(f"report/{name}", "missing; run `ngcc report` "
+                                    f"{run.path.name} to write it"))
+            continue
+        stored = path.read_bytes()
+        if stored != text.encode("utf-8"):
+            found.append(Difference(f"report/{name}", _first_difference(stored, text)))
+    for path in sorted(report_dir.glob("*.md")):
+        if path.name not in expected:
+            found.append(Difference(f"report/{path.name}",
+                                    "not a page of this run (no candidate of that name)"))
+    return found
+
+
+def _first_difference(stored: bytes, text: str) -> str:
+    old = stored.decode("utf-8", errors="replace").split("\n")
+    new = text.split("\n")
+    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return (f"differs from the page regenerated from the evidence at line {number}: "
+                    f"{_clip(a)!r} (regenerated: {_clip(b)!r})")
+    return (f"differs from the page regenerated from the evidence in length "
+            f"({len(old)} lines, regenerated {len(new)})")
+
+
+def _clip(line: str, width: int = 80) -> str:
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
