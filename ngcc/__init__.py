@@ -6,28 +6,46 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 """
 
 from ngcc import kat
+from ngcc._campaign import Campaign
 from ngcc._errors import (
+    CorruptRecordError,
+    ForeignRunDirError,
     HashError,
+    HostError,
     KatError,
+    KatGateError,
     KatMemoryError,
     LibraryError,
+    MeasurementWarning,
     NgccError,
+    PlanMismatchError,
+    RunDirError,
     UnknownInstanceError,
 )
 from ngcc._hashing import hash
 from ngcc._registry import Instance, instance, instances
+from ngcc._run import Run, load_run
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Campaign",
+    "CorruptRecordError",
     "CounterInfo",
+    "ForeignRunDirError",
     "HashError",
+    "HostError",
     "Instance",
     "KatError",
+    "KatGateError",
     "KatMemoryError",
     "LibraryError",
+    "MeasurementWarning",
     "NgccError",
+    "PlanMismatchError",
+    "Run",
+    "RunDirError",
     "TimingResult",
     "UnknownInstanceError",
     "__version__",
@@ -37,5 +55,6 @@ __all__ = [
     "instance",
     "instances",
     "kat",
+    "load_run",
     "time_calls",
 ]

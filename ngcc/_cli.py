@@ -13,14 +13,17 @@ import argparse
 import os
 import platform
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
+from tqdm import tqdm
 
 import ngcc
-from ngcc._errors import NgccError
+from ngcc import _campaign, _format, _host
+from ngcc._errors import MeasurementWarning, NgccError
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
@@ -175,6 +178,138 @@ def _run_kat(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
+# ---------------------------------------------------------------------- campaign, check
+
+def _lengths(text: str) -> list[int]:
+    try:
+        lengths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected comma-separated byte counts, e.g. "
+                                         "32,1024,65536; got %r" % text) from None
+    if not lengths or min(lengths) < 1:
+        raise argparse.ArgumentTypeError("message lengths must be positive, got %r" % text)
+    return lengths
+
+
+def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "campaign", help="KAT-check, then time instances at every message length",
+        description="The main job: KAT gate, then for every instance x message length one "
+                    "cold call (t1), the harness's plan (calls per trial = min(20000, "
+                    "max(ceil(T/t1), 20)), capped by the operation budget), and trials, each "
+                    "in a fresh process pinned to one CPU. Evidence goes to the run "
+                    "directory; a stopped campaign resumes when run again with the same "
+                    "settings. Exit status 1 if any job failed or was refused.")
+    parser.add_argument("instances", nargs="*", metavar="INSTANCE",
+                        help="instance name (see `ngcc list`) or library path")
+    parser.add_argument("--candidate", metavar="ID",
+                        help="every built-in instance of this candidate (hash-22, hash-34, "
+                             "hash-35, baseline), or the id of the libraries named")
+    parser.add_argument("--all", action="store_true", help="every built-in instance")
+    parser.add_argument("--lengths", type=_lengths, metavar="LIST",
+                        default=list(_campaign.DEFAULT_LENGTHS),
+                        help="message lengths in bytes (default: the eight guide lengths "
+                             "32,128,512,1024,4096,8192,16384,65536)")
+    parser.add_argument("--trials", type=int, metavar="N",
+                        help="trials per instance x length (default 5; 3 with --quick)")
+    parser.add_argument("--trial-target", type=float, metavar="SECONDS",
+                        help="seconds of calls per trial, T (default 1.0; 0.02 with --quick)")
+    parser.add_argument("--op-budget", type=float, metavar="SECONDS",
+                        help="seconds for all trials of one instance x length "
+                             "(default 900; 5 with --quick)")
+    parser.add_argument("--cpu", type=int, metavar="N",
+                        help="pin every trial to CPU N (default: the last CPU allowed)")
+    parser.add_argument("--run-dir", type=Path, metavar="DIR",
+                        help="run directory (default: runs/<UTC start time>); an existing "
+                             "one with the same plan is resumed")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small plan for smoke tests: T = 0.02 s, 3 trials, 5 s budget")
+    parser.add_argument("--target-ci", type=float, metavar="PCT",
+                        help="add trials until the 95%% CI of the mean is within PCT %% "
+                             "(up to --max-trials)")
+    parser.add_argument("--max-trials", type=int, metavar="N",
+                        help="the cap on trials with --target-ci (default 20)")
+    parser.add_argument("--allow-kat-fail", action="store_true",
+                        help="time instances whose KAT verdict is not PASS; their records "
+                             "are marked timed_without_pass and reports show a warning sign")
+    parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
+                        help="KAT files the gate checks (default: %(default)s)")
+    parser.add_argument("--trial-timeout", type=float, metavar="SECONDS",
+                        help="kill a trial after this long (default: 10x its estimate + 60 s)")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse to measure on an unfixed host (see `ngcc check`)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    parser.set_defaults(run=_run_campaign)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: object = None, line: str | None = None) -> None:
+    tqdm.write("ngcc: warning: %s" % message, file=sys.stderr)
+
+
+def _run_campaign(args: argparse.Namespace) -> int:
+    if not (args.instances or args.candidate or args.all):
+        raise NgccError("name the instances to measure, or use --candidate ID or --all "
+                        "(see `ngcc list`)")
+    campaign = _campaign.Campaign(
+        args.instances, candidate=args.candidate, all_instances=args.all,
+        lengths=args.lengths, trials=args.trials, trial_target=args.trial_target,
+        op_budget=args.op_budget, cpu=args.cpu, run_dir=args.run_dir, quick=args.quick,
+        strict=args.strict, target_ci=args.target_ci, max_trials=args.max_trials,
+        allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
+        trial_timeout=args.trial_timeout, progress=not args.quiet,
+        command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", MeasurementWarning)
+        warnings.showwarning = _show_warning
+        run = campaign.run()
+    if not args.quiet:
+        print(_campaign_summary(run))
+    for job in run.failed_jobs:
+        print("ngcc: %s %s at %d B: %s" % (job["status"], job["instance"],
+                                          job["message_bytes"], job["error"]), file=sys.stderr)
+    return 0 if not run.failed_jobs else EXIT_RUNTIME_ERROR
+
+
+def _campaign_summary(run: ngcc.Run) -> str:
+    rows = [("instance", "message", "mean cycles", "cycles/byte", "95% CI", "MB/s", "n", "KAT")]
+    for record in run.records:
+        stats = record.statistics
+        rows.append((record.instance, _format.message(record.message_bytes),
+                     _format.cycles(stats["mean_cycles"]),
+                     _format.cycles_per_byte(stats["cycles_per_byte"]),
+                     "±" + _format.percent(stats["ci95_relative"]),
+                     _format.megabytes_per_second(stats["mb_per_s"]),
+                     _format.call_count(record.data["raw"]["calls_per_trial"]),
+                     record.kat_verdict + (" ⚠" if record.timed_without_pass else "")))
+    return "%s\n\nevidence: %s   (next: ngcc report %s)" % (_table(rows), run.path, run.path)
+
+
+def _add_check(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "check", help="check that this host is fixed for measurement",
+        description="Show the environment fingerprint every run stores (CPU, counter, "
+                    "governor, turbo, SMT, virtualisation, load, software) and warn about "
+                    "everything that makes cycle counts drift, with the remedy. Exit status 1 "
+                    "under --strict when there is a warning.")
+    parser.add_argument("--cpu", type=int, metavar="N",
+                        help="the CPU a campaign would pin to (default: the last one allowed)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 if the host is not fixed")
+    parser.set_defaults(run=_run_check)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    environment = _host.fingerprint(args.cpu)
+    print(_table([("item", "value"), *_host.describe(environment)]))
+    issues = _host.host_warnings(environment)
+    for issue in issues:
+        print("warning: %s" % issue.message)
+    if not issues:
+        print("the host is fixed for measurement")
+    return EXIT_RUNTIME_ERROR if issues and args.strict else 0
+
+
 # ------------------------------------------------------------------------------- main
 
 #: One function per subcommand, in the order ``ngcc --help`` lists them.
@@ -183,6 +318,8 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_hash,
     _add_info,
     _add_kat,
+    _add_campaign,
+    _add_check,
 ]
 
 
