@@ -1,4 +1,4 @@
-"""Generate rcon_bitsliced.h and sbox_basis.h: Wish's constants in the form the bitsliced C code uses.
+"""Generate rcon_bitsliced.h and sbox_basis.h: Wish's constants for the bitsliced C code.
 
 Two things come from the spec's data files (shared/spec/wish/):
 

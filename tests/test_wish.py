@@ -1,0 +1,265 @@
+"""Wish512 and Wish1024 (hash-35): official KATs, extra vectors, edges, constant tables.
+
+The constant tables and the S-box circuit of algorithms/wish/ are checked
+against spec/wish/ through a small test-only C harness that includes the
+sources, so it sees their static functions and tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from _guard import hash_before_guard_page
+
+import ngcc
+from ngcc import _core
+from ngcc._katfile import KatRecord, parse_kat_file
+
+WISH_DIR = Path(__file__).resolve().parents[1] / "algorithms" / "wish"
+INSTANCES = {"Wish512": 512, "Wish1024": 1024}  # name -> rate in bits (= digest bits)
+
+
+@functools.cache
+def _kat(shared_dir: Path, name: str, kind: str) -> tuple[KatRecord, ...]:
+    return tuple(parse_kat_file(shared_dir / "kat" / "hash-35" / name
+                                / ("KAT_%s_%s.txt" % (kind, name))))
+
+
+def _spec(shared_dir: Path) -> Path:
+    return shared_dir / "spec" / "wish"
+
+
+# ------------------------------------------------------------- official KATs
+
+@pytest.mark.parametrize("name", INSTANCES)
+def test_kat_2_12_every_record(shared_dir, name):
+    records = _kat(shared_dir, name, "2_12")
+    assert [r.msg_len_bits for r in records] == list(range(4097))
+    wrong = [r.msg_len_bits for r in records
+             if ngcc.hash(name, r.message, r.msg_len_bits) != r.digest]
+    assert wrong == [], "%s differs from KAT_2_12 at Msg_Len %s" % (name, wrong[:10])
+
+
+@pytest.mark.parametrize("name", INSTANCES)
+@pytest.mark.parametrize(("index", "fill"), [(0, 0x00), (1, 0xFF)])
+def test_kat_2_23_constant_messages(shared_dir, name, index, fill):
+    record = _kat(shared_dir, name, "2_23")[index]
+    assert record.msg_len_bits == 1 << 23
+    assert record.fields["Msg_Exp"] == "%s .... %s" % (("%02X" % fill) * 8, ("%02X" % fill) * 8)
+    assert ngcc.hash(name, bytes([fill]) * (1 << 20)) == record.digest
+
+
+# ------------------------------------------------------------- extra vectors
+
+def _extra_message(text: str) -> bytes:
+    """``msg_bytes`` of extra_vectors.json: hex, or "<hex byte> repeated <n> times"."""
+    words = text.split()
+    if len(words) == 4 and words[1] == "repeated":
+        return bytes.fromhex(words[0]) * int(words[2])
+    return bytes.fromhex(text)
+
+
+def test_extra_vectors(shared_dir):
+    vectors = json.loads((_spec(shared_dir) / "extra_vectors.json").read_text())["vectors"]
+    assert {v["instance"] for v in vectors} == set(INSTANCES)
+    for v in vectors:
+        message = _extra_message(v["msg_bytes"])
+        digest = ngcc.hash(v["instance"], message, v["msg_len_bits"])
+        assert digest.hex() == v["digest"], (v["instance"], v["name"])
+
+
+@pytest.mark.parametrize("name", INSTANCES)
+def test_unused_low_bits_are_ignored(shared_dir, name):
+    vectors = json.loads((_spec(shared_dir) / "extra_vectors.json").read_text())["vectors"]
+    pair = {v["name"]: v for v in vectors
+            if v["instance"] == name and v["name"] in ("bits7_B4", "bits7_B4_clean")}
+    assert pair["bits7_B4"]["msg_bytes"] != pair["bits7_B4_clean"]["msg_bytes"]
+    assert pair["bits7_B4"]["digest"] == pair["bits7_B4_clean"]["digest"]
+    assert ngcc.hash(name, b"\xb5", 7) == ngcc.hash(name, b"\xb4", 7)
+    assert ngcc.hash(name, b"\xb4", 7) != ngcc.hash(name, b"\xb4", 8)
+
+
+# --------------------------------------------------- edges of the rate block
+
+def _rate_edges(rate_bits: int) -> list[int]:
+    """Lengths around one and two rate blocks (the extra padding block starts at r)."""
+    near = (-9, -8, -7, -1, 0, 1, 7, 8, 9)
+    return [k * rate_bits + d for k in (1, 2) for d in near]
+
+
+@pytest.mark.parametrize("name", INSTANCES)
+def test_rate_edges_match_kat_with_garbage_after_the_message(shared_dir, name):
+    records = _kat(shared_dir, name, "2_12")
+    for bits in _rate_edges(INSTANCES[name]):
+        record = records[bits]
+        data = bytearray(record.message)
+        if bits % 8:  # unused low bits of the partial byte set: must be ignored
+            data[-1] |= 0xFF >> (bits % 8)
+        data += b"\xa5" * 40  # bytes past the message: must be ignored
+        assert ngcc.hash(name, bytes(data), bits) == record.digest, (name, bits)
+
+
+@pytest.mark.parametrize("name", INSTANCES)
+def test_never_reads_past_the_message(shared_dir, name):
+    records = _kat(shared_dir, name, "2_12")
+    lengths = [0, 1, 7, 8, 9, *_rate_edges(INSTANCES[name])]
+    cases = [(records[bits].message, bits) for bits in lengths]
+    assert hash_before_guard_page(name, cases) == [records[bits].digest for bits in lengths]
+
+
+@pytest.mark.parametrize(("name", "other_bits"), [
+    ("Wish512", 1024), ("Wish512", 256), ("Wish512", 8),
+    ("Wish1024", 512), ("Wish1024", 2048), ("Wish1024", 1016)])
+def test_other_digest_length_is_refused(name, other_bits):
+    library = _core.Library(str(ngcc.instance(name).library))
+    with pytest.raises(ngcc.HashError):
+        library.hash(other_bits, b"abc", 24)
+
+
+# ------------------------------------------------- constant tables, S-box, MIX
+
+_HARNESS = r"""
+/* Test-only: expose the internals of the Wish sources to tests/test_wish.py. */
+#include <stdio.h>
+#include "aes_bitsliced.c"
+#include "wish.c"
+
+static void print_bytes(const char *label, const unsigned char *p, unsigned n)
+{
+    unsigned i;
+    printf("%s ", label);
+    for (i = 0; i < n; i++)
+        printf("%02x", p[i]);
+    printf("\n");
+}
+
+int main(void)
+{
+    unsigned char bytes[WISH_LANES * 16];
+    batch x;
+    wish_state s;
+    unsigned i, k;
+
+    for (k = 0; k < 4; k++) {          /* S-box of 64k .. 64k+63 */
+        for (i = 0; i < BATCH_BYTES; i++)
+            bytes[i] = (unsigned char)(64 * k + i);
+        batch_pack(&x, bytes);
+        sub_bytes(x.bit);
+        batch_unpack(bytes, &x);
+        print_bytes("sbox", bytes, BATCH_BYTES);
+    }
+    for (i = 0; i < BATCH_BYTES; i++)  /* one AES round on four lanes */
+        bytes[i] = (unsigned char)(37 * i + 11);
+    batch_pack(&x, bytes);
+    batch_aes_round(&x);
+    batch_unpack(bytes, &x);
+    print_bytes("aesr", bytes, BATCH_BYTES);
+    for (k = 0; k < 24; k++) {         /* the bitsliced round constants */
+        for (i = 0; i < 8; i++)
+            x.bit[i] = WISH_RCON[k][i];
+        batch_unpack(bytes, &x);
+        print_bytes("rcon", bytes, BATCH_BYTES);
+    }
+    for (i = 0; i < WISH_LANES * 16; i++)  /* MIX of the state whose byte i is i */
+        bytes[i] = (unsigned char)i;
+    for (k = 0; k < WISH_BATCHES; k++)
+        batch_pack(&s.lanes[k], bytes + k * BATCH_BYTES);
+    mix(&s);
+    for (k = 0; k < WISH_BATCHES; k++)
+        batch_unpack(bytes + k * BATCH_BYTES, &s.lanes[k]);
+    print_bytes("mix", bytes, WISH_LANES * 16);
+    return 0;
+}
+"""
+
+
+def _run_harness(cc: list[str], build_dir: Path, digest_bits: int) -> dict[str, list[bytes]]:
+    """Compile and run the harness for one instance; {label: [bytes of each line]}."""
+    source = build_dir / "wish_harness.c"
+    program = build_dir / ("wish_harness_%d" % digest_bits)
+    source.write_text(_HARNESS)
+    subprocess.run(cc + ["-std=c99", "-Wpedantic", "-Wall", "-Wextra", "-Werror", "-O1",
+                         "-DDIGEST_BIT_LENGTH=%d" % digest_bits, "-I", str(WISH_DIR),
+                         "-I", str(WISH_DIR.parent / "include"), "-o", str(program),
+                         str(source)], check=True)
+    lines = subprocess.run([str(program)], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    out: dict[str, list[bytes]] = {}
+    for line in filter(None, lines):
+        label, value = line.split()
+        out.setdefault(label, []).append(bytes.fromhex(value))
+    return out
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> dict[int, dict[str, list[bytes]]]:
+    """The harness output of both instances, keyed by digest bits."""
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    if shutil.which(cc[0]) is None:
+        pytest.skip("no C compiler (%s) for the Wish test harness" % cc[0])
+    build_dir = tmp_path_factory.mktemp("wish_harness")
+    return {bits: _run_harness(cc, build_dir, bits) for bits in (512, 1024)}
+
+
+def _sbox(shared_dir: Path) -> bytes:
+    return bytes.fromhex("".join((_spec(shared_dir) / "sbox.hex").read_text().split()))
+
+
+def test_sbox_circuit_matches_sbox_hex_for_all_inputs(shared_dir, harness):
+    computed = b"".join(harness[512]["sbox"])
+    assert len(computed) == 256
+    assert computed == _sbox(shared_dir)
+
+
+def _xtime(a: int) -> int:
+    return ((a << 1) ^ (0x1B if a & 0x80 else 0)) & 0xFF
+
+
+def _aes_round(sbox: bytes, lane: bytes) -> bytes:
+    """AESR of spec/wish.md §6 on one lane, byte 4*col + row, written from the spec."""
+    shifted = [sbox[lane[4 * ((col + row) % 4) + row]] for col in range(4) for row in range(4)]
+    out = bytearray(16)
+    for col in range(4):
+        a = shifted[4 * col:4 * col + 4]
+        for row in range(4):
+            b1, b2, b3 = a[(row + 1) % 4], a[(row + 2) % 4], a[(row + 3) % 4]
+            out[4 * col + row] = _xtime(a[row]) ^ _xtime(b1) ^ b1 ^ b2 ^ b3
+    return bytes(out)
+
+
+def test_bitsliced_round_matches_the_spec_round(shared_dir, harness):
+    lanes = bytes((37 * i + 11) & 0xFF for i in range(64))
+    expected = b"".join(_aes_round(_sbox(shared_dir), lanes[16 * k:16 * k + 16])
+                        for k in range(4))
+    assert harness[512]["aesr"] == [expected]
+
+
+def test_round_constants_match_rcon_hex(shared_dir, harness):
+    rcon = [bytes.fromhex(line) for line in (_spec(shared_dir) / "rcon.hex").read_text().split()]
+    assert len(rcon) == 24
+    assert harness[512]["rcon"] == [constant + bytes(48) for constant in rcon]
+
+
+@pytest.mark.parametrize(("digest_bits", "table"), [(512, "mix_1024.json"),
+                                                    (1024, "mix_2048.json")])
+def test_mix_matches_the_permutation_table(shared_dir, harness, digest_bits, table):
+    mix = json.loads((_spec(shared_dir) / table).read_text())["mix"]
+    # The state's byte i held i, and out[i] = in[mix[i]].
+    assert list(harness[digest_bits]["mix"][0]) == mix
+
+
+def test_generated_headers_are_current(shared_dir):
+    spec = importlib.util.spec_from_file_location("wish_gen_tables", WISH_DIR / "gen_tables.py")
+    assert spec is not None and spec.loader is not None
+    gen_tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_tables)
+    for file_name, text in gen_tables.render(_spec(shared_dir)).items():
+        assert (WISH_DIR / file_name).read_text() == text, "%s is stale" % file_name
