@@ -310,6 +310,75 @@ def _run_check(args: argparse.Namespace) -> int:
     return EXIT_RUNTIME_ERROR if issues and args.strict else 0
 
 
+# ------------------------------------------------------------------- report, validate
+
+def _distribution_choice(text: str) -> tuple[str, int]:
+    instance, _, length = text.rpartition(":")
+    if not instance or not length.isdigit():
+        raise argparse.ArgumentTypeError("expected INSTANCE:BYTES, e.g. Wish512:1024; got %r"
+                                         % text)
+    return instance, int(length)
+
+
+def _add_report(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "report", help="write the Markdown pages and plots of a run",
+        description="Write one Markdown page per candidate (sections 1-5 and 7 of the NICCS "
+                    "x86 self-assessment structure, plus confidence intervals, medians and "
+                    "the ratio to pseudoXOF), a summary page, and the plots (cycles/byte, "
+                    "per-call distributions; PNG and SVG). Pages depend only on the run "
+                    "directory, so `ngcc validate` can regenerate them.")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a campaign's run "
+                        "directory")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="where to write (default: RUN_DIR/report)")
+    parser.add_argument("--no-plots", action="store_true", help="write the pages only")
+    parser.add_argument("--distribution", type=_distribution_choice, action="append",
+                        default=[], metavar="INSTANCE:BYTES",
+                        help="also plot the per-call distribution of this instance at this "
+                             "length (repeatable; each instance's shortest length is always "
+                             "plotted)")
+    parser.set_defaults(run=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from ngcc import _report
+
+    run = ngcc.load_run(args.run_dir)
+    written = _report.write_report(run, args.out, plots=not args.no_plots,
+                                   distributions=args.distribution)
+    for path in written:
+        print(path)
+    return 0
+
+
+def _add_validate(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "validate", help="recompute a run's statistics and pages from its raw samples",
+        description="Recompute every record's statistics from its raw per-call samples "
+                    "(with the campaign's own statistics code) and regenerate every report "
+                    "page; list each file that differs. Exit status 1 on any difference.")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a campaign's run "
+                        "directory")
+    parser.set_defaults(run=_run_validate)
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    from ngcc import _validate
+
+    result = _validate.validate(args.run_dir)
+    for difference in result.differences:
+        print("ngcc: difference: %s" % difference, file=sys.stderr)
+    summary = "%d record(s) recomputed from raw samples, %d page(s) regenerated" % (
+        result.records_checked, result.pages_checked)
+    if result.ok:
+        print("%s: valid (%s)" % (args.run_dir, summary))
+        return 0
+    print("%s: %d difference(s) (%s)" % (args.run_dir, len(result.differences), summary),
+          file=sys.stderr)
+    return EXIT_RUNTIME_ERROR
+
+
 # ------------------------------------------------------------------------------- main
 
 #: One function per subcommand, in the order ``ngcc --help`` lists them.
@@ -320,6 +389,8 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_kat,
     _add_campaign,
     _add_check,
+    _add_report,
+    _add_validate,
 ]
 
 

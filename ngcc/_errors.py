@@ -100,3 +100,11 @@ class ValidationError(NgccError):
         self.differences = differences
         super().__init__("%s does not validate (%d difference(s)):\n  %s" % (
             run_dir, len(differences), "\n  ".join(differences)))
+
+
+class ReportError(NgccError, LookupError):
+    """A report asked for something the run does not hold (e.g. a distribution of a job
+    that was not measured); the message lists what the run has."""
+
+    def __str__(self) -> str:  # LookupError would otherwise repr() the message
+        return str(self.args[0])

@@ -110,37 +110,62 @@ def _length_axis(axes: Any, lengths: Sequence[int]) -> None:
 def distribution(cycles_by_trial: Sequence[np.ndarray], title: str = "") -> Figure:
     """The per-call cycle counts of one instance at one length: a violin per trial.
 
-    The violins show the calls between the 0.5th and 99.5th percentile of all
-    trials together (the clipped count is written under the axis); each trial's
-    median is a black bar and its mean a white dot, so a trial that stands apart or
-    a mean pulled up by outliers is visible at a glance.
+    The violins and the y axis cover the calls between the 0.5th and 99.5th
+    percentile of all trials together (the clipped count is written under the axis);
+    each trial's median is a black bar and its mean a white dot. A mean that rare
+    slow calls pull beyond the axis is drawn as a triangle on the edge with its value,
+    so a disturbed trial stands out without squashing the others. Trials are numbered
+    from 0, as in the records and the flags.
     """
-    pooled = np.concatenate([np.asarray(c, dtype=np.float64) for c in cycles_by_trial])
-    low, high = np.percentile(pooled, DISTRIBUTION_CLIP)
+    trials = [np.asarray(c, dtype=np.float64) for c in cycles_by_trial]
+    pooled = np.concatenate(trials)
+    low, high = (float(v) for v in np.percentile(pooled, DISTRIBUTION_CLIP))
+    kept = [c[(c >= low) & (c <= high)] for c in trials]
     with matplotlib.rc_context(STYLE):
-        figure = _figure(width=max(4.5, 1.0 + 1.1 * len(cycles_by_trial)))
+        figure = _figure(width=max(6.5, 2.5 + 1.0 * len(trials)))
         axes = figure.axes[0]
-        shown = [np.asarray(c, dtype=np.float64) for c in cycles_by_trial]
-        kept = [c[(c >= low) & (c <= high)] for c in shown]
-        positions = list(range(1, len(kept) + 1))
-        parts = axes.violinplot([k if len(k) else [np.nan] for k in kept], positions,
-                                showextrema=False, widths=0.8)
-        for body in parts["bodies"]:
-            body.set_facecolor("#1f77b4")
-            body.set_edgecolor("#1f77b4")
-            body.set_alpha(0.45)
-        axes.scatter(positions, [np.median(c) for c in shown], marker="_", s=400,
+        positions = list(range(len(trials)))
+        _violins(axes, kept, positions)
+        axes.scatter(positions, [np.median(c) for c in trials], marker="_", s=400,
                      color="black", label="median", zorder=3)
-        axes.scatter(positions, [c.mean() for c in shown], marker="o", s=22,
-                     color="white", edgecolors="black", label="mean", zorder=4)
+        _means(axes, [float(c.mean()) for c in trials], positions, low, high)
         clipped = len(pooled) - sum(len(k) for k in kept)
         axes.set_xticks(positions, [f"trial {i}" for i in positions])
-        axes.set_xlabel(f"{len(pooled)} calls; {clipped} outside the "
+        axes.set_xlabel(f"{len(pooled)} calls; the {clipped} outside the "
                         f"{DISTRIBUTION_CLIP[0]}–{DISTRIBUTION_CLIP[1]} percentiles not drawn")
         axes.set_ylabel("cycles per call")
         axes.set_title(title)
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
     return figure
+
+
+def _violins(axes: Any, kept: Sequence[np.ndarray], positions: Sequence[int]) -> None:
+    drawable = [(p, k) for p, k in zip(positions, kept, strict=True) if len(np.unique(k)) > 1]
+    if drawable:
+        parts = axes.violinplot([k for _, k in drawable], [p for p, _ in drawable],
+                                showextrema=False, widths=0.8)
+        for body in parts["bodies"]:
+            body.set_facecolor("#1f77b4")
+            body.set_edgecolor("#1f77b4")
+            body.set_alpha(0.45)
+
+
+def _means(axes: Any, means: Sequence[float], positions: Sequence[int], low: float,
+           high: float) -> None:
+    pad = 0.05 * (high - low) or max(1.0, 0.05 * high)
+    bottom, top = low - pad, high + pad
+    axes.set_ylim(bottom, top)
+    inside = [(p, m) for p, m in zip(positions, means, strict=True) if bottom <= m <= top]
+    axes.scatter([p for p, _ in inside], [m for _, m in inside], marker="o", s=22,
+                 color="white", edgecolors="black", label="mean", zorder=4)
+    for position, mean in zip(positions, means, strict=True):
+        if bottom <= mean <= top:
+            continue
+        edge, marker, offset = (top, "^", -12) if mean > top else (bottom, "v", 6)
+        axes.scatter([position], [edge], marker=marker, s=40, color="black", zorder=4,
+                     clip_on=False)
+        axes.annotate(f"mean {mean:.0f}", (position, edge), textcoords="offset points",
+                      xytext=(8, offset), fontsize=8)
 
 
 def save(figure: Figure, stem: Path) -> list[Path]:

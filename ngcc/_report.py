@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc import _format
+from ngcc._errors import CorruptRecordError, ReportError
 from ngcc._records import Record, file_stem
 
 if TYPE_CHECKING:
@@ -232,9 +233,8 @@ def environment_items(run: Run) -> list[tuple[str, str]]:
     """Section 2's rows: the seed's six items, then the fingerprint's other facts."""
     env = run.environment
     memory = env.get("memory_mib")
-    commit = env.get("git_commit")
     software = (f"Python {env.get('python')}, numpy {env.get('numpy')}, ngcc "
-                f"{env.get('ngcc_version')}" + (f" (git {commit})" if commit else ""))
+                f"{env.get('ngcc_version')}{_commit(env)}")
     return [
         ("processor", f"{env.get('cpu_model') or 'unknown'} (CPU {env.get('cpu')}, one core)"),
         ("clock", _clock(env)),
@@ -250,6 +250,14 @@ def environment_items(run: Run) -> list[tuple[str, str]]:
                                                    run.campaign.get("load_average_end"))),
         ("software", software),
     ]
+
+
+def _commit(env: dict[str, Any]) -> str:
+    """`` (git 38b161e0a2b4)``, ``, uncommitted changes`` when dirty; empty if unknown."""
+    commit = env.get("git_commit")
+    if not commit:
+        return ""
+    return f" (git {str(commit)[:12]}{', uncommitted changes' if env.get('git_dirty') else ''})"
 
 
 def _load(start: Sequence[float] | None, end: Sequence[float] | None) -> str:
@@ -277,6 +285,8 @@ def build_flags(cflags: Sequence[str]) -> str:
 def kat_cell(kat: dict[str, Any]) -> str:
     """The KAT column: the gate's verdict, with ⚠ when timed without a pass."""
     verdict = str(kat.get("verdict", "not checked"))
+    if kat.get("gate") == "baseline":
+        return f"{verdict} (baseline: no official KAT)"
     if kat.get("timed_without_pass"):
         return f"{verdict} {WARNING} timed without a KAT pass (override)"
     return verdict
@@ -410,7 +420,6 @@ def _relpath(record: Record) -> str:
 
 def _evidence_index(run: Run, records: Sequence[Record],
                     builds: Sequence[dict[str, Any]]) -> list[str]:
-    commit = run.environment.get("git_commit")
     return ["## " + SECTION_TITLES[5], "",
             "Paths are relative to the run directory; each JSON file records its plan, "
             "environment and trials, and the sha256 of its raw samples (format: "
@@ -418,7 +427,7 @@ def _evidence_index(run: Run, records: Sequence[Record],
         EVIDENCE_COLUMNS, evidence_rows(records, builds)) + [
         "", f"Scripts: {code('ngcc/_campaign.py')}, {code('ngcc/_worker.py')}, "
             f"{code('csrc/bench.c')} in ngcc {run.environment.get('ngcc_version', '')}"
-            + (f" (git {commit})" if commit else "") + "."]
+            f"{_commit(run.environment)}."]
 
 
 # ------------------------------------------------------------------ summary page
@@ -464,6 +473,68 @@ def _summary_rows(run: Run, lengths: Sequence[int]) -> list[tuple[str, ...]]:
     return rows
 
 
+# ------------------------------------------------------------------ evidence check
+
+_NUMBER = (int, float)
+_OPTIONAL_NUMBER = (int, float, type(None))
+RECORD_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("candidate", (str,)), ("instance", (str,)), ("message_bytes", (int,)),
+    ("kat", (dict,)), ("resources", (dict,)), ("raw.path", (str,)), ("trials", (list,)),
+    ("statistics.mean_cycles", _NUMBER), ("statistics.median_cycles", _NUMBER),
+    ("statistics.cycles_per_byte", _NUMBER), ("statistics.mean_seconds", _NUMBER),
+    ("statistics.mb_per_s", _OPTIONAL_NUMBER),
+    ("statistics.ci95_low_cycles", _OPTIONAL_NUMBER),
+    ("statistics.ci95_high_cycles", _OPTIONAL_NUMBER),
+    ("statistics.ci95_relative", _OPTIONAL_NUMBER),
+    ("resources.elf_image_bytes", _OPTIONAL_NUMBER),
+    ("resources.baseline_rss_kib", _OPTIONAL_NUMBER),
+    ("resources.peak_rss_kib", _OPTIONAL_NUMBER))
+TRIAL_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("calls", (int,)), ("total_seconds", _NUMBER), ("total_cycles", (int,)),
+    ("baseline_rss_kib", _NUMBER), ("peak_rss_kib", _NUMBER))
+JOB_FIELDS = (("candidate", (str,)), ("instance", (str,)), ("message_bytes", (int,)),
+              ("status", (str,)))
+BUILD_FIELDS = (("candidate", (str,)), ("instance", (str,)), ("kat", (dict,)))
+
+
+def _defect(data: Any, fields: Sequence[tuple[str, tuple[type, ...]]], where: str = ""
+            ) -> str | None:
+    """The first field of ``fields`` (dotted paths) that is missing or of another type."""
+    for dotted, kinds in fields:
+        value = data
+        for key in dotted.split("."):
+            if not isinstance(value, dict) or key not in value:
+                return f"{where}{dotted} is missing"
+            value = value[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            return f"{where}{dotted} is {value!r}, not a {' or '.join(k.__name__ for k in kinds)}"
+    return None
+
+
+def check_evidence(run: Run) -> None:
+    """Check that every field the pages and plots read is present and well typed.
+
+    Raises:
+        CorruptRecordError: naming the file and the field.
+    """
+    campaign = run.path / "campaign.json"
+    for index, job in enumerate(run.campaign["jobs"]):
+        _raise_if(campaign, _defect(job, JOB_FIELDS, f"jobs[{index}]."))
+    for index, entry in enumerate(run.build.get("instances", [])):
+        _raise_if(run.path / "build.json", _defect(entry, BUILD_FIELDS, f"instances[{index}]."))
+    for record in run.records:
+        _raise_if(record.path, _defect(record.data, RECORD_FIELDS))
+        for index, trial in enumerate(record.data["trials"]):
+            _raise_if(record.path, _defect(trial, TRIAL_FIELDS, f"trials[{index}]."))
+        if not record.data["trials"]:
+            _raise_if(record.path, "trials is empty")
+
+
+def _raise_if(path: Path, defect: str | None) -> None:
+    if defect is not None:
+        raise CorruptRecordError(path, defect)
+
+
 # ------------------------------------------------------------------ files
 
 PLOT_RUN_CPB = "run-cpb"
@@ -498,14 +569,19 @@ def distribution_records(records: Sequence[Record]) -> list[Record]:
 
 
 def pages(run: Run) -> dict[str, str]:
-    """Every report page of a run: file name in ``report/`` → Markdown text."""
+    """Every report page of a run: file name in ``report/`` → Markdown text.
+
+    Raises:
+        CorruptRecordError: an evidence file lacks a field the pages show (named).
+    """
+    check_evidence(run)
     rendered = {page_name(c): candidate_page(run, c) for c in candidates(run)}
     rendered[SUMMARY_PAGE] = summary_page(run)
     return rendered
 
 
-def write_report(run: Run, out_dir: str | Path | None = None, plots: bool = True
-                 ) -> list[Path]:
+def write_report(run: Run, out_dir: str | Path | None = None, plots: bool = True,
+                 distributions: Sequence[tuple[str, int]] = ()) -> list[Path]:
     """Write the pages (and, unless ``plots`` is false, the plots) of a run.
 
     Args:
@@ -513,10 +589,17 @@ def write_report(run: Run, out_dir: str | Path | None = None, plots: bool = True
         out_dir: where to write; default the run's ``report/``.
         plots: also draw the cycles/byte plots (per candidate and for the run) and
             the per-call distributions (PNG and SVG).
+        distributions: further (instance, message bytes) whose per-call distribution
+            to draw, besides each instance's shortest length.
+
+    Raises:
+        ReportError: a chosen distribution has no record in the run (checked before
+            anything is written).
 
     Returns:
         The files written, pages first.
     """
+    chosen_records(run, distributions)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -525,12 +608,30 @@ def write_report(run: Run, out_dir: str | Path | None = None, plots: bool = True
         path.write_text(text, encoding="utf-8")
         written.append(path)
     if plots:
-        written += write_plots(run, out)
+        written += write_plots(run, out, chosen_records(run, distributions))
     return written
 
 
-def write_plots(run: Run, out: Path) -> list[Path]:
-    """Draw every plot the pages link to into ``out``; return the files."""
+def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[Record]:
+    """The records of the (instance, message bytes) pairs asked for.
+
+    Raises:
+        ReportError: a pair the run has no record of; the message lists what it has.
+    """
+    chosen = []
+    for instance, length in distributions:
+        try:
+            chosen.append(run.record(instance, length))
+        except KeyError:
+            measured = sorted({f"{r.instance}:{r.message_bytes}" for r in run.records})
+            raise ReportError(f"run {run.run_id} has no record of {instance} at {length} B; "
+                              f"measured: {', '.join(measured) or 'nothing'}") from None
+    return chosen
+
+
+def write_plots(run: Run, out: Path, chosen: Sequence[Record] = ()) -> list[Path]:
+    """Draw every plot the pages link to into ``out``, and the distributions of the
+    ``chosen`` records; return the files."""
     from ngcc import _plot
 
     summary = run.summary()
@@ -541,11 +642,12 @@ def write_plots(run: Run, out: Path) -> list[Path]:
         if len(rows):
             figure = _plot.cycles_per_byte(rows, f"{candidate}: cycles/byte")
             written += _plot.save(figure, out / plot_stem_cpb(candidate))
-        for record in distribution_records(candidate_records(run, candidate)):
-            figure = _plot.distribution(record.cycles(), f"{record.instance}, "
-                                        f"{_format.message(record.message_bytes)}: "
-                                        "cycles per call")
-            written += _plot.save(figure, out / plot_stem_distribution(record))
+    drawn = [r for c in candidates(run) for r in distribution_records(candidate_records(run, c))]
+    drawn += [record for record in chosen if record not in drawn]
+    for record in drawn:
+        figure = _plot.distribution(record.cycles(), f"{record.instance}, "
+                                    f"{_format.message(record.message_bytes)}: cycles per call")
+        written += _plot.save(figure, out / plot_stem_distribution(record))
     return written
 
 

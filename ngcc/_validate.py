@@ -73,9 +73,10 @@ def validate(path: str | os.PathLike[str]) -> Validation:
     Raises:
         ForeignRunDirError: ``path`` is not a run directory.
         CorruptRecordError: ``campaign.json``/``build.json`` or a record listed as done
-            cannot be loaded at all (the message names it).
+            cannot be loaded, or lacks a field (the message names file and field).
     """
     run = load_run(path)
+    _report.check_evidence(run)
     result = Validation(run_dir=run.path)
     for record in run.records:
         result.differences += check_record(record)
