@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-import numpy as np
 from tqdm import tqdm
 
 import ngcc
@@ -87,49 +86,23 @@ def _add_info(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    counter = ngcc.counter_info()
+    env = _host.fingerprint()  # the same facts a campaign stores in its run directory
+    counter = env["counter"]
     rows = [
-        ("counter", counter.name),
+        ("counter", counter["name"]),
         ("frequency", "%.3f MHz (measured against CLOCK_MONOTONIC_RAW)"
-         % (counter.frequency_hz / 1e6)),
+         % (counter["frequency_hz"] / 1e6)),
         ("overhead", "%d ticks minimum, %d median (an empty timed region; recorded, "
-         "not subtracted)" % (counter.overhead_min, counter.overhead_median)),
-        ("cpu", _cpu_model()),
-        ("os", _operating_system()),
-        ("compiler", _instance_compiler()),
-        ("python", "%s (%s)" % (platform.python_version(), sys.executable)),
-        ("numpy", np.__version__),
-        ("ngcc", ngcc.__version__),
+         "not subtracted)" % (counter["overhead_min"], counter["overhead_median"])),
+        ("cpu", "%s (%s)" % (env["cpu_model"] or "unknown", env["machine"])),
+        ("os", "%s, kernel %s" % (env["os"] or platform.system(), env["kernel"])),
+        ("compiler", "%s (instance libraries)" % (env["compiler"] or "unknown")),
+        ("python", "%s (%s)" % (env["python"], env["executable"])),
+        ("numpy", env["numpy"]),
+        ("ngcc", env["ngcc_version"]),
     ]
     print(_table(rows))
     return 0
-
-
-def _cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo, else what ``platform`` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("model name", "Model", "Hardware") and value.strip():
-                return "%s (%s)" % (value.strip(), platform.machine())
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def _operating_system() -> str:
-    """Kernel and, on Linux, the distribution's name."""
-    kernel = "%s %s" % (platform.system(), platform.release())
-    try:
-        return "%s, %s" % (kernel, platform.freedesktop_os_release()["PRETTY_NAME"])
-    except (OSError, KeyError):
-        return kernel
-
-
-def _instance_compiler() -> str:
-    """The compiler the built-in instance libraries were built with."""
-    built = ngcc.instances()
-    return "%s (instance libraries)" % built[0].compiler if built else "unknown"
 
 
 # -------------------------------------------------------------------------------- kat
