@@ -1,0 +1,172 @@
+"""``ngcc validate``: passes on a fresh run, names the file of every tampering."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _fakerun import make_run
+
+import ngcc
+from ngcc import _records
+from ngcc._cli import main
+from ngcc._errors import MeasurementWarning, ValidationError
+from ngcc._run import load_run
+from ngcc._validate import validate
+
+RECORD = "records/hash-22/Pavelor-512__hash_1024.json"
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fake run with its report pages written (no plots: validate reads pages only)."""
+    run_dir = make_run(tmp_path_factory.mktemp("pristine") / "run", calls=50)
+    load_run(run_dir).report(plots=False)
+    return run_dir
+
+
+@pytest.fixture
+def run_dir(pristine: Path, tmp_path: Path) -> Path:
+    """A private copy of the pristine run, free to tamper with."""
+    return Path(shutil.copytree(pristine, tmp_path / "run"))
+
+
+def edit_record(path: Path, edit: object) -> None:
+    """Change a record through the real writer, so only the edited value differs."""
+    data = json.loads(path.read_text())
+    edit(data)  # type: ignore[operator]
+    _records.write_json(path, data)
+
+
+def files(result: ngcc._validate.Validation) -> set[str]:
+    return {difference.file for difference in result.differences}
+
+
+def test_fresh_fake_run_validates(run_dir: Path) -> None:
+    result = validate(run_dir)
+    assert result.ok, result.differences
+    assert result.records_checked == 9 and result.pages_checked == 3
+    result.raise_for_differences()  # does not raise
+
+
+def test_tampered_statistic_names_the_record(run_dir: Path) -> None:
+    edit_record(run_dir / RECORD,
+                lambda d: d["statistics"].__setitem__("median_cycles",
+                                                      d["statistics"]["median_cycles"] / 2))
+    result = validate(run_dir)
+    assert files(result) == {RECORD, "report/hash-22.md"}
+    what = next(d.what for d in result.differences if d.file == RECORD)
+    assert what.startswith("statistics.median_cycles is ")
+    with pytest.raises(ValidationError, match="Pavelor-512__hash_1024"):
+        result.raise_for_differences()
+
+
+def test_tampered_trial_names_the_record(run_dir: Path) -> None:
+    edit_record(run_dir / RECORD, lambda d: d["trials"][1].__setitem__("min_cycles", 1))
+    result = validate(run_dir)
+    assert [d.what.split(" is ")[0] for d in result.differences if d.file == RECORD] == [
+        "trials[1].min_cycles"]
+
+
+def test_tampered_resources_names_the_record(run_dir: Path) -> None:
+    edit_record(run_dir / RECORD, lambda d: d["resources"].__setitem__("peak_rss_kib", 1))
+    assert RECORD in files(validate(run_dir))
+
+
+def test_tampered_raw_samples_name_the_raw_file(run_dir: Path) -> None:
+    raw = run_dir / "raw/hash-22/Pavelor-512__hash_1024.npz"
+    trials = _records.load_raw(raw)
+    trials[0][3] += np.uint64(1000)
+    _records.dump_raw(raw, 1024, trials)
+    result = validate(run_dir)
+    assert files(result) == {"raw/hash-22/Pavelor-512__hash_1024.npz"}
+    assert "sha256" in result.differences[0].what
+
+
+def test_raw_samples_and_record_changed_together(run_dir: Path) -> None:
+    """Samples replaced and the sha256 updated to match: the statistics give it away."""
+    raw = run_dir / "raw/hash-22/Pavelor-512__hash_1024.npz"
+    trials = _records.load_raw(raw)
+    trials[2] = trials[2] // np.uint64(2)
+    sha = _records.dump_raw(raw, 1024, trials)
+    edit_record(run_dir / RECORD, lambda d: d["raw"].__setitem__("sha256", sha))
+    result = validate(run_dir)
+    assert files(result) == {RECORD}
+    whats = [d.what for d in result.differences]
+    assert any(w.startswith("statistics.mean_cycles") for w in whats)
+    assert any(w.startswith("trials[2].mean_cycles") for w in whats)
+
+
+def test_tampered_page_names_the_page(run_dir: Path) -> None:
+    page = run_dir / "report/hash-22.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("1024 B", "1025 B", 1),
+                    encoding="utf-8")
+    result = validate(run_dir)
+    assert files(result) == {"report/hash-22.md"}
+    assert "line" in result.differences[0].what and "1025 B" in result.differences[0].what
+
+
+def test_missing_and_foreign_pages(run_dir: Path) -> None:
+    (run_dir / "report/baseline.md").unlink()
+    (run_dir / "report/hash-99.md").write_text("# mine\n")
+    result = validate(run_dir)
+    assert files(result) == {"report/baseline.md", "report/hash-99.md"}
+
+
+def test_record_not_listed_in_the_campaign(run_dir: Path) -> None:
+    extra = run_dir / "records/hash-22/Pavelor-512__hash_7.json"
+    shutil.copy(run_dir / RECORD, extra)
+    assert files(validate(run_dir)) == {"records/hash-22/Pavelor-512__hash_7.json"}
+
+
+def test_cli_validate(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(run_dir)]) == 0
+    assert "valid (9 record(s) recomputed" in capsys.readouterr().out
+    edit_record(run_dir / RECORD, lambda d: d["statistics"].__setitem__("mb_per_s", 1.0))
+    assert main(["validate", str(run_dir)]) == 1
+    err = capsys.readouterr().err
+    assert f"ngcc: difference: {RECORD}: statistics.mb_per_s is 1.0" in err
+    assert "Traceback" not in err
+
+
+def test_cli_validate_corrupt_json(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (run_dir / RECORD).write_text('{"schema": "ngcc.record/1", "trials": [')
+    assert main(["validate", str(run_dir)]) == 1
+    err = capsys.readouterr().err
+    assert "Pavelor-512__hash_1024.json" in err and "not valid JSON" in err
+
+
+# ------------------------------------------------------------------ a real campaign
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real --quick campaign: two instances, two lengths (about 20 s on 2 cores)."""
+    run_dir = tmp_path_factory.mktemp("quick") / "run"
+    with warnings.catch_warnings():  # a busy test machine: the warnings are expected
+        warnings.simplefilter("ignore", MeasurementWarning)
+        ngcc.Campaign(["WChain-V1-512", "pseudoXOF-512"], lengths=[32, 1024], quick=True,
+                      run_dir=run_dir, progress=False).run()
+    return run_dir
+
+
+def test_fresh_campaign_validates(quick_run: Path) -> None:
+    run = load_run(quick_run)
+    assert len(run.records) == 4
+    run.report(plots=False)
+    result = validate(quick_run)
+    assert result.ok, result.differences
+    assert result.records_checked == 4
+
+
+def test_fresh_campaign_tampered(quick_run: Path, tmp_path: Path) -> None:
+    run_dir = Path(shutil.copytree(quick_run, tmp_path / "run"))
+    load_run(run_dir).report(plots=False)
+    record = "records/hash-34/WChain-V1-512__hash_32.json"
+    edit_record(run_dir / record,
+                lambda d: d["statistics"].__setitem__("p95_cycles",
+                                                      d["statistics"]["p95_cycles"] * 0.9))
+    assert files(validate(run_dir)) == {record}
