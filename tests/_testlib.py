@@ -7,6 +7,7 @@
   - 21-byte messages: the 10th such call in the library's lifetime returns 5
     (a fresh library file has a fresh count);
   - anything else: digest bytes 0xAB, returns 0.
+``MARKING_SOURCE`` shows another thread that a call is in progress.
 ``NO_ENTRY_SOURCE`` exports a function, but not CryptHash.
 """
 
@@ -35,6 +36,33 @@ int CryptHash(int digest_len_bits, const unsigned char *msg,
     if (msg_len_bits == 21 * 8 && ++calls_of_21_bytes == 10)
         return 5;
     memset(digest, 0xAB, (size_t)digest_len_bits / 8);
+    return 0;
+}
+"""
+
+# While hashing, the file named by $NGCC_TEST_MARKER exists for 0.5 s: a thread
+# that sees it has run while another thread was inside CryptHash.
+MARKING_SOURCE = r"""
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+__attribute__((visibility("default")))
+int CryptHash(int digest_len_bits, const unsigned char *msg,
+              unsigned long long msg_len_bits, unsigned char *digest)
+{
+    const char *marker = getenv("NGCC_TEST_MARKER");
+    struct timespec half_second = {0, 500000000L};
+    FILE *file = marker ? fopen(marker, "w") : NULL;
+    (void)msg;
+    (void)msg_len_bits;
+    if (file == NULL)
+        return 1;
+    fclose(file);
+    nanosleep(&half_second, NULL);
+    remove(marker);
+    memset(digest, 0, (size_t)digest_len_bits / 8);
     return 0;
 }
 """

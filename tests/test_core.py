@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import tracemalloc
 
 import numpy as np
 import pytest
-from _testlib import FAILING_SOURCE, NO_ENTRY_SOURCE, build_library
+from _testlib import FAILING_SOURCE, MARKING_SOURCE, NO_ENTRY_SOURCE, build_library
 
 import ngcc
 from ngcc import _core
@@ -109,6 +110,22 @@ def test_time_calls_names_the_warmup_call_that_failed(failing):
 def test_time_calls_without_warmup_fails_on_timed_call_zero(failing):
     with pytest.raises(HashError, match="returned 3 at timed call 0 of 5"):
         failing.time_calls(256, bytes(13), 5, 0)
+
+
+def test_time_calls_lets_other_threads_run_during_the_loop(tmp_path, monkeypatch):
+    # The library keeps a marker file for 0.5 s inside each call. This thread can
+    # only see it if the timing thread let go of the GIL while calling.
+    marker = tmp_path / "inside-crypthash"
+    monkeypatch.setenv("NGCC_TEST_MARKER", str(marker))
+    library = _core.Library(str(build_library(tmp_path, "Marking", MARKING_SOURCE)))
+    timing = threading.Thread(target=library.time_calls, args=(256, b"abc", 1, 0))
+    timing.start()
+    seen = False
+    while timing.is_alive() and not seen:
+        seen = marker.exists()
+        time.sleep(0.001)
+    timing.join()
+    assert seen
 
 
 # ----------------------------------------------------------------------------- Library
