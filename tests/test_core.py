@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -197,3 +199,11 @@ def test_a_failing_time_calls_frees_its_cycles_array(failing):
     finally:
         tracemalloc.stop()
     assert grown < 4_000_000
+
+
+def test_the_stubs_name_every_binding():
+    stub = (Path(_core.__file__).parent / "_core.pyi").read_text()
+    public = [name for name in dir(_core) if not name.startswith("__")]
+    assert [name for name in public if not re.search(r"\b%s\b" % name, stub)] == []
+    for method in ("hash", "time_calls", "path"):
+        assert "def %s(" % method in stub
