@@ -1,9 +1,9 @@
 """Generating KAT files in a child process, so a crashing or hanging library cannot
 take the caller down.
 
-Parent side: :func:`generate_files` starts ``python -m ngcc._kat_child FD``, hands it
-the job as JSON on stdin, and reads one JSON event per line from a pipe (file
-descriptor ``FD``; the library's own stdout cannot mix into it):
+Parent side: :func:`generate_files` starts a child (see ``_CHILD_BOOTSTRAP``), hands
+it the job as JSON on stdin, and reads one JSON event per line from a pipe (a file
+descriptor of its own, so the library's stdout cannot mix into it):
 
     {"event": "start", "tag": "2_12"}
     {"event": "progress", "tag": "2_12", "done": 2048, "total": 4097}
@@ -35,6 +35,14 @@ from ngcc._errors import NgccError
 
 #: How often the child reports progress, in seconds.
 PROGRESS_INTERVAL = 0.2
+
+#: The child imports only ``ngcc._core`` and this module: it puts a bare ``ngcc``
+#: package in ``sys.modules`` first, because the real ``ngcc/__init__.py`` pulls in the
+#: whole analysis stack (scipy: most of a second per child) that generation never uses.
+_CHILD_BOOTSTRAP = (
+    "import sys, types; package = types.ModuleType('ngcc'); "
+    "package.__path__ = [sys.argv[1]]; sys.modules['ngcc'] = package; "
+    "from ngcc._kat_child import _child_main; _child_main(int(sys.argv[2]))")
 
 #: A callback ``(tag, done, total)`` the parent calls on every event of a file;
 #: ``total`` is 0 until the child has reported it.
@@ -87,9 +95,10 @@ def _run_child(library: Path, instance: str, digest_bits: int,
     with tempfile.TemporaryFile() as stderr:
         try:
             child = subprocess.Popen(
-                [sys.executable, "-m", "ngcc._kat_child", str(write_end)],
+                [sys.executable, "-c", _CHILD_BOOTSTRAP, str(Path(__file__).resolve().parent),
+                 str(write_end)],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
-                pass_fds=(write_end,), env=_child_environment())
+                pass_fds=(write_end,))
         finally:
             os.close(write_end)
         try:
@@ -181,14 +190,6 @@ def _crash(tag: str, returncode: int, stderr: IO[bytes]) -> Outcome:
     return Outcome(tag, "crash", None, message=message)
 
 
-def _child_environment() -> dict[str, str]:
-    """The parent's environment, with this ngcc first on the path of the child."""
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    return env
-
-
 # ------------------------------------------------------------------------- child side
 
 def _child_main(fd: int) -> None:
@@ -230,7 +231,3 @@ def _generate_one(library: _core.Library, job: dict[str, Any], tag: str, path: P
     _core.kat_generate(library, job["instance"], job["digest_bits"], tag,
                        str(part_path(path)), progress=report)
     os.replace(part_path(path), path)
-
-
-if __name__ == "__main__":
-    _child_main(int(sys.argv[1]))

@@ -1,0 +1,103 @@
+"""Reading KAT files and manifests (ngcc/_katfile.py): the canonical digest of every
+official file equals its manifest line; first differences are named precisely."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from ngcc._katfile import (
+    canonical_sha256,
+    canonical_text,
+    first_difference,
+    parse_kat_text,
+    read_manifest,
+)
+from ngcc._registry import manifest_path
+
+CANDIDATES = ("hash-22", "hash-34", "hash-35")
+
+
+def _official_files(shared_dir: Path):
+    for candidate in CANDIDATES:
+        for path in sorted((shared_dir / "kat" / candidate).glob("*/KAT_*.txt")):
+            yield candidate, path
+
+
+def test_every_official_file_matches_its_manifest_line(shared_dir):
+    checked = 0
+    for candidate, path in _official_files(shared_dir):
+        manifest = read_manifest(shared_dir / "kat" / candidate / "kat.sha256")
+        entry = manifest["%s/%s" % (path.parent.name, path.name)]
+        assert canonical_sha256(path.read_bytes(), entry.mode) == entry.sha256, path
+        checked += 1
+    assert checked == 28
+
+
+def test_shipped_manifests_are_the_official_ones(shared_dir):
+    for candidate in CANDIDATES:
+        official = shared_dir / "kat" / candidate / "kat.sha256"
+        assert manifest_path(candidate).read_bytes() == official.read_bytes(), candidate
+        assert len(read_manifest(manifest_path(candidate))) in (8, 12)
+
+
+def test_canonical_text_rules():
+    raw = b"Msg_Len = 0\r\nMsg = \r\n\r\nDst_Len = 8 \t\nDst = AB\n\n"
+    assert canonical_text(raw) == b"Msg_Len = 0\nMsg =\nDst_Len = 8\nDst = AB\n"
+    assert canonical_text(raw, "nolen") == b"Msg =\nDst = AB\n"
+    with pytest.raises(ValueError, match="unknown manifest mode"):
+        canonical_text(raw, "loose")
+
+
+def test_raw_sha256_is_not_the_manifest_digest(shared_dir):
+    _, path = next(_official_files(shared_dir))
+    data = path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() != canonical_sha256(data)
+
+
+def test_read_manifest(tmp_path):
+    digest = "ab" * 32
+    good = tmp_path / "good.sha256"
+    good.write_text("%s strict X/KAT_2_12_X.txt\n\n%s nolen X/KAT_Loop_X.txt\n"
+                    % (digest, digest.upper()))
+    entries = read_manifest(good)
+    assert entries["X/KAT_2_12_X.txt"].mode == "strict"
+    assert entries["X/KAT_Loop_X.txt"].sha256 == digest
+    assert read_manifest(tmp_path / "absent.sha256") == {}
+    bad = tmp_path / "bad.sha256"
+    bad.write_text("%s strict X/a.txt\nnot a manifest line\n" % digest)
+    with pytest.raises(ValueError, match="line 2"):
+        read_manifest(bad)
+
+
+def _record(length: int, digest: str) -> str:
+    return "Msg_Len = %d\nMsg = %s\nDst_Len = 8\nDst = %s\n\n" % (length, "00" * length, digest)
+
+
+def test_first_difference_names_record_line_and_msg_len():
+    official = "".join(_record(n, "AA") for n in range(5)).encode()
+    wrong = "".join(_record(n, "AB" if n == 3 else "AA") for n in range(5)).encode()
+    assert first_difference(official, official) is None
+    assert first_difference(wrong, official) == "record 3 (line 16, Msg_Len = 3): Dst differs"
+
+
+def test_first_difference_of_a_short_file():
+    official = "".join(_record(n, "AA") for n in range(5)).encode()
+    short = "".join(_record(n, "AA") for n in range(3)).encode()
+    assert first_difference(short, official) == (
+        "record 3 (line 16, Msg_Len = 3) is missing from the generated file "
+        "(3 records generated, 5 official)")
+
+
+def test_first_difference_of_an_official_file(shared_dir):
+    path = shared_dir / "kat" / "hash-22" / "Pavelor-512" / "KAT_2_12_Pavelor-512.txt"
+    official = path.read_bytes()
+    records = parse_kat_text(official.decode())
+    assert len(records) == 4097 and records[1000].line == 5001
+    digest = records[1000].fields["Dst"]
+    changed = official.replace(digest.encode(), ("0" if digest[0] != "0" else "1").encode()
+                               + digest[1:].encode())
+    assert first_difference(changed, official) == (
+        "record 1000 (line 5001, Msg_Len = 1000): Dst differs")
