@@ -123,27 +123,26 @@ static void shift_rows(planes q)
 
 /* Row r of a column becomes 2 a_r + 3 a_r+1 + a_r+2 + a_r+3
  *                          = 2 (a_r + a_r+1) + a_r+1 + (a_r+2 + a_r+3).
- * With u = a + (row below), that is 2u + (row below) + (u two rows below). */
+ * With d = the row below (rotation by 16) and u = a + d, that is
+ * 2u + d + (u two rows below, rotation by 32); 2u shifts the planes up one bit
+ * and folds bit 7 back in as 0x1b. Written out plane by plane: compilers
+ * vectorise a loop here badly (SSE2 has no 64-bit rotate). */
 static void mix_columns(planes q)
 {
-    uint64_t below[8], u[8];
-    int b;
+    const uint64_t d0 = rotr64(q[0], 16), d1 = rotr64(q[1], 16), d2 = rotr64(q[2], 16),
+                   d3 = rotr64(q[3], 16), d4 = rotr64(q[4], 16), d5 = rotr64(q[5], 16),
+                   d6 = rotr64(q[6], 16), d7 = rotr64(q[7], 16);
+    const uint64_t u0 = q[0] ^ d0, u1 = q[1] ^ d1, u2 = q[2] ^ d2, u3 = q[3] ^ d3,
+                   u4 = q[4] ^ d4, u5 = q[5] ^ d5, u6 = q[6] ^ d6, u7 = q[7] ^ d7;
 
-    for (b = 0; b < 8; b++) {
-        below[b] = rotr64(q[b], 16);
-        u[b] = q[b] ^ below[b];
-    }
-    /* 2u in GF(2^8): shift the planes up one bit, fold bit 7 back as 0x1b. */
-    q[0] = u[7];
-    q[1] = u[0] ^ u[7];
-    q[2] = u[1];
-    q[3] = u[2] ^ u[7];
-    q[4] = u[3] ^ u[7];
-    q[5] = u[4];
-    q[6] = u[5];
-    q[7] = u[6];
-    for (b = 0; b < 8; b++)
-        q[b] ^= below[b] ^ rotr64(u[b], 32);
+    q[0] = u7 ^ d0 ^ rotr64(u0, 32);
+    q[1] = u0 ^ u7 ^ d1 ^ rotr64(u1, 32);
+    q[2] = u1 ^ d2 ^ rotr64(u2, 32);
+    q[3] = u2 ^ u7 ^ d3 ^ rotr64(u3, 32);
+    q[4] = u3 ^ u7 ^ d4 ^ rotr64(u4, 32);
+    q[5] = u4 ^ d5 ^ rotr64(u5, 32);
+    q[6] = u5 ^ d6 ^ rotr64(u6, 32);
+    q[7] = u6 ^ d7 ^ rotr64(u7, 32);
 }
 
 /* AR(x) of spec 3.2 on the 4 words of a group. */
