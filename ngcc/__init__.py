@@ -19,13 +19,16 @@ from ngcc._errors import (
     MeasurementWarning,
     NgccError,
     PlanMismatchError,
+    ReportError,
     RunDirError,
     UnknownInstanceError,
+    ValidationError,
 )
 from ngcc._hashing import hash
 from ngcc._registry import Instance, instance, instances
 from ngcc._run import Run, load_run
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
+from ngcc._validate import Validation, validate
 
 __version__ = "0.1.0"
 
@@ -44,10 +47,13 @@ __all__ = [
     "MeasurementWarning",
     "NgccError",
     "PlanMismatchError",
+    "ReportError",
     "Run",
     "RunDirError",
     "TimingResult",
     "UnknownInstanceError",
+    "Validation",
+    "ValidationError",
     "__version__",
     "counter_info",
     "default_message",
@@ -57,4 +63,5 @@ __all__ = [
     "kat",
     "load_run",
     "time_calls",
+    "validate",
 ]

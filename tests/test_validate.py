@@ -47,7 +47,7 @@ def files(result: ngcc._validate.Validation) -> set[str]:
 
 
 def test_fresh_fake_run_validates(run_dir: Path) -> None:
-    result = validate(run_dir)
+    result = ngcc.validate(run_dir)
     assert result.ok, result.differences
     assert result.records_checked == 9 and result.pages_checked == 3
     result.raise_for_differences()  # does not raise
