@@ -171,10 +171,10 @@ int main(void)
     for (i = 0; i < WISH_LANES * 16; i++)  /* MIX of the state whose byte i is i */
         bytes[i] = (unsigned char)i;
     for (k = 0; k < WISH_BATCHES; k++)
-        batch_pack(&s.lanes[k], bytes + k * BATCH_BYTES);
+        batch_pack(&s.batches[k], bytes + k * BATCH_BYTES);
     mix(&s);
     for (k = 0; k < WISH_BATCHES; k++)
-        batch_unpack(bytes + k * BATCH_BYTES, &s.lanes[k]);
+        batch_unpack(bytes + k * BATCH_BYTES, &s.batches[k]);
     print_bytes("mix", bytes, WISH_LANES * 16);
     return 0;
 }

@@ -20,8 +20,9 @@ static void transpose(uint64_t w[8])
     unsigned i;
     for (i = 0; i < 8; i += 2)
         exchange(&w[i], &w[i + 1], 0);
-    for (i = 0; i < 8; i += (i & 1) ? 3 : 1)  /* 0, 1, 4, 5 */
-        exchange(&w[i], &w[i + 2], 1);
+    for (i = 0; i < 8; i++)
+        if ((i & 2) == 0)
+            exchange(&w[i], &w[i + 2], 1);
     for (i = 0; i < 4; i++)
         exchange(&w[i], &w[i + 4], 2);
 }

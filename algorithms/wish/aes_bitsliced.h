@@ -23,11 +23,11 @@ typedef struct {
 /* Bit position, inside each word of a batch, of byte `byte` (0..15) of lane k (0..3). */
 #define BATCH_POSITION(byte, k) (16 * ((byte) & 3) + 4 * ((byte) >> 2) + (k))
 
-/* Exchange the bit of the address that selects *lo or *hi with bit j (0..5) of the
- * position inside the word: bits of *lo whose position has bit j set trade places
- * with the bits of *hi whose position has it clear. Between two words of one batch it transposes
- * bits (batch_pack); between the same word of two batches it moves bytes from
- * lane to lane (the MIX permutation). */
+/* Exchange two bits of a bit's address: the one that selects *lo or *hi, and bit
+ * j (0..5) of the position inside the word. The bits of *lo at positions with bit
+ * j set trade places with the bits of *hi at positions with bit j clear. Within a
+ * batch this transposes bits (batch_pack); between the same word of two batches
+ * it moves bytes from lane to lane (MIX). */
 static inline void exchange(uint64_t *lo, uint64_t *hi, unsigned j)
 {
     static const uint64_t bit_clear[6] = {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 typedef struct {
-    batch lanes[WISH_BATCHES];
+    batch batches[WISH_BATCHES];  /* lanes 4i..4i+3 are batch i */
 } wish_state;
 
 static void add_batch(batch *x, const batch *y)
@@ -22,30 +22,31 @@ static void add_batch(batch *x, const batch *y)
         x->bit[b] ^= y->bit[b];
 }
 
-/* MIX (§8). Its closed forms only permute the bits of a byte's address
- * (lane, column, row); in our layout those are the batch bits and the six
- * position bits (row = bits 5-4, column = 3-2, lane in batch = 1-0). Wish512
- * permutes them in one 7-cycle: batch -> column1 -> lane0 -> row0 -> column0
- * -> lane1 -> row1 -> batch; Wish1024 in two 4-cycles: batch bit 1 -> column1
- * -> lane0 -> row0 and batch bit 0 -> column0 -> lane1 -> row1. A cycle through
- * a batch bit is that many exchanges of the batch bit with a position bit,
- * each 6 operations per word pair. (The test checks MIX against mix_*.json.) */
+/* MIX (§8). Its closed forms only permute the bits of a byte's address. In our
+ * layout the address is the batch number and the position bits (row = 5-4,
+ * column = 3-2, lane within the batch = 1-0), and MIX moves them in cycles:
+ *   Wish512:  batch -> col1 -> lane0 -> row0 -> col0 -> lane1 -> row1 -> batch;
+ *   Wish1024: batch bit 1 -> col1 -> lane0 -> row0 -> batch bit 1, and
+ *             batch bit 0 -> col0 -> lane1 -> row1 -> batch bit 0.
+ * A cycle (B p1 p2 ... pn) through a batch bit B is the exchanges of B with p1,
+ * p2, ..., pn in turn, 6 operations per pair of words each.
+ * (tests/test_wish.py checks MIX against mix_1024.json and mix_2048.json.) */
 static void mix(wish_state *s)
 {
     unsigned b;
     for (b = 0; b < 8; b++) {
 #if WISH_LANES == 8
-        uint64_t *lo = &s->lanes[0].bit[b], *hi = &s->lanes[1].bit[b];
+        uint64_t *lo = &s->batches[0].bit[b], *hi = &s->batches[1].bit[b];
         exchange(lo, hi, 3); exchange(lo, hi, 0); exchange(lo, hi, 4);
         exchange(lo, hi, 2); exchange(lo, hi, 1); exchange(lo, hi, 5);
 #else
         unsigned i;
         for (i = 0; i < 2; i++) {  /* batch bit 1: batches 0-2 and 1-3 */
-            uint64_t *lo = &s->lanes[i].bit[b], *hi = &s->lanes[i + 2].bit[b];
+            uint64_t *lo = &s->batches[i].bit[b], *hi = &s->batches[i + 2].bit[b];
             exchange(lo, hi, 3); exchange(lo, hi, 0); exchange(lo, hi, 4);
         }
         for (i = 0; i < 4; i += 2) {  /* batch bit 0: batches 0-1 and 2-3 */
-            uint64_t *lo = &s->lanes[i].bit[b], *hi = &s->lanes[i + 1].bit[b];
+            uint64_t *lo = &s->batches[i].bit[b], *hi = &s->batches[i + 1].bit[b];
             exchange(lo, hi, 2); exchange(lo, hi, 1); exchange(lo, hi, 5);
         }
 #endif
@@ -58,12 +59,12 @@ static void permute(wish_state *s, const batch *tweak)
 {
     unsigned step, round, i, b;
     for (step = 0; step < WISH_STEPS; step++) {
-        add_batch(&s->lanes[WISH_RATE_BATCHES], tweak);
+        add_batch(&s->batches[WISH_RATE_BATCHES], tweak);
         for (round = 0; round < 2; round++) {
             for (i = 0; i < WISH_BATCHES; i++)
-                batch_aes_round(&s->lanes[i]);
+                batch_aes_round(&s->batches[i]);
             for (b = 0; b < 8; b++)
-                s->lanes[0].bit[b] ^= WISH_RCON[2 * step + round][b];
+                s->batches[0].bit[b] ^= WISH_RCON[2 * step + round][b];
         }
         mix(s);
     }
@@ -89,15 +90,16 @@ static void absorb(wish_state *s, const unsigned char block[WISH_RATE_BYTES],
 
     for (i = 0; i < WISH_RATE_BATCHES; i++) {
         batch_pack(&message, block + i * BATCH_BYTES);
-        add_batch(&s->lanes[i], &message);
+        add_batch(&s->batches[i], &message);
     }
-    if (last)  /* theta: byte 15 of the last lane ^= 0x01, i.e. bit 0 of lane 3 of the last batch */
-        s->lanes[WISH_BATCHES - 1].bit[0] ^= (uint64_t)1 << BATCH_POSITION(15, 3);
-    memcpy(capacity, &s->lanes[WISH_RATE_BATCHES], sizeof capacity);
+    /* theta, last block only: byte 15 of the last lane ^= 0x01 (lane 3 of the last batch) */
+    if (last)
+        s->batches[WISH_BATCHES - 1].bit[0] ^= (uint64_t)1 << BATCH_POSITION(15, 3);
+    memcpy(capacity, &s->batches[WISH_RATE_BATCHES], sizeof capacity);
     make_tweak(&tweak, block_index);
     permute(s, &tweak);
     for (i = 0; i < WISH_RATE_BATCHES; i++)  /* feed-forward of the capacity */
-        add_batch(&s->lanes[WISH_RATE_BATCHES + i], &capacity[i]);
+        add_batch(&s->batches[WISH_RATE_BATCHES + i], &capacity[i]);
 }
 
 void wish_hash(const unsigned char *msg, unsigned long long msg_len_bits,
@@ -124,5 +126,5 @@ void wish_hash(const unsigned char *msg, unsigned long long msg_len_bits,
     absorb(&s, last, full_blocks, 1);
 
     for (i = 0; i < WISH_RATE_BATCHES; i++)
-        batch_unpack(digest + i * BATCH_BYTES, &s.lanes[WISH_RATE_BATCHES + i]);
+        batch_unpack(digest + i * BATCH_BYTES, &s.batches[WISH_RATE_BATCHES + i]);
 }
