@@ -352,6 +352,54 @@ def _run_validate(args: argparse.Namespace) -> int:
     return EXIT_RUNTIME_ERROR
 
 
+# ------------------------------------------------------------------------------ build
+
+def _add_build(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "build", help="compile an ICCS submission folder into an instance library",
+        description="Compile an ICCS hash instance folder (CryptHash_AlgorithmInstance.h "
+                    "defining ALGORITHM_INSTANCE and DIGEST_BIT_LENGTH, and its C sources) "
+                    "into an instance library. The KAT driver and files defining main() are "
+                    "left out. The library path (or its folder) then works wherever an "
+                    "instance name does: hash, kat, campaign.")
+    parser.add_argument("source_dir", type=Path, metavar="SOURCE_DIR")
+    parser.add_argument("--name", help="instance name (default: the header's "
+                                       "ALGORITHM_INSTANCE)")
+    parser.add_argument("--flags", default="reference", metavar="SET",
+                        help="reference, performance, resource (the NGCC guide's flag sets) "
+                             "or literal compiler flags in quotes; default: %(default)s")
+    parser.add_argument("--candidate", metavar="ID",
+                        help="candidate id, e.g. hash-34 (default: from the official "
+                             "manifests when they list the instance name)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="output folder (default: ./ngcc-build/<name>/)")
+    parser.set_defaults(run=_run_build)
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from ngcc._build import build
+
+    result = build(args.source_dir, name=args.name, flags=args.flags, out_dir=args.out,
+                   candidate=args.candidate)
+    inst = result.instance
+    for name, why in result.skipped.items():
+        print("skipped %s: %s" % (name, why))
+    if result.warnings:
+        print(result.warnings.rstrip(), file=sys.stderr)
+    print(_table([
+        ("instance", inst.name),
+        ("candidate", inst.candidate),
+        ("digest bits", str(inst.digest_bits)),
+        ("library", str(inst.library)),
+        ("sha256", result.sha256),
+        ("flags", " ".join(inst.cflags)),
+        ("compiler", inst.compiler),
+        ("sources", " ".join(result.sources)),
+        ("warnings", "%d line(s)" % len(result.warnings.splitlines())),
+    ]))
+    return 0
+
+
 # ------------------------------------------------------------------------------- main
 
 #: One function per subcommand, in the order ``ngcc --help`` lists them.
@@ -364,6 +412,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_check,
     _add_report,
     _add_validate,
+    _add_build,
 ]
 
 

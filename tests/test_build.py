@@ -154,3 +154,24 @@ def test_hanging_library_times_out(tmp_path, monkeypatch):
 def test_not_a_folder(tmp_path):
     with pytest.raises(BuildError, match="not a folder"):
         build(tmp_path / "missing")
+
+
+def test_cli_build_then_hash(tmp_path, capsys):
+    from ngcc._cli import main
+
+    folder = iccs_folder(tmp_path / "sm3", "sm3", "SM3", 256)
+    assert main(["build", str(folder), "--out", str(tmp_path / "out"), "--name", "MySM3"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped KAT_CryptHash.c" in out and "MySM3.so" in out
+    assert main(["hash", str(tmp_path / "out" / "MySM3.so"), str(folder / "sm3.h")]) == 0
+    assert capsys.readouterr().out.strip() == ngcc.hash(
+        "SM3", (folder / "sm3.h").read_bytes()).hex()
+
+
+def test_cli_build_failure_is_one_line_and_nonzero(tmp_path, capsys):
+    from ngcc._cli import main
+
+    folder = c_folder(tmp_path / "f", "int CryptHash(void) { return undeclared_thing; }\n")
+    assert main(["build", str(folder), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ngcc: error:") and "undeclared_thing" in err
