@@ -90,7 +90,7 @@ def _run_child(library: Path, instance: str, digest_bits: int,
                progress: ProgressCallback) -> dict[str, Outcome]:
     """Run one child over ``jobs``; stop at the first file it does not finish."""
     job = {"library": str(library), "instance": instance, "digest_bits": digest_bits,
-           "files": [[tag, str(path)] for tag, path in jobs]}
+           "files": [[tag, str(path)] for tag, path in jobs], "parent_pid": os.getpid()}
     read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as stderr:
         try:
@@ -192,8 +192,21 @@ def _crash(tag: str, returncode: int, stderr: IO[bytes]) -> Outcome:
 
 # ------------------------------------------------------------------------- child side
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Have the kernel kill this child when its parent dies (Linux), so a hanging library
+    does not spin on after the caller was killed; exit if the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
 def _child_main(fd: int) -> None:
     job = json.loads(sys.stdin.read())
+    _die_with_parent(job["parent_pid"])
     with os.fdopen(fd, "w", buffering=1) as events:
         def send(**event: object) -> None:
             events.write(json.dumps(event) + "\n")

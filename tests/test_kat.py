@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -326,6 +327,32 @@ def test_hanging_library_gives_timeout(tmp_path, bad_libraries):
     assert result.verdict == "TIMEOUT"
     assert "killed" in result.files[0].detail
     assert not list(tmp_path.rglob("*.txt*"))
+
+
+def test_a_killed_caller_takes_the_generating_child_with_it(tmp_path, bad_libraries):
+    """A hanging library must not outlive a caller that was killed (e.g. by a CI timeout)."""
+    hanging = bad_libraries.build("hang", "Hanger", 512, "external", ("HANG",))
+    caller = subprocess.Popen([sys.executable, "-c", "import ngcc.kat, sys; "
+                               "ngcc.kat.check(sys.argv[1], out_dir=sys.argv[2], progress=False)",
+                               str(hanging), str(tmp_path)])
+    children = Path("/proc/%d/task/%d/children" % (caller.pid, caller.pid))
+    if not children.exists():
+        caller.kill()
+        caller.wait()
+        pytest.skip("no /proc/PID/task/PID/children here")
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.rglob("*.part")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the child is inside the library once the .part file exists
+    [child_pid] = [int(pid) for pid in children.read_text().split()]
+    caller.kill()
+    caller.wait()
+    while Path("/proc/%d" % child_pid).exists() and time.monotonic() < deadline:
+        status = Path("/proc/%d/stat" % child_pid).read_text(errors="replace")
+        if status.rsplit(")", 1)[-1].split()[0] == "Z":  # dead, waiting to be reaped
+            break
+        time.sleep(0.05)
+    else:
+        assert not Path("/proc/%d" % child_pid).exists(), "the child outlived its caller"
 
 
 MEMORY_CHILD = textwrap.dedent("""
