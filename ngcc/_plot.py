@@ -19,7 +19,7 @@ from cycler import cycler
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
 
-STYLE: dict[str, Any] = {
+STYLE: dict[Any, Any] = {
     "figure.facecolor": "white",
     "axes.facecolor": "white",
     "savefig.facecolor": "white",

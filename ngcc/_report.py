@@ -15,6 +15,7 @@ path, so ``ngcc validate`` can regenerate them and compare byte for byte.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,7 +213,7 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
 
 def _clock(env: dict[str, Any]) -> str:
     mhz = env.get("cpu_max_mhz")
-    turbo = {True: "on", False: "off"}.get(env.get("turbo"), "unknown")
+    turbo = "unknown" if env.get("turbo") is None else ("on" if env["turbo"] else "off")
     siblings = env.get("smt_siblings")
     smt = "unknown" if siblings is None else ("off" if len(siblings) <= 1 else "on")
     maximum = f"max {mhz / 1000:.2f} GHz" if mhz else "max unknown"
@@ -580,7 +581,7 @@ def pages(run: Run) -> dict[str, str]:
     return rendered
 
 
-def write_report(run: Run, out_dir: str | Path | None = None, plots: bool = True,
+def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots: bool = True,
                  distributions: Sequence[tuple[str, int]] = ()) -> list[Path]:
     """Write the pages (and, unless ``plots`` is false, the plots) of a run.
 
