@@ -94,7 +94,7 @@ def _utc(stamp: str | None) -> str:
 def instance_label(record: Record) -> str:
     """The instance as the tables show it: `` `Wish512` ``, plus ⚠ when timed without a
     KAT pass; a non-reference variant carries its suffix (`` `Wish512.opt` ``)."""
-    label = code(file_stem(record.instance, str(record.data.get("variant", "ref"))))
+    label = code(record_stem(record))
     return f"{label} {WARNING}" if record.timed_without_pass else label
 
 
@@ -181,9 +181,9 @@ def _title(run: Run, candidate: str) -> list[str]:
 
 
 def _instances(records: Sequence[Record], builds: Sequence[dict[str, Any]]) -> list[str]:
-    names = [file_stem(b["instance"], b.get("variant", "ref")) for b in builds]
+    names = [build_stem(b) for b in builds]
     for record in records:
-        name = file_stem(record.instance, str(record.data.get("variant", "ref")))
+        name = record_stem(record)
         if name not in names:
             names.append(name)
     return names
@@ -300,8 +300,8 @@ def _functional_testing(run: Run, candidate: str,
              f"Each library was checked against the official KAT vectors (SHA-256 manifest "
              f"{code(f'kat/{candidate}.sha256')} in ngcc; KAT files checked: {files}) "
              "before timing.", ""]
-    rows = [(code(file_stem(b["instance"], b.get("variant", "ref"))),
-             build_flags(b.get("cflags", [])), kat_cell(b.get("kat", {}))) for b in builds]
+    rows = [(code(build_stem(b)), build_flags(b.get("cflags", [])), kat_cell(b.get("kat", {})))
+            for b in builds]
     lines += table(KAT_COLUMNS, rows) + [""]
     if any(b.get("kat", {}).get("timed_without_pass") for b in builds):
         lines += [f"{WARNING} marks an instance timed although its KAT verdict is not "
@@ -398,21 +398,31 @@ def evidence_rows(records: Sequence[Record], builds: Sequence[dict[str, Any]]
                   ) -> list[tuple[str, str, str]]:
     """Section 7's rows: per instance its KAT log, then its records and raw samples
     (sorted by file name, as on the seed pages)."""
+    logs = {build_stem(b): b.get("kat", {}) for b in builds}
     rows: list[tuple[str, str, str]] = []
-    for build in builds:
-        stem = file_stem(build["instance"], build.get("variant", "ref"))
-        kat = build.get("kat", {})
+    for stem in _instances(records, builds):
+        kat = logs.get(stem, {})
         if kat.get("log"):
             digest = str(kat.get("log_sha256", ""))[:16]
             rows.append((code(stem), f"KAT log (sha256 {code(digest + '…')})",
                          code(kat["log"])))
-        mine = [r for r in records if file_stem(r.instance, str(r.data.get("variant", "ref")))
-                == stem]
-        timing = sorted((_format.operation(r.message_bytes), r) for r in mine)
-        rows += [(code(stem), f"timing {op}", code(_relpath(r))) for op, r in timing]
-        rows += [(code(stem), f"per-call cycles {op}", code(str(r.data["raw"]["path"])))
-                 for op, r in timing]
+        timing = sorted((r for r in records if record_stem(r) == stem),
+                        key=lambda r: _format.operation(r.message_bytes))
+        rows += [(code(stem), f"timing {_format.operation(r.message_bytes)}",
+                  code(_relpath(r))) for r in timing]
+        rows += [(code(stem), f"per-call cycles {_format.operation(r.message_bytes)}",
+                  code(str(r.data["raw"]["path"]))) for r in timing]
     return rows
+
+
+def record_stem(record: Record) -> str:
+    """The instance as evidence file names spell it (``Wish512``, ``Wish512.opt``)."""
+    return file_stem(record.instance, str(record.data.get("variant", "ref")))
+
+
+def build_stem(build: dict[str, Any]) -> str:
+    """The same for a ``build.json`` entry."""
+    return file_stem(str(build["instance"]), str(build.get("variant", "ref")))
 
 
 def _relpath(record: Record) -> str:
@@ -463,8 +473,7 @@ def _summary_rows(run: Run, lengths: Sequence[int]) -> list[tuple[str, ...]]:
     rows = []
     seen: dict[tuple[str, str], dict[int, Record]] = {}
     for record in run.records:
-        key = (record.candidate, file_stem(record.instance,
-                                           str(record.data.get("variant", "ref"))))
+        key = (record.candidate, record_stem(record))
         seen.setdefault(key, {})[record.message_bytes] = record
     for (candidate, _stem), by_length in seen.items():
         first = next(iter(by_length.values()))
@@ -554,8 +563,7 @@ def plot_stem_cpb(candidate: str) -> str:
 
 def plot_stem_distribution(record: Record) -> str:
     """File stem of the per-call distribution plot of one record."""
-    stem = file_stem(record.instance, str(record.data.get("variant", "ref")))
-    return f"{stem}__{_format.operation(record.message_bytes)}-calls"
+    return f"{record_stem(record)}__{_format.operation(record.message_bytes)}-calls"
 
 
 def distribution_records(records: Sequence[Record]) -> list[Record]:

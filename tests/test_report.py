@@ -263,3 +263,13 @@ def test_html_tables(run: Run) -> None:
     record_html = run.record("Pavelor-512", 32)._repr_html_()
     assert "<table>" in record_html and "95 % CI of the mean" in record_html
     assert _format.cycles(run.record("Pavelor-512", 32).statistics["mean_cycles"]) in record_html
+
+
+def test_run_without_build_json_still_indexes_its_records(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path / "run", calls=20)
+    (run_dir / "build.json").unlink()
+    page = _report.candidate_page(load_run(run_dir), "hash-22")
+    assert markdown_rows(page_sections(page)["3. Functional testing (KAT)"]) == []
+    rows = markdown_rows(page_sections(page)["7. Raw evidence index"])
+    assert len(rows) == 2 * (3 + 3)  # no KAT logs known, every record and raw file
+    assert "Parameter sets: Pavelor-512, Pavelor-1024" in page
