@@ -54,6 +54,8 @@ DEFAULT_FILES = ("2_12", "2_23")
 VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
 """Every verdict; an instance's verdict is its files' worst, in :data:`_SEVERITY` order."""
 
+_PathArg = str | os.PathLike[str]  # a path given as str or Path
+
 _SEVERITY = ("CRASH", "TIMEOUT", "MISMATCH", "ERROR", "NOKAT", "PASS")
 _TAGS = {"2_12": "2_12", "2_23": "2_23", "2_33": "2_33", "loop": "Loop"}
 
@@ -117,12 +119,11 @@ def file_name(kind: str, instance_name: str) -> str:
     return "KAT_%s_%s.txt" % (_TAGS[_normalise_kind(kind)], instance_name)
 
 
-def check(instances: str | os.PathLike[str] | Instance
-          | Iterable[str | os.PathLike[str] | Instance], *,
+def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
           files: str | Iterable[str] = DEFAULT_FILES,
-          out_dir: str | os.PathLike[str] | None = None,
+          out_dir: _PathArg | None = None,
           keep: bool = False, progress: bool = True, timeout: float | None = None,
-          official_dir: str | os.PathLike[str] | None = None) -> list[KatResult]:
+          official_dir: _PathArg | None = None) -> list[KatResult]:
     """Generate the KAT files of each instance and check them against the manifest.
 
     Instances are checked one after another (KAT_2_33 needs 1 GiB of memory per
@@ -198,7 +199,7 @@ def _label(inst: Instance) -> str:
 
 
 def _check_instance(inst: Instance, kinds: list[str], root: Path, keep: bool, progress: bool,
-                    timeout: float | None, official_dir: object) -> KatResult:
+                    timeout: float | None, official_dir: _PathArg | None) -> KatResult:
     label = _label(inst)
     folder = root / inst.candidate / label
     folder.mkdir(parents=True, exist_ok=True)
@@ -227,7 +228,8 @@ def _manifest(candidate: str) -> dict[str, ManifestEntry]:
 
 
 def _judge(inst: Instance, kind: str, path: Path, outcome: Outcome,
-           manifest: dict[str, ManifestEntry], official_dir: object, keep: bool) -> KatFileResult:
+           manifest: dict[str, ManifestEntry], official_dir: _PathArg | None,
+           keep: bool) -> KatFileResult:
     """Turn a generation outcome into a verdict; delete the file unless kept."""
     name = path.name
     expected = manifest.get("%s/%s" % (inst.name, name))
@@ -276,12 +278,14 @@ def _mismatch_detail(data: bytes, official: Path | None) -> str:
         return ("the canonical digest differs from the manifest (official file not at hand: "
                 "pass official_dir to name the first differing record)")
     where = first_difference(data, official.read_bytes())
-    return "first difference from %s: %s" % (official, where or "none in the records")
+    if where is None:
+        return "equal to the official file %s, which does not match the manifest" % official
+    return "first difference from %s: %s" % (official, where)
 
 
-def _official_roots(official_dir: object) -> list[Path]:
+def _official_roots(official_dir: _PathArg | None) -> list[Path]:
     if official_dir is not None:
-        return [Path(official_dir)]  # type: ignore[arg-type]
+        return [Path(official_dir)]
     roots = []
     if os.environ.get("NGCC_SHARED"):
         roots.append(Path(os.environ["NGCC_SHARED"]) / "kat")
@@ -289,7 +293,7 @@ def _official_roots(official_dir: object) -> list[Path]:
     return roots
 
 
-def _official_file(inst: Instance, name: str, official_dir: object) -> Path | None:
+def _official_file(inst: Instance, name: str, official_dir: _PathArg | None) -> Path | None:
     """The official copy of a KAT file, when one is at hand."""
     for root in _official_roots(official_dir):
         for folder in (root / inst.candidate / inst.name, root / inst.name, root):
