@@ -37,7 +37,6 @@ STYLE: dict[Any, Any] = {
     "font.size": 10,
     "legend.frameon": False,
     "svg.hashsalt": "ngcc",       # stable element ids: the same figure gives the same SVG
-    "svg.fonttype": "none",       # text stays text in the SVG (smaller, searchable)
 }
 
 DISTRIBUTION_CLIP = (0.5, 99.5)
