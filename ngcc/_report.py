@@ -16,6 +16,7 @@ path, so ``ngcc validate`` can regenerate them and compare byte for byte.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -551,14 +552,20 @@ PLOT_RUN_CPB = "run-cpb"
 SUMMARY_PAGE = "summary.md"
 
 
+def _file_safe(text: str) -> str:
+    """A candidate id as a file name: anything but letters, digits, ``.-_`` becomes ``_``
+    (an external library's id is free text)."""
+    return re.sub(r"[^\w.-]", "_", text)
+
+
 def page_name(candidate: str) -> str:
     """File name of a candidate's page in ``report/``."""
-    return f"{candidate}.md"
+    return f"{_file_safe(candidate)}.md"
 
 
 def plot_stem_cpb(candidate: str) -> str:
     """File stem of a candidate's cycles/byte plot in ``report/``."""
-    return f"{candidate}-cpb"
+    return f"{_file_safe(candidate)}-cpb"
 
 
 def plot_stem_distribution(record: Record) -> str:
