@@ -183,8 +183,11 @@ class Campaign:
         allow_kat_fail: time instances whose KAT verdict is not PASS (each record
             is then marked ``timed_without_pass``; reports show ⚠).
         kat_files: the official KAT files the gate checks (default KAT_2_12, KAT_2_23).
-        trial_timeout: seconds a trial child may take before it is killed
-            (default: ten times its estimate plus 60 s).
+        kat_timeout: seconds allowed per KAT file before the verdict is TIMEOUT
+            (default: no limit).
+        trial_timeout: seconds a trial or calibration child may take before it is
+            killed (default: ten times the trial's estimate plus 60 s; 120 s for the
+            cold call).
         progress: show a progress bar on a terminal.
         command: the command line recorded as provenance.
     """
@@ -196,7 +199,8 @@ class Campaign:
                  cpu: int | None = None, run_dir: str | os.PathLike[str] | None = None,
                  quick: bool = False, strict: bool = False, target_ci: float | None = None,
                  max_trials: int | None = None, allow_kat_fail: bool = False,
-                 kat_files: Sequence[str] = KAT_FILES, trial_timeout: float | None = None,
+                 kat_files: Sequence[str] = KAT_FILES, kat_timeout: float | None = None,
+                 trial_timeout: float | None = None,
                  progress: bool = True, command: Sequence[str] | None = None):
         self.instances = _resolve_instances(list(instances), candidate, all_instances)
         self.lengths = [int(n) for n in lengths]
@@ -216,6 +220,7 @@ class Campaign:
             TARGET_CI_MAX_TRIALS if target_ci else self.trials))
         self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
         self.kat_files = list(kat_files)
+        self.kat_timeout = kat_timeout
         self.trial_timeout = trial_timeout
         self.progress = progress and sys.stderr.isatty()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
@@ -364,7 +369,8 @@ class Campaign:
         if to_check:
             from ngcc import kat
             results = kat.check(to_check, files=tuple(self.kat_files),
-                                out_dir=self.run_dir / "kat", progress=self.progress)
+                                out_dir=self.run_dir / "kat", progress=self.progress,
+                                timeout=self.kat_timeout)
             for inst, result in zip(to_check, results, strict=True):
                 key = (inst.candidate, _stem(inst))
                 entries[key] = self._build_entry(inst, key, result.verdict, Path(result.log))
@@ -433,7 +439,8 @@ class Campaign:
                 bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
                 try:
                     t1 = _worker.run_cold_call(self._instance_of(job), job["message_bytes"],
-                                               self.cpu)
+                                               self.cpu, self.trial_timeout
+                                               or _worker.CALIBRATION_TIMEOUT)
                 except _worker.ChildError as exc:
                     job.update(status=exc.status, error=str(exc))
                 else:

@@ -207,6 +207,8 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                              "are marked timed_without_pass and reports show a warning sign")
     parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
                         help="KAT files the gate checks (default: %(default)s)")
+    parser.add_argument("--kat-timeout", type=float, metavar="SECONDS",
+                        help="time allowed per KAT file (default: no limit)")
     parser.add_argument("--trial-timeout", type=float, metavar="SECONDS",
                         help="kill a trial after this long (default: 10x its estimate + 60 s)")
     parser.add_argument("--strict", action="store_true",
@@ -230,7 +232,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         op_budget=args.op_budget, cpu=args.cpu, run_dir=args.run_dir, quick=args.quick,
         strict=args.strict, target_ci=args.target_ci, max_trials=args.max_trials,
         allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
-        trial_timeout=args.trial_timeout, progress=not args.quiet,
+        kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout, progress=not args.quiet,
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)

@@ -1,0 +1,410 @@
+"""Campaigns: the plan rule, a quick campaign end to end, resumption, refusals, the KAT gate,
+and children that crash or hang. Timing figures are never asserted (shared, noisy machines)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ngcc
+from ngcc import _campaign, _host, _records, _stats, _worker
+from ngcc._campaign import calls_per_trial, warmup_calls
+from ngcc._errors import (
+    CorruptRecordError,
+    ForeignRunDirError,
+    HostError,
+    KatGateError,
+    MeasurementWarning,
+    PlanMismatchError,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")  # busy test hosts
+
+REPO = Path(__file__).resolve().parents[1]
+#: A tiny plan: enough to exercise every phase in seconds.
+TINY = {"quick": True, "trials": 2, "trial_target": 0.002, "lengths": [32, 1024],
+        "progress": False}
+
+
+# ------------------------------------------------------------------------ the plan rule
+
+# Calls per trial published by the independent harness (seeds: hash-22, hash-34, hash-35).
+# The harness's t1 is not printed exactly; any t1 in [1/n, 1/(n-1)) gives n calls when
+# the trial target is 1 s, so t1 = 1/(n - 0.5) stands for the harness's measurement.
+SEED_COUNTS = [14427, 8515, 2506, 1289, 652, 166, 10490, 6039, 1700, 866, 439, 110, 12910,
+               5471, 3096, 852, 435, 218, 56, 17445, 4297, 18333, 10203, 2744, 6459, 2204, 750,
+               401, 105, 54, 27, 2557, 1272, 509, 283, 78, 40, 21]
+
+
+@pytest.mark.parametrize("calls", SEED_COUNTS)
+def test_plan_rule_reproduces_the_harness_counts(calls):
+    assert calls_per_trial(1 / (calls - 0.5)) == calls
+
+
+def test_plan_rule_published_examples():
+    assert calls_per_trial(69.316e-6) == 14427     # "t1 = 69.3 µs → 14427 calls per trial"
+    assert calls_per_trial(0.149) == 20             # Wish512 at 64 KiB: ceil(6.7) → 20
+    assert calls_per_trial(0.198) == 20             # Wish1024 at 64 KiB
+    assert calls_per_trial(49e-6) == 20000          # fast calls are capped
+    assert calls_per_trial(1e-9) == 20000
+
+
+def test_plan_rule_budget_cap():
+    # 5 · 20 · 10 s = 1000 s > 900 s: floor(900 / (5 · 10)) = 18 calls.
+    assert calls_per_trial(10.0) == 18
+    assert calls_per_trial(200.0) == 1              # never fewer than one call
+    assert calls_per_trial(0.01, trial_target=1.0, op_budget=2.0, trials=5) == 40
+    assert calls_per_trial(0.01, trial_target=1.0, op_budget=900.0, trials=5) == 100
+
+
+def test_warmup_rule():
+    assert warmup_calls(69.3e-6) == 3
+    assert warmup_calls(0.0499) == 3
+    assert warmup_calls(0.05) == 1
+    assert warmup_calls(0.149) == 1
+    assert warmup_calls(4.99) == 1
+    assert warmup_calls(5.0) == 0
+
+
+# ------------------------------------------------------------------------ end to end
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One tiny campaign on a candidate instance and the SM3 baseline, shared by tests."""
+    run_dir = tmp_path_factory.mktemp("campaign") / "run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementWarning)
+        run = ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=run_dir, **TINY).run()
+    return run
+
+
+def test_quick_campaign_writes_the_run_directory(quick_run):
+    path = quick_run.path
+    assert (path / "campaign.json").is_file() and (path / "build.json").is_file()
+    assert (path / "kat/hash-34/WChain-V1-512.log").is_file()
+    assert (path / "kat/baseline/SM3.log").is_file()
+    for stem, candidate in (("WChain-V1-512", "hash-34"), ("SM3", "baseline")):
+        for n in (32, 1024):
+            assert (path / ("records/%s/%s__hash_%d.json" % (candidate, stem, n))).is_file()
+            assert (path / ("raw/%s/%s__hash_%d.npz" % (candidate, stem, n))).is_file()
+    assert not list(path.rglob(".*.tmp-*"))
+    assert quick_run.complete and not quick_run.failed_jobs
+    assert quick_run.campaign["finished"] is not None
+    assert [job["status"] for job in quick_run.jobs] == ["done"] * 4
+
+
+def test_quick_campaign_records_follow_the_plan(quick_run):
+    for record in quick_run.records:
+        plan, stats = record.data["plan"], record.statistics
+        assert plan["calls_per_trial"] == calls_per_trial(
+            plan["t1_seconds"], 0.002, _campaign.QUICK_OP_BUDGET, 2)
+        assert plan["warmup_calls"] == warmup_calls(plan["t1_seconds"])
+        assert stats["trials"] == 2 and len(record.trials) == 2
+        assert stats["calls"] == 2 * plan["calls_per_trial"]
+        assert all(t["cpu"] == quick_run.plan["cpu"] for t in record.trials)
+        assert all(t["baseline_rss_kib"] <= t["peak_rss_kib"] for t in record.trials)
+        resources = record.data["resources"]
+        assert resources["peak_rss_kib"] == max(t["peak_rss_kib"] for t in record.trials)
+        assert resources["elf_image_bytes"] > 0
+
+
+def test_quick_campaign_statistics_match_the_raw_samples(quick_run):
+    for record in quick_run.records:
+        cycles = record.cycles()
+        assert [len(c) for c in cycles] == record.data["raw"]["calls_per_trial"]
+        assert all(c.dtype == np.uint64 for c in cycles)
+        recomputed = _stats.aggregate(
+            cycles, [t["total_seconds"] for t in record.trials],
+            [t["counter_rate_ratio"] for t in record.trials], record.message_bytes,
+            quick_run.plan["cpu"])
+        assert recomputed == record.statistics
+        assert record.statistics["cycles_per_byte"] == pytest.approx(
+            record.statistics["mean_cycles"] / record.message_bytes)
+
+
+def test_quick_campaign_kat_gate_and_environment(quick_run):
+    wchain = quick_run.record("WChain-V1-512", 32)
+    assert wchain.kat_verdict == "PASS" and not wchain.timed_without_pass
+    assert wchain.data["kat"]["gate"] == "pass"
+    sm3 = quick_run.record("SM3", 1024)
+    assert sm3.kat_verdict == "NOKAT" and sm3.data["kat"]["gate"] == "baseline"
+    assert not sm3.timed_without_pass
+    env = quick_run.environment
+    for key in ("cpu_model", "cpu", "counter", "governor", "turbo", "smt_siblings",
+                "virtualization", "perf_event_paranoid", "load_average_start", "kernel",
+                "os", "compiler", "python", "numpy", "ngcc_version", "git_commit"):
+        assert key in env
+    assert quick_run.campaign["load_average_end"] is not None
+    build = {e["instance"]: e for e in quick_run.build["instances"]}
+    assert build["WChain-V1-512"]["library_sha256"] == _records.sha256_file(
+        ngcc.instance("WChain-V1-512").library)
+
+
+def test_load_run_reads_back_the_same_records(quick_run):
+    again = ngcc.load_run(quick_run.path)
+    assert [r.data for r in again.records] == [r.data for r in quick_run.records]
+    with pytest.raises(KeyError, match="SM3 at 64 bytes"):
+        again.record("SM3", 64)
+
+
+def test_rerun_of_a_finished_campaign_measures_nothing(quick_run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(quick_run.path, copy)
+    before = {p: p.stat().st_mtime_ns for p in copy.rglob("*.json") if "records" in p.parts}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementWarning)
+        run = ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    assert len(run.campaign["resumed"]) == 1 and run.complete
+
+
+# ------------------------------------------------------------------------ refusals
+
+def test_a_different_plan_is_refused(quick_run):
+    before = (quick_run.path / "campaign.json").read_bytes()
+    with pytest.raises(PlanMismatchError) as caught:
+        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=quick_run.path,
+                      **{**TINY, "trials": 3}).run()
+    message = str(caught.value)
+    assert "trials: 2 in the run, 3 asked" in message and "--run-dir" in message
+    with pytest.raises(PlanMismatchError, match="instances"):
+        ngcc.Campaign(["SM3"], run_dir=quick_run.path, **TINY).run()
+    assert (quick_run.path / "campaign.json").read_bytes() == before
+
+
+def test_a_foreign_directory_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    with pytest.raises(ForeignRunDirError, match="not an ngcc run directory"):
+        ngcc.Campaign(["SM3"], run_dir=tmp_path, **TINY).run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    with pytest.raises(ForeignRunDirError):
+        ngcc.load_run(tmp_path)
+
+
+def _copy_run(quick_run, tmp_path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(quick_run.path, copy)
+    return copy
+
+
+def test_a_corrupt_record_is_reported_by_name(quick_run, tmp_path):
+    copy = _copy_run(quick_run, tmp_path)
+    victim = copy / "records/baseline/SM3__hash_1024.json"
+    victim.write_text(victim.read_text()[:100])               # cut short
+    with pytest.raises(CorruptRecordError) as caught:
+        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
+    assert str(victim) in str(caught.value) and "Delete it" in str(caught.value)
+    with pytest.raises(CorruptRecordError, match=r"SM3__hash_1024\.json"):
+        ngcc.load_run(copy)
+
+
+def test_a_record_of_another_schema_is_reported_by_name(quick_run, tmp_path):
+    copy = _copy_run(quick_run, tmp_path)
+    victim = copy / "records/hash-34/WChain-V1-512__hash_32.json"
+    data = json.loads(victim.read_text())
+    data["schema"] = "ngcc.record/99"
+    victim.write_text(json.dumps(data))
+    with pytest.raises(CorruptRecordError, match=r"WChain-V1-512__hash_32\.json.*ngcc.record/99"):
+        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
+
+
+def test_tampered_raw_samples_are_reported_with_their_record(quick_run, tmp_path):
+    copy = _copy_run(quick_run, tmp_path)
+    raw = copy / "raw/baseline/SM3__hash_32.npz"
+    data = bytearray(raw.read_bytes())
+    data[len(data) // 2] ^= 0xFF                              # one flipped byte
+    raw.write_bytes(bytes(data))
+    with pytest.raises(CorruptRecordError, match=r"SM3__hash_32\.json.*raw samples"):
+        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
+
+
+def test_strict_refuses_an_unfixed_host_before_writing(tmp_path, monkeypatch):
+    real = _host.fingerprint
+
+    def powersave(cpu=None):
+        return {**real(cpu), "governor": "powersave"}
+
+    monkeypatch.setattr(_host, "fingerprint", powersave)
+    with pytest.raises(HostError, match="'powersave' cpufreq governor"):
+        ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", strict=True, **TINY).run()
+    assert not (tmp_path / "run").exists()
+
+
+def test_unavailable_cpu_is_refused():
+    with pytest.raises(ValueError, match="not available"):
+        ngcc.Campaign(["SM3"], cpu=max(os.sched_getaffinity(0)) + 1000, **TINY)
+
+
+# ------------------------------------------------------------------------ interruption
+
+def _campaign_command(run_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "ngcc", "campaign", "SM3", "--quick", "--trials", "3",
+            "--trial-target", "0.002", "--lengths", "32,64,128,256,512,1024,2048,4096", "--quiet",
+            "--run-dir", str(run_dir)]
+
+
+def test_resume_after_sigkill(tmp_path):
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    orchestrator = subprocess.Popen(_campaign_command(run_dir), env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    records = run_dir / "records" / "baseline"
+    deadline = time.monotonic() + 120
+    while not list(records.glob("*.json")) and time.monotonic() < deadline:
+        assert orchestrator.poll() is None, "the campaign ended before it could be killed"
+        time.sleep(0.01)
+    orchestrator.send_signal(signal.SIGKILL)
+    orchestrator.wait()
+
+    # No half-written file: whatever is there under its final name loads completely.
+    survivors = sorted(records.glob("*.json"))
+    assert 1 <= len(survivors) < 8
+    for path in survivors:
+        _records.load_record(path, run_dir).cycles()
+    state = _records.load_campaign(run_dir)
+    assert state["finished"] is None
+    kept = {path: path.stat().st_mtime_ns for path in survivors}
+
+    rerun = subprocess.run(_campaign_command(run_dir), env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    run = ngcc.load_run(run_dir)
+    assert run.complete and run.campaign["finished"] and len(run.records) == 8
+    assert {path: path.stat().st_mtime_ns for path in kept} == kept   # finished jobs skipped
+    assert not list(run_dir.rglob(".*.tmp-*"))
+
+
+# ------------------------------------------------------------------------ foreign libraries
+
+FAKE_HASH = r"""
+#include <signal.h>
+#include <string.h>
+__attribute__((visibility("default")))
+int CryptHash(int digest_bits, const unsigned char *msg, unsigned long long bits,
+              unsigned char *digest)
+{
+    (void)msg;
+    if (bits == CRASH_AT_BITS)
+        raise(SIGSEGV);
+    while (bits == HANG_AT_BITS) { }
+    memset(digest, 0x5a, (size_t)digest_bits / 8);   /* wrong on purpose */
+    return 0;
+}
+"""
+
+
+NEVER = "0xFFFFFFFFFFFFFFFFULL"   # a message length no KAT file and no campaign uses
+
+
+def _fake_library(folder: Path, name: str, crash_at_bytes: int = 0,
+                  hang_at_bytes: int = 0) -> Path:
+    """A CryptHash library that answers wrongly, and crashes or hangs at one length."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "fake.c"
+    source.write_text(FAKE_HASH)
+    library = folder / ("%s.so" % name)
+    subprocess.run([compiler, "-O1", "-fPIC", "-shared", "-o", str(library), str(source),
+                    "-DCRASH_AT_BITS=%s" % (8 * crash_at_bytes or NEVER),
+                    "-DHANG_AT_BITS=%s" % (8 * hang_at_bytes or NEVER)], check=True)
+    library.with_suffix(".so.json").write_text(json.dumps(
+        {"name": name, "family": "Fake", "digest_bits": 512}))
+    return library
+
+
+def test_kat_gate_refuses_a_wrong_instance(tmp_path):
+    library = _fake_library(tmp_path / "lib", "WChain-V1-512")
+    run_dir = tmp_path / "run"
+    with pytest.raises(KatGateError, match=r"WChain-V1-512 MISMATCH.*--allow-kat-fail"), \
+            pytest.warns(MeasurementWarning, match="not timed"):
+        ngcc.Campaign([str(library)], candidate="hash-34", run_dir=run_dir, **TINY).run()
+    state = _records.load_campaign(run_dir)
+    assert {job["status"] for job in state["jobs"]} == {"refused"}
+    assert not (run_dir / "records").exists()
+    [entry] = _records.load_build(run_dir)["instances"]
+    assert entry["kat"]["verdict"] == "MISMATCH" and entry["kat"]["gate"] == "refused"
+    assert entry["stem"] == "WChain-V1-512.external"     # no clash with the built-in one
+
+
+def test_kat_gate_override_marks_every_record(tmp_path):
+    library = _fake_library(tmp_path / "lib", "WChain-V1-512")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementWarning)
+        run = ngcc.Campaign([str(library)], candidate="hash-34", run_dir=tmp_path / "run",
+                            allow_kat_fail=True, **TINY).run()
+    assert len(run.records) == 2
+    for record in run.records:
+        assert record.kat_verdict == "MISMATCH"
+        assert record.timed_without_pass and record.data["kat"]["gate"] == "override"
+        assert record.path.parent.name == "hash-34"
+        assert record.path.name.startswith("WChain-V1-512.external__hash_")
+
+
+def test_a_crashing_length_is_an_error_entry_and_the_campaign_goes_on(tmp_path):
+    library = _fake_library(tmp_path / "lib", "Crashy-512", crash_at_bytes=1024)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementWarning)
+        run = ngcc.Campaign([str(library), "SM3"], candidate="hash-34",
+                            run_dir=tmp_path / "run", allow_kat_fail=True, **TINY).run()
+    status = {(j["instance"], j["message_bytes"]): j for j in run.jobs}
+    assert status[("Crashy-512", 32)]["status"] == "done"
+    crashed = status[("Crashy-512", 1024)]
+    assert crashed["status"] == "crash"
+    assert "Crashy-512 at 1024 B" in crashed["error"] and "SIGSEGV" in crashed["error"]
+    assert status[("SM3", 1024)]["status"] == "done"         # later jobs still measured
+    assert not (run.path / crashed["record"]).exists()
+    assert run.failed_jobs == [crashed]
+
+
+def test_a_hanging_trial_is_a_timeout_entry(tmp_path):
+    library = _fake_library(tmp_path / "lib", "Hangs-512", hang_at_bytes=64)
+    inst = ngcc.instance(str(library))
+    cpu = max(os.sched_getaffinity(0))
+    assert _worker.run_cold_call(inst, 32, cpu, timeout=60) > 0
+    with pytest.raises(_worker.ChildError) as caught:
+        _worker.run_trial(inst, 64, calls=10, warmup=0, cpu=cpu, index=2, timeout=3)
+    assert caught.value.status == "timeout"
+    assert "Hangs-512 at 64 B (trial 2)" in str(caught.value)
+
+
+# ------------------------------------------------------------------------ target-ci mode
+
+def test_target_ci_adds_trials_up_to_the_cap(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementWarning)
+        hard = ngcc.Campaign(["SM3"], run_dir=tmp_path / "hard", target_ci=1e-9,
+                             max_trials=4, **{**TINY, "lengths": [32]}).run()
+        easy = ngcc.Campaign(["SM3"], run_dir=tmp_path / "easy", target_ci=1e6,
+                             max_trials=4, **{**TINY, "lengths": [32]}).run()
+    assert hard.records[0].statistics["trials"] == 4
+    assert easy.records[0].statistics["trials"] == 2
+
+
+# ------------------------------------------------------------------------ command line
+
+def test_cli_campaign_prints_a_summary(tmp_path, capsys):
+    from ngcc._cli import main
+    status = main(["campaign", "SM3", "--quick", "--trials", "2", "--trial-target", "0.002",
+                   "--lengths", "64", "--run-dir", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "SM3" in out and "64 B" in out and "(2 × " in out and "NOKAT" in out
+    assert "evidence: %s" % (tmp_path / "run") in out
+
+
+def test_cli_campaign_without_instances_is_an_error(capsys):
+    from ngcc._cli import main
+    assert main(["campaign"]) == 1
+    assert "--candidate" in capsys.readouterr().err
