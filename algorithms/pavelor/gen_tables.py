@@ -23,7 +23,6 @@ constants of round_constants.hex in bitsliced form.
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 import sys
@@ -123,8 +122,15 @@ def aes_to_tower() -> list[int]:
         powers.append(gf256_mul(powers[-1], TOWER_BETA))
     if powers[8] ^ powers[4] ^ powers[3] ^ powers[1] ^ powers[0]:
         raise ValueError("TOWER_BETA is not a root of the AES polynomial")
-    return [functools.reduce(lambda acc, i, x=x: acc ^ (powers[i] if x >> i & 1 else 0),
-                             range(8), 0) for x in range(256)]
+
+    def phi(x: int) -> int:
+        value = 0
+        for i in range(8):
+            if x >> i & 1:
+                value ^= powers[i]
+        return value
+
+    return [phi(x) for x in range(256)]
 
 
 # ------------------------------------------------------------ circuit synthesis
@@ -187,6 +193,7 @@ class CircuitBuilder:
         self.table = {"u%d" % b: truth_table(list(range(256)), b) for b in range(8)}
         self.table["ONE"] = ALL
         self.gates: list[tuple[str, str, str, str]] = []  # (dest, op, a, b)
+        self.outputs: list[str] = []
 
     def _emit(self, op: str, a: str, b: str = "") -> str:
         dest = "%s%d" % ("p" if op == "and" else "t", len(self.gates))
