@@ -52,11 +52,13 @@ DEFAULT_FILES = ("2_12", "2_23")
 """The files checked by default: the quick ones (seconds, not minutes)."""
 
 VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
-"""Every verdict; an instance's verdict is its files' worst, in :data:`_SEVERITY` order."""
+"""Every verdict. An instance's verdict is its files' worst, in the order CRASH, TIMEOUT,
+MISMATCH, ERROR, NOKAT, PASS."""
 
 _PathArg = str | os.PathLike[str]  # a path given as str or Path
 
 _SEVERITY = ("CRASH", "TIMEOUT", "MISMATCH", "ERROR", "NOKAT", "PASS")
+# kind -> the tag in the file name and the DRNG seed ("KAT_" + tag, 8 times)
 _TAGS = {"2_12": "2_12", "2_23": "2_23", "2_33": "2_33", "loop": "Loop"}
 
 
@@ -96,7 +98,9 @@ class KatResult:
         instance: the instance name, e.g. ``"Wish512"``.
         candidate: its candidate id, e.g. ``"hash-35"``.
         verdict: the worst verdict of its files (``"PASS"`` only if every file passed).
-        log: the KAT log, ``<out_dir>/<candidate>/<instance>.log``.
+        log: the KAT log, ``<out_dir>/<candidate>/<instance>.log``; for a variant the
+            bare name does not mean (``Wish512:opt``, or an external library named like
+            a built-in instance) ``<instance>.<variant>.log``.
         files: one :class:`KatFileResult` per file checked, in generator order.
         variant: the implementation checked (``"ref"``, ``"opt"``, ``"external"``).
     """
