@@ -111,24 +111,29 @@ def _json_roundtrip(data: Any) -> Any:
     return json.loads(json.dumps(data))
 
 
+def _is_path(name: object) -> bool:
+    return isinstance(name, os.PathLike) or (
+        isinstance(name, str) and (os.sep in name or name.endswith(".so")))
+
+
 def _resolve_instances(names: Sequence[str | os.PathLike[str] | Instance],
                        candidate: str | None, all_instances: bool) -> list[Instance]:
-    """The instances a campaign measures, each once, in the order given."""
+    """The instances a campaign measures, each once: with ``all_instances`` every
+    built-in one; with ``candidate`` the built-in instances of that candidate (unless
+    library paths are named: ``candidate`` is then their id); then the named ones."""
     chosen: list[Instance] = []
-    for name in names:
-        is_path = isinstance(name, os.PathLike) or (
-            isinstance(name, str) and (os.sep in name or name.endswith(".so")))
-        if candidate and is_path:
-            chosen.append(external_instance(Path(name), candidate))  # type: ignore[arg-type]
-        else:
-            chosen.append(instance(name))
     if all_instances:
         chosen.extend(instances())
-    elif candidate and not names:
+    elif candidate and not any(_is_path(name) for name in names):
         chosen.extend(i for i in instances() if i.candidate == candidate)
         if not chosen:
             raise NgccError("no built-in instance of candidate %r; candidates: %s"
                             % (candidate, ", ".join(sorted({i.candidate for i in instances()}))))
+    for name in names:
+        if candidate and _is_path(name):
+            chosen.append(external_instance(Path(name), candidate))  # type: ignore[arg-type]
+        else:
+            chosen.append(instance(name))
     unique: dict[tuple[str, str], Instance] = {}
     for inst in chosen:
         unique.setdefault((inst.candidate, _stem(inst)), inst)

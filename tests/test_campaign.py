@@ -240,6 +240,20 @@ def test_strict_refuses_an_unfixed_host_before_writing(tmp_path, monkeypatch):
     assert not (tmp_path / "run").exists()
 
 
+def test_instance_selection():
+    named = ngcc.Campaign(["pseudoXOF-512", "SM3", "sm3"], candidate="hash-34", **TINY)
+    assert [i.name for i in named.instances] == ["WChain-V1-512", "WChain-V2-1024",
+                                                 "pseudoXOF-512", "SM3"]
+    everything = ngcc.Campaign(all_instances=True, **TINY)
+    assert [i.name for i in everything.instances] == [i.name for i in ngcc.instances()]
+    with pytest.raises(ngcc.NgccError, match="no built-in instance of candidate 'hash-99'"):
+        ngcc.Campaign(candidate="hash-99", **TINY)
+    with pytest.raises(ngcc.NgccError, match="no instance to measure"):
+        ngcc.Campaign([], **TINY)
+    with pytest.raises(ValueError, match="positive"):
+        ngcc.Campaign(["SM3"], **{**TINY, "lengths": [0]})
+
+
 def test_unavailable_cpu_is_refused():
     with pytest.raises(ValueError, match="not available"):
         ngcc.Campaign(["SM3"], cpu=max(os.sched_getaffinity(0)) + 1000, **TINY)
