@@ -237,7 +237,12 @@ def _run_campaign(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
         warnings.showwarning = _show_warning
-        run = campaign.run()
+        try:
+            run = campaign.run()
+        except KeyboardInterrupt:
+            print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
+                  "again to resume" % campaign.run_dir, file=sys.stderr)
+            return 130
     if not args.quiet:
         print(_campaign_summary(run))
     for job in run.failed_jobs:

@@ -267,18 +267,22 @@ def _campaign_command(run_dir: Path) -> list[str]:
             "--run-dir", str(run_dir)]
 
 
-def test_resume_after_sigkill(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_resume_after_the_orchestrator_is_stopped(tmp_path, stop):
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    orchestrator = subprocess.Popen(_campaign_command(run_dir), env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    orchestrator = subprocess.Popen(_campaign_command(run_dir), env=env, text=True,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     records = run_dir / "records" / "baseline"
     deadline = time.monotonic() + 120
     while not list(records.glob("*.json")) and time.monotonic() < deadline:
         assert orchestrator.poll() is None, "the campaign ended before it could be killed"
         time.sleep(0.01)
-    orchestrator.send_signal(signal.SIGKILL)
-    orchestrator.wait()
+    orchestrator.send_signal(stop)
+    _, stderr = orchestrator.communicate(timeout=120)
+    if stop == signal.SIGINT:
+        assert orchestrator.returncode == 130
+        assert "run the same command again to resume" in stderr
 
     # No half-written file: whatever is there under its final name loads completely.
     survivors = sorted(records.glob("*.json"))
