@@ -266,14 +266,15 @@ class Campaign:
         self._state["updated"] = _utc_now()
         _records.write_json(self.run_dir / _records.CAMPAIGN_FILE, self._state)
 
-    def _open_run_dir(self, environment: dict[str, Any]) -> None:
+    def _open_run_dir(self, environment: dict[str, Any],
+                      issues: list[dict[str, str]]) -> None:
         """Start a new run directory, or resume the one there (same plan only)."""
         path = self.run_dir
         if path.exists() and not path.is_dir():
             raise ForeignRunDirError("%s is a file, not a run directory; choose another "
                                      "--run-dir" % path)
         if (path / _records.CAMPAIGN_FILE).exists():
-            self._resume(_records.load_campaign(path))
+            self._resume(_records.load_campaign(path), environment, issues)
             return
         if path.exists() and any(not _is_temp_file(p) for p in path.iterdir()):
             raise ForeignRunDirError(
@@ -285,10 +286,11 @@ class Campaign:
             "schema": _records.SCHEMA_CAMPAIGN, "run_id": path.name, "created": _utc_now(),
             "updated": None, "finished": None, "resumed": [], "command": self.command,
             "plan": self.plan, "environment": environment, "load_average_end": None,
-            "host_warnings": [], "jobs": self._fresh_jobs()}
+            "host_warnings": issues, "jobs": self._fresh_jobs()}
         self._save()
 
-    def _resume(self, state: dict[str, Any]) -> None:
+    def _resume(self, state: dict[str, Any], environment: dict[str, Any],
+                issues: list[dict[str, str]]) -> None:
         differences = _plan_differences(state["plan"], self.plan)
         if differences:
             raise PlanMismatchError(
@@ -298,7 +300,9 @@ class Campaign:
         _records.remove_temp_files(self.run_dir)
         for job in state["jobs"]:
             self._reconcile(job)
-        state["resumed"] = [*state.get("resumed", []), _utc_now()]
+        state["resumed"] = [*state.get("resumed", []), {
+            "at": _utc_now(), "load_average_start": environment["load_average_start"],
+            "host_warnings": issues}]
         state["finished"] = None
         self._state = state
         self._save()
@@ -333,9 +337,8 @@ class Campaign:
         if self.strict and issues:
             raise HostError("the host is not fixed for measurement (--strict): "
                             + "; ".join(issue.message for issue in issues))
-        self._open_run_dir(environment)
+        self._open_run_dir(environment, [issue.to_json() for issue in issues])
         self._environment = environment
-        self._state["host_warnings"] = [issue.to_json() for issue in issues]
         for issue in issues:
             warnings.warn(issue.message, MeasurementWarning, stacklevel=2)
         self._kat_gate()
@@ -513,7 +516,7 @@ class Campaign:
         ratio = _stats.counter_rate_ratio(trial["total_cycles"], trial["total_seconds"],
                                           trial["frequency_hz"])
         return {"index": index, "started": trial["started"], "pid": trial["pid"],
-                "cpu": self.cpu, "calls": len(trial["cycles"]), "warmup_calls": warmup,
+                "cpu": trial["cpu"], "calls": len(trial["cycles"]), "warmup_calls": warmup,
                 "total_cycles": trial["total_cycles"], "total_seconds": trial["total_seconds"],
                 "counter_frequency_hz": trial["frequency_hz"], "counter_rate_ratio": ratio,
                 **_stats.summarize_trial(trial["cycles"]),

@@ -28,6 +28,8 @@ CALIBRATION_TIMEOUT = 120.0   # seconds for one cold call of an unknown library
 
 def _pin(cpu: int) -> None:
     os.sched_setaffinity(0, {cpu})
+    if os.sched_getaffinity(0) != {cpu}:
+        raise OSError("could not pin the trial process to CPU %d" % cpu)
 
 
 def _statm_rss_kib() -> int:
@@ -67,7 +69,7 @@ def trial(instance: Instance, message_bytes: int, calls: int, warmup: int,
     peak = _vmhwm_kib()
     return {
         "pid": os.getpid(),
-        "cpu": sorted(os.sched_getaffinity(0)),
+        "cpu": min(os.sched_getaffinity(0)),   # pinned: the one CPU it may run on
         "cycles": np.array(result.cycles, dtype=np.uint64),
         "total_cycles": int(result.total_cycles),
         "total_seconds": float(result.total_seconds),
