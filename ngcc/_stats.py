@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
 CONFIDENCE = 0.95
 OUTLIER_TOLERANCE = 0.05      # a trial mean 5 % away from the median of trial means
@@ -80,10 +79,12 @@ def t_confidence_interval(means: Sequence[float], confidence: float = CONFIDENCE
     n = len(means)
     if n < 2:
         return None
+    from scipy.special import stdtrit  # here, not at import: trial processes never need it
+
     values = np.asarray(means, dtype=np.float64)
     centre = float(np.mean(values))
     spread = float(np.std(values, ddof=1))
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * spread / math.sqrt(n)
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * spread / math.sqrt(n)
     return centre - half, centre + half, half
 
 
