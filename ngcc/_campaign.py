@@ -153,6 +153,13 @@ def _plan_differences(stored: dict[str, Any], asked: dict[str, Any]) -> list[str
             for key in sorted(set(stored) | set(asked)) if stored.get(key) != asked.get(key)]
 
 
+def _check_positive(**settings: float | None) -> None:
+    """Refuse a setting that is given but not a positive number (None means default)."""
+    for name, value in settings.items():
+        if value is not None and not value > 0:
+            raise ValueError("%s must be positive, got %r" % (name, value))
+
+
 def _is_temp_file(path: Path) -> bool:
     return path.name.startswith(".") and ".tmp-" in path.name
 
@@ -168,8 +175,8 @@ class Campaign:
     Args:
         instances: instance names (``"Wish512"``), :class:`Instance` objects or
             library paths.
-        candidate: measure every built-in instance of this candidate id (when no
-            instances are named), or the id of the named external libraries.
+        candidate: also measure every built-in instance of this candidate id, or,
+            when library paths are named, the candidate id of those libraries.
         all_instances: measure every built-in instance.
         lengths: message lengths in bytes (default: the eight guide lengths).
         trials: trials per instance × length (default 5; 3 with ``quick``).
@@ -207,6 +214,9 @@ class Campaign:
                  kat_files: Sequence[str] = KAT_FILES, kat_timeout: float | None = None,
                  trial_timeout: float | None = None,
                  progress: bool = True, command: Sequence[str] | None = None):
+        _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
+                        target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
+                        trial_timeout=trial_timeout)
         self.instances = _resolve_instances(list(instances), candidate, all_instances)
         self.lengths = [int(n) for n in lengths]
         if not self.lengths or min(self.lengths) < 1:

@@ -252,6 +252,10 @@ def test_instance_selection():
         ngcc.Campaign([], **TINY)
     with pytest.raises(ValueError, match="positive"):
         ngcc.Campaign(["SM3"], **{**TINY, "lengths": [0]})
+    with pytest.raises(ValueError, match="trials must be positive, got 0"):
+        ngcc.Campaign(["SM3"], **{**TINY, "trials": 0})
+    with pytest.raises(ValueError, match="op_budget must be positive"):
+        ngcc.Campaign(["SM3"], op_budget=-1.0, **TINY)
 
 
 def test_unavailable_cpu_is_refused():
