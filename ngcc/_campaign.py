@@ -363,9 +363,12 @@ class Campaign:
     def _instance_of(self, job: dict[str, Any]) -> Instance:
         return self._by_key[(job["candidate"], job["stem"])]
 
-    def _bar(self, total: float, desc: str, unit: str) -> tqdm:
-        return tqdm(total=total, desc=desc, unit=unit, disable=not self.progress,
-                    leave=False, dynamic_ncols=True, file=sys.stderr)
+    def _bar(self, total: float, desc: str) -> tqdm:
+        """A progress bar on stderr; its ETA comes from the work done so far."""
+        return tqdm(total=total, desc=desc, disable=not self.progress, leave=False,
+                    dynamic_ncols=True, file=sys.stderr,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}"
+                               "{postfix}")
 
     # KAT gate ----------------------------------------------------------------
 
@@ -452,7 +455,7 @@ class Campaign:
     def _calibrate(self) -> None:
         """One cold call per pending job without a t1, in a fresh pinned child; plan it."""
         todo = [job for job in self._jobs("pending") if job["t1_seconds"] is None]
-        with self._bar(len(todo), "calibrate", "job") as bar:
+        with self._bar(len(todo), "calibrate") as bar:
             for job in todo:
                 bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
                 try:
@@ -480,8 +483,9 @@ class Campaign:
 
     def _measure(self) -> None:
         todo = self._jobs("pending")
+        # The bar counts estimated seconds, so jobs of different cost move it fairly.
         total = sum(job["trials_planned"] * self._trial_cost(job) for job in todo)
-        with self._bar(round(total, 1), "measure", "s") as bar:
+        with self._bar(total, "measure") as bar:
             for job in todo:
                 bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
                 try:
@@ -504,8 +508,8 @@ class Campaign:
             result = _worker.run_trial(inst, job["message_bytes"], job["calls_per_trial"],
                                        job["warmup_calls"], self.cpu, len(trials), timeout)
             trials.append({"started": started, **result})
-            bar.update(round(self._trial_cost(job), 1) if len(trials) <= job["trials_planned"]
-                       else 0)
+            if len(trials) <= job["trials_planned"]:  # extra --target-ci trials: unplanned
+                bar.update(min(self._trial_cost(job), bar.total - bar.n))
         return trials
 
     def _enough(self, trials: list[dict[str, Any]]) -> bool:
