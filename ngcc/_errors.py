@@ -59,11 +59,12 @@ class PlanMismatchError(RunDirError):
 class CorruptRecordError(RunDirError):
     """An evidence file that is unreadable, of unknown schema, incomplete or tampered."""
 
-    def __init__(self, path: object, defect: str):
+    RECORD_REMEDY = "Delete it to measure that job again (or start a new --run-dir)."
+
+    def __init__(self, path: object, defect: str, remedy: str = RECORD_REMEDY):
         self.path = path
         self.defect = defect
-        super().__init__("corrupt evidence file %s: %s. Delete it to measure that job again "
-                         "(or start a new --run-dir)." % (path, defect))
+        super().__init__("corrupt evidence file %s: %s. %s" % (path, defect, remedy))
 
 
 class HostError(NgccError):

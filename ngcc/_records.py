@@ -37,6 +37,12 @@ _REQUIRED = {
                     "environment", "trials", "statistics", "resources", "raw",
                     "provenance"),
 }
+_REMEDY = {
+    SCHEMA_CAMPAIGN: "Without it the run can be neither resumed nor read: start a new "
+                     "--run-dir (the records stay readable one by one).",
+    SCHEMA_BUILD: "Delete it to check the KAT verdicts again on the next run.",
+    SCHEMA_RECORD: CorruptRecordError.RECORD_REMEDY,
+}
 _REQUIRED_STATISTICS = ("trials", "calls", "mean_cycles", "median_cycles", "min_cycles",
                         "cycles_per_byte", "ci95_relative", "mean_seconds", "mb_per_s")
 
@@ -102,22 +108,26 @@ def load_json(path: Path, schema: str) -> dict[str, Any]:
     """Load an evidence JSON file and check its schema and required fields.
 
     Raises:
-        CorruptRecordError: unreadable, not JSON, another schema or a missing field.
+        CorruptRecordError: unreadable, not JSON, another schema or a missing field;
+            the message names the file and says what to do about it.
     """
+    def corrupt(defect: str) -> CorruptRecordError:
+        return CorruptRecordError(path, defect, _REMEDY[schema])
+
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError) as exc:
-        raise CorruptRecordError(path, "cannot be read (%s)" % exc) from exc
+        raise corrupt("cannot be read (%s)" % exc) from exc
     except ValueError as exc:
-        raise CorruptRecordError(path, "not valid JSON (%s)" % exc) from exc
+        raise corrupt("not valid JSON (%s)" % exc) from exc
     if not isinstance(data, dict):
-        raise CorruptRecordError(path, "not a JSON object")
+        raise corrupt("not a JSON object")
     found = data.get("schema")
     if found != schema:
-        raise CorruptRecordError(path, "schema %r, expected %r" % (found, schema))
+        raise corrupt("schema %r, expected %r" % (found, schema))
     missing = [key for key in _REQUIRED[schema] if key not in data]
     if missing:
-        raise CorruptRecordError(path, "missing field(s) %s" % ", ".join(missing))
+        raise corrupt("missing field(s) %s" % ", ".join(missing))
     return data
 
 

@@ -71,8 +71,11 @@ def test_load_json_names_the_file_and_the_defect(tmp_path):
     with pytest.raises(CorruptRecordError, match=r"missing field.*plan"):
         _records.load_campaign(tmp_path)
     path.write_text("[1, 2]")
-    with pytest.raises(CorruptRecordError, match="not a JSON object"):
+    with pytest.raises(CorruptRecordError, match=r"not a JSON object.*start a new --run-dir"):
         _records.load_campaign(tmp_path)
+    (tmp_path / "build.json").write_text("{")
+    with pytest.raises(CorruptRecordError, match=r"build\.json.*check the KAT verdicts again"):
+        _records.load_build(tmp_path)
 
 
 def test_paths_follow_the_layout():
