@@ -78,6 +78,18 @@ def _build_instance_library(cc, folder, family, instance, variant, out_dir):
     }
 
 
+# C that `ngcc build` links into a submission folder's library when the folder
+# calls the ICCS DRNG but ships none (ngcc/_build.py); installed as ngcc/_lib/src/.
+BUILD_SUPPORT = ["sm3/sm3.h", "sm3/sm3.c", "drng/sm3_drng.h", "drng/sm3_drng.c",
+                 "drng/iccs/drng.h", "drng/iccs/drng.c"]
+
+
+def _copy_build_support(src_dir):
+    for name in BUILD_SUPPORT:
+        (src_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ALGORITHMS / name, src_dir / name)
+
+
 class BuildWithInstances(build_ext):
     """build_ext that also builds the instance libraries next to the extension."""
 
@@ -96,6 +108,7 @@ class BuildWithInstances(build_ext):
         registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
                     "instances": entries}
         (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
+        _copy_build_support(out_dir / "src")
         # The official KAT manifests travel with the package (kat/ -> ngcc/_lib/kat/).
         (out_dir / "kat").mkdir(exist_ok=True)
         for manifest in sorted((ROOT / "kat").glob("*.sha256")):
@@ -104,10 +117,11 @@ class BuildWithInstances(build_ext):
 
 core = Extension(
     "ngcc._core",
-    # Every C file of csrc/, plus the SM3 that the KAT generator's DRNG is built on.
+    # Every C file of csrc/, plus the DRNG of the KAT generator and the SM3 it is built on.
     sources=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").glob("*.c"))
-    + ["algorithms/sm3/sm3.c"],
-    include_dirs=["csrc", "algorithms/include", "algorithms/sm3", numpy.get_include()],
+    + ["algorithms/drng/sm3_drng.c", "algorithms/sm3/sm3.c"],
+    include_dirs=["csrc", "algorithms/include", "algorithms/sm3", "algorithms/drng",
+                  numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"] + WERROR
     + (SANITIZER_FLAGS if SANITIZE else []),

@@ -1,7 +1,8 @@
 /* ngcc._core: the only C <-> Python edge.
  *
  * This file parses arguments, takes buffers, releases the GIL and builds the
- * results; the work itself is in loader.c, timer.c, bench.c, kat.c and drng.c.
+ * results; the work itself is in loader.c, timer.c, bench.c, kat.c and the
+ * plain-C DRNG in algorithms/drng/.
  * Errors are raised as the exception classes of ngcc._errors.
  */
 #define PY_SSIZE_T_CLEAN
@@ -9,7 +10,7 @@
 #include <numpy/arrayobject.h>
 
 #include "bench.h"
-#include "drng.h"
+#include "sm3_drng.h"
 #include "kat.h"
 #include "loader.h"
 #include "timer.h"
@@ -268,7 +269,7 @@ static PyObject *core_counter_read(PyObject *module, PyObject *unused)
 }
 
 /* ------------------------------------------------------------ KAT, DRNG */
-/* Drng (for tests and benchmarks) and kat_generate (for ngcc.kat): drng.c, kat.c. */
+/* Drng (for tests and benchmarks) and kat_generate (for ngcc.kat): algorithms/drng/, kat.c. */
 
 static PyObject *KatError;        /* ngcc._errors.KatError */
 static PyObject *KatMemoryError;  /* ngcc._errors.KatMemoryError */

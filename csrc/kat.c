@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drng.h"
+#include "sm3_drng.h"
 
 #define SEED_BYTES 64              /* the 8-character tag, 8 times (§2) */
 #define MAX_NAME_CHARS 64          /* §1 */

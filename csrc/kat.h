@@ -2,7 +2,7 @@
  *
  * Writes KAT_2_12, KAT_2_23, KAT_2_33 and KAT_Loop files byte for byte as the
  * ICCS generator does, driving any instance library through its CryptHash.
- * Messages come from the SM3 DRNG (drng.h), seeded with the file's tag.
+ * Messages come from the SM3 DRNG (algorithms/drng/sm3_drng.h), seeded with the file's tag.
  */
 #ifndef NGCC_KAT_H
 #define NGCC_KAT_H

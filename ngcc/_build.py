@@ -4,7 +4,8 @@ An evaluator's submission folder holds ``CryptHash_AlgorithmInstance.c/.h``
 (the header defines ``ALGORITHM_INSTANCE`` and ``DIGEST_BIT_LENGTH``), sibling
 sources, often the official ``KAT_CryptHash.c`` driver and ``drng.c/.h``, and
 sometimes stray programs with a ``main``. The library is built from every C
-source except the programs; its facts go into a ``<library>.json`` sidecar
+source except the programs (plus ngcc's own ICCS DRNG when the sources call
+one the folder lacks); its facts go into a ``<library>.json`` sidecar
 that :func:`ngcc.instance` reads, so the library can then be named anywhere an
 instance name is accepted. No foreign code runs here: the export check reads
 the ELF symbol table.
@@ -18,6 +19,7 @@ import os
 import re
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from ngcc._errors import BuildError
-from ngcc._registry import Instance, external_instance
+from ngcc._registry import LIB_DIR, Instance, external_instance
 
 # The NGCC guide's three flag sets.
 FLAG_SETS: dict[str, str] = {
@@ -41,6 +43,13 @@ KAT_DRIVER = "KAT_CryptHash.c"
 INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
 MAX_ERROR_LINES = 12
 
+# The ICCS DRNG, supplied when a folder calls it but ships no drng.c (setup.py
+# installs these sources), compiled with our own flags.
+SUPPORT_DIR = LIB_DIR / "src"
+DRNG_SOURCES = ("sm3/sm3.c", "drng/sm3_drng.c", "drng/iccs/drng.c")
+DRNG_CFLAGS = ("-O2", "-fPIC")
+_USES_DRNG = re.compile(r'#\s*include\s*"drng\.h"|\b(init|get)_random_number\s*\(')
+
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _MAIN = re.compile(r"\bmain\s*\(")
 _DEFINE = r"^\s*#\s*define\s+%s\s+(.+?)\s*$"
@@ -54,6 +63,7 @@ class BuildResult:
         instance: the built instance (variant ``"external"``), usable everywhere.
         sources: the C files compiled, relative to the source folder.
         skipped: files left out and why (the KAT driver, programs with ``main``).
+        drng_supplied: True when ngcc linked its own ICCS DRNG (the folder had none).
         warnings: the compiler's diagnostics (empty when clean).
         sha256: SHA-256 of the library file.
     """
@@ -63,6 +73,7 @@ class BuildResult:
     skipped: dict[str, str]
     warnings: str
     sha256: str
+    drng_supplied: bool
 
 
 def read_instance_header(source_dir: Path) -> tuple[str, int]:
@@ -102,6 +113,28 @@ def select_sources(source_dir: Path) -> tuple[list[Path], dict[str, str]]:
         raise BuildError("%s: no C source left to build a library from (skipped: %s)"
                          % (source_dir, ", ".join(skipped) or "nothing"))
     return sources, skipped
+
+
+def needs_drng(source_dir: Path, sources: list[Path]) -> bool:
+    """True when the sources call the ICCS DRNG but the folder has no drng.c."""
+    if (source_dir / "drng.c").is_file():
+        return False
+    return any(_USES_DRNG.search(s.read_text(errors="replace")) for s in sources)
+
+
+def _compile_drng(cc: list[str], work_dir: Path) -> list[str]:
+    """Compile the supplied DRNG into objects in work_dir; return their paths."""
+    objects = []
+    for source in DRNG_SOURCES:
+        obj = work_dir / (Path(source).stem + ".drng.o")
+        command = [*cc, *DRNG_CFLAGS, "-I", str(SUPPORT_DIR / "sm3"), "-c",
+                   str(SUPPORT_DIR / source), "-o", str(obj)]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise BuildError("the supplied ICCS DRNG does not compile here:\n%s"
+                             % _shorten(result.stderr))
+        objects.append(str(obj))
+    return objects
 
 
 def resolve_flags(flags: str) -> list[str]:
@@ -161,8 +194,13 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
     library = out.resolve() / ("%s.so" % name)
     partial = library.with_suffix(".so.partial")
     cc = _compiler()
-    command = cc + cflags + ["-I", str(folder), "-o", str(partial)] + [str(s) for s in sources]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    supplied = needs_drng(folder, sources)
+    with tempfile.TemporaryDirectory() as work_dir:
+        extra = _compile_drng(cc, Path(work_dir)) if supplied else []
+        includes = ["-I", str(folder)] + (["-I", str(SUPPORT_DIR / "drng" / "iccs")]
+                                          if supplied else [])
+        command = [*cc, *cflags, *includes, "-o", str(partial), *map(str, sources), *extra]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         partial.unlink(missing_ok=True)
         raise BuildError("%s does not compile with %s:\n%s"
@@ -179,10 +217,11 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         "cflags": cflags, "compiler": (version.stdout.splitlines() or [" ".join(cc)])[0],
         "source_dir": str(folder), "sources": [s.name for s in sources],
         "skipped": skipped, "warnings": result.stderr, "sha256": digest,
+        "drng_supplied": supplied,
     }
     sidecar = library.with_suffix(".so.json")
     partial_sidecar = sidecar.with_suffix(".json.partial")
     partial_sidecar.write_text(json.dumps(meta, indent=1) + "\n")
     os.replace(partial_sidecar, sidecar)
     return BuildResult(external_instance(library, candidate), tuple(meta["sources"]),
-                       skipped, result.stderr, digest)
+                       skipped, result.stderr, digest, supplied)

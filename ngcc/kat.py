@@ -28,6 +28,7 @@ ERROR      the generator could not run: out of memory for the 1 GiB
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import time
@@ -246,7 +247,10 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: Outcome,
         path.unlink()
     digest = canonical_sha256(data, expected.mode if expected else "strict")
     official = _official_file(inst, name, official_dir)
-    if expected is None:
+    own = _submission_file(inst, name) if expected is None else None
+    if own is not None:  # no manifest line: the submission's own KAT file is the reference
+        verdict, detail = _against_submission_file(data, own)
+    elif expected is None:
         verdict, detail = "NOKAT", "no line for %s/%s in the %s manifest" % (
             inst.name, name, inst.candidate)
     elif digest == expected.sha256:
@@ -304,6 +308,34 @@ def _official_file(inst: Instance, name: str, official_dir: _PathArg | None) -> 
             if (folder / name).is_file():
                 return folder / name
     return None
+
+
+def _submission_file(inst: Instance, name: str) -> Path | None:
+    """The KAT file shipped in the test-vector folder of an ``ngcc build`` submission.
+
+    Looks in the source folder recorded in the library's sidecar, its parent, and
+    their immediate subfolders (ICCS packages keep ``Test_Vectors/`` or ``KAT/``
+    beside the implementation folders)."""
+    if inst.builtin:
+        return None
+    try:
+        meta = json.loads(inst.library.with_suffix(".so.json").read_text())
+        source_dir = Path(meta["source_dir"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    for base in (source_dir, source_dir.parent):
+        for folder in (base, *sorted(p for p in base.glob("*") if p.is_dir())):
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def _against_submission_file(data: bytes, own: Path) -> tuple[str, str]:
+    official = own.read_bytes()
+    if canonical_sha256(data) == canonical_sha256(official):
+        return "PASS", "equal to the submission's own KAT file %s (no manifest line)" % own
+    return "MISMATCH", "first difference from the submission's own KAT file %s: %s" % (
+        own, first_difference(data, official) or "canonical text differs")
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -32,15 +32,16 @@ def _header(name: str, bits: int | None, extra: str = "") -> str:
 def iccs_folder(path: Path, family: str, name: str, bits: int, defines: str = "") -> Path:
     """Lay out an ICCS-style submission folder from one of our own families.
 
-    Our sources include "crypt_hash.h"; the folder's copy of it first pulls in the
-    instance header, as a submission's sources pull in theirs.
+    Each C file first includes the instance header, as a submission's sources do.
     """
     path.mkdir(parents=True)
-    for source in (ALGORITHMS / family).glob("*.[ch]"):
-        shutil.copy(source, path)
+    for header in (ALGORITHMS / family).glob("*.h"):
+        shutil.copy(header, path)
+    for source in (ALGORITHMS / family).glob("*.c"):
+        (path / source.name).write_text('#include "CryptHash_AlgorithmInstance.h"\n'
+                                        + source.read_text())
+    shutil.copy(ALGORITHMS / "include" / "crypt_hash.h", path)
     (path / "CryptHash_AlgorithmInstance.h").write_text(_header(name, bits, defines))
-    api = (ALGORITHMS / "include" / "crypt_hash.h").read_text()
-    (path / "crypt_hash.h").write_text('#include "CryptHash_AlgorithmInstance.h"\n' + api)
     (path / "KAT_CryptHash.c").write_text(KAT_DRIVER)
     return path
 
@@ -175,3 +176,76 @@ def test_cli_build_failure_is_one_line_and_nonzero(tmp_path, capsys):
     assert main(["build", str(folder), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("ngcc: error:") and "undeclared_thing" in err
+
+
+USES_DRNG = """#include "drng.h"
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    init_random_number(m, (bits + 7) / 8);
+    return get_random_number((unsigned long long)d, out);
+}
+"""
+
+
+def test_supplies_the_iccs_drng_to_a_folder_without_one(tmp_path):
+    from ngcc import _core
+
+    result = build(c_folder(tmp_path / "f", USES_DRNG), out_dir=tmp_path / "o")
+    assert result.drng_supplied
+    for seed in (b"", b"KAT_2_12" * 8, os.urandom(100)):
+        assert ngcc.hash(result.instance, seed) == _core.Drng(seed).generate(256)
+
+
+def test_folder_with_its_own_drng_keeps_it(tmp_path):
+    folder = c_folder(tmp_path / "f", USES_DRNG)
+    (folder / "drng.h").write_text(
+        "int init_random_number(const unsigned char *s, unsigned long long n);\n"
+        "int get_random_number(unsigned long long n, unsigned char *o);\n")
+    (folder / "drng.c").write_text('#include <string.h>\n#include "drng.h"\n'
+                                   "int init_random_number(const unsigned char *s, "
+                                   "unsigned long long n) { (void)s; (void)n; return 0; }\n"
+                                   "int get_random_number(unsigned long long n, unsigned char *o)"
+                                   " { memset(o, 0x5a, (size_t)(n / 8)); return 0; }\n")
+    result = build(folder, out_dir=tmp_path / "o")
+    assert not result.drng_supplied
+    assert ngcc.hash(result.instance, b"abc") == b"\x5a" * 32
+
+
+@pytest.mark.parametrize(("name", "bits"), [("WChain-V1-512", 512), ("WChain-V2-1024", 1024)])
+def test_wchain_submission_folder_passes_the_official_kat(tmp_path, name, bits):
+    folder = iccs_folder(tmp_path / name, "wchain", name, bits)
+    result = build(folder, out_dir=tmp_path / "out")
+    assert result.instance.candidate == "hash-34"  # from the manifest's instance names
+    for size in (0, 1, 64, 1000):
+        msg = os.urandom(size)
+        assert ngcc.hash(result.instance, msg) == ngcc.hash(name, msg)
+    (report,) = ngcc.kat.check([result.instance.library], out_dir=tmp_path / "kat",
+                               progress=False)
+    assert (report.candidate, report.verdict) == ("hash-34", "PASS")
+    assert [f.verdict for f in report.files] == ["PASS", "PASS"]
+
+
+def test_kat_against_the_submissions_own_files(tmp_path, shared_dir):
+    official = shared_dir / "kat" / "hash-34" / "WChain-V1-512" / "KAT_2_12_WChain-V1-512.txt"
+    package = tmp_path / "package"
+    folder = iccs_folder(package / "Reference_Implementation", "wchain", "MyChain", 512)
+    vectors = package / "Test_Vectors"
+    vectors.mkdir()
+    shutil.copy(official, vectors / "KAT_2_12_MyChain.txt")
+    library = build(folder, out_dir=tmp_path / "out").instance.library
+    assert ngcc.instance(library).candidate == "external"
+
+    (report,) = ngcc.kat.check([library], files="2_12,2_23", out_dir=tmp_path / "kat",
+                               progress=False)
+    assert [f.verdict for f in report.files] == ["PASS", "NOKAT"]
+    assert "submission's own KAT file" in report.files[0].detail
+
+    lines = official.read_text().split("\n")  # flip the last digit of record 1000's Dst
+    dst = next(i for i, line in enumerate(lines) if line.startswith("Dst = ")
+               and lines[i - 3] == "Msg_Len = 1000")
+    lines[dst] = lines[dst][:-1] + ("0" if lines[dst][-1] != "0" else "1")
+    (vectors / "KAT_2_12_MyChain.txt").write_text("\n".join(lines))
+    (report,) = ngcc.kat.check([library], files="2_12", out_dir=tmp_path / "kat",
+                               progress=False)
+    assert report.verdict == "MISMATCH"
+    assert "Msg_Len = 1000" in report.files[0].detail

@@ -1,4 +1,4 @@
-"""The SM3 DRNG of the KAT generator (csrc/drng.c): the spec's vectors, and its blocks
+"""The SM3 DRNG of the KAT generator (algorithms/drng/sm3_drng.c): the spec's vectors, and its blocks
 checked against the separate SM3 instance library."""
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
  * entropy, reseed or request limits (spec/drng.md). The same seed always
  * yields the same bits. V, C and reseed_counter are 55-byte big-endian numbers.
  */
-#ifndef NGCC_DRNG_H
-#define NGCC_DRNG_H
+#ifndef NGCC_SM3_DRNG_H
+#define NGCC_SM3_DRNG_H
 
 #include <stddef.h>
 #include <stdint.h>

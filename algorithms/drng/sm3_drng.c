@@ -1,5 +1,5 @@
 /* The ICCS SM3 DRNG (spec/drng.md §§2-4). */
-#include "drng.h"
+#include "sm3_drng.h"
 
 #include <string.h>
 
