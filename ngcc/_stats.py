@@ -154,10 +154,11 @@ def _flag_messages(means: Sequence[float], ratios: Sequence[float | None],
             "idle CPU or stop it" % (i, means[i], 100 * (means[i] / centre - 1), centre,
                                      where))})
     for i in disturbed:
+        ratio = ratios[i] or 0.0  # disturbed_trials() lists only trials with a ratio
         flags.append({"code": "counter_rate", "trial": i, "message": (
             "trial %d ran at %.0f %% of the nominal counter rate: the counter or the "
             "process was disturbed on %s (frequency change, migration, busy sibling); "
-            "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratios[i], where))})
+            "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where))})
     return flags
 
 
