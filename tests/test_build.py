@@ -11,7 +11,10 @@ import pytest
 import ngcc
 from ngcc import _isolate
 from ngcc._build import build, read_instance_header, select_sources
-from ngcc._errors import BuildError, InstanceCrashError, InstanceTimeoutError
+from ngcc._errors import BuildError, InstanceCrashError, InstanceTimeoutError, KatGateError
+
+# Campaigns on this shared machine warn about load; those warnings are not under test here.
+pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
 REPO = Path(__file__).resolve().parents[1]
 ALGORITHMS = REPO / "algorithms"
@@ -249,3 +252,62 @@ def test_kat_against_the_submissions_own_files(tmp_path, shared_dir):
                                progress=False)
     assert report.verdict == "MISMATCH"
     assert "Msg_Len = 1000" in report.files[0].detail
+
+
+# Campaigns on built submissions: the crash isolation of issue 9. Each trial is a
+# child process, so a library that crashes, hangs or fails at one length costs that
+# job only; the others are measured and the orchestrator lives on.
+
+FAILS_AT = """
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    volatile int forever = 1;
+    if (bits == 8 * 64) raise(SIGSEGV);
+    if (bits == 8 * 128) while (forever) {}
+    if (bits == 8 * 256) return -7;
+    memset(out, m && bits ? m[0] : 0, (size_t)d / 8);
+    return 0;
+}
+"""
+
+
+def _quick(instances, run_dir, **settings):
+    settings = {"quick": True, "trials": 2, "progress": False, **settings}
+    return ngcc.Campaign(instances, run_dir=run_dir, **settings).run()
+
+
+def test_campaign_measures_a_built_submission_like_the_builtin(tmp_path):
+    folder = iccs_folder(tmp_path / "src", "wchain", "WChain-V1-512", 512)
+    external = build(folder, out_dir=tmp_path / "out").instance
+    run = _quick(["WChain-V1-512", external.library], tmp_path / "run", lengths=[32, 1024])
+    assert run.complete and not run.failed_jobs
+    assert {job["stem"] for job in run.jobs} == {"WChain-V1-512", "WChain-V1-512.external"}
+    assert len(run.records) == 4
+    for rec in run.records:  # both passed the same official KAT gate
+        assert rec.data["kat"]["verdict"] == "PASS", rec.path
+        assert not rec.data["kat"]["timed_without_pass"], rec.path
+
+
+def test_campaign_survives_a_library_that_crashes_hangs_and_fails(tmp_path):
+    library = build(c_folder(tmp_path / "f", FAILS_AT), out_dir=tmp_path / "o").instance
+    run = _quick([library.library], tmp_path / "run", lengths=[32, 64, 128, 256, 512],
+                 allow_kat_fail=True, kat_files=["2_23"], kat_timeout=20,
+                 trial_timeout=5)
+    status = {job["message_bytes"]: job["status"] for job in run.jobs}
+    assert status == {32: "done", 64: "crash", 128: "timeout", 256: "error", 512: "done"}
+    errors = {job["message_bytes"]: job["error"] for job in run.failed_jobs}
+    assert "Fixture-256" in errors[64] and "SIGSEGV" in errors[64]
+    assert "Fixture-256" in errors[128] and "128 B" in errors[128]
+    assert "Fixture-256" in errors[256]
+    assert {rec.message_bytes for rec in run.records} == {32, 512}
+    for rec in run.records:  # timed after a failed KAT gate: marked in every record
+        assert rec.data["kat"]["timed_without_pass"]
+
+
+def test_campaign_refuses_a_submission_that_crashes_in_the_kat(tmp_path):
+    library = build(c_folder(tmp_path / "f", FAILS_AT), out_dir=tmp_path / "o").instance
+    with pytest.raises(KatGateError, match=r"Fixture-256 CRASH"):
+        _quick([library.library], tmp_path / "run", lengths=[32], kat_files=["2_12"],
+               kat_timeout=20)
+    log = (tmp_path / "run" / "kat" / "external" / "Fixture-256.external.log").read_text()
+    assert log.rstrip().endswith("RESULT external Fixture-256 CRASH")
