@@ -10,6 +10,7 @@ signal into :class:`InstanceCrashError` and a hang into :class:`InstanceTimeoutE
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
 import signal
 import subprocess
@@ -58,6 +59,10 @@ def run_isolated(target: str, what: str, timeout: float | None = None, **kwargs:
 
 
 def _child_main() -> None:
+    # The result travels on the original stdout; foreign code that prints (even with a
+    # raw write(1, ...)) goes to stderr instead and cannot corrupt it.
+    result_pipe = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     target, kwargs = pickle.loads(sys.stdin.buffer.read())
     module_name, function_name = target.split(":")
     function = getattr(importlib.import_module(module_name), function_name)
@@ -65,8 +70,8 @@ def _child_main() -> None:
         result = (True, function(**kwargs))
     except Exception as exc:  # handed to the parent, which re-raises it
         result = (False, exc)
-    sys.stdout.buffer.write(pickle.dumps(result))
-    sys.stdout.buffer.flush()
+    result_pipe.write(pickle.dumps(result))
+    result_pipe.flush()
 
 
 if __name__ == "__main__":

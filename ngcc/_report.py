@@ -418,12 +418,13 @@ def evidence_rows(records: Sequence[Record], builds: Sequence[dict[str, Any]]
 
 def record_stem(record: Record) -> str:
     """The instance as evidence file names spell it (``Wish512``, ``Wish512.opt``)."""
-    return file_stem(record.instance, str(record.data.get("variant", "ref")))
+    return record.stem
 
 
 def build_stem(build: dict[str, Any]) -> str:
     """The same for a ``build.json`` entry."""
-    return file_stem(str(build["instance"]), str(build.get("variant", "ref")))
+    return str(build.get("stem") or file_stem(str(build["instance"]),
+                                              str(build.get("variant", "ref"))))
 
 
 def _relpath(record: Record) -> str:

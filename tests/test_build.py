@@ -311,3 +311,20 @@ def test_campaign_refuses_a_submission_that_crashes_in_the_kat(tmp_path):
                kat_timeout=20)
     log = (tmp_path / "run" / "kat" / "external" / "Fixture-256.external.log").read_text()
     assert log.rstrip().endswith("RESULT external Fixture-256 CRASH")
+
+
+PRINTS = """#include <unistd.h>
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    (void)m; (void)bits;
+    if (write(1, "noise from the library\\n", 23) < 0) return -1;
+    memset(out, 0x11, (size_t)d / 8);
+    return 0;
+}
+"""
+
+
+def test_a_library_that_writes_to_stdout_does_not_corrupt_the_result(tmp_path):
+    folder = c_folder(tmp_path / "f", PRINTS)
+    library = build(folder, flags="-std=gnu99 -O2", out_dir=tmp_path / "o").instance
+    assert ngcc.hash(library, b"abc") == b"\x11" * 32

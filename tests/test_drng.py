@@ -1,5 +1,5 @@
-"""The SM3 DRNG of the KAT generator (algorithms/drng/sm3_drng.c): the spec's vectors, and its blocks
-checked against the separate SM3 instance library."""
+"""The SM3 DRNG of the KAT generator (algorithms/drng/sm3_drng.c): the spec's vectors, and
+its blocks checked against the separate SM3 instance library."""
 
 from __future__ import annotations
 
