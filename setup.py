@@ -37,9 +37,12 @@ WERROR = ["-Werror"] if os.environ.get("NGCC_WERROR") == "1" else []
 
 
 def _instance_families():
-    """Yield (family folder, parsed instances.json) for every hash family."""
-    for spec_file in sorted(ALGORITHMS.glob("*/instances.json")):
-        yield spec_file.parent, json.loads(spec_file.read_text())
+    """(family folder, parsed instances.json) of every hash family: the candidates in
+    candidate order first, then the baselines (the order `ngcc list` shows)."""
+    families = [(spec_file.parent, json.loads(spec_file.read_text()))
+                for spec_file in ALGORITHMS.glob("*/instances.json")]
+    return sorted(families, key=lambda f: (f[1]["candidate"] == "baseline",
+                                           f[1]["candidate"], f[0].name))
 
 
 def _compiler():
