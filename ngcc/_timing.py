@@ -18,6 +18,7 @@ import numpy as np
 from ngcc import _core, _registry
 from ngcc._errors import HashError
 from ngcc._hashing import library
+from ngcc._isolate import run_isolated
 from ngcc._registry import Instance
 
 #: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
@@ -146,6 +147,10 @@ class TimingResult:
         return self.total_cycles / self.total_seconds if self.total_seconds else math.nan
 
 
+#: Seconds a foreign library's timing loop may take in its child process.
+FOREIGN_TIMEOUT = 600.0
+
+
 def time_calls(
     instance: str | os.PathLike[str] | Instance,
     message_bytes: int,
@@ -160,7 +165,9 @@ def time_calls(
     timed call between two serialised counter readings.
 
     Args:
-        instance: an instance name, an :class:`Instance`, or a library path.
+        instance: an instance name, an :class:`Instance`, or a library path (a
+            library from ``ngcc build`` is timed in a child process, so a crash or a
+            hang past ``FOREIGN_TIMEOUT`` raises instead of killing the caller).
         message_bytes: the message length in bytes, 0 to ``MAX_MESSAGE_BYTES``.
         calls: timed calls, 1 to ``MAX_CALLS``.
         warmup: untimed calls before them, 0 to ``MAX_CALLS``.
@@ -173,11 +180,30 @@ def time_calls(
         ValueError: a count out of range, or a message of another length.
         HashError: ``CryptHash`` returned nonzero; the message names the instance
             and the call.
+        InstanceCrashError, InstanceTimeoutError: a foreign library crashed or hung.
     """
     inst = _registry.instance(instance)
     message_bytes = _checked_count("message_bytes", message_bytes, 0, MAX_MESSAGE_BYTES)
     calls = _checked_count("calls", calls, 1, MAX_CALLS)
     warmup = _checked_count("warmup", warmup, 0, MAX_CALLS)
+    if not inst.builtin:
+        # Foreign code: time it in a child process so a crash cannot kill the caller.
+        result: TimingResult = run_isolated(
+            "ngcc._timing:time_calls_in_process",
+            "%s timing %d calls at %d B" % (inst, calls, message_bytes),
+            timeout=FOREIGN_TIMEOUT, instance=inst, message_bytes=message_bytes, calls=calls,
+            warmup=warmup, message=None if message is None else bytes(
+                _checked_message(message, message_bytes)))
+        result.cycles.flags.writeable = False
+        return result
+    return time_calls_in_process(inst, message_bytes, calls, warmup=warmup, message=message)
+
+
+def time_calls_in_process(instance: Instance, message_bytes: int, calls: int, *,
+                          warmup: int, message: object = None) -> TimingResult:
+    """:func:`time_calls` in this very process, for callers that are already an
+    isolated child (a campaign trial) or time a built-in instance."""
+    inst = instance
     data = default_message(message_bytes) if message is None else _checked_message(
         message, message_bytes)
     counter = counter_info()  # calibrate before, never during, the loop

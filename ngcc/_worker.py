@@ -1,9 +1,10 @@
 """One trial (or one calibration call) in a fresh child process pinned to one CPU.
 
 The child side (:func:`cold_call`, :func:`trial`) pins itself with
-``os.sched_setaffinity``, loads the instance library, and times through
-``ngcc.time_calls``; it runs under ``python -m ngcc._isolate``, so a library that
-segfaults or hangs takes down only the child. The parent side
+``os.sched_setaffinity``, loads the instance library, and times in-process with the
+loop of ``ngcc.time_calls`` (``time_calls_in_process``); it runs under
+``python -m ngcc._isolate``, so a library that segfaults or hangs takes down only
+the child. The parent side
 (:func:`run_cold_call`, :func:`run_trial`) turns every way a child can fail into a
 :class:`ChildError` with a status (``crash``, ``timeout``, ``error``) and a message
 naming instance, length, phase and trial, so the campaign records it and goes on.
@@ -51,8 +52,8 @@ def _vmhwm_kib() -> int:
 def cold_call(instance: Instance, message_bytes: int, cpu: int) -> float:
     """Child: the seconds of the first call of a freshly loaded instance (the plan's t1)."""
     _pin(cpu)
-    from ngcc._timing import time_calls
-    result = time_calls(instance, message_bytes, 1, warmup=0)
+    from ngcc._timing import time_calls_in_process
+    result = time_calls_in_process(instance, message_bytes, 1, warmup=0)
     return float(result.cycles[0]) / result.counter.frequency_hz
 
 
@@ -61,11 +62,11 @@ def trial(instance: Instance, message_bytes: int, calls: int, warmup: int,
     """Child: one trial — pin, load, read baseline RSS, warm up and time, read peak RSS."""
     _pin(cpu)
     from ngcc._hashing import library
-    from ngcc._timing import counter_info, time_calls
+    from ngcc._timing import counter_info, time_calls_in_process
     counter = counter_info(fresh=True)          # calibrated on the pinned CPU
     library(str(instance.library))              # loaded before the baseline reading
     baseline = _statm_rss_kib()
-    result = time_calls(instance, message_bytes, calls, warmup=warmup)
+    result = time_calls_in_process(instance, message_bytes, calls, warmup=warmup)
     peak = _vmhwm_kib()
     return {
         "pid": os.getpid(),

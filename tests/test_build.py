@@ -148,6 +148,15 @@ def test_segfaulting_library_raises_and_the_caller_survives(tmp_path):
     assert ngcc.hash(library.library, b"\x09" * 65) == b"\x09" * 32
 
 
+def test_timing_a_segfaulting_library_raises_and_the_caller_survives(tmp_path):
+    library = build(c_folder(tmp_path / "f", CRASH_ON_64_BYTES), out_dir=tmp_path / "o").instance
+    result = ngcc.time_calls(library.library, 32, 50, warmup=1)
+    assert result.cycles.shape == (50,) and not result.cycles.flags.writeable
+    assert result.instance == library
+    with pytest.raises(InstanceCrashError, match=r"Fixture-256 timing 50 calls at 64 B"):
+        ngcc.time_calls(library.library, 64, 50)
+
+
 def test_hanging_library_times_out(tmp_path, monkeypatch):
     library = build(c_folder(tmp_path / "f", HANG), out_dir=tmp_path / "o").instance
     monkeypatch.setattr(_isolate, "DEFAULT_TIMEOUT", 2.0)
