@@ -6,12 +6,16 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 """
 
 from ngcc import kat
+from ngcc._build import BuildResult, build
 from ngcc._campaign import Campaign
 from ngcc._errors import (
+    BuildError,
     CorruptRecordError,
     ForeignRunDirError,
     HashError,
     HostError,
+    InstanceCrashError,
+    InstanceTimeoutError,
     KatError,
     KatGateError,
     KatMemoryError,
@@ -33,6 +37,8 @@ from ngcc._validate import Validation, validate
 __version__ = "0.1.0"
 
 __all__ = [
+    "BuildError",
+    "BuildResult",
     "Campaign",
     "CorruptRecordError",
     "CounterInfo",
@@ -40,6 +46,8 @@ __all__ = [
     "HashError",
     "HostError",
     "Instance",
+    "InstanceCrashError",
+    "InstanceTimeoutError",
     "KatError",
     "KatGateError",
     "KatMemoryError",
@@ -55,6 +63,7 @@ __all__ = [
     "Validation",
     "ValidationError",
     "__version__",
+    "build",
     "counter_info",
     "default_message",
     "hash",

@@ -25,7 +25,8 @@ def hash(
     Args:
         name: an instance name (``"Wish512"``), an :class:`Instance`, or a library path.
         data: any contiguous buffer (bytes, bytearray, memoryview, numpy uint8 array);
-            it is passed to ``CryptHash`` without a copy.
+            it is passed to a built-in ``CryptHash`` without a copy (a library from
+            ``ngcc build`` runs in a child process, which gets a copy).
         bits: message length in bits; defaults to ``8 * len(data)``. ICCS bit order:
             message bit 0 is the most significant bit of byte 0, and the unused low
             bits of a partial last byte are ignored.
@@ -35,6 +36,7 @@ def hash(
         TypeError: ``data`` does not support the buffer protocol.
         ValueError: ``bits`` negative or longer than the buffer.
         HashError: ``CryptHash`` returned nonzero (the message names the instance).
+        InstanceCrashError, InstanceTimeoutError: a foreign library crashed or hung.
     """
     inst = instance(name)
     if bits is None:
