@@ -76,14 +76,16 @@ def cycles_per_byte(points: Any, title: str = "") -> Figure:
     with matplotlib.rc_context(STYLE):
         figure = _figure(width=8.0)
         axes = figure.axes[0]
-        for name, rows in points.groupby("instance", sort=False):
+        for index, (name, rows) in enumerate(points.groupby("instance", sort=False)):
             rows = rows.sort_values("message_bytes")
+            # The ten colours repeat in a whole run: a new marker tells the lines apart.
+            marker = "os^D"[index // 10 % 4]
             passed = bool(rows["kat_passed"].all()) if "kat_passed" in rows else True
             low = rows["cycles_per_byte"] - rows["cpb_ci_low"]
             high = rows["cpb_ci_high"] - rows["cycles_per_byte"]
             axes.errorbar(rows["message_bytes"], rows["cycles_per_byte"],
                           yerr=np.vstack([low.clip(lower=0), high.clip(lower=0)]),
-                          marker="o", markersize=4, linewidth=1.6, capsize=3,
+                          marker=marker, markersize=4, linewidth=1.6, capsize=3,
                           linestyle="-" if passed else "--",
                           label=str(name) if passed else f"{name} ⚠ no KAT pass")
         _length_axis(axes, sorted(set(points["message_bytes"])))
