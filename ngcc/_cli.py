@@ -131,6 +131,10 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--official", type=Path, metavar="DIR",
                         help="folder with the official KAT files, to name the first "
                              "differing record of a MISMATCH (default: $NGCC_SHARED/kat)")
+    parser.add_argument("--candidate", metavar="ID",
+                        help="candidate id of the library paths named (e.g. hash-34), whose "
+                             "manifest is used; default: from `ngcc build --candidate`, else "
+                             "the manifest that lists the instance name")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(run=_run_kat)
 
@@ -138,7 +142,8 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
 def _run_kat(args: argparse.Namespace) -> int:
     results = ngcc.kat.check(args.instances, files=args.files, out_dir=args.out,
                              keep=args.keep, progress=not args.no_progress,
-                             timeout=args.timeout, official_dir=args.official)
+                             timeout=args.timeout, official_dir=args.official,
+                             candidate=args.candidate)
     rows = [("instance", "candidate", "verdict", "files", "log")]
     rows += [(r.instance, r.candidate, r.verdict,
               " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), str(r.log))

@@ -81,8 +81,12 @@ def instances() -> list[Instance]:
     return [inst for key, inst in _builtin().items() if ":" not in key]
 
 
-def instance(name: str | os.PathLike[str] | Instance) -> Instance:
+def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = None) -> Instance:
     """Look up an instance by name (case-insensitive), ``name:variant`` or library path.
+
+    ``candidate`` gives the candidate id of a library path (default: the one its
+    ``ngcc build`` sidecar records, else the manifest that lists its name); it does
+    not apply to built-in instances.
 
     Raises:
         UnknownInstanceError: no such instance; the message lists close matches.
@@ -98,7 +102,7 @@ def instance(name: str | os.PathLike[str] | Instance) -> Instance:
     if text.casefold() in folded:
         return folded[text.casefold()]
     if os.sep in text or text.endswith(".so") or os.path.exists(text):
-        return external_instance(Path(text))
+        return external_instance(Path(text), candidate)
     names = {inst.name.casefold(): inst.name for inst in instances()}
     close = difflib.get_close_matches(text.casefold(), list(names), n=3, cutoff=0.5)
     raise UnknownInstanceError(text, [names[c] for c in close])

@@ -128,7 +128,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
           files: str | Iterable[str] = DEFAULT_FILES,
           out_dir: _PathArg | None = None,
           keep: bool = False, progress: bool = True, timeout: float | None = None,
-          official_dir: _PathArg | None = None) -> list[KatResult]:
+          official_dir: _PathArg | None = None,
+          candidate: str | None = None) -> list[KatResult]:
     """Generate the KAT files of each instance and check them against the manifest.
 
     Instances are checked one after another (KAT_2_33 needs 1 GiB of memory per
@@ -153,6 +154,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
             ``<candidate>/<instance>/KAT_*.txt``, ``<instance>/KAT_*.txt`` or flat;
             used only to name the first differing record of a MISMATCH. Default:
             ``$NGCC_SHARED/kat`` or the ``shared/kat`` beside the source tree.
+        candidate: the candidate id of the library paths among ``instances``, whose
+            manifest is then used (default: from the ``ngcc build`` sidecar, else the
+            manifest that lists the instance name).
 
     Returns:
         One :class:`KatResult` per instance, in the order given.
@@ -162,7 +166,7 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
         ValueError: an unknown file kind, or a non-positive timeout.
         KatError: a corrupt manifest.
     """
-    chosen = _resolve_instances(instances)
+    chosen = _resolve_instances(instances, candidate)
     kinds = _normalise_files(files)
     if timeout is not None and timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
@@ -171,10 +175,10 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
             for inst in chosen]
 
 
-def _resolve_instances(instances: object) -> list[Instance]:
+def _resolve_instances(instances: object, candidate: str | None) -> list[Instance]:
     if isinstance(instances, (str, os.PathLike, Instance)):
         instances = [instances]
-    return [instance(item) for item in instances]  # type: ignore[attr-defined]
+    return [instance(item, candidate) for item in instances]  # type: ignore[attr-defined]
 
 
 def _normalise_kind(kind: str) -> str:

@@ -263,6 +263,21 @@ def test_kat_against_the_submissions_own_files(tmp_path, shared_dir):
     assert "Msg_Len = 1000" in report.files[0].detail
 
 
+def test_candidate_given_on_the_command_line_picks_the_manifest(tmp_path, capsys):
+    from ngcc._cli import main
+
+    folder = iccs_folder(tmp_path / "src", "wchain", "WChain-V1-512", 512)
+    library = build(folder, out_dir=tmp_path / "out", candidate="hash-99").instance.library
+    assert ngcc.instance(library).candidate == "hash-99"  # recorded by ngcc build
+    assert main(["kat", str(library), "--files", "2_12", "--no-progress",
+                 "--out", str(tmp_path / "kat")]) == 1   # no hash-99 manifest: NOKAT
+    assert "NOKAT" in capsys.readouterr().out
+    assert main(["kat", str(library), "--candidate", "hash-34", "--files", "2_12",
+                 "--no-progress", "--out", str(tmp_path / "kat")]) == 0
+    out = capsys.readouterr().out
+    assert "hash-34" in out and "PASS" in out
+
+
 # Campaigns on built submissions: the crash isolation of issue 9. Each trial is a
 # child process, so a library that crashes, hangs or fails at one length costs that
 # job only; the others are measured and the orchestrator lives on.
