@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc._errors import KatError, NgccError
+from ngcc._errors import KatError
 from ngcc._kat_child import Outcome, generate_files
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
-from ngcc._registry import Instance, instance, manifest_path
+from ngcc._records import atomic_write_bytes
+from ngcc._registry import Instance, instance, manifest_path, stem
 
 __all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatResult", "check",
            "file_name"]
@@ -197,19 +198,9 @@ def _normalise_files(files: str | Iterable[str]) -> list[str]:
     return [kind for kind in FILES if kind in wanted]
 
 
-def _label(inst: Instance) -> str:
-    """The instance's name, plus its variant unless the bare name means this one
-    (so ``Wish512:opt`` or an external ``Pavelor-512`` do not overwrite the default's log)."""
-    try:
-        default: Instance | None = instance(inst.name)
-    except NgccError:  # an external library named like nothing built in
-        default = None
-    return inst.name if default == inst else "%s.%s" % (inst.name, inst.variant)
-
-
 def _check_instance(inst: Instance, kinds: list[str], root: Path, keep: bool, progress: bool,
                     timeout: float | None, official_dir: _PathArg | None) -> KatResult:
-    label = _label(inst)
+    label = stem(inst)  # Wish512:opt, an external Pavelor-512: not the default's log
     folder = root / inst.candidate / label
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(_TAGS[kind], folder / file_name(kind, inst.name)) for kind in kinds]
@@ -351,7 +342,7 @@ def _remove_if_empty(folder: Path) -> None:
 
 def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
                verdict: str) -> None:
-    """Write the KAT log atomically (temp name, then rename)."""
+    """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
     import ngcc  # the version; a top-level import would be circular
 
     lines = [
@@ -380,10 +371,7 @@ def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
             lines.append("  detail            %s" % r.detail)
         lines.append("")
     lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
-    log.parent.mkdir(parents=True, exist_ok=True)
-    temporary = log.with_name(log.name + ".tmp")
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(temporary, log)
+    atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _file_sha256(path: Path) -> str:
