@@ -38,7 +38,7 @@ from ngcc._errors import (
     NgccError,
     PlanMismatchError,
 )
-from ngcc._registry import Instance, external_instance, instance, instances
+from ngcc._registry import Instance, external_instance, instance, instances, stem
 from ngcc._run import Run
 
 #: The eight message lengths of the NGCC guide (S1–S8), in bytes.
@@ -96,16 +96,6 @@ def _sha256(path: Path) -> str:
     return _records.sha256_file(path)
 
 
-def _stem(inst: Instance) -> str:
-    """The instance's name in evidence file names: the name, plus ``.<variant>`` unless
-    the bare name means this very instance (the rule the KAT logs follow too)."""
-    try:
-        default: Instance | None = instance(inst.name)
-    except NgccError:  # an external library named like nothing built in
-        default = None
-    return inst.name if default == inst else "%s.%s" % (inst.name, inst.variant)
-
-
 def _json_roundtrip(data: Any) -> Any:
     """``data`` as it reads back from JSON (tuples become lists …), for comparisons."""
     return json.loads(json.dumps(data))
@@ -136,7 +126,7 @@ def _resolve_instances(names: Sequence[str | os.PathLike[str] | Instance],
             chosen.append(instance(name))
     unique: dict[tuple[str, str], Instance] = {}
     for inst in chosen:
-        unique.setdefault((inst.candidate, _stem(inst)), inst)
+        unique.setdefault((inst.candidate, stem(inst)), inst)
     if not unique:
         raise NgccError("no instance to measure: name instances, or use --candidate ID or "
                         "--all (see `ngcc list`)")
@@ -240,7 +230,7 @@ class Campaign:
         self.progress = progress and sys.stderr.isatty()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
-        self._by_key = {(i.candidate, _stem(i)): i for i in self.instances}
+        self._by_key = {(i.candidate, stem(i)): i for i in self.instances}
         self._sha = {key: _sha256(i.library) for key, i in self._by_key.items()}
         self.plan = self._make_plan()
         self._environment: dict[str, Any] = {}
@@ -251,9 +241,9 @@ class Campaign:
 
     def _make_plan(self) -> dict[str, Any]:
         return _json_roundtrip({
-            "instances": [{"candidate": i.candidate, "instance": i.name, "stem": _stem(i),
+            "instances": [{"candidate": i.candidate, "instance": i.name, "stem": stem(i),
                            "variant": i.variant, "library": str(i.library),
-                           "library_sha256": self._sha[(i.candidate, _stem(i))]}
+                           "library_sha256": self._sha[(i.candidate, stem(i))]}
                           for i in self.instances],
             "lengths": self.lengths, "trials": self.trials,
             "trial_target_seconds": self.trial_target, "op_budget_seconds": self.op_budget,
@@ -264,12 +254,12 @@ class Campaign:
         })
 
     def _fresh_jobs(self) -> list[dict[str, Any]]:
-        return [{"candidate": i.candidate, "instance": i.name, "stem": _stem(i),
+        return [{"candidate": i.candidate, "instance": i.name, "stem": stem(i),
                  "message_bytes": n, "status": "pending", "t1_seconds": None,
                  "calls_per_trial": None, "warmup_calls": None,
                  "trials_planned": self.trials, "estimated_seconds": None,
-                 "record": _records.record_relpath(i.candidate, _stem(i), n),
-                 "raw": _records.raw_relpath(i.candidate, _stem(i), n), "error": None}
+                 "record": _records.record_relpath(i.candidate, stem(i), n),
+                 "raw": _records.raw_relpath(i.candidate, stem(i), n), "error": None}
                 for i in self.instances for n in self.lengths]
 
     def _save(self) -> None:
@@ -393,7 +383,7 @@ class Campaign:
                                 out_dir=self.run_dir / "kat", progress=self.progress,
                                 timeout=self.kat_timeout)
             for inst, result in zip(to_check, results, strict=True):
-                key = (inst.candidate, _stem(inst))
+                key = (inst.candidate, stem(inst))
                 entries[key] = self._build_entry(inst, key, result.verdict, Path(result.log))
         self._build = {key: entries[key] for key in self._by_key}
         _records.write_json(self.run_dir / _records.BUILD_FILE, {

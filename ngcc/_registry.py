@@ -108,6 +108,17 @@ def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = No
     raise UnknownInstanceError(text, [names[c] for c in close])
 
 
+def stem(inst: Instance) -> str:
+    """The instance's name in evidence and KAT log file names: the name, plus
+    ``.<variant>`` unless the bare name means this very instance (``Wish512``,
+    ``Wish512.opt``, an external library named like a built-in one: ``Wish512.external``)."""
+    try:
+        default: Instance | None = instance(inst.name)
+    except NgccError:  # an external library named like nothing built in
+        default = None
+    return inst.name if default == inst else "%s.%s" % (inst.name, inst.variant)
+
+
 def external_instance(path: Path, candidate: str | None = None) -> Instance:
     """Describe an instance library outside the package from its ``.json`` sidecar."""
     path = path.resolve()
