@@ -225,6 +225,8 @@ class Campaign:
             TARGET_CI_MAX_TRIALS if target_ci else self.trials))
         self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
         self.kat_files = list(kat_files)
+        from ngcc import kat
+        kat._normalise_files(self.kat_files)  # a typo is refused before the run directory
         self.kat_timeout = kat_timeout
         self.trial_timeout = trial_timeout
         self.progress = progress and sys.stderr.isatty()

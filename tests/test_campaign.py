@@ -258,6 +258,13 @@ def test_instance_selection():
         ngcc.Campaign(["SM3"], op_budget=-1.0, **TINY)
 
 
+def test_unknown_kat_file_is_refused_before_the_run_directory(tmp_path):
+    run_dir = tmp_path / "run"
+    with pytest.raises(ValueError, match="unknown KAT file 'bogus'"):
+        ngcc.Campaign(["SM3"], kat_files=["2_12", "bogus"], run_dir=run_dir, progress=False)
+    assert not run_dir.exists()
+
+
 def test_unavailable_cpu_is_refused():
     with pytest.raises(ValueError, match="not available"):
         ngcc.Campaign(["SM3"], cpu=max(os.sched_getaffinity(0)) + 1000, **TINY)
