@@ -640,7 +640,7 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
         try:
             chosen.append(run.record(instance, length))
         except KeyError:
-            measured = sorted({f"{r.instance}:{r.message_bytes}" for r in run.records})
+            measured = sorted({f"{r.stem}:{r.message_bytes}" for r in run.records})
             raise ReportError(f"run {run.run_id} has no record of {instance} at {length} B; "
                               f"measured: {', '.join(measured) or 'nothing'}") from None
     return chosen

@@ -88,11 +88,19 @@ class Run:
     def record(self, instance: str, message_bytes: int) -> Record:
         """The record of one instance at one length.
 
+        ``instance`` is the instance name or its stem: where a run holds two instances
+        of one name (a built-in one and an external library, ``Wish512.external``), the
+        bare name means the one whose stem it is.
+
         Raises:
             KeyError: that job has no record in this run.
         """
-        for rec in self.records:
-            if rec.instance == instance and rec.message_bytes == message_bytes:
+        at_length = [rec for rec in self.records if rec.message_bytes == message_bytes]
+        for rec in at_length:
+            if rec.stem == instance:
+                return rec
+        for rec in at_length:
+            if rec.instance == instance:
                 return rec
         raise KeyError("no record for %s at %d bytes in %s" % (instance, message_bytes,
                                                                self.path))

@@ -303,10 +303,13 @@ def _quick(instances, run_dir, **settings):
 def test_campaign_measures_a_built_submission_like_the_builtin(tmp_path):
     folder = iccs_folder(tmp_path / "src", "wchain", "WChain-V1-512", 512)
     external = build(folder, out_dir=tmp_path / "out").instance
-    run = _quick(["WChain-V1-512", external.library], tmp_path / "run", lengths=[32, 1024])
+    run = _quick([external.library, "WChain-V1-512"], tmp_path / "run", lengths=[32, 1024])
     assert run.complete and not run.failed_jobs
     assert {job["stem"] for job in run.jobs} == {"WChain-V1-512", "WChain-V1-512.external"}
     assert len(run.records) == 4
+    # the bare name means the built-in one even when the external is listed first
+    assert run.record("WChain-V1-512", 32).data["variant"] == "ref"
+    assert run.record("WChain-V1-512.external", 32).data["variant"] == "external"
     for rec in run.records:  # both passed the same official KAT gate
         assert rec.data["kat"]["verdict"] == "PASS", rec.path
         assert not rec.data["kat"]["timed_without_pass"], rec.path
