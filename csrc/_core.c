@@ -24,6 +24,7 @@ typedef struct {
     PyObject_HEAD
     instance_library lib;
     PyObject *path;  /* str */
+    int busy;        /* calls running without the GIL: the library must stay loaded */
 } LibraryObject;
 
 static int Library_init(LibraryObject *self, PyObject *args, PyObject *kwds)
@@ -35,6 +36,13 @@ static int Library_init(LibraryObject *self, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:Library", keywords,
                                      PyUnicode_FSConverter, &path_bytes))
         return -1;
+    if (self->busy) {  /* dlclose under a running CryptHash would crash the process */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Library is in use by a running call (another thread, or the "
+                        "progress callback of kat_generate); cannot reopen it");
+        Py_DECREF(path_bytes);
+        return -1;
+    }
     library_close(&self->lib);
     Py_CLEAR(self->path);
     if (library_open(&self->lib, PyBytes_AS_STRING(path_bytes), error, sizeof error) != 0) {
@@ -44,7 +52,11 @@ static int Library_init(LibraryObject *self, PyObject *args, PyObject *kwds)
     }
     self->path = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(path_bytes));
     Py_DECREF(path_bytes);
-    return self->path ? 0 : -1;
+    if (self->path == NULL) {  /* error messages name the path: not open without one */
+        library_close(&self->lib);
+        return -1;
+    }
+    return 0;
 }
 
 static void Library_dealloc(LibraryObject *self)
@@ -99,10 +111,12 @@ static PyObject *Library_hash(LibraryObject *self, PyObject *args, PyObject *kwd
         PyBuffer_Release(&view);
         return NULL;
     }
+    self->busy++;
     Py_BEGIN_ALLOW_THREADS
     status = self->lib.hash(digest_bits, (const unsigned char *)view.buf,
                             (unsigned long long)bits, (unsigned char *)PyBytes_AS_STRING(digest));
     Py_END_ALLOW_THREADS
+    self->busy--;
     PyBuffer_Release(&view);
     if (status != 0) {
         Py_DECREF(digest);
@@ -183,10 +197,12 @@ static PyObject *Library_time_calls(LibraryObject *self, PyObject *args, PyObjec
     call.message = (const unsigned char *)view.buf;
     call.msg_len_bits = 8ULL * (unsigned long long)view.len;
 
+    self->busy++;
     Py_BEGIN_ALLOW_THREADS
     failed = bench_time_calls(&call, (size_t)warmup, (size_t)calls,
                               (uint64_t *)PyArray_DATA((PyArrayObject *)cycles), &outcome);
     Py_END_ALLOW_THREADS
+    self->busy--;
 
     PyMem_Free(call.digest);
     PyBuffer_Release(&view);
@@ -486,9 +502,11 @@ static PyObject *core_kat_generate(PyObject *module, PyObject *args, PyObject *k
     gen.blank_digests = blank_digests;
     gen.progress = kat_progress_to_python;
     gen.progress_ctx = &hook;
+    library->busy++;  /* the progress callback runs Python: it must not reopen the library */
     hook.thread = PyEval_SaveThread();
     status = kat_write_file(&gen, kind, PyBytes_AS_STRING(path_bytes), error, sizeof error);
     PyEval_RestoreThread(hook.thread);
+    library->busy--;
     Py_DECREF(path_bytes);
     if (status != KAT_OK) {
         set_kat_error(status, error);

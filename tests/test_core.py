@@ -130,6 +130,36 @@ def test_time_calls_lets_other_threads_run_during_the_loop(tmp_path, monkeypatch
     assert seen
 
 
+def test_a_library_in_use_cannot_be_reopened(tmp_path, monkeypatch):
+    # Reopening dlcloses the library: under a running CryptHash that would crash.
+    marker = tmp_path / "inside-crypthash"
+    monkeypatch.setenv("NGCC_TEST_MARKER", str(marker))
+    path = str(build_library(tmp_path, "Marking", MARKING_SOURCE))
+    library = _core.Library(path)
+    timing = threading.Thread(target=library.time_calls, args=(256, b"abc", 1, 0))
+    timing.start()
+    while timing.is_alive() and not marker.exists():
+        time.sleep(0.001)
+    with pytest.raises(RuntimeError, match="in use by a running call"):
+        library.__init__(path)
+    timing.join()
+    library.__init__(path)  # idle again: reopening is fine
+
+
+def test_the_kat_progress_callback_cannot_reopen_its_library(sm3, tmp_path):
+    refused = []
+
+    def progress(done, total):
+        if not refused:
+            with pytest.raises(RuntimeError, match="in use by a running call"):
+                sm3.__init__(sm3.path)
+            refused.append(done)
+
+    _core.kat_generate(sm3, "SM3", 256, "2_12", str(tmp_path / "kat.txt"), progress=progress)
+    assert refused
+    assert sm3.hash(256, b"abc", 24).hex().startswith("66c7f0f4")
+
+
 # ----------------------------------------------------------------------------- Library
 
 def test_library_without_crypthash_is_refused_by_name(tmp_path):
