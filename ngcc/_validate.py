@@ -183,8 +183,8 @@ def check_pages(run: Run) -> list[Difference]:
     for name, text in expected.items():
         path = report_dir / name
         if not path.is_file():
-            found.append(Difference(f"report/{name}", "missing; run `ngcc report` "
-                                    f"{run.path.name} to write it"))
+            found.append(Difference(f"report/{name}", "missing; run `ngcc report "
+                                    f"{run.path}` to write it"))
             continue
         stored = path.read_bytes()
         if stored != text.encode("utf-8"):
