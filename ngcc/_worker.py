@@ -100,7 +100,8 @@ def _isolated(target: str, what: str, timeout: float, **kwargs: Any) -> Any:
         raise ChildError("timeout", str(exc)) from None
     except InstanceCrashError as exc:
         raise ChildError("crash", str(exc)) from None
-    except (NgccError, OSError, ValueError) as exc:
+    except (NgccError, OSError, ValueError, RuntimeError, MemoryError) as exc:
+        # re-raised from the child: e.g. a counter that did not advance (RuntimeError)
         raise ChildError("error", "%s failed: %s" % (what, exc)) from None
 
 

@@ -408,6 +408,18 @@ def test_a_hanging_trial_is_a_timeout_entry(tmp_path):
     assert "Hangs-512 at 64 B (trial 2)" in str(caught.value)
 
 
+def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch):
+    def counter_stuck(*args, **kwargs):  # what _core.counter_calibrate raises in the child
+        raise RuntimeError("the rdtsc counter did not advance")
+
+    monkeypatch.setattr(_worker, "run_isolated", counter_stuck)
+    with pytest.raises(_worker.ChildError) as caught:
+        _worker.run_trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0, index=1,
+                          timeout=3)
+    assert caught.value.status == "error"
+    assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
+
+
 # ------------------------------------------------------------------------ target-ci mode
 
 def test_target_ci_adds_trials_up_to_the_cap(tmp_path):
