@@ -149,6 +149,8 @@ def test_fixture_records_carry_the_documented_fields():
         assert "`%s`" % key in doc, "statistic %r is not documented" % key
     for key in record["trials"][0]:
         assert '"%s"' % key in doc, "trial field %r is not documented" % key
+    for key in record["environment"]:
+        assert '"%s"' % key in doc, "environment field %r is not documented" % key
 
 
 def test_load_run_of_a_foreign_folder(tmp_path):
