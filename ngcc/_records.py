@@ -207,7 +207,10 @@ def load_raw(path: Path, sha256: str | None = None) -> list[np.ndarray]:
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise CorruptRecordError(path, "its sha256 differs from the one in its record")
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        archive = np.load(io.BytesIO(data), allow_pickle=False)
+        if not isinstance(archive, np.lib.npyio.NpzFile):  # a bare .npy array
+            raise CorruptRecordError(path, "not an .npz archive")
+        with archive:
             schema = str(archive["schema"]) if "schema" in archive.files else None
             if schema != SCHEMA_RAW:
                 raise CorruptRecordError(path, "schema %r, expected %r" % (schema, SCHEMA_RAW))
@@ -215,7 +218,8 @@ def load_raw(path: Path, sha256: str | None = None) -> list[np.ndarray]:
             return [archive["trial_%d" % i] for i in range(count)]
     except CorruptRecordError:
         raise
-    except (ValueError, KeyError, OSError) as exc:
+    except Exception as exc:  # in-memory bytes only: numpy, zipfile, zlib and tokenize
+        # (the .npy header) each raise their own exception on damaged bytes
         raise CorruptRecordError(path, "not a valid .npz archive (%s)" % exc) from exc
 
 

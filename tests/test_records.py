@@ -113,6 +113,13 @@ def test_raw_with_another_digest_or_schema_is_refused(tmp_path):
     path.write_bytes(b"not a zip")
     with pytest.raises(CorruptRecordError, match=r"not a valid \.npz"):
         _records.load_raw(path)
+    _records.dump_raw(path, 32, [np.arange(5, dtype=np.uint64)])
+    path.write_bytes(path.read_bytes()[:100])  # truncated: zipfile's own BadZipFile
+    with pytest.raises(CorruptRecordError, match=r"not a valid \.npz"):
+        _records.load_raw(path)
+    np.save(tmp_path / "bare.npy", np.arange(3, dtype=np.uint64))
+    with pytest.raises(CorruptRecordError, match=r"not an \.npz archive"):
+        _records.load_raw(tmp_path / "bare.npy")
 
 
 # ------------------------------------------------------------------------ a real run
