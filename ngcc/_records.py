@@ -302,6 +302,8 @@ def load_record(path: Path, run_dir: Path) -> Record:
         CorruptRecordError: naming the file, when it is not a complete record.
     """
     data = load_json(path, SCHEMA_RECORD)
+    if not isinstance(data["statistics"], dict):
+        raise CorruptRecordError(path, "statistics is not a JSON object")
     missing = [key for key in _REQUIRED_STATISTICS if key not in data["statistics"]]
     if missing:
         raise CorruptRecordError(path, "statistics lack %s" % ", ".join(missing))

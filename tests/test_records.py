@@ -76,6 +76,12 @@ def test_load_json_names_the_file_and_the_defect(tmp_path):
     (tmp_path / "build.json").write_text("{")
     with pytest.raises(CorruptRecordError, match=r"build\.json.*check the KAT verdicts again"):
         _records.load_build(tmp_path)
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({"schema": _records.SCHEMA_RECORD, "statistics": 5,
+                                  **{key: {} for key in _records._REQUIRED[_records.SCHEMA_RECORD]
+                                     if key != "statistics"}}))
+    with pytest.raises(CorruptRecordError, match=r"record\.json: statistics is not a JSON object"):
+        _records.load_record(record, tmp_path)
 
 
 def test_paths_follow_the_layout():
