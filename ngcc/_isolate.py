@@ -37,7 +37,7 @@ def run_isolated(target: str, what: str, timeout: float | None = None, **kwargs:
     function are re-raised here unchanged.
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-    payload = pickle.dumps((target, kwargs))
+    payload = pickle.dumps((target, kwargs, os.getpid()))
     try:
         child = subprocess.run([sys.executable, "-m", "ngcc._isolate"], input=payload,
                                capture_output=True, timeout=timeout, check=False)
@@ -63,7 +63,11 @@ def _child_main() -> None:
     # raw write(1, ...)) goes to stderr instead and cannot corrupt it.
     result_pipe = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    target, kwargs = pickle.loads(sys.stdin.buffer.read())
+    target, kwargs, parent_pid = pickle.loads(sys.stdin.buffer.read())
+    # A hanging library must not spin on (pinned to the measuring CPU) once the caller
+    # is gone, e.g. a campaign stopped with kill -9.
+    from ngcc._kat_child import _die_with_parent
+    _die_with_parent(parent_pid)
     module_name, function_name = target.split(":")
     function = getattr(importlib.import_module(module_name), function_name)
     try:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -162,6 +166,34 @@ def test_hanging_library_times_out(tmp_path, monkeypatch):
     monkeypatch.setattr(_isolate, "DEFAULT_TIMEOUT", 2.0)
     with pytest.raises(InstanceTimeoutError, match=r"Fixture-256.*did not finish"):
         ngcc.hash(library.library, b"abc")
+
+
+def test_a_hanging_child_dies_with_its_killed_parent(tmp_path):
+    # A campaign stopped with kill -9 must not leave a trial spinning on its CPU.
+    library = build(c_folder(tmp_path / "f", HANG), out_dir=tmp_path / "o").instance
+    parent = subprocess.Popen([sys.executable, "-c", "import ngcc, sys; "
+                               "ngcc.hash(sys.argv[1], b'abc')", str(library.library)])
+    children = Path("/proc/%d/task/%d/children" % (parent.pid, parent.pid))
+    deadline = time.monotonic() + 60
+    child = ""
+    while not child and time.monotonic() < deadline:
+        child = children.read_text().strip() if children.exists() else ""
+        time.sleep(0.05)
+    assert child, "the parent never started its child"
+    time.sleep(1.0)  # the child is past its start-up and inside CryptHash
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while Path("/proc/%s" % child).exists() and time.monotonic() < deadline:
+        state = (Path("/proc/%s/stat" % child).read_text().split(") ")[-1][:1]
+                 if Path("/proc/%s/stat" % child).exists() else "")
+        if state == "Z":  # dead, waiting for init to reap it
+            break
+        time.sleep(0.05)
+    else:
+        if Path("/proc/%s" % child).exists():
+            os.kill(int(child), signal.SIGKILL)  # do not leave it spinning
+            pytest.fail("the child outlived its parent")
 
 
 def test_not_a_folder(tmp_path):
