@@ -27,7 +27,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from ngcc._errors import BuildError
-from ngcc._registry import LIB_DIR, Instance, external_instance
+from ngcc._registry import LIB_DIR, Instance, external_instance, sidecar_path
 
 # The NGCC guide's three flag sets.
 FLAG_SETS: dict[str, str] = {
@@ -219,8 +219,8 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         "skipped": skipped, "warnings": result.stderr, "sha256": digest,
         "drng_supplied": supplied,
     }
-    sidecar = library.with_suffix(".so.json")
-    partial_sidecar = sidecar.with_suffix(".json.partial")
+    sidecar = sidecar_path(library)
+    partial_sidecar = sidecar.with_name(sidecar.name + ".partial")
     partial_sidecar.write_text(json.dumps(meta, indent=1) + "\n")
     os.replace(partial_sidecar, sidecar)
     return BuildResult(external_instance(library, candidate), tuple(meta["sources"]),

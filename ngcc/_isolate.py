@@ -17,7 +17,7 @@ import subprocess
 import sys
 from typing import Any
 
-from ngcc._errors import InstanceCrashError, InstanceTimeoutError
+from ngcc._errors import InstanceCrashError, InstanceTimeoutError, NgccError
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -58,6 +58,16 @@ def run_isolated(target: str, what: str, timeout: float | None = None, **kwargs:
     return value
 
 
+def _transportable(exc: Exception) -> Exception:
+    """``exc`` if it survives a pickle round trip, else an NgccError with its text
+    (exceptions whose constructor takes several arguments cannot be rebuilt)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return NgccError("%s: %s" % (type(exc).__name__, exc))
+    return exc
+
+
 def _child_main() -> None:
     # The result travels on the original stdout; foreign code that prints (even with a
     # raw write(1, ...)) goes to stderr instead and cannot corrupt it.
@@ -73,7 +83,7 @@ def _child_main() -> None:
     try:
         result = (True, function(**kwargs))
     except Exception as exc:  # handed to the parent, which re-raises it
-        result = (False, exc)
+        result = (False, _transportable(exc))
     result_pipe.write(pickle.dumps(result))
     result_pipe.flush()
 

@@ -131,7 +131,7 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         path = libraries[0]
     if not path.is_file():
         raise UnknownInstanceError(str(path), [])
-    sidecar = path.with_suffix(path.suffix + ".json")
+    sidecar = sidecar_path(path)
     if not sidecar.is_file():
         raise LibraryError("%s: no %s beside it, so its instance name and digest length are "
                            "unknown; build the library with `ngcc build`" % (path, sidecar.name))
@@ -145,6 +145,11 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
     except (ValueError, KeyError, TypeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc
+
+
+def sidecar_path(library: Path) -> Path:
+    """Where ``ngcc build`` keeps a library's facts: ``<library>.json`` beside it."""
+    return library.with_name(library.name + ".json")
 
 
 def candidate_of(instance_name: str) -> str:

@@ -42,7 +42,7 @@ from ngcc._errors import KatError
 from ngcc._kat_child import Outcome, generate_files
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._records import atomic_write_bytes
-from ngcc._registry import Instance, instance, manifest_path, stem
+from ngcc._registry import Instance, instance, manifest_path, sidecar_path, stem
 
 __all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatResult", "check",
            "file_name"]
@@ -314,7 +314,7 @@ def _submission_file(inst: Instance, name: str) -> Path | None:
     if inst.builtin:
         return None
     try:
-        meta = json.loads(inst.library.with_suffix(".so.json").read_text())
+        meta = json.loads(sidecar_path(inst.library).read_text())
         source_dir = Path(meta["source_dir"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -387,3 +387,11 @@ def test_a_library_that_writes_to_stdout_does_not_corrupt_the_result(tmp_path):
     folder = c_folder(tmp_path / "f", PRINTS)
     library = build(folder, flags="-std=gnu99 -O2", out_dir=tmp_path / "o").instance
     assert ngcc.hash(library, b"abc") == b"\x11" * 32
+
+
+def test_an_error_that_cannot_be_pickled_back_still_reaches_the_caller():
+    # UnknownInstanceError takes two constructor arguments: pickle cannot rebuild it.
+    with pytest.raises(ngcc.NgccError, match=r"UnknownInstanceError: unknown instance "
+                                             r"'NoSuchThing'") as error:
+        _isolate.run_isolated("ngcc._registry:instance", "looking up", name="NoSuchThing")
+    assert not isinstance(error.value, InstanceCrashError)
