@@ -362,14 +362,14 @@ def _additional_statistics(run: Run, candidate: str, records: Sequence[Record]) 
     lines += table(EXTRA_COLUMNS, [extra_row(run, r) for r in records]) + [""]
     flags = [(record, flag) for record in records for flag in record.statistics.get("flags", [])]
     for record, flag in flags:
-        lines += [f"- {WARNING} {code(record.instance)} "
+        lines += [f"- {WARNING} {code(record_stem(record))} "
                   f"{_format.message(record.message_bytes)}: {flag['message']}"]
     if flags:
         lines += [""]
     lines += [f"![cycles/byte of {candidate}]({plot_stem_cpb(candidate)}.png)", "",
               f"Cycles/byte against message length ({code(plot_stem_cpb(candidate) + '.svg')} "
               "as SVG). Per-call distributions: "
-              + ", ".join(f"[{code(r.instance)} {_format.message(r.message_bytes)}]"
+              + ", ".join(f"[{code(record_stem(r))} {_format.message(r.message_bytes)}]"
                           f"({plot_stem_distribution(r)}.png)"
                           for r in distribution_records(records)) + ".", ""]
     return lines
@@ -579,7 +579,7 @@ def distribution_records(records: Sequence[Record]) -> list[Record]:
     (where per-call noise matters most relative to the work)."""
     chosen: dict[tuple[str, str], Record] = {}
     for record in records:
-        key = (record.instance, str(record.data.get("variant", "ref")))
+        key = (record.candidate, record_stem(record))
         if key not in chosen or record.message_bytes < chosen[key].message_bytes:
             chosen[key] = record
     return list(chosen.values())
@@ -662,7 +662,7 @@ def write_plots(run: Run, out: Path, chosen: Sequence[Record] = ()) -> list[Path
     drawn = [r for c in candidates(run) for r in distribution_records(candidate_records(run, c))]
     drawn += [record for record in chosen if record not in drawn]
     for record in drawn:
-        figure = _plot.distribution(record.cycles(), f"{record.instance}, "
+        figure = _plot.distribution(record.cycles(), f"{record_stem(record)}, "
                                     f"{_format.message(record.message_bytes)}: cycles per call")
         written += _plot.save(figure, out / plot_stem_distribution(record))
     return written

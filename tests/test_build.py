@@ -345,6 +345,12 @@ def test_campaign_measures_a_built_submission_like_the_builtin(tmp_path):
     for rec in run.records:  # both passed the same official KAT gate
         assert rec.data["kat"]["verdict"] == "PASS", rec.path
         assert not rec.data["kat"]["timed_without_pass"], rec.path
+    run.report()
+    page = (run.path / "report" / "hash-34.md").read_text()
+    # Each library keeps its own name on the page and its own distribution plot.
+    assert "[`WChain-V1-512` 32 B](WChain-V1-512__hash_32-calls.png)" in page
+    assert ("[`WChain-V1-512.external` 32 B](WChain-V1-512.external__hash_32-calls.png)"
+            in page)
 
 
 def test_campaign_survives_a_library_that_crashes_hangs_and_fails(tmp_path):
