@@ -13,7 +13,6 @@ the ELF symbol table.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from ngcc._errors import BuildError
+from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import LIB_DIR, Instance, external_instance, sidecar_path
 
 # The NGCC guide's three flag sets.
@@ -210,7 +210,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         raise BuildError("%s: the library built from %s does not export CryptHash"
                          % (folder, ", ".join(s.name for s in sources)))
     os.replace(partial, library)
-    digest = hashlib.sha256(library.read_bytes()).hexdigest()
+    digest = sha256_file(library)
     version = subprocess.run(cc + ["--version"], capture_output=True, text=True, check=False)
     meta = {
         "name": name, "family": name, "candidate": candidate, "digest_bits": digest_bits,
@@ -219,9 +219,6 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         "skipped": skipped, "warnings": result.stderr, "sha256": digest,
         "drng_supplied": supplied,
     }
-    sidecar = sidecar_path(library)
-    partial_sidecar = sidecar.with_name(sidecar.name + ".partial")
-    partial_sidecar.write_text(json.dumps(meta, indent=1) + "\n")
-    os.replace(partial_sidecar, sidecar)
+    atomic_write_bytes(sidecar_path(library), (json.dumps(meta, indent=1) + "\n").encode())
     return BuildResult(external_instance(library, candidate), tuple(meta["sources"]),
                        skipped, result.stderr, digest, supplied)

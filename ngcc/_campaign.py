@@ -92,10 +92,6 @@ def _new_run_id() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def _sha256(path: Path) -> str:
-    return _records.sha256_file(path)
-
-
 def _json_roundtrip(data: Any) -> Any:
     """``data`` as it reads back from JSON (tuples become lists …), for comparisons."""
     return json.loads(json.dumps(data))
@@ -233,7 +229,7 @@ class Campaign:
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
         self._by_key = {(i.candidate, stem(i)): i for i in self.instances}
-        self._sha = {key: _sha256(i.library) for key, i in self._by_key.items()}
+        self._sha = {key: _records.sha256_file(i.library) for key, i in self._by_key.items()}
         self.plan = self._make_plan()
         self._environment: dict[str, Any] = {}
         self._state: dict[str, Any] = {}
@@ -417,7 +413,7 @@ class Campaign:
             "elf_image_bytes": elf_image_bytes(inst.library),
             "kat": {"verdict": verdict, "files": self.kat_files,
                     "log": Path(os.path.relpath(log, self.run_dir)).as_posix(),
-                    "log_sha256": _sha256(log) if log.exists() else None,
+                    "log_sha256": _records.sha256_file(log) if log.exists() else None,
                     "gate": gate, "timed_without_pass": gate == "override"}}
 
     def _apply_gate(self) -> None:

@@ -27,7 +27,6 @@ ERROR      the generator could not run: out of memory for the 1 GiB
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -41,7 +40,7 @@ from typing import Any
 from ngcc._errors import KatError
 from ngcc._kat_child import Outcome, generate_files
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
-from ngcc._records import atomic_write_bytes
+from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, sidecar_path, stem
 
 __all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatResult", "check",
@@ -376,10 +375,7 @@ def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
 
 def _file_sha256(path: Path) -> str:
     try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()  # type: ignore[attr-defined]
-    except AttributeError:  # Python 3.10
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError as exc:
         return "unreadable (%s)" % exc
 
