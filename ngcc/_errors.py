@@ -29,6 +29,11 @@ class HashError(NgccError, RuntimeError):
     """``CryptHash`` returned nonzero (the message names instance and call)."""
 
 
+class InvalidNameError(NgccError, ValueError):
+    """A name (instance, label, candidate id) that breaks the name rule of ``_names``,
+    or a path built from names that would leave its directory."""
+
+
 class BuildError(NgccError):
     """``ngcc build`` could not make an instance library from a source folder."""
 

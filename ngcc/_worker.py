@@ -20,6 +20,7 @@ import numpy as np
 
 from ngcc._errors import InstanceCrashError, InstanceTimeoutError, NgccError
 from ngcc._isolate import run_isolated
+from ngcc._measure import ChildError, TrialMeasurement
 from ngcc._registry import Instance
 
 CALIBRATION_TIMEOUT = 120.0   # seconds for one cold call of an unknown library
@@ -75,6 +76,7 @@ def trial(instance: Instance, message_bytes: int, calls: int, warmup: int,
         "total_cycles": int(result.total_cycles),
         "total_seconds": float(result.total_seconds),
         "frequency_hz": float(counter.frequency_hz),
+        "counter": str(counter.name),
         "overhead_cycles": int(counter.overhead_min),
         "baseline_rss_kib": baseline,
         "peak_rss_kib": peak,
@@ -83,15 +85,6 @@ def trial(instance: Instance, message_bytes: int, calls: int, warmup: int,
 
 
 # ---------------------------------------------------------------- parent side
-
-class ChildError(Exception):
-    """A child process that did not deliver: ``status`` is crash, timeout or error."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
 
 def _isolated(target: str, what: str, timeout: float, **kwargs: Any) -> Any:
     try:
@@ -132,3 +125,26 @@ def run_trial(instance: Instance, message_bytes: int, calls: int, warmup: int, c
     what = "%s at %d B (trial %d)" % (instance.name, message_bytes, index)
     return dict(_isolated("ngcc._worker:trial", what, timeout, instance=instance,
                           message_bytes=message_bytes, calls=calls, warmup=warmup, cpu=cpu))
+
+
+class PythonChildRunner:
+    """The :class:`~ngcc._measure.TrialRunner` of trials in ``python -m ngcc._isolate``."""
+
+    def cold_call(self, instance: Instance, message_bytes: int, cpu: int,
+                  timeout: float) -> float:
+        """Seconds of the first call of a freshly loaded library (the plan's t1)."""
+        return run_cold_call(instance, message_bytes, cpu, timeout)
+
+    def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
+              cpu: int, index: int, timeout: float) -> TrialMeasurement:
+        """One trial in a fresh pinned child."""
+        facts = run_trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
+        return TrialMeasurement(
+            pid=facts["pid"], cpu=facts["cpu"], cycles=facts["cycles"],
+            loop_ticks=facts["total_cycles"], loop_ns=round(facts["total_seconds"] * 1e9),
+            counter=facts["counter"],
+            unit="ns" if facts["counter"] == "clock_monotonic_raw" else "tsc-ticks",
+            frequency_hz=facts["frequency_hz"], overhead_min_ticks=facts["overhead_cycles"],
+            overhead_median_ticks=facts["overhead_cycles"],
+            baseline_rss_kib=facts["baseline_rss_kib"], peak_rss_kib=facts["peak_rss_kib"],
+            load_average=tuple(facts["load_average"]))
