@@ -2,7 +2,7 @@
 
 Built-in instances are our own code and run in-process; a library built from
 someone's submission may segfault, abort or hang. :func:`run_isolated` runs
-``module:function(**kwargs)`` in a fresh interpreter (``python -m ngcc._isolate``),
+``module:function(**kwargs)`` in a fresh interpreter (``_child_main`` below),
 passing arguments and result by pickle over the pipes, and turns a death by
 signal into :class:`InstanceCrashError` and a hang into :class:`InstanceTimeoutError`.
 """
@@ -18,8 +18,10 @@ import sys
 from typing import Any
 
 from ngcc._errors import InstanceCrashError, InstanceTimeoutError, NgccError
+from ngcc._pychild import python_child_command
 
 DEFAULT_TIMEOUT = 60.0
+_CHILD_CODE = "from ngcc._isolate import _child_main; _child_main()"
 
 
 def _signal_name(returncode: int) -> str:
@@ -39,7 +41,7 @@ def run_isolated(target: str, what: str, timeout: float | None = None, **kwargs:
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     payload = pickle.dumps((target, kwargs, os.getpid()))
     try:
-        child = subprocess.run([sys.executable, "-m", "ngcc._isolate"], input=payload,
+        child = subprocess.run(python_child_command(_CHILD_CODE), input=payload,
                                capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise InstanceTimeoutError("%s did not finish within %.0f s (the child process was "

@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from ngcc import _core
 from ngcc._errors import NgccError
+from ngcc._pychild import python_child_command
 
 #: How often the child reports progress, in seconds.
 PROGRESS_INTERVAL = 0.2
@@ -95,8 +96,8 @@ def _run_child(library: Path, instance: str, digest_bits: int,
     with tempfile.TemporaryFile() as stderr:
         try:
             child = subprocess.Popen(
-                [sys.executable, "-c", _CHILD_BOOTSTRAP, str(Path(__file__).resolve().parent),
-                 str(write_end)],
+                python_child_command(_CHILD_BOOTSTRAP, str(Path(__file__).resolve().parent),
+                                     str(write_end)),
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
                 pass_fds=(write_end,))
         finally:
