@@ -129,8 +129,9 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="time allowed per file (default: no limit)")
     parser.add_argument("--official", type=Path, metavar="DIR",
-                        help="folder with the official KAT files, to name the first "
-                             "differing record of a MISMATCH (default: $NGCC_SHARED/kat)")
+                        help="your copy of the official KAT files (e.g. "
+                             "DIR/<candidate>/<instance>/KAT_*.txt), to name the first "
+                             "differing record of a MISMATCH")
     parser.add_argument("--candidate", metavar="ID",
                         help="candidate id of the library paths named (e.g. hash-34), whose "
                              "manifest is used; default: from `ngcc build --candidate`, else "

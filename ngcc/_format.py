@@ -1,6 +1,6 @@
 """How numbers look on a report page.
 
-The rules reproduce the independent NGCC performance pages (``shared/seeds/``) so a
+The rules reproduce the independent NGCC performance pages (``docs/spec/seeds/``) so a
 page made by ngcc reads the same as those:
 
 =================  ===============================================  ======================

@@ -152,8 +152,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
         timeout: seconds allowed per file (None: no limit).
         official_dir: a folder with the official KAT files, laid out as
             ``<candidate>/<instance>/KAT_*.txt``, ``<instance>/KAT_*.txt`` or flat;
-            used only to name the first differing record of a MISMATCH. Default:
-            ``$NGCC_SHARED/kat`` or the ``shared/kat`` beside the source tree.
+            used only to name the first differing record of a MISMATCH (ngcc ships
+            only their manifests). Default: none.
         candidate: the candidate id of the library paths among ``instances``, whose
             manifest is then used (default: from the ``ngcc build`` sidecar, else the
             manifest that lists the instance name).
@@ -285,22 +285,14 @@ def _mismatch_detail(data: bytes, official: Path | None) -> str:
     return "first difference from %s: %s" % (official, where)
 
 
-def _official_roots(official_dir: _PathArg | None) -> list[Path]:
-    if official_dir is not None:
-        return [Path(official_dir)]
-    roots = []
-    if os.environ.get("NGCC_SHARED"):
-        roots.append(Path(os.environ["NGCC_SHARED"]) / "kat")
-    roots.append(Path(__file__).resolve().parents[2] / "shared" / "kat")
-    return roots
-
-
 def _official_file(inst: Instance, name: str, official_dir: _PathArg | None) -> Path | None:
-    """The official copy of a KAT file, when one is at hand."""
-    for root in _official_roots(official_dir):
-        for folder in (root / inst.candidate / inst.name, root / inst.name, root):
-            if (folder / name).is_file():
-                return folder / name
+    """The official copy of a KAT file, when the user gave a folder that holds it."""
+    if official_dir is None:
+        return None
+    root = Path(official_dir)
+    for folder in (root / inst.candidate / inst.name, root / inst.name, root):
+        if (folder / name).is_file():
+            return folder / name
     return None
 
 

@@ -269,8 +269,8 @@ def test_wchain_submission_folder_passes_the_official_kat(tmp_path, name, bits):
     assert [f.verdict for f in report.files] == ["PASS", "PASS"]
 
 
-def test_kat_against_the_submissions_own_files(tmp_path, shared_dir):
-    official = shared_dir / "kat" / "hash-34" / "WChain-V1-512" / "KAT_2_12_WChain-V1-512.txt"
+def test_kat_against_the_submissions_own_files(tmp_path, official_kat):
+    official = official_kat.file("WChain-V1-512", "2_12")
     package = tmp_path / "package"
     folder = iccs_folder(package / "Reference_Implementation", "wchain", "MyChain", 512)
     vectors = package / "Test_Vectors"

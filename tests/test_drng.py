@@ -13,8 +13,8 @@ from ngcc import _core
 KAT_SEEDS = {tag: (tag * 8).encode() for tag in ("KAT_2_12", "KAT_2_23", "KAT_2_33", "KAT_Loop")}
 
 
-def _cases(shared_dir):
-    data = json.loads((shared_dir / "spec" / "drng" / "drng_vectors.json").read_text())
+def _cases(spec_dir):
+    data = json.loads((spec_dir / "drng" / "drng_vectors.json").read_text())
     return data["cases"]
 
 
@@ -22,8 +22,8 @@ def _state(state: dict) -> tuple[str, str, str]:
     return state["V"], state["C"], state["reseed_counter"]
 
 
-def test_every_vector_of_drng_vectors_json(shared_dir):
-    cases = _cases(shared_dir)
+def test_every_vector_of_drng_vectors_json(spec_dir):
+    cases = _cases(spec_dir)
     assert len(cases) == 6
     checked = 0
     for case in cases:
@@ -37,8 +37,8 @@ def test_every_vector_of_drng_vectors_json(shared_dir):
     assert checked == 42
 
 
-def test_vectors_leave_the_byte_after_the_output_untouched(shared_dir):
-    for case in _cases(shared_dir):
+def test_vectors_leave_the_byte_after_the_output_untouched(spec_dir):
+    for case in _cases(spec_dir):
         drng = _core.Drng(bytes.fromhex(case["seed"]))
         for call in case["calls"]:
             size = (call["bits"] + 7) // 8
@@ -48,8 +48,8 @@ def test_vectors_leave_the_byte_after_the_output_untouched(shared_dir):
             assert call["untouched_after"] and buffer[size] == 0xA5
 
 
-def test_kat_seeds_are_the_tag_eight_times(shared_dir):
-    seeds = {case["name"]: bytes.fromhex(case["seed"]) for case in _cases(shared_dir)}
+def test_kat_seeds_are_the_tag_eight_times(spec_dir):
+    seeds = {case["name"]: bytes.fromhex(case["seed"]) for case in _cases(spec_dir)}
     for tag, seed in KAT_SEEDS.items():
         assert seeds[tag] == seed
 

@@ -1,4 +1,4 @@
-"""Number formatting against the rows of the target pages in shared/seeds/."""
+"""Number formatting against the rows of the target pages in docs/spec/seeds/."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ UNIT_SECONDS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 UNIT_CYCLES = {"k": 1e3, "M": 1e6}
 
 
-def seed_rows(shared_dir: Path, pattern: re.Pattern[str]) -> list[re.Match[str]]:
+def seed_rows(seeds_dir: Path, pattern: re.Pattern[str]) -> list[re.Match[str]]:
     rows = []
-    for page in sorted((shared_dir / "seeds").glob("*.txt")):
+    for page in sorted(seeds_dir.glob("*.txt")):
         for line in page.read_text(encoding="utf-8").splitlines():
             match = pattern.match(line.strip())
             if match:
@@ -31,8 +31,8 @@ def seed_rows(shared_dir: Path, pattern: re.Pattern[str]) -> list[re.Match[str]]
 
 
 @pytest.fixture(scope="module")
-def performance_rows(shared_dir: Path) -> list[re.Match[str]]:
-    rows = seed_rows(shared_dir, PERFORMANCE_ROW)
+def performance_rows(seeds_dir: Path) -> list[re.Match[str]]:
+    rows = seed_rows(seeds_dir, PERFORMANCE_ROW)
     assert len(rows) == 56, "the three seeds hold 7 instances × 8 lengths"
     return rows
 
@@ -102,8 +102,8 @@ def test_mean_cycles_from_cycles_per_byte(performance_rows: list[re.Match[str]])
     assert checked >= 10
 
 
-def test_resource_rows(shared_dir: Path) -> None:
-    rows = seed_rows(shared_dir, RESOURCE_ROW)
+def test_resource_rows(seeds_dir: Path) -> None:
+    rows = seed_rows(seeds_dir, RESOURCE_ROW)
     assert len(rows) == 56
     for row in rows:
         assert _format.operation(int(row["bytes"])) == row["operation"]

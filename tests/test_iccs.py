@@ -29,8 +29,8 @@ INSTANCES = [SM3HASH, *PSEUDOHASH.values(), *("pseudoXOF-%d" % w for w in XOF_WI
 
 
 @pytest.fixture(scope="module")
-def vectors(shared_dir):
-    return json.loads((shared_dir / "spec" / "drng" / "iccs_helper_vectors.json").read_text())
+def vectors(spec_dir):
+    return json.loads((spec_dir / "drng" / "iccs_helper_vectors.json").read_text())
 
 
 @pytest.fixture(scope="module")

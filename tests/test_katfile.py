@@ -4,9 +4,9 @@ official file equals its manifest line; first differences are named precisely.""
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
+from conftest import KAT_DATA, KAT_KINDS, OFFICIAL_INSTANCES, raw_sha256
 
 from ngcc._katfile import (
     canonical_sha256,
@@ -20,27 +20,33 @@ from ngcc._registry import manifest_path
 CANDIDATES = ("hash-22", "hash-34", "hash-35")
 
 
-def _official_files(shared_dir: Path):
-    for candidate in CANDIDATES:
-        for path in sorted((shared_dir / "kat" / candidate).glob("*/KAT_*.txt")):
-            yield candidate, path
-
-
-def test_every_official_file_matches_its_manifest_line(shared_dir):
+def test_every_official_file_matches_its_manifest_line(official_kat):
+    """All 28 official files: canonical digest = manifest line, raw digest = raw.sha256."""
     checked = 0
-    for candidate, path in _official_files(shared_dir):
-        manifest = read_manifest(shared_dir / "kat" / candidate / "kat.sha256")
-        entry = manifest["%s/%s" % (path.parent.name, path.name)]
-        assert canonical_sha256(path.read_bytes(), entry.mode) == entry.sha256, path
-        checked += 1
+    for name, candidate in OFFICIAL_INSTANCES.items():
+        manifest = read_manifest(manifest_path(candidate))
+        for kind in KAT_KINDS:
+            path = official_kat.file(name, kind)
+            entry = manifest["%s/%s" % (name, path.name)]
+            data = path.read_bytes()
+            assert canonical_sha256(data, entry.mode) == entry.sha256, path
+            assert hashlib.sha256(data).hexdigest() == raw_sha256(candidate)[
+                "%s/%s" % (name, path.name)], path
+            checked += 1
     assert checked == 28
 
 
-def test_shipped_manifests_are_the_official_ones(shared_dir):
+def test_manifests_and_raw_digests_name_the_same_files():
+    """The shipped manifests list four files of every instance; raw.sha256 the same ones,
+    and the repository holds each of them except the large KAT_2_12."""
     for candidate in CANDIDATES:
-        official = shared_dir / "kat" / candidate / "kat.sha256"
-        assert manifest_path(candidate).read_bytes() == official.read_bytes(), candidate
-        assert len(read_manifest(manifest_path(candidate))) in (8, 12)
+        listed = set(read_manifest(manifest_path(candidate)))
+        names = [n for n, c in OFFICIAL_INSTANCES.items() if c == candidate]
+        assert listed == {"%s/KAT_%s_%s.txt" % (n, k, n) for n in names for k in KAT_KINDS}
+        assert set(raw_sha256(candidate)) == listed
+        in_repo = {p.relative_to(KAT_DATA / candidate).as_posix()
+                   for p in (KAT_DATA / candidate).glob("*/KAT_*.txt")}
+        assert in_repo == {p for p in listed if "KAT_2_12_" not in p}
 
 
 def test_canonical_text_rules():
@@ -51,9 +57,8 @@ def test_canonical_text_rules():
         canonical_text(raw, "loose")
 
 
-def test_raw_sha256_is_not_the_manifest_digest(shared_dir):
-    _, path = next(_official_files(shared_dir))
-    data = path.read_bytes()
+def test_raw_sha256_is_not_the_manifest_digest(official_kat):
+    data = official_kat.file("Wish512", "2_23").read_bytes()
     assert hashlib.sha256(data).hexdigest() != canonical_sha256(data)
 
 
@@ -91,8 +96,8 @@ def test_first_difference_of_a_short_file():
         "(3 records generated, 5 official)")
 
 
-def test_first_difference_of_an_official_file(shared_dir):
-    path = shared_dir / "kat" / "hash-22" / "Pavelor-512" / "KAT_2_12_Pavelor-512.txt"
+def test_first_difference_of_an_official_file(official_kat):
+    path = official_kat.file("Pavelor-512", "2_12")
     official = path.read_bytes()
     records = parse_kat_text(official.decode())
     assert len(records) == 4097 and records[1000].line == 5001

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from _guard import hash_before_guard_page
+from conftest import OfficialKat
 
 import ngcc
 from ngcc import _core
@@ -34,9 +35,8 @@ DESCRIBED_MESSAGES = {"a_x1000": b"a" * 1000, "zeros_1MiB": bytes(1 << 20)}
 
 
 @functools.cache
-def _kat(shared_dir: Path, name: str, test: str) -> list[KatRecord]:
-    folder = shared_dir / "kat" / "hash-22" / name
-    return parse_kat_file(folder / ("KAT_%s_%s.txt" % (test, name)))
+def _kat(official_kat: OfficialKat, name: str, test: str) -> list[KatRecord]:
+    return parse_kat_file(official_kat.file(name, test))
 
 
 def _edge_lengths(name: str) -> list[int]:
@@ -58,8 +58,8 @@ def _spec_module(name: str, path: Path):
 # ----------------------------------------------------------- official KATs
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_kat_2_12_every_record(shared_dir, name):
-    records = _kat(shared_dir, name, "2_12")
+def test_kat_2_12_every_record(official_kat, name):
+    records = _kat(official_kat, name, "2_12")
     assert [r.msg_len_bits for r in records] == list(range(KAT_2_12_MAX_BITS + 1))
     assert {int(r.fields["Dst_Len"]) for r in records} == {DIGEST_BITS[name]}
     wrong = [r.msg_len_bits for r in records
@@ -70,10 +70,10 @@ def test_kat_2_12_every_record(shared_dir, name):
 
 @pytest.mark.parametrize("name", INSTANCES)
 @pytest.mark.parametrize("fill", [0x00, 0xFF])
-def test_kat_2_23_constant_messages(shared_dir, name, fill):
+def test_kat_2_23_constant_messages(official_kat, name, fill):
     """The all-zero and all-0xFF 2^23-bit records (the DRNG one is the KAT generator's)."""
     pattern = ("%02X" % fill) * 8
-    records = [r for r in _kat(shared_dir, name, "2_23")
+    records = [r for r in _kat(official_kat, name, "2_23")
                if r.fields["Msg_Exp"] == "%s .... %s" % (pattern, pattern)]
     assert len(records) == 1 and records[0].msg_len_bits == 1 << 23
     message = bytes([fill]) * (1 << 20)
@@ -82,8 +82,8 @@ def test_kat_2_23_constant_messages(shared_dir, name, fill):
 
 # -------------------------------------------------------- spec's extra vectors
 
-def _extra_vectors(shared_dir: Path) -> list[dict]:
-    data = json.loads((shared_dir / "spec" / "pavelor" / "extra_vectors.json").read_text())
+def _extra_vectors(spec_dir: Path) -> list[dict]:
+    data = json.loads((spec_dir / "pavelor" / "extra_vectors.json").read_text())
     return data["vectors"]
 
 
@@ -93,11 +93,11 @@ def _vector_message(vector: dict) -> bytes:
     return bytes.fromhex(vector["msg_hex"])
 
 
-def test_extra_vectors_all(shared_dir):
+def test_extra_vectors_all(spec_dir):
     """Every vector of extra_vectors.json, for every instance, full digest length:
     includes the rate-boundary (ff_*bits) cases and, for Pavelor-1024, the
     second squeeze (digest bytes 64..127)."""
-    vectors = _extra_vectors(shared_dir)
+    vectors = _extra_vectors(spec_dir)
     assert {"ff_511bits", "ff_512bits", "ff_1023bits", "ff_1024bits", "ff_1535bits",
             "ff_1536bits"} <= {v["name"] for v in vectors}
     checked = 0
@@ -112,10 +112,10 @@ def test_extra_vectors_all(shared_dir):
     assert checked == 3 * len(vectors)
 
 
-def test_pavelor_1024_digest_spans_two_squeezes(shared_dir):
+def test_pavelor_1024_digest_spans_two_squeezes(spec_dir):
     """The rate of Pavelor-1024 is 64 bytes, so its 128-byte digest needs one more
     permutation: its halves are different 64-byte outputs, both as in the spec."""
-    for vector in _extra_vectors(shared_dir):
+    for vector in _extra_vectors(spec_dir):
         digest = ngcc.hash("Pavelor-1024", _vector_message(vector), vector["msg_len_bits"])
         assert len(digest) == 128
         assert digest[:64] != digest[64:]
@@ -124,9 +124,9 @@ def test_pavelor_1024_digest_spans_two_squeezes(shared_dir):
 
 # ------------------------------------------------- generated tables and S-box
 
-def test_generated_headers_match_the_data_files(shared_dir):
+def test_generated_headers_match_the_data_files(spec_dir):
     gen = _spec_module("pavelor_gen_tables", PAVELOR / "gen_tables.py")
-    for file_name, text in gen.generate(shared_dir / "spec" / "pavelor").items():
+    for file_name, text in gen.generate(spec_dir / "pavelor").items():
         assert (PAVELOR / file_name).read_text() == text, (
             "%s is stale: run python algorithms/pavelor/gen_tables.py SPEC_DIR" % file_name)
 
@@ -139,7 +139,7 @@ def _c_array(source: str, name: str) -> list[int]:
         "UINT64_C", ""))]
 
 
-def test_round_constant_planes_decode_to_round_constants_hex(shared_dir):
+def test_round_constant_planes_decode_to_round_constants_hex(spec_dir):
     """Read RC_PLANES back out of the C header (bit 16 row + 4 column + lane of
     plane b is bit b of byte 4 column + row) and compare with the data file."""
     header = (PAVELOR / "round_tables.h").read_text()
@@ -149,7 +149,7 @@ def test_round_constant_planes_decode_to_round_constants_hex(shared_dir):
     lane = lanes.index(7) - 4 * group  # N[7] = W[8] ^ RC[t] is the RC's word
     assert 0 <= lane < 4 and sorted(lanes) == list(range(20))
     rows = [line.strip() for line in
-            (shared_dir / "spec" / "pavelor" / "round_constants.hex").read_text().splitlines()
+            (spec_dir / "pavelor" / "round_constants.hex").read_text().splitlines()
             if line.strip() and not line.startswith("#")]
     assert len(rows) == 24 and len(planes) == 24 * 8
     for t, row in enumerate(rows):
@@ -190,7 +190,7 @@ int main(void)
 """
 
 
-def test_bitsliced_sbox_equals_aes_sbox_hex(shared_dir, tmp_path):
+def test_bitsliced_sbox_equals_aes_sbox_hex(spec_dir, tmp_path):
     """The gate circuit, compiled as the library is, against all 256 table entries."""
     cc = shlex.split(os.environ.get("CC", "cc"))
     if shutil.which(cc[0]) is None:
@@ -202,7 +202,7 @@ def test_bitsliced_sbox_equals_aes_sbox_hex(shared_dir, tmp_path):
                    check=True, capture_output=True, text=True)
     output = subprocess.run([str(program)], check=True, capture_output=True, text=True).stdout
     table = "".join(line.strip() for line in
-                    (shared_dir / "spec" / "pavelor" / "aes_sbox.hex").read_text().splitlines()
+                    (spec_dir / "pavelor" / "aes_sbox.hex").read_text().splitlines()
                     if line.strip() and not line.startswith("#"))
     assert len(table) == 512
     assert output.strip() == table.lower()
@@ -211,9 +211,9 @@ def test_bitsliced_sbox_equals_aes_sbox_hex(shared_dir, tmp_path):
 # -------------------------------------------------------- bit-level messages
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_bit_length_edges_against_kat_2_12(shared_dir, name):
+def test_bit_length_edges_against_kat_2_12(official_kat, name):
     """0..8 bits and one bit below/at/above each rate boundary, against the KAT."""
-    records = _kat(shared_dir, name, "2_12")
+    records = _kat(official_kat, name, "2_12")
     lengths = _edge_lengths(name)
     assert RATE_BITS[name] in lengths and RATE_BITS[name] - 1 in lengths
     for bits in lengths:
@@ -223,10 +223,10 @@ def test_bit_length_edges_against_kat_2_12(shared_dir, name):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_unused_low_bits_are_ignored(shared_dir, name):
+def test_unused_low_bits_are_ignored(official_kat, name):
     """Garbage in the unused low bits of a partial last byte changes nothing."""
     rng = random.Random(22)
-    for record in _kat(shared_dir, name, "2_12"):
+    for record in _kat(official_kat, name, "2_12"):
         unused = (8 - record.msg_len_bits % 8) % 8
         if unused == 0:
             continue
@@ -237,9 +237,9 @@ def test_unused_low_bits_are_ignored(shared_dir, name):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_never_reads_past_the_message(shared_dir, name):
+def test_never_reads_past_the_message(official_kat, name):
     """Each message ends at an unreadable page: a read of byte ceil(bits/8) faults."""
-    records = _kat(shared_dir, name, "2_12")
+    records = _kat(official_kat, name, "2_12")
     lengths = _edge_lengths(name) + [KAT_2_12_MAX_BITS - 1, KAT_2_12_MAX_BITS]
     cases = [(records[bits].message, bits) for bits in lengths]
     assert hash_before_guard_page(name, cases) == [records[bits].digest for bits in lengths]

@@ -66,9 +66,9 @@ def markdown_rows(lines: list[str]) -> list[list[str]]:
 
 # ------------------------------------------------------------------ structure vs seeds
 
-def test_section_titles_are_the_seeds(shared_dir: Path, page: str) -> None:
+def test_section_titles_are_the_seeds(seeds_dir: Path, page: str) -> None:
     numbered = [title for title in page_sections(page) if SECTION.match(title)]
-    for seed in sorted((shared_dir / "seeds").glob("*.txt")):
+    for seed in sorted(seeds_dir.glob("*.txt")):
         assert list(seed_sections(seed.read_text(encoding="utf-8"))) == numbered, seed.name
     assert tuple(numbered) == _report.SECTION_TITLES
 
@@ -79,10 +79,10 @@ def test_extra_section_is_separate_and_after_performance(page: str) -> None:
     assert not SECTION.match(_report.EXTRA_TITLE)
 
 
-def test_column_headers_are_the_seeds(shared_dir: Path, page: str) -> None:
+def test_column_headers_are_the_seeds(seeds_dir: Path, page: str) -> None:
     mine = page_sections(page)
     for name in SEED_TABLE_SEEDS:
-        seed = seed_sections((shared_dir / "seeds" / name).read_text(encoding="utf-8"))
+        seed = seed_sections((seeds_dir / name).read_text(encoding="utf-8"))
         for title, lines in seed.items():
             tables = [line for line in lines if "\t" in line]
             if not tables:
@@ -90,15 +90,15 @@ def test_column_headers_are_the_seeds(shared_dir: Path, page: str) -> None:
             assert markdown_header(mine[title]) == tables[0].split("\t"), (name, title)
 
 
-def test_basic_information_items_are_the_seeds(shared_dir: Path, page: str) -> None:
-    seed = seed_sections((shared_dir / "seeds" / SEED_TABLE_SEEDS[0]).read_text("utf-8"))
+def test_basic_information_items_are_the_seeds(seeds_dir: Path, page: str) -> None:
+    seed = seed_sections((seeds_dir / SEED_TABLE_SEEDS[0]).read_text("utf-8"))
     seed_keys = [line.split(":")[0] for line in seed["1. Basic information"]]
     mine = [line[2:].split(":")[0] for line in page_sections(page)["1. Basic information"]]
     assert mine == seed_keys
 
 
-def test_environment_items_start_with_the_seeds(shared_dir: Path, page: str) -> None:
-    seed = seed_sections((shared_dir / "seeds" / SEED_TABLE_SEEDS[0]).read_text("utf-8"))
+def test_environment_items_start_with_the_seeds(seeds_dir: Path, page: str) -> None:
+    seed = seed_sections((seeds_dir / SEED_TABLE_SEEDS[0]).read_text("utf-8"))
     seed_items = [line.split("\t")[0] for line in seed["2. Assessment environment"][1:]]
     mine = [row[0] for row in markdown_rows(page_sections(page)["2. Assessment environment"])]
     assert mine[:len(seed_items)] == seed_items

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _guard import hash_before_guard_page
+from conftest import OfficialKat
 
 import ngcc
 from ngcc import _core
@@ -28,8 +29,8 @@ KAT_2_12_MAX_BITS = 4096
 
 
 @functools.cache
-def _kat(shared_dir, name: str, test: str) -> list[KatRecord]:
-    return parse_kat_file(shared_dir / "kat" / "hash-34" / name / ("KAT_%s_%s.txt" % (test, name)))
+def _kat(official_kat: OfficialKat, name: str, test: str) -> list[KatRecord]:
+    return parse_kat_file(official_kat.file(name, test))
 
 
 def _edge_lengths(name: str) -> list[int]:
@@ -50,8 +51,8 @@ def _with_garbage_after(message: bytes, bits: int) -> bytes:
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_kat_2_12_every_record(shared_dir, name):
-    records = _kat(shared_dir, name, "2_12")
+def test_kat_2_12_every_record(official_kat, name):
+    records = _kat(official_kat, name, "2_12")
     assert [r.msg_len_bits for r in records] == list(range(KAT_2_12_MAX_BITS + 1))
     wrong = [r.msg_len_bits for r in records
              if ngcc.hash(name, r.message, r.msg_len_bits) != r.digest]
@@ -60,8 +61,8 @@ def test_kat_2_12_every_record(shared_dir, name):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_kat_2_23_all_zero_and_all_ff(shared_dir, name):
-    zero, ones = _kat(shared_dir, name, "2_23")[:2]
+def test_kat_2_23_all_zero_and_all_ff(official_kat, name):
+    zero, ones = _kat(official_kat, name, "2_23")[:2]
     for record, byte in ((zero, 0x00), (ones, 0xFF)):
         assert record.fields["Msg_Exp"] == ("%02X" % byte) * 8 + " .... " + ("%02X" % byte) * 8
         assert record.msg_len_bits == 1 << 23
@@ -69,8 +70,8 @@ def test_kat_2_23_all_zero_and_all_ff(shared_dir, name):
         assert ngcc.hash(name, message, record.msg_len_bits) == record.digest, record.line
 
 
-def _extra_vectors(shared_dir):
-    data = json.loads((shared_dir / "spec" / "wchain" / "extra_vectors.json").read_text())
+def _extra_vectors(spec_dir):
+    data = json.loads((spec_dir / "wchain" / "extra_vectors.json").read_text())
     for vector in data["vectors"]:
         if "msg_hex" in vector:
             message = bytes.fromhex(vector["msg_hex"])
@@ -80,8 +81,8 @@ def _extra_vectors(shared_dir):
         yield vector, message
 
 
-def test_extra_vectors(shared_dir):
-    vectors = list(_extra_vectors(shared_dir))
+def test_extra_vectors(spec_dir):
+    vectors = list(_extra_vectors(spec_dir))
     assert len(vectors) == 17
     for vector, message in vectors:
         for name in INSTANCES:
@@ -89,11 +90,11 @@ def test_extra_vectors(shared_dir):
             assert digest.hex() == vector[name], (vector["name"], name)
 
 
-def test_constant_tables_are_generated_from_the_spec(shared_dir):
+def test_constant_tables_are_generated_from_the_spec(spec_dir):
     spec = importlib.util.spec_from_file_location("wchain_gen_tables", WCHAIN / "gen_tables.py")
     generator = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generator)
-    expected = generator.render(shared_dir / "spec" / "wchain")
+    expected = generator.render(spec_dir / "wchain")
     assert (WCHAIN / "wchain_tables.h").read_text() == expected, (
         "wchain_tables.h differs from the spec data: rerun algorithms/wchain/gen_tables.py")
 
@@ -148,8 +149,8 @@ def _compile_trace_harness(tmp_path, digest_bits: int):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_round_trace_of_the_empty_message(shared_dir, tmp_path, name):
-    trace = json.loads((shared_dir / "spec" / "wchain" / "trace_empty_message.json").read_text())
+def test_round_trace_of_the_empty_message(spec_dir, tmp_path, name):
+    trace = json.loads((spec_dir / "wchain" / "trace_empty_message.json").read_text())
     expected = trace["traces"][name]
     program = _compile_trace_harness(tmp_path, ngcc.instance(name).digest_bits)
     lines = subprocess.run([str(program)], capture_output=True, text=True,
@@ -174,10 +175,10 @@ def test_round_trace_of_the_empty_message(shared_dir, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_bit_length_edges_ignore_everything_after_the_message(shared_dir, name):
+def test_bit_length_edges_ignore_everything_after_the_message(official_kat, name):
     """At 0-8 bits and around each block boundary, the KAT_2_12 digest survives set
     unused low bits in the partial byte and extra bytes after the message."""
-    records = _kat(shared_dir, name, "2_12")
+    records = _kat(official_kat, name, "2_12")
     for bits in _edge_lengths(name):
         record = records[bits]
         assert record.msg_len_bits == bits
@@ -208,7 +209,7 @@ def test_other_digest_lengths_are_refused(name):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_crypthash_error_paths_write_nothing(shared_dir, name):
+def test_crypthash_error_paths_write_nothing(official_kat, name):
     """Straight through ctypes: -1 and an untouched buffer for a wrong digest length,
     a NULL digest or a NULL message with a length; a NULL empty message is fine."""
     inst = ngcc.instance(name)
@@ -226,5 +227,5 @@ def test_crypthash_error_paths_write_nothing(shared_dir, name):
     assert buffer.raw == canary
     assert crypt_hash(inst.digest_bits, None, 0, buffer) == 0
     digest_bytes = inst.digest_bits // 8
-    assert buffer.raw[:digest_bytes] == _kat(shared_dir, name, "2_12")[0].digest
+    assert buffer.raw[:digest_bytes] == _kat(official_kat, name, "2_12")[0].digest
     assert buffer.raw[digest_bytes:] == canary[digest_bytes:]

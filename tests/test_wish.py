@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from _guard import hash_before_guard_page
+from conftest import OfficialKat
 
 import ngcc
 from ngcc import _core
@@ -28,20 +29,19 @@ INSTANCES = {"Wish512": 512, "Wish1024": 1024}  # name -> rate in bits (= digest
 
 
 @functools.cache
-def _kat(shared_dir: Path, name: str, kind: str) -> tuple[KatRecord, ...]:
-    return tuple(parse_kat_file(shared_dir / "kat" / "hash-35" / name
-                                / ("KAT_%s_%s.txt" % (kind, name))))
+def _kat(official_kat: OfficialKat, name: str, kind: str) -> tuple[KatRecord, ...]:
+    return tuple(parse_kat_file(official_kat.file(name, kind)))
 
 
-def _spec(shared_dir: Path) -> Path:
-    return shared_dir / "spec" / "wish"
+def _spec(spec_dir: Path) -> Path:
+    return spec_dir / "wish"
 
 
 # ------------------------------------------------------------- official KATs
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_kat_2_12_every_record(shared_dir, name):
-    records = _kat(shared_dir, name, "2_12")
+def test_kat_2_12_every_record(official_kat, name):
+    records = _kat(official_kat, name, "2_12")
     assert [r.msg_len_bits for r in records] == list(range(4097))
     wrong = [r.msg_len_bits for r in records
              if ngcc.hash(name, r.message, r.msg_len_bits) != r.digest]
@@ -50,8 +50,8 @@ def test_kat_2_12_every_record(shared_dir, name):
 
 @pytest.mark.parametrize("name", INSTANCES)
 @pytest.mark.parametrize(("index", "fill"), [(0, 0x00), (1, 0xFF)])
-def test_kat_2_23_constant_messages(shared_dir, name, index, fill):
-    record = _kat(shared_dir, name, "2_23")[index]
+def test_kat_2_23_constant_messages(official_kat, name, index, fill):
+    record = _kat(official_kat, name, "2_23")[index]
     assert record.msg_len_bits == 1 << 23
     assert record.fields["Msg_Exp"] == "%s .... %s" % (("%02X" % fill) * 8, ("%02X" % fill) * 8)
     assert ngcc.hash(name, bytes([fill]) * (1 << 20)) == record.digest
@@ -67,8 +67,8 @@ def _extra_message(text: str) -> bytes:
     return bytes.fromhex(text)
 
 
-def test_extra_vectors(shared_dir):
-    vectors = json.loads((_spec(shared_dir) / "extra_vectors.json").read_text())["vectors"]
+def test_extra_vectors(spec_dir):
+    vectors = json.loads((_spec(spec_dir) / "extra_vectors.json").read_text())["vectors"]
     assert {v["instance"] for v in vectors} == set(INSTANCES)
     for v in vectors:
         message = _extra_message(v["msg_bytes"])
@@ -77,8 +77,8 @@ def test_extra_vectors(shared_dir):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_unused_low_bits_are_ignored(shared_dir, name):
-    vectors = json.loads((_spec(shared_dir) / "extra_vectors.json").read_text())["vectors"]
+def test_unused_low_bits_are_ignored(spec_dir, name):
+    vectors = json.loads((_spec(spec_dir) / "extra_vectors.json").read_text())["vectors"]
     pair = {v["name"]: v for v in vectors
             if v["instance"] == name and v["name"] in ("bits7_B4", "bits7_B4_clean")}
     assert pair["bits7_B4"]["msg_bytes"] != pair["bits7_B4_clean"]["msg_bytes"]
@@ -96,8 +96,8 @@ def _rate_edges(rate_bits: int) -> list[int]:
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_rate_edges_match_kat_with_garbage_after_the_message(shared_dir, name):
-    records = _kat(shared_dir, name, "2_12")
+def test_rate_edges_match_kat_with_garbage_after_the_message(official_kat, name):
+    records = _kat(official_kat, name, "2_12")
     for bits in _rate_edges(INSTANCES[name]):
         record = records[bits]
         data = bytearray(record.message)
@@ -108,8 +108,8 @@ def test_rate_edges_match_kat_with_garbage_after_the_message(shared_dir, name):
 
 
 @pytest.mark.parametrize("name", INSTANCES)
-def test_never_reads_past_the_message(shared_dir, name):
-    records = _kat(shared_dir, name, "2_12")
+def test_never_reads_past_the_message(official_kat, name):
+    records = _kat(official_kat, name, "2_12")
     lengths = [0, 1, 7, 8, 9, *_rate_edges(INSTANCES[name])]
     cases = [(records[bits].message, bits) for bits in lengths]
     assert hash_before_guard_page(name, cases) == [records[bits].digest for bits in lengths]
@@ -209,14 +209,14 @@ def harness(tmp_path_factory) -> dict[int, dict[str, list[bytes]]]:
     return {bits: _run_harness(cc, build_dir, bits) for bits in (512, 1024)}
 
 
-def _sbox(shared_dir: Path) -> bytes:
-    return bytes.fromhex("".join((_spec(shared_dir) / "sbox.hex").read_text().split()))
+def _sbox(spec_dir: Path) -> bytes:
+    return bytes.fromhex("".join((_spec(spec_dir) / "sbox.hex").read_text().split()))
 
 
-def test_sbox_circuit_matches_sbox_hex_for_all_inputs(shared_dir, harness):
+def test_sbox_circuit_matches_sbox_hex_for_all_inputs(spec_dir, harness):
     computed = b"".join(harness[512]["sbox"])
     assert len(computed) == 256
-    assert computed == _sbox(shared_dir)
+    assert computed == _sbox(spec_dir)
 
 
 def _xtime(a: int) -> int:
@@ -235,31 +235,31 @@ def _aes_round(sbox: bytes, lane: bytes) -> bytes:
     return bytes(out)
 
 
-def test_bitsliced_round_matches_the_spec_round(shared_dir, harness):
+def test_bitsliced_round_matches_the_spec_round(spec_dir, harness):
     lanes = bytes((37 * i + 11) & 0xFF for i in range(64))
-    expected = b"".join(_aes_round(_sbox(shared_dir), lanes[16 * k:16 * k + 16])
+    expected = b"".join(_aes_round(_sbox(spec_dir), lanes[16 * k:16 * k + 16])
                         for k in range(4))
     assert harness[512]["aesr"] == [expected]
 
 
-def test_round_constants_match_rcon_hex(shared_dir, harness):
-    rcon = [bytes.fromhex(line) for line in (_spec(shared_dir) / "rcon.hex").read_text().split()]
+def test_round_constants_match_rcon_hex(spec_dir, harness):
+    rcon = [bytes.fromhex(line) for line in (_spec(spec_dir) / "rcon.hex").read_text().split()]
     assert len(rcon) == 24
     assert harness[512]["rcon"] == [constant + bytes(48) for constant in rcon]
 
 
 @pytest.mark.parametrize(("digest_bits", "table"), [(512, "mix_1024.json"),
                                                     (1024, "mix_2048.json")])
-def test_mix_matches_the_permutation_table(shared_dir, harness, digest_bits, table):
-    mix = json.loads((_spec(shared_dir) / table).read_text())["mix"]
+def test_mix_matches_the_permutation_table(spec_dir, harness, digest_bits, table):
+    mix = json.loads((_spec(spec_dir) / table).read_text())["mix"]
     # The state's byte i held i, and out[i] = in[mix[i]].
     assert list(harness[digest_bits]["mix"][0]) == mix
 
 
-def test_generated_headers_are_current(shared_dir):
+def test_generated_headers_are_current(spec_dir):
     spec = importlib.util.spec_from_file_location("wish_gen_tables", WISH_DIR / "gen_tables.py")
     assert spec is not None and spec.loader is not None
     gen_tables = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen_tables)
-    for file_name, text in gen_tables.render(_spec(shared_dir)).items():
+    for file_name, text in gen_tables.render(_spec(spec_dir)).items():
         assert (WISH_DIR / file_name).read_text() == text, "%s is stale" % file_name

@@ -5,15 +5,13 @@ Usage (from the repository root):
     python algorithms/wchain/gen_tables.py [SPEC_DIR]           # rewrite the header
     python algorithms/wchain/gen_tables.py --check [SPEC_DIR]   # exit 1 if it differs
 
-SPEC_DIR is ``shared/spec/wchain`` (default: $NGCC_SHARED/spec/wchain, else
-../shared/spec/wchain beside the repository). tests/test_wchain.py calls
+SPEC_DIR defaults to ``docs/spec/wchain`` of this repository. tests/test_wchain.py calls
 ``render`` and compares its text with the committed header.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -23,8 +21,7 @@ LANES_PER_HALF = 9
 
 
 def default_spec_dir() -> Path:
-    shared = os.environ.get("NGCC_SHARED", HERE.parents[2] / "shared")
-    return Path(shared) / "spec" / "wchain"
+    return HERE.parents[1] / "docs" / "spec" / "wchain"
 
 
 def _load(spec_dir: Path, name: str) -> dict:

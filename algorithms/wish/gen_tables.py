@@ -1,6 +1,6 @@
 """Generate rcon_bitsliced.h and sbox_basis.h: Wish's constants for the bitsliced C code.
 
-Two things come from the spec's data files (shared/spec/wish/):
+Two things come from the spec's data files (docs/spec/wish/):
 
 * the round constants of ``rcon.hex`` (spec/wish.md §7), bitsliced as lane 0 of a
   batch (the layout of ``aes_bitsliced.h``), so a constant is added with 8 XORs;
@@ -22,12 +22,11 @@ Usage: python3 gen_tables.py [--spec DIR] [--check]
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_SPEC = Path(os.environ.get("NGCC_SHARED", HERE.parents[2] / "shared")) / "spec" / "wish"
+DEFAULT_SPEC = HERE.parents[1] / "docs" / "spec" / "wish"
 AES_POLYNOMIAL_POWERS = (8, 4, 3, 1, 0)  # x^8 + x^4 + x^3 + x + 1
 GF4_N = 0b11  # W + 1
 GF16_L = 0b1000  # W*Z
