@@ -6,6 +6,17 @@ entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
 reference flags and installed in ``ngcc/_lib/`` together with ``registry.json``,
 which the Python registry (``ngcc/_registry.py``) reads at run time.
 
+A family builds each of its variants (``ref`` first: the bare instance name means
+it) for every instance. A variant says in ``instances.json``:
+  sources        the C files, relative to the family folder
+  cflags         flags beyond the reference set (e.g. ["-maes", "-mssse3"])
+  description    what the implementation is, in a few words
+  cpu_features   Linux /proc/cpuinfo flag names it needs at run time (["avx2"]);
+                 the registry refuses it on a CPU without them
+  constant_time  true when no branch or address depends on the message (checked
+                 under valgrind by tests/test_constant_time.py)
+A variant whose cflags this compiler rejects is skipped, and the build says why.
+
 Environment switches:
   NGCC_SANITIZE=1  compile everything with ASan + UBSan (run Python with
                    LD_PRELOAD=$(gcc -print-file-name=libasan.so)); see README.
@@ -54,15 +65,35 @@ def _compiler_version(cc):
     return out.stdout.splitlines()[0] if out.stdout else " ".join(cc)
 
 
+def _variant_cflags(variant_spec):
+    """Every flag one variant's sources are compiled with."""
+    return (REFERENCE_CFLAGS + LIBRARY_CFLAGS + WERROR + variant_spec.get("cflags", [])
+            + (SANITIZER_FLAGS if SANITIZE else []))
+
+
+def _unsupported_flags(cc, cflags, scratch):
+    """None when the compiler accepts ``cflags``, else why not (its first error line).
+
+    A variant's flags (``-maes``, ``-mavx2`` ...) are tried on a tiny file first, so
+    that a compiler without them skips the variant instead of failing the build."""
+    probe = scratch / "probe.c"
+    probe.write_text("int ngcc_probe(int x);\nint ngcc_probe(int x) { return x + 1; }\n")
+    done = subprocess.run(cc + cflags + ["-c", "-o", str(scratch / "probe.o"), str(probe)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return lines[0] if lines else "exit status %d" % done.returncode
+
+
 def _build_instance_library(cc, folder, family, instance, variant, out_dir):
     """Compile one instance x variant into ``<instance>.<variant>.so``; return its entry."""
-    sources = [str((folder / s).resolve()) for s in family["variants"][variant]["sources"]]
+    variant_spec = family["variants"][variant]
+    sources = [str((folder / s).resolve()) for s in variant_spec["sources"]]
     defines = {"DIGEST_BIT_LENGTH": str(instance["digest_bits"]),
                "ALGORITHM_INSTANCE": '"%s"' % instance["name"]}
     defines.update(instance.get("defines", {}))
-    cflags = (REFERENCE_CFLAGS + LIBRARY_CFLAGS + WERROR
-              + family["variants"][variant].get("cflags", [])
-              + (SANITIZER_FLAGS if SANITIZE else []))
+    cflags = _variant_cflags(variant_spec)
     library = out_dir / ("%s.%s.so" % (instance["name"], variant))
     command = (cc + cflags + ["-I", str(ALGORITHMS / "include"), "-I", str(folder)]
                + ["-D%s=%s" % kv for kv in defines.items()]
@@ -77,7 +108,9 @@ def _build_instance_library(cc, folder, family, instance, variant, out_dir):
         "variant": variant,
         "library": library.name,
         "cflags": cflags,
-        "description": family["variants"][variant].get("description", ""),
+        "description": variant_spec.get("description", ""),
+        "cpu_features": list(variant_spec.get("cpu_features", [])),
+        "constant_time": bool(variant_spec.get("constant_time", False)),
     }
 
 
@@ -102,14 +135,27 @@ class BuildWithInstances(build_ext):
         out_dir = package_dir / "_lib"
         out_dir.mkdir(parents=True, exist_ok=True)
         cc = _compiler()
-        entries = []
+        entries, skipped = [], []
+        scratch = Path(self.build_temp) / "variant_probe"
+        scratch.mkdir(parents=True, exist_ok=True)
         for folder, family in _instance_families():
-            for variant in family["variants"]:
-                for instance in family["instances"]:
+            variants = []
+            for variant, variant_spec in family["variants"].items():
+                reason = _unsupported_flags(cc, _variant_cflags(variant_spec), scratch)
+                if reason is None:
+                    variants.append(variant)
+                    continue
+                print("ngcc: skipping the %s variant %r: the compiler rejects its flags "
+                      "%s (%s)" % (family["family"], variant,
+                                   " ".join(variant_spec.get("cflags", [])), reason))
+                skipped.append({"family": family["family"], "variant": variant,
+                                "reason": reason})
+            for instance in family["instances"]:  # each instance's variants side by side
+                for variant in variants:
                     entries.append(_build_instance_library(cc, folder, family, instance,
                                                            variant, out_dir))
         registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
-                    "instances": entries}
+                    "instances": entries, "skipped_variants": skipped}
         (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
         _copy_build_support(out_dir / "src")
         # The official KAT manifests travel with the package (kat/ -> ngcc/_lib/kat/).

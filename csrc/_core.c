@@ -10,6 +10,7 @@
 #include <numpy/arrayobject.h>
 
 #include "bench.h"
+#include "cpu_features.h"
 #include "sm3_drng.h"
 #include "kat.h"
 #include "loader.h"
@@ -551,6 +552,36 @@ static int add_kat_bindings(PyObject *module)
     return 0;
 }
 
+/* ----------------------------------------------------------- cpu_features */
+
+/* cpu_features() -> frozenset[str]: the known feature names this CPU has. */
+static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
+{
+    PyObject *names = PySet_New(NULL), *result;
+    const char *name;
+    size_t i;
+
+    (void)self;
+    (void)unused;
+    if (names == NULL)
+        return NULL;
+    for (i = 0; (name = ngcc_cpu_feature_name(i)) != NULL; i++) {
+        PyObject *text;
+        if (!ngcc_cpu_has(name))
+            continue;
+        text = PyUnicode_FromString(name);
+        if (text == NULL || PySet_Add(names, text) < 0) {
+            Py_XDECREF(text);
+            Py_DECREF(names);
+            return NULL;
+        }
+        Py_DECREF(text);
+    }
+    result = PyFrozenSet_New(names);
+    Py_DECREF(names);
+    return result;
+}
+
 /* ----------------------------------------------------------------- module */
 
 static PyMethodDef core_methods[] = {
@@ -560,6 +591,9 @@ static PyMethodDef core_methods[] = {
      "(ticks of an empty timed region). Nothing is cached here."},
     {"counter_read", core_counter_read, METH_NOARGS,
      "counter_read() -> int: one serialised read of the counter, in ticks."},
+    {"cpu_features", core_cpu_features, METH_NOARGS,
+     "cpu_features() -> frozenset[str]: the instruction-set extensions this CPU and OS\n"
+     "offer, by Linux /proc/cpuinfo flag names (cpuid; csrc/cpu_features.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -40,15 +40,22 @@ class _Parser(argparse.ArgumentParser):
 def _add_list(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "list", help="list the built-in hash instances",
-        description="List the built-in hash instances: name, family, candidate id, "
-                    "digest length and implementation variant.")
+        description="List the built-in hash instances, one row per implementation "
+                    "variant (the bare name is the default variant, the others are "
+                    "NAME:VARIANT): family, candidate id, digest length, variant, "
+                    "whether it is constant-time, and whether this CPU can run it.")
     parser.set_defaults(run=_run_list)
 
 
 def _run_list(args: argparse.Namespace) -> int:
-    rows = [("instance", "family", "candidate", "digest bits", "variant")]
-    rows += [(i.name, i.family, i.candidate, str(i.digest_bits), i.variant)
-             for i in ngcc.instances()]
+    rows: list[tuple[str, ...]] = [("instance", "family", "candidate", "digest bits",
+                                    "variant", "constant time", "runs here")]
+    defaults = set(ngcc.instances())
+    for i in ngcc.instances(all_variants=True):
+        missing = i.missing_cpu_features
+        rows.append((i.name if i in defaults else i.key, i.family, i.candidate,
+                     str(i.digest_bits), i.variant, "yes" if i.constant_time else "no",
+                     "no (lacks %s)" % ",".join(missing) if missing else "yes"))
     print(_table(rows))
     return 0
 

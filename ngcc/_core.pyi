@@ -50,6 +50,14 @@ def counter_calibrate() -> CounterCalibration:
 def counter_read() -> int:
     """One serialised counter read, in ticks."""
 
+# ---------------------------------------------------------- CPU (cpu_features.c)
+
+def cpu_features() -> frozenset[str]:
+    """The instruction-set extensions this CPU and its OS offer, by the flag names of
+    Linux /proc/cpuinfo (``"aes"``, ``"ssse3"``, ``"avx2"``, ...), read with cpuid
+    (AVX-class flags only when the OS saves their registers). Only the names that
+    csrc/cpu_features.c knows appear; empty on a CPU other than x86-64."""
+
 # ------------------------------------------------------------- KAT, DRNG (drng.c, kat.c)
 
 class Drng:

@@ -4,6 +4,10 @@ The built-in instances are the libraries ``setup.py`` compiled into ``ngcc/_lib/
 ``registry.json`` beside them says what each one is. An instance may also be
 given as a path to an instance library (``.so``) made by ``ngcc build``, whose
 ``<library>.json`` sidecar carries the same facts.
+
+A variant built for instruction-set extensions (``cpu_features``) that this CPU
+lacks is listed, but looking it up raises :class:`LibraryError` naming the
+missing features, so it is never called (that would die of SIGILL).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ngcc import _core
 from ngcc._errors import LibraryError, NgccError, UnknownInstanceError
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
@@ -35,6 +40,13 @@ class Instance:
         library: absolute path of the shared library.
         cflags: the compiler flags the library was built with.
         compiler: the compiler's version line.
+        description: what the implementation is (``instances.json``), e.g.
+            ``"AVX2, four lanes per vector"``; empty when unknown.
+        cpu_features: the instruction-set extensions the library needs, by Linux
+            /proc/cpuinfo flag names (``("aes", "ssse3")``); empty for portable code.
+        constant_time: whether the implementation is declared constant-time (no
+            branch or memory address depends on the message; checked under
+            valgrind for the built-in ones); None when unknown (external libraries).
     """
 
     name: str
@@ -45,14 +57,51 @@ class Instance:
     library: Path
     cflags: tuple[str, ...] = field(default=(), compare=False)
     compiler: str = field(default="", compare=False)
+    description: str = field(default="", compare=False)
+    cpu_features: tuple[str, ...] = field(default=(), compare=False)
+    constant_time: bool | None = field(default=None, compare=False)
 
     @property
     def builtin(self) -> bool:
         """True for the instances shipped with the package."""
         return self.variant != "external"
 
+    @property
+    def missing_cpu_features(self) -> tuple[str, ...]:
+        """The entries of ``cpu_features`` that this CPU lacks (empty: it can run here)."""
+        have = cpu_features()
+        return tuple(name for name in self.cpu_features if name not in have)
+
+    @property
+    def key(self) -> str:
+        """The name that looks up exactly this instance: ``name:variant`` for a built-in
+        one (``"WChain-V1-512:opt"``), the library path for an external one."""
+        return "%s:%s" % (self.name, self.variant) if self.builtin else str(self.library)
+
     def __str__(self) -> str:
         return self.name
+
+
+@functools.cache
+def cpu_features() -> frozenset[str]:
+    """The instruction-set extensions of this CPU (cpuid), as ``_core.cpu_features``."""
+    return _core.cpu_features()
+
+
+def require_cpu_features(inst: Instance) -> Instance:
+    """Return ``inst`` when this CPU has every feature it needs.
+
+    Raises:
+        LibraryError: naming the missing features and what to use instead.
+    """
+    missing = inst.missing_cpu_features
+    if missing:
+        raise LibraryError(
+            "%s needs the CPU feature%s %s, which this CPU lacks (cpuid); use %s:ref, or a "
+            "machine whose /proc/cpuinfo flags list %s"
+            % (inst.key, "s" if len(missing) > 1 else "", ", ".join(missing), inst.name,
+               " and ".join(missing)))
+    return inst
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,16 +118,20 @@ def _builtin() -> dict[str, Instance]:
             name=entry["name"], family=entry["family"], candidate=entry["candidate"],
             digest_bits=int(entry["digest_bits"]), variant=entry["variant"],
             library=LIB_DIR / entry["library"], cflags=tuple(entry["cflags"]),
-            compiler=registry["compiler"])
+            compiler=registry["compiler"], description=entry.get("description", ""),
+            cpu_features=tuple(entry.get("cpu_features", ())),
+            constant_time=entry.get("constant_time"))
         # The first variant listed for an instance answers to the bare name.
         found.setdefault(instance.name, instance)
         found["%s:%s" % (instance.name, instance.variant)] = instance
     return found
 
 
-def instances() -> list[Instance]:
-    """Return every built-in instance (default variant), in registry order."""
-    return [inst for key, inst in _builtin().items() if ":" not in key]
+def instances(all_variants: bool = False) -> list[Instance]:
+    """Return every built-in instance, in registry order: its default variant, or
+    with ``all_variants`` every variant built (``ref``, ``opt`` ...), including
+    those this CPU cannot run (see :attr:`Instance.missing_cpu_features`)."""
+    return [inst for key, inst in _builtin().items() if (":" in key) == all_variants]
 
 
 def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = None) -> Instance:
@@ -90,19 +143,20 @@ def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = No
 
     Raises:
         UnknownInstanceError: no such instance; the message lists close matches.
-        LibraryError: a path that exists but is not a usable instance library.
+        LibraryError: a path that exists but is not a usable instance library, or a
+            variant that needs CPU features this CPU lacks (named in the message).
     """
     if isinstance(name, Instance):
-        return name
+        return require_cpu_features(name)
     text = os.fspath(name)
     table = _builtin()
     if text in table:
-        return table[text]
+        return require_cpu_features(table[text])
     folded = {key.casefold(): inst for key, inst in table.items()}
     if text.casefold() in folded:
-        return folded[text.casefold()]
+        return require_cpu_features(folded[text.casefold()])
     if os.sep in text or text.endswith(".so") or os.path.exists(text):
-        return external_instance(Path(text), candidate)
+        return require_cpu_features(external_instance(Path(text), candidate))
     names = {inst.name.casefold(): inst.name for inst in instances()}
     close = difflib.get_close_matches(text.casefold(), list(names), n=3, cutoff=0.5)
     raise UnknownInstanceError(text, [names[c] for c in close])
@@ -141,7 +195,9 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
             name=meta["name"], family=meta.get("family", meta["name"]),
             candidate=candidate or meta.get("candidate") or candidate_of(meta["name"]),
             digest_bits=int(meta["digest_bits"]), variant="external", library=path,
-            cflags=tuple(meta.get("cflags", ())), compiler=meta.get("compiler", ""))
+            cflags=tuple(meta.get("cflags", ())), compiler=meta.get("compiler", ""),
+            description=meta.get("description", ""),
+            cpu_features=tuple(meta.get("cpu_features", ())))
     except (ValueError, KeyError, TypeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc

@@ -61,10 +61,15 @@ def test_python_dash_m_ngcc_hashes_standard_input():
 def test_list_shows_every_instance_with_its_facts(capsys):
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["instance", "family", "candidate", "digest", "bits", "variant"]
+    assert lines[0].split() == ["instance", "family", "candidate", "digest", "bits", "variant",
+                                "constant", "time", "runs", "here"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
-    assert rows["SM3"] == ["SM3", "baseline", "256", "ref"]
-    assert set(rows) == {inst.name for inst in ngcc.instances()}
+    assert rows["SM3"] == ["SM3", "baseline", "256", "ref", "yes", "yes"]
+    every = ngcc.instances(all_variants=True)
+    defaults = set(ngcc.instances())
+    assert set(rows) == {i.name if i in defaults else "%s:%s" % (i.name, i.variant)
+                         for i in every}
+    assert len(rows) == len(every)
 
 
 # ------------------------------------------------------------------------------- info

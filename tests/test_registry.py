@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
+import json
+import platform
+import re
+from pathlib import Path
+
 import pytest
-from _testlib import FAILING_SOURCE, build_library
+from _testlib import FAILING_SOURCE, build_library, compiler
 
 import ngcc
+from ngcc import _core, _registry
+from ngcc._cli import main
 from ngcc._errors import LibraryError, UnknownInstanceError
-from ngcc._registry import CANDIDATES
+from ngcc._registry import CANDIDATES, Instance
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_every_builtin_instance_is_complete_and_built():
@@ -85,3 +96,124 @@ def test_a_corrupt_sidecar_is_refused_by_name(tmp_path):
 def test_a_folder_without_exactly_one_library_is_refused(tmp_path):
     with pytest.raises(LibraryError, match="expected exactly one instance library"):
         ngcc.instance(tmp_path)
+
+
+# ------------------------------------------------------------ variants, CPU features
+
+def test_every_variant_carries_its_facts():
+    every = ngcc.instances(all_variants=True)
+    assert set(ngcc.instances()) <= set(every)
+    for inst in every:
+        assert inst.description, inst.key
+        assert isinstance(inst.constant_time, bool), inst.key
+        assert all(isinstance(f, str) and f for f in inst.cpu_features), inst.key
+        assert ngcc.instances(all_variants=True).count(inst) == 1, inst.key
+        if not inst.missing_cpu_features:
+            assert ngcc.instance(inst.key) == inst
+
+
+def test_the_bare_name_is_the_ref_variant():
+    for inst in ngcc.instances():
+        assert inst.variant == "ref", inst.name
+        assert ngcc.instance("%s:ref" % inst.name) is inst
+
+
+def test_cpu_features_agree_with_proc_cpuinfo():
+    flags_lines = [line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith(("flags", "Features"))]
+    if not flags_lines or platform.machine() != "x86_64":
+        pytest.skip("not an x86-64 Linux machine")
+    flags = set(flags_lines[0].split(":", 1)[1].split())
+    have = _core.cpu_features()
+    assert isinstance(have, frozenset)
+    assert have <= flags, "cpuid reports features the kernel does not: %s" % (have - flags)
+    for name in ("sse2", "ssse3", "sse4_1", "sse4_2", "pclmulqdq", "aes", "avx", "avx2",
+                 "bmi1", "bmi2", "sha_ni", "vaes", "avx512f"):
+        assert (name in have) == (name in flags), name
+
+
+def _needing(feature: str) -> Instance:
+    """SM3's library, declared as an `opt` variant that needs ``feature``."""
+    return dataclasses.replace(ngcc.instance("SM3"), variant="opt", cpu_features=(feature,))
+
+
+def test_a_variant_needing_a_feature_no_cpu_has_is_refused_everywhere(tmp_path):
+    impossible = _needing("no_such_feature")
+    assert impossible.missing_cpu_features == ("no_such_feature",)
+    expected = r"SM3:opt needs the CPU feature no_such_feature, which this CPU lacks"
+    with pytest.raises(LibraryError, match=expected):
+        ngcc.instance(impossible)
+    with pytest.raises(LibraryError, match=expected):
+        ngcc.hash(impossible, b"abc")
+    with pytest.raises(LibraryError, match=expected):
+        ngcc.time_calls(impossible, 64, calls=10)
+    with pytest.raises(LibraryError, match=expected):
+        ngcc.kat.check(impossible, files="2_12", out_dir=tmp_path)
+    with pytest.raises(LibraryError, match=expected):
+        ngcc.Campaign([impossible], run_dir=tmp_path / "run", quick=True)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_builtin_variant_is_refused_by_name_when_the_cpu_lacks_its_features(monkeypatch):
+    table = dict(_registry._builtin())
+    table["SM3:opt"] = _needing("avx2")
+    monkeypatch.setattr(_registry, "_builtin", lambda: table)
+    monkeypatch.setattr(_registry, "cpu_features", lambda: frozenset({"aes", "ssse3"}))
+    for name in ("SM3:opt", "sm3:OPT"):
+        with pytest.raises(LibraryError, match=r"SM3:opt needs the CPU feature avx2, which "
+                                               r"this CPU lacks \(cpuid\); use SM3:ref"):
+            ngcc.instance(name)
+        with pytest.raises(LibraryError, match="avx2"):
+            ngcc.hash(name, b"abc")
+    assert ngcc.instance("SM3").variant == "ref"  # the portable variant still runs
+
+
+def test_every_builtin_variant_needing_features_is_refused_without_them(monkeypatch):
+    needy = [i for i in ngcc.instances(all_variants=True) if i.cpu_features]
+    monkeypatch.setattr(_registry, "cpu_features", lambda: frozenset())
+    for inst in needy:
+        with pytest.raises(LibraryError, match=r"needs the CPU features? %s"
+                           % re.escape(", ".join(inst.cpu_features))):
+            ngcc.instance(inst.key)
+    for inst in ngcc.instances():
+        assert not inst.cpu_features and ngcc.instance(inst.name) is inst
+
+
+def test_ngcc_list_says_which_variants_this_cpu_cannot_run(monkeypatch, capsys):
+    monkeypatch.setattr(_registry, "cpu_features", lambda: frozenset())
+    assert main(["list"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    for inst in ngcc.instances(all_variants=True):
+        row = rows[inst.name if inst.variant == "ref" else inst.key]
+        if inst.cpu_features:
+            assert row.endswith("no (lacks %s)" % ",".join(inst.cpu_features)), row
+        else:
+            assert row.endswith("yes"), row
+
+
+def _setup_module(monkeypatch):
+    """setup.py's functions, without running setup()."""
+    import setuptools
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    spec = importlib.util.spec_from_file_location("ngcc_setup", REPO / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_setup_skips_a_variant_whose_flags_the_compiler_rejects(monkeypatch, tmp_path):
+    setup = _setup_module(monkeypatch)
+    cc = compiler()
+    assert setup._unsupported_flags(cc, setup._variant_cflags({}), tmp_path) is None
+    reason = setup._unsupported_flags(
+        cc, setup._variant_cflags({"cflags": ["-mno-such-extension"]}), tmp_path)
+    assert reason and "no-such-extension" in reason
+
+
+def test_registry_json_records_each_variant_and_what_was_skipped():
+    registry = json.loads((_registry.LIB_DIR / "registry.json").read_text())
+    assert isinstance(registry["skipped_variants"], list)
+    for entry in registry["instances"]:
+        assert isinstance(entry["cpu_features"], list), entry["library"]
+        assert isinstance(entry["constant_time"], bool), entry["library"]
+        assert entry["description"], entry["library"]
