@@ -33,8 +33,7 @@ from ngcc._registry import Instance, instance, instances
 from ngcc._run import Run, load_run
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc._validate import Validation, validate
-
-__version__ = "0.1.0"
+from ngcc._version import __version__
 
 __all__ = [
     "BuildError",

@@ -20,9 +20,12 @@ from typing import NoReturn
 
 from tqdm import tqdm
 
-import ngcc
-from ngcc import _campaign, _format, _host
+from ngcc import _campaign, _format, _host, kat
 from ngcc._errors import MeasurementWarning, NgccError
+from ngcc._hashing import hash as hash_data
+from ngcc._registry import instance, instances
+from ngcc._run import Run, load_run
+from ngcc._version import __version__
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
@@ -50,8 +53,8 @@ def _add_list(subcommands: argparse._SubParsersAction) -> None:
 def _run_list(args: argparse.Namespace) -> int:
     rows: list[tuple[str, ...]] = [("instance", "family", "candidate", "digest bits",
                                     "variant", "constant time", "runs here")]
-    defaults = set(ngcc.instances())
-    for i in ngcc.instances(all_variants=True):
+    defaults = set(instances())
+    for i in instances(all_variants=True):
         missing = i.missing_cpu_features
         rows.append((i.name if i in defaults else i.key, i.family, i.candidate,
                      str(i.digest_bits), i.variant, "yes" if i.constant_time else "no",
@@ -76,9 +79,9 @@ def _add_hash(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_hash(args: argparse.Namespace) -> int:
-    instance = ngcc.instance(args.instance)  # a typo fails before waiting for stdin
+    inst = instance(args.instance)  # a typo fails before waiting for stdin
     data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-    print(ngcc.hash(instance, data, args.bits).hex())
+    print(hash_data(inst, data, args.bits).hex())
     return 0
 
 
@@ -148,7 +151,7 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_kat(args: argparse.Namespace) -> int:
-    results = ngcc.kat.check(args.instances, files=args.files, out_dir=args.out,
+    results = kat.check(args.instances, files=args.files, out_dir=args.out,
                              keep=args.keep, progress=not args.no_progress,
                              timeout=args.timeout, official_dir=args.official,
                              candidate=args.candidate)
@@ -264,7 +267,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
     return 0 if not run.failed_jobs else EXIT_RUNTIME_ERROR
 
 
-def _campaign_summary(run: ngcc.Run) -> str:
+def _campaign_summary(run: Run) -> str:
     rows = [("instance", "message", "mean cycles", "cycles/byte", "95% CI", "MB/s", "n", "KAT")]
     for record in run.records:
         stats = record.statistics
@@ -337,7 +340,7 @@ def _add_report(subcommands: argparse._SubParsersAction) -> None:
 def _run_report(args: argparse.Namespace) -> int:
     from ngcc import _report
 
-    run = ngcc.load_run(args.run_dir)
+    run = load_run(args.run_dir)
     written = _report.write_report(run, args.out, plots=not args.no_plots,
                                    distributions=args.distribution)
     for path in written:
@@ -440,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``ngcc`` argument parser with every subcommand of ``SUBCOMMANDS``."""
     parser = _Parser(prog="ngcc", description="Measure cryptographic hash functions the way "
                      "a competition evaluator does.")
-    parser.add_argument("--version", action="version", version="ngcc %s" % ngcc.__version__)
+    parser.add_argument("--version", action="version", version="ngcc %s" % __version__)
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in SUBCOMMANDS:
         add(subcommands)

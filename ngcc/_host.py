@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ngcc._version import __version__
+
 LOAD_LIMIT = 0.5   # 1-minute load average above which other work competes with a trial
 _CPU_SYS = Path("/sys/devices/system/cpu")
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -179,7 +181,6 @@ def fingerprint(cpu: int | None = None) -> dict[str, Any]:
     host does not expose is ``None``.
     """
     cpu = default_cpu() if cpu is None else cpu
-    from ngcc import __version__
     commit, dirty = _git()
     return {
         "cpu_model": _cpu_model(),

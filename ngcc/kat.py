@@ -42,6 +42,7 @@ from ngcc._kat_child import Outcome, generate_files
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, sidecar_path, stem
+from ngcc._version import __version__
 
 __all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatResult", "check",
            "file_name"]
@@ -334,10 +335,8 @@ def _remove_if_empty(folder: Path) -> None:
 def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
                verdict: str) -> None:
     """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
-    import ngcc  # the version; a top-level import would be circular
-
     lines = [
-        "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % ngcc.__version__,
+        "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
         "date        %s" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "instance    %s" % inst.name,
         "candidate   %s" % inst.candidate,
