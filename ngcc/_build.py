@@ -1,33 +1,66 @@
 """``ngcc build``: compile an ICCS submission folder into an instance library.
 
-An evaluator's submission folder holds ``CryptHash_AlgorithmInstance.c/.h``
-(the header defines ``ALGORITHM_INSTANCE`` and ``DIGEST_BIT_LENGTH``), sibling
-sources, often the official ``KAT_CryptHash.c`` driver and ``drng.c/.h``, and
-sometimes stray programs with a ``main``. The library is built from every C
-source except the programs (plus ngcc's own ICCS DRNG when the sources call
-one the folder lacks); its facts go into a ``<library>.json`` sidecar
-that :func:`ngcc.instance` reads, so the library can then be named anywhere an
-instance name is accepted. No foreign code runs here: the export check reads
-the ELF symbol table.
+A submission folder holds ``CryptHash_AlgorithmInstance.c/.h`` (the header defines
+``ALGORITHM_INSTANCE`` and ``DIGEST_BIT_LENGTH``), sibling sources, often the official
+``KAT_CryptHash.c`` driver and ``drng.c/.h``, and sometimes programs with a ``main``,
+some of them guarded by a macro the submitters define (``-DWCHAIN_NO_MAIN``). The
+compiler decides what goes in, with the user's flags and defines:
+
+1. the preprocessor reads the name and digest length from the instance header;
+2. every C source but the official KAT driver is compiled to an object; an object
+   that defines ``main`` is a program and is left out, with the reason recorded;
+3. ngcc's own ICCS DRNG is compiled in when the objects call it and none defines it;
+4. the objects are linked with ``-Wl,-z,defs``, so a symbol nobody defines fails the
+   build with its name (and the left-out program that defines it, if one does);
+5. the library must export ``CryptHash`` (read from its ELF symbol table).
+
+No foreign code runs here, and the folder is untrusted: only regular files under a
+size limit are read (never a FIFO or a device behind a symlink), names go through
+:func:`ngcc._names.check_name`, the compiler runs with a deadline, memory and
+file-size limits, and the library and its ``<library>.json`` sidecar (the facts
+:func:`ngcc.instance` reads, and the build's provenance) are written inside the
+output folder.
 """
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import json
 import os
 import re
+import resource
 import shlex
+import signal
+import stat
 import subprocess
 import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
-from ngcc._errors import BuildError
+from ngcc import kat
+from ngcc._errors import BuildError, LibraryError
+from ngcc._katfile import read_manifest
+from ngcc._names import check_name, inside
 from ngcc._records import atomic_write_bytes, sha256_file
-from ngcc._registry import LIB_DIR, Instance, external_instance, sidecar_path
+from ngcc._registry import (
+    LIB_DIR,
+    Instance,
+    candidate_of,
+    check_candidate,
+    external_instance,
+    manifest_path,
+    sidecar_path,
+)
+from ngcc._version import __version__
 
 # The NGCC guide's three flag sets.
 FLAG_SETS: dict[str, str] = {
@@ -37,22 +70,77 @@ FLAG_SETS: dict[str, str] = {
     "resource": "-Os -march=x86-64 -mavx2 -flto -fomit-frame-pointer "
                 "-std=c99 -Wpedantic -Wall -Wextra",
 }
-# What a shared library needs on top of any flag set.
+# What a shared library needs on top of any flag set (recorded with the flags).
 LIBRARY_FLAGS = ("-fPIC", "-shared")
+# The link refuses undefined symbols (a library that would fail to load, or load and
+# fail on first call); libm is there for the sources that call it.
+LINK_FLAGS = ("-Wl,-z,defs",)
+LINK_LIBRARIES = ("-lm",)
 KAT_DRIVER = "KAT_CryptHash.c"
 INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
 MAX_ERROR_LINES = 12
 
-# The ICCS DRNG, supplied when a folder calls it but ships no drng.c (setup.py
+# Limits on untrusted input: every file read, and the compiler run on it.
+MAX_INPUT_BYTES = 16 << 20
+DEFAULT_TIMEOUT = 600.0
+COMPILER_MEMORY_BYTES = 4 << 30   # RLIMIT_AS of each compiler process
+COMPILER_FILE_BYTES = 1 << 30     # RLIMIT_FSIZE: no object, library or log larger
+MAX_DIAGNOSTIC_BYTES = 1 << 20    # compiler output kept for messages
+
+# The ICCS DRNG, supplied when the objects call it and none defines it (setup.py
 # installs these sources), compiled with our own flags.
 SUPPORT_DIR = LIB_DIR / "src"
 DRNG_SOURCES = ("sm3/sm3.c", "drng/sm3_drng.c", "drng/iccs/drng.c")
 DRNG_CFLAGS = ("-O2", "-fPIC")
-_USES_DRNG = re.compile(r'#\s*include\s*"drng\.h"|\b(init|get)_random_number\s*\(')
+DRNG_SYMBOLS = frozenset({"init_random_number", "get_random_number"})
 
-_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_MAIN = re.compile(r"\bmain\s*\(")
-_DEFINE = r"^\s*#\s*define\s+%s\s+(.+?)\s*$"
+_DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER_FILE = re.compile(r"[A-Za-z0-9_.+-]+\.h")
+_STRING_LITERALS = re.compile(r'(?:\s*"[^"\\\n]*")+\s*')
+_DIGEST_BITS = re.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
+MAX_DIGEST_BITS = 1 << 14
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a library came from: what ``ngcc build`` records in its sidecar.
+
+    Attributes:
+        source_dir: the absolute source folder.
+        source_sha256: SHA-256 of every C source and header in the folder, by file name.
+        flag_set: ``"reference"``, ``"performance"``, ``"resource"``, or None for
+            literal flags.
+        defines: the ``--define`` additions, as ``NAME`` or ``NAME=VALUE``.
+        extra_cflags: the ``--extra-cflags`` additions.
+        cflags: every compile flag, in order (set or literal flags, ``-D`` defines,
+            extra flags, :data:`LIBRARY_FLAGS`).
+        compiler: the compiler's version line.
+        ngcc_version: the ngcc that built it.
+        built_at: when, UTC, ``YYYY-MM-DDTHH:MM:SSZ``.
+        skipped: the folder's C files left out, with the reason.
+        kat_basis: what a KAT check will rest on, as far as the build can see:
+            ``"manifest"`` (the instance name is in a shipped manifest),
+            ``"submission files"`` (the submission's own KAT files) or ``"none"``.
+        kat_files: the manifest's path, or the submission's KAT files (empty for none).
+    """
+
+    source_dir: str
+    source_sha256: dict[str, str]
+    flag_set: str | None
+    defines: tuple[str, ...]
+    extra_cflags: tuple[str, ...]
+    cflags: tuple[str, ...]
+    compiler: str
+    ngcc_version: str
+    built_at: str
+    skipped: dict[str, str]
+    kat_basis: str
+    kat_files: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as JSON values (tuples as lists), as stored in the sidecar."""
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in self.__dict__.items()}
 
 
 @dataclass(frozen=True)
@@ -61,11 +149,14 @@ class BuildResult:
 
     Attributes:
         instance: the built instance (variant ``"external"``), usable everywhere.
-        sources: the C files compiled, relative to the source folder.
-        skipped: files left out and why (the KAT driver, programs with ``main``).
-        drng_supplied: True when ngcc linked its own ICCS DRNG (the folder had none).
+        sources: the C files compiled into the library, relative to the source folder.
+        skipped: files left out and why (the KAT driver, programs whose object
+            defines ``main``, ``exclude``).
         warnings: the compiler's diagnostics (empty when clean).
         sha256: SHA-256 of the library file.
+        drng_supplied: True when ngcc linked its own ICCS DRNG (the folder had none).
+        provenance: source folder, file digests, flags, compiler, ngcc version, build
+            time and KAT basis (the sidecar's record of them).
     """
 
     instance: Instance
@@ -74,67 +165,336 @@ class BuildResult:
     warnings: str
     sha256: str
     drng_supplied: bool
+    provenance: Provenance
 
 
-def read_instance_header(source_dir: Path) -> tuple[str, int]:
-    """Return (ALGORITHM_INSTANCE, DIGEST_BIT_LENGTH) from the folder's instance header."""
-    header = source_dir / INSTANCE_HEADER
-    candidates = [header] if header.is_file() else sorted(source_dir.glob("*.h"))
+# ------------------------------------------------------------------ untrusted input
+
+def read_input(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of one file of a submission, refused with :class:`BuildError` unless
+    it is a regular file (a symlink to one is fine) of at most ``limit`` bytes
+    (default :data:`MAX_INPUT_BYTES`).
+
+    A FIFO, a device or a folder is never read: ``big.c -> /dev/zero`` is refused
+    from its ``stat`` before it is opened, and the opened file is checked again."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    try:
+        _check_regular(path, os.stat(path), limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BuildError("cannot read %s: %s" % (path, exc.strerror or exc)) from exc
+    with os.fdopen(fd, "rb") as stream:
+        _check_regular(path, os.fstat(stream.fileno()), limit)  # not swapped meanwhile
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BuildError("%s grew past %d bytes while being read" % (path, limit))
+    return data
+
+
+def _check_regular(path: Path, info: os.stat_result, limit: int) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                 (stat.S_ISSOCK, "a socket"))
+        kind = next((what for test, what in kinds if test(info.st_mode)), "not a file")
+        link = " (a symlink to %s)" % os.readlink(path) if os.path.islink(path) else ""
+        raise BuildError("%s is %s%s, not a regular file: ngcc build reads only regular "
+                         "files; remove it from the folder" % (path, kind, link))
+    if info.st_size > limit:
+        raise BuildError("%s is %d bytes, more than the %d a source file may have"
+                         % (path, info.st_size, limit))
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """The folder's C sources and headers (no hidden files), checked to be readable."""
+    files = sorted(p for p in folder.iterdir()
+                   if p.suffix in (".c", ".h") and not p.name.startswith("."))
+    for path in files:
+        if not path.name.isprintable():
+            raise BuildError("%s: file name %r has control characters; rename it"
+                             % (folder, path.name))
+    return files
+
+
+class _Compiler:
+    """The C compiler (``$CC``, default ``cc``) run on untrusted input.
+
+    English diagnostics in the C locale (ngcc parses them), one deadline for the
+    whole build, limits on memory, file size and core dumps, temporary files in the
+    build's work folder, and the whole process group killed when time runs out."""
+
+    def __init__(self, work_dir: Path, timeout: float):
+        if not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
+        self.command = shlex.split(os.environ.get("CC", "cc")) or ["cc"]
+        self.work_dir = work_dir
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C",
+                        TMPDIR=str(work_dir))
+        self.runs = 0
+
+    def run(self, args: Sequence[str], cwd: Path, what: str) -> tuple[int, str]:
+        """Run the compiler with ``args`` in ``cwd``; return (exit status, diagnostics)."""
+        self.runs += 1
+        log_path = self.work_dir / ("cc-%d.log" % self.runs)
+        with log_path.open("w+b") as log:
+            try:
+                process = subprocess.Popen(  # an argv, no shell
+                    [*self.command, *args], cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=log, start_new_session=True,
+                    preexec_fn=_limit_compiler)
+            except OSError as exc:
+                raise BuildError("cannot run the C compiler %r: %s (set CC to the compiler "
+                                 "to use)" % (" ".join(self.command), exc.strerror or exc)
+                                 ) from exc
+            try:
+                status = process.wait(timeout=max(0.01, self.deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                raise BuildError("%s: the compiler did not finish within the build's time "
+                                 "limit of %g s (a file it reads may never end, or raise "
+                                 "--timeout)" % (what, self.timeout)) from None
+            except BaseException:  # Ctrl-C: leave no compiler behind
+                _kill_group(process)
+                raise
+            log.seek(0)
+            text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
+        return status, text
+
+    def version(self) -> str:
+        """The compiler's version line."""
+        status, text = self.run(["--version"], self.work_dir, "asking the compiler's version")
+        lines = text.splitlines()
+        return lines[0] if status == 0 and lines else " ".join(self.command)
+
+
+def _limit_compiler() -> None:
+    """Runs in the compiler's process before exec: cap memory, file size, core dumps."""
+    for limit, value in ((resource.RLIMIT_AS, COMPILER_MEMORY_BYTES),
+                         (resource.RLIMIT_FSIZE, COMPILER_FILE_BYTES),
+                         (resource.RLIMIT_CORE, 0)):
+        hard = resource.getrlimit(limit)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(limit, (value, value))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # the compiler and what it started
+    process.wait()
+
+
+# ------------------------------------------------------------------ the instance header
+
+_PROBE = """#include "%s"
+#ifdef ALGORITHM_INSTANCE
+ngcc_probe_name ALGORITHM_INSTANCE
+#endif
+#ifdef DIGEST_BIT_LENGTH
+ngcc_probe_bits DIGEST_BIT_LENGTH
+#endif
+"""
+
+
+def read_instance_header(source_dir: str | os.PathLike[str], cflags: Sequence[str] = (), *,
+                         timeout: float = DEFAULT_TIMEOUT) -> tuple[str, int]:
+    """Return (ALGORITHM_INSTANCE, DIGEST_BIT_LENGTH) as the preprocessor sees them.
+
+    The header is ``CryptHash_AlgorithmInstance.h``, else the first header of the
+    folder that defines ``ALGORITHM_INSTANCE``; ``cflags`` (``-D`` defines, ``-I``
+    folders) apply as they will in the build.
+
+    Raises:
+        BuildError: no such header, a header that does not preprocess, a name that is
+            not a string literal or a digest length that is not a whole number of bytes.
+        InvalidNameError: a name that breaks the name rule (``"../x"``); the message
+            names the header.
+    """
+    with tempfile.TemporaryDirectory(prefix="ngcc-build-") as work:
+        name, bits, _ = _read_instance_header(Path(source_dir).resolve(), list(cflags),
+                                              _Compiler(Path(work), timeout))
+    return name, bits
+
+
+def _read_instance_header(folder: Path, cflags: list[str],
+                          compiler: _Compiler) -> tuple[str, int, Path]:
+    header = folder / INSTANCE_HEADER
+    if os.path.lexists(header):
+        candidates = [header]
+    else:
+        candidates = [p for p in sorted(folder.glob("*.h")) if _HEADER_FILE.fullmatch(p.name)]
     for path in candidates:
-        text = _COMMENTS.sub(" ", path.read_text(errors="replace"))
-        name = re.search(_DEFINE % "ALGORITHM_INSTANCE", text, re.M)
-        if name is None:
+        read_input(path)  # a regular file of bounded size, before the compiler opens it
+        found = _probe_header(folder, path, cflags, compiler, required=path == header)
+        if found is None:
             continue
-        bits = re.search(_DEFINE % "DIGEST_BIT_LENGTH", text, re.M)
-        if bits is None:
+        name_text, bits_text = found
+        if bits_text is None:
             raise BuildError("%s defines ALGORITHM_INSTANCE but no DIGEST_BIT_LENGTH; add "
                              "`#define DIGEST_BIT_LENGTH <bits>`" % path)
-        digits = re.fullmatch(r"\(?\s*(\d+)\s*\)?", bits.group(1))
-        if digits is None:
-            raise BuildError("%s: DIGEST_BIT_LENGTH is not a plain number: %r"
-                             % (path, bits.group(1)))
-        return name.group(1).strip().strip('"'), int(digits.group(1))
+        return _instance_name(path, name_text), _digest_bits(path, bits_text), path
     raise BuildError("%s: no header defines ALGORITHM_INSTANCE (expected %s)"
-                     % (source_dir, INSTANCE_HEADER))
+                     % (folder, INSTANCE_HEADER))
 
 
-def select_sources(source_dir: Path) -> tuple[list[Path], dict[str, str]]:
-    """Split the folder's C files into library sources and skipped programs."""
+def _probe_header(folder: Path, header: Path, cflags: list[str], compiler: _Compiler,
+                  required: bool) -> tuple[str, str | None] | None:
+    """What ALGORITHM_INSTANCE and DIGEST_BIT_LENGTH expand to after ``#include``-ing
+    the header; None when it does not define the name (or, unless required, does not
+    preprocess on its own)."""
+    probe = compiler.work_dir / "instance-probe.c"
+    probe.write_text(_PROBE % header.name)
+    expanded = compiler.work_dir / "instance-probe.i"
+    status, errors = compiler.run([*cflags, "-I", str(folder), "-E", "-P", "-o",
+                                   str(expanded), str(probe)], compiler.work_dir,
+                                  "reading %s" % header.name)
+    if status != 0:
+        if required:
+            raise BuildError("%s does not preprocess with %s:\n%s"
+                             % (header, " ".join(cflags), _shorten(errors)))
+        return None
+    with expanded.open("rb") as stream:  # our lines come last
+        stream.seek(max(0, expanded.stat().st_size - 65536))
+        tail = stream.read().decode("utf-8", "replace").splitlines()
+    values = {}
+    for line in tail:
+        key, _, value = line.partition(" ")
+        if key in ("ngcc_probe_name", "ngcc_probe_bits"):
+            values[key] = value
+    if "ngcc_probe_name" not in values:
+        return None
+    return values["ngcc_probe_name"], values.get("ngcc_probe_bits")
+
+
+def _instance_name(header: Path, text: str) -> str:
+    if not _STRING_LITERALS.fullmatch(text):
+        raise BuildError("%s: ALGORITHM_INSTANCE is not a string literal: %s"
+                         % (header, text.strip()[:100]))
+    name = "".join(re.findall(r'"([^"]*)"', text))
+    return check_name(name, "ALGORITHM_INSTANCE in %s" % header)
+
+
+def _digest_bits(header: Path, text: str) -> int:
+    digits = _DIGEST_BITS.fullmatch(text.strip())
+    if digits is None:
+        raise BuildError("%s: DIGEST_BIT_LENGTH is not a plain number: %r" % (header, text))
+    bits = int(digits.group(1))
+    if not 0 < bits <= MAX_DIGEST_BITS or bits % 8:
+        raise BuildError("%s: DIGEST_BIT_LENGTH %d is not a whole number of bytes between "
+                         "8 and %d bits" % (header, bits, MAX_DIGEST_BITS))
+    return bits
+
+
+# ------------------------------------------------------------------ compiling
+
+@dataclass(frozen=True)
+class _Object:
+    """One source compiled to an object, and the global symbols it defines and uses."""
+
+    source: str
+    path: Path
+    defined: frozenset[str]
+    undefined: frozenset[str]
+
+
+def select_sources(source_dir: str | os.PathLike[str],
+                   exclude: Iterable[str] = ()) -> tuple[list[Path], dict[str, str]]:
+    """The folder's C files to compile, and those left out before compiling (the
+    official KAT driver, and the ``exclude`` file names). Programs are found later,
+    by the compiler: see :func:`build`."""
+    folder = Path(source_dir)
+    excluded = set(exclude)
     sources: list[Path] = []
     skipped: dict[str, str] = {}
-    for path in sorted(source_dir.glob("*.c")):
-        if path.name == KAT_DRIVER:
+    for path in _folder_files(folder):
+        if path.suffix != ".c":
+            continue
+        if path.name in excluded:
+            skipped[path.name] = "excluded by request"
+        elif path.name == KAT_DRIVER:
             skipped[path.name] = "the official KAT driver (ngcc generates KATs itself)"
-        elif _MAIN.search(_COMMENTS.sub(" ", path.read_text(errors="replace"))):
-            skipped[path.name] = "defines main()"
         else:
             sources.append(path)
-    if not sources:
-        raise BuildError("%s: no C source left to build a library from (skipped: %s)"
-                         % (source_dir, ", ".join(skipped) or "nothing"))
+    missing = excluded - set(skipped)
+    if missing:
+        raise BuildError("%s: no C file %s to exclude" % (folder, ", ".join(sorted(missing))))
     return sources, skipped
 
 
-def needs_drng(source_dir: Path, sources: list[Path]) -> bool:
-    """True when the sources call the ICCS DRNG but the folder has no drng.c."""
-    if (source_dir / "drng.c").is_file():
-        return False
-    return any(_USES_DRNG.search(s.read_text(errors="replace")) for s in sources)
+def _symbols(path: Path) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(defined, undefined) global symbols of an ELF object; None when it holds no
+    machine code to read (a GCC slim LTO object, LLVM bitcode)."""
+    defined: set[str] = set()
+    undefined: set[str] = set()
+    try:
+        with path.open("rb") as stream:
+            table = ELFFile(stream).get_section_by_name(".symtab")
+            if not isinstance(table, SymbolTableSection):
+                return None
+            for symbol in table.iter_symbols():
+                if symbol.name and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK"):
+                    (undefined if symbol["st_shndx"] == "SHN_UNDEF" else defined).add(
+                        symbol.name)
+    except (ELFError, ValueError):
+        return None
+    if "__gnu_lto_slim" in defined:
+        return None
+    return frozenset(defined), frozenset(undefined)
 
 
-def _compile_drng(cc: list[str], work_dir: Path) -> list[str]:
-    """Compile the supplied DRNG into objects in work_dir; return their paths."""
+def _compile(folder: Path, sources: list[Path], cflags: list[str], extra: list[str],
+             includes: list[str], compiler: _Compiler) -> tuple[list[_Object], str]:
+    """Compile each source to an object; return them and the compiler's warnings
+    (``extra``: the flags the user added, for the remedy of a missing -m flag)."""
+    objects: list[_Object] = []
+    warnings: list[str] = []
+    failures: list[tuple[str, str]] = []
+    for index, source in enumerate(sources):
+        argument = source.name if not source.name.startswith("-") else "./" + source.name
+        obj = compiler.work_dir / ("%03d.o" % index)
+        status, errors = compiler.run([*cflags, *includes, "-c", argument, "-o", str(obj)],
+                                      folder, "compiling %s" % source.name)
+        if status != 0:
+            failures.append((source.name, errors))
+            continue
+        if errors.strip():
+            warnings.append(errors.rstrip())
+        symbols = _symbols(obj)
+        if symbols is None:  # LTO objects carry no symbol table: read a plain one
+            plain = compiler.work_dir / ("%03d.symbols.o" % index)
+            status, errors = compiler.run([*cflags, "-fno-lto", *includes, "-c", argument,
+                                           "-o", str(plain)], folder,
+                                          "compiling %s" % source.name)
+            symbols = _symbols(plain) if status == 0 else None
+            if symbols is None:
+                raise BuildError("%s: cannot read the symbols of %s compiled with %s:\n%s"
+                                 % (folder, source.name, " ".join(cflags), _shorten(errors)))
+        objects.append(_Object(source.name, obj, *symbols))
+    if failures:
+        raise BuildError(_compile_failure(folder, cflags, extra, failures, len(sources)))
+    return objects, "\n".join(warnings)
+
+
+def _compile_drng(compiler: _Compiler) -> list[str]:
+    """Compile the supplied DRNG into objects in the work folder; return their paths."""
     objects = []
     for source in DRNG_SOURCES:
-        obj = work_dir / (Path(source).stem + ".drng.o")
-        command = [*cc, *DRNG_CFLAGS, "-I", str(SUPPORT_DIR / "sm3"), "-c",
-                   str(SUPPORT_DIR / source), "-o", str(obj)]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
+        obj = compiler.work_dir / (Path(source).stem + ".drng.o")
+        status, errors = compiler.run([*DRNG_CFLAGS, "-I", str(SUPPORT_DIR / "sm3"), "-c",
+                                       str(SUPPORT_DIR / source), "-o", str(obj)],
+                                      compiler.work_dir, "compiling the ICCS DRNG")
+        if status != 0:
             raise BuildError("the supplied ICCS DRNG does not compile here:\n%s"
-                             % _shorten(result.stderr))
+                             % _shorten(errors))
         objects.append(str(obj))
     return objects
+
+
+def _needs_drng(objects: list[_Object]) -> bool:
+    """True when the objects call the ICCS DRNG and none of them defines it."""
+    used = DRNG_SYMBOLS & set().union(*(o.undefined for o in objects))
+    return bool(used - set().union(*(o.defined for o in objects)))
 
 
 def resolve_flags(flags: str) -> list[str]:
@@ -142,8 +502,17 @@ def resolve_flags(flags: str) -> list[str]:
     return shlex.split(FLAG_SETS.get(flags, flags))
 
 
-def _compiler() -> list[str]:
-    return shlex.split(os.environ.get("CC", "cc"))
+def define_flags(defines: Iterable[str]) -> list[str]:
+    """``-DNAME`` / ``-DNAME=VALUE`` for each ``NAME[=VALUE]``; refuses a NAME that is
+    not a C identifier."""
+    flags = []
+    for define in defines:
+        name, _, _ = define.partition("=")
+        if not _DEFINE_NAME.fullmatch(name) or "\n" in define:
+            raise BuildError("--define %r: expected NAME or NAME=VALUE with NAME a C "
+                             "identifier" % define)
+        flags.append("-D" + define)
+    return flags
 
 
 def _shorten(stderr: str) -> str:
@@ -155,70 +524,359 @@ def _shorten(stderr: str) -> str:
     return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")
 
 
+# ------------------------------------------------------------------ intrinsics
+
+# GCC: the intrinsic's header and name, then the submission's line in a note.
+_GCC_INLINE = re.compile(r"^(?P<header>.+?):\d+:\d+: error: inlining failed in call to "
+                         r"'?always_inline'? '(?P<function>\w+)'.*target specific option "
+                         r"mismatch")
+_GCC_CALLED = re.compile(r"^(?P<where>.+?:\d+):\d+: note: called from here")
+_GCC_ISA = re.compile(r"^(?P<where>.+?:\d+):\d+: error: '(?P<function>\w+)' needs isa "
+                      r"option (?P<flag>-m[\w.-]+)")
+_CLANG_FEATURE = re.compile(r"^(?P<where>.+?:\d+):\d+: error: always_inline function "
+                            r"'(?P<function>\w+)' requires target feature '(?P<feature>[\w.-]+)'")
+# Intrinsics whose header serves several flags, then the headers not named after theirs.
+_FUNCTION_FLAGS = (("_mm_aes", "-maes"), ("_mm_clmulepi64", "-mpclmul"),
+                   ("_mm_crc32", "-msse4.2"), ("_mm_sha", "-msha"),
+                   ("_mm256_aes", "-mvaes"), ("_mm512_aes", "-mvaes"),
+                   ("_mm256_clmulepi64", "-mvpclmulqdq"), ("_mm512_clmulepi64", "-mvpclmulqdq"))
+_HEADER_FLAGS = {"mmintrin.h": "-mmmx", "xmmintrin.h": "-msse", "emmintrin.h": "-msse2",
+                 "pmmintrin.h": "-msse3", "tmmintrin.h": "-mssse3", "smmintrin.h": "-msse4.1",
+                 "nmmintrin.h": "-msse4.2", "ammintrin.h": "-msse4a", "wmmintrin.h": "-maes"}
+_UMBRELLA_HEADERS = frozenset({"immintrin.h", "x86intrin.h", "x86gprintrin.h", "ia32intrin.h"})
+
+
+def _flag_for(function: str, header: str) -> str | None:
+    """The -m flag an intrinsic needs, from its name or the GCC header declaring it
+    (``avx2intrin.h`` -> ``-mavx2``)."""
+    for prefix, flag in _FUNCTION_FLAGS:
+        if function.startswith(prefix):
+            return flag
+    base = os.path.basename(header)
+    if base in _HEADER_FLAGS:
+        return _HEADER_FLAGS[base]
+    named = re.fullmatch(r"(\w+?)intrin\.h", base)
+    return "-m" + named.group(1) if named and base not in _UMBRELLA_HEADERS else None
+
+
+def missing_target_flags(stderr: str) -> dict[str, list[tuple[str, str]]]:
+    """The -m flags a compile lacked for the intrinsics it calls (GCC's "target specific
+    option mismatch", its "needs isa option", clang's "requires target feature"):
+    flag -> [(intrinsic, "file:line"), ...] in the order met."""
+    missing: dict[str, list[tuple[str, str]]] = {}
+    pending: tuple[str, str | None] | None = None  # (function, flag) awaiting its note
+    for line in stderr.splitlines():
+        if (match := _GCC_INLINE.match(line)) is not None:
+            pending = (match["function"], _flag_for(match["function"], match["header"]))
+        elif pending is not None and (match := _GCC_CALLED.match(line)) is not None:
+            function, flag = pending
+            if flag is not None:
+                missing.setdefault(flag, []).append((function, match["where"]))
+            pending = None
+        elif (match := _GCC_ISA.match(line)) is not None:
+            missing.setdefault(match["flag"], []).append((match["function"], match["where"]))
+        elif (match := _CLANG_FEATURE.match(line)) is not None:
+            missing.setdefault("-m" + match["feature"], []).append(
+                (match["function"], match["where"]))
+    return missing
+
+
+def _compile_failure(folder: Path, cflags: list[str], extra: list[str],
+                     failures: list[tuple[str, str]], source_count: int) -> str:
+    """The message for sources that do not compile: the missing -m flags once each,
+    with the first place they are needed, else the compiler's first errors."""
+    text = "\n".join(errors for _, errors in failures)
+    head = "%s does not compile with %s" % (folder, " ".join(cflags))
+    missing = missing_target_flags(text)
+    if not missing:
+        hint = ("\n(a file that is no part of the library can be left out with --exclude "
+                "FILE)" if source_count > 1 else "")
+        return "%s:\n%s%s" % (head, _shorten(text), hint)
+    lines = ["%s: its intrinsics need compiler flags these flags lack:" % head]
+    for flag, uses in missing.items():
+        places = sorted(set(uses), key=lambda use: _place_order(use[1]))
+        function, where = places[0]
+        more = len(places) - 1
+        lines.append("  %s for %s at %s%s" % (flag, function, where, " (and %d more place%s)"
+                                              % (more, "s" * (more > 1)) if more else ""))
+    lines.append('Add them: --extra-cflags="%s"' % " ".join([*extra, *missing]))
+    other = [line for line in text.splitlines() if "error" in line
+             and not _GCC_INLINE.match(line) and not _GCC_ISA.match(line)
+             and not _CLANG_FEATURE.match(line)]
+    if other:
+        lines.append("Other errors:\n%s" % _shorten("\n".join(other)))
+    return "\n".join(lines)
+
+
+def _place_order(where: str) -> tuple[str, int]:
+    """``"aes.c:12"`` as ("aes.c", 12), so places sort by file, then line."""
+    file, _, line = where.rpartition(":")
+    return file, int(line) if line.isdigit() else 0
+
+
+# ------------------------------------------------------------------ linking
+
+_UNDEFINED = re.compile(r"undefined reference to [`'](?P<ld>[^'`]+)'|undefined symbol: "
+                        r"(?P<lld>\S+)")
+
+
+def _link(folder: Path, library_objects: list[_Object], programs: list[_Object],
+          extra_objects: list[str], cflags: list[str], partial: Path,
+          compiler: _Compiler) -> str:
+    """Link the library (refusing undefined symbols); return the linker's warnings."""
+    status, errors = compiler.run(
+        [*cflags, *LINK_FLAGS, "-o", str(partial), *(str(o.path) for o in library_objects),
+         *extra_objects, *LINK_LIBRARIES], compiler.work_dir, "linking")
+    if status == 0:
+        return errors
+    partial.unlink(missing_ok=True)
+    symbols = list(dict.fromkeys(m["ld"] or m["lld"] for m in _UNDEFINED.finditer(errors)))
+    if not symbols:
+        raise BuildError("%s does not link with %s:\n%s"
+                         % (folder, " ".join(cflags), _shorten(errors)))
+    raise BuildError(_undefined_message(folder, symbols, library_objects, programs))
+
+
+def _undefined_message(folder: Path, symbols: list[str], library_objects: list[_Object],
+                       programs: list[_Object]) -> str:
+    """Name each undefined symbol, who uses it, and the left-out program defining it."""
+    lines = ["%s: the library would leave symbols undefined (it is linked with -Wl,-z,defs "
+             "so that it never fails when loaded):" % folder]
+    culprits: dict[str, _Object] = {}
+    for symbol in symbols[:MAX_ERROR_LINES]:
+        users = [o.source for o in library_objects if symbol in o.undefined]
+        line = "  %s, used by %s" % (symbol, ", ".join(users) or "the library")
+        definer = next((p for p in programs if symbol in p.defined), None)
+        if definer is not None:
+            culprits[definer.source] = definer
+            line += "; defined in %s, left out because its object defines main()" \
+                % definer.source
+        else:
+            line += "; no source of the folder defines it"
+        lines.append(line)
+    if len(symbols) > MAX_ERROR_LINES:
+        lines.append("  ... and %d more" % (len(symbols) - MAX_ERROR_LINES))
+    for source in culprits:
+        lines.append(_main_hint(folder / source))
+    return "\n".join(lines)
+
+
+_CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_NOT_DEFINED = re.compile(r"^\s*#\s*(?:ifndef\s+(\w+)|if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$)")
+
+
+def _main_hint(source: Path) -> str:
+    """Where a program's main() sits and, when a macro guards it, the --define that
+    leaves it out (a hint only: the compiler's object decided that it is a program)."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"),
+                  read_input(source).decode("utf-8", "replace"), flags=re.S)
+    open_conditionals: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        directive = _CONDITIONAL.match(line)
+        if directive is not None:
+            kind = directive.group(1)
+            if kind in ("if", "ifdef", "ifndef"):
+                open_conditionals.append((number, line.strip()))
+            elif kind == "endif" and open_conditionals:
+                open_conditionals.pop()
+            elif open_conditionals:  # elif, else: the guard no longer reads as written
+                open_conditionals[-1] = (number, line.strip())
+        elif re.search(r"\bmain\s*\(", line):
+            if not open_conditionals:
+                return ("%s:%d: main() is not guarded by a macro; move the functions the "
+                        "library needs out of it, or --exclude it and add them"
+                        % (source.name, number))
+            where, guard = open_conditionals[-1]
+            macro = _NOT_DEFINED.match(guard)
+            remedy = ("build with --define %s to leave main out and keep the file"
+                      % (macro.group(1) or macro.group(2)) if macro
+                      else "pass the --define that turns it off")
+            return "%s:%d: main() is inside `%s` (line %d): %s" % (
+                source.name, number, guard, where, remedy)
+    return "%s defines main() (its object does)" % source.name
+
+
 def _exports_crypt_hash(library: Path) -> bool:
     try:
         with library.open("rb") as stream:
             symbols = ELFFile(stream).get_section_by_name(".dynsym")
-            return symbols is not None and any(
+            return isinstance(symbols, SymbolTableSection) and any(
                 s.name == "CryptHash" and s["st_shndx"] != "SHN_UNDEF"
                 for s in symbols.iter_symbols())
     except ELFError:
         return False
 
 
+# ------------------------------------------------------------------ provenance
+
+def _kat_basis(name: str, candidate: str, folder: Path) -> tuple[str, tuple[str, ...]]:
+    """What a KAT check of this build will rest on, as far as the build can see."""
+    manifest = manifest_path(candidate)
+    try:
+        lines = read_manifest(manifest)
+    except (ValueError, UnicodeDecodeError):
+        lines = {}
+    if any(key.split("/")[0] == name for key in lines):
+        return "manifest", (str(manifest),)
+    folders = kat.submission_kat_folders(folder, name)
+    found = []
+    for kind in kat.FILES:
+        file_name = kat.file_name(kind, name)
+        match = next((f / file_name for f in folders if (f / file_name).is_file()), None)
+        if match is not None:
+            found.append(str(match))
+    return ("submission files", tuple(found)) if found else ("none", ())
+
+
+def read_provenance(library: str | os.PathLike[str]) -> Provenance | None:
+    """The provenance ``ngcc build`` recorded beside ``library``; None for a sidecar
+    written by an ngcc that recorded none.
+
+    Raises:
+        LibraryError: no sidecar, or one whose provenance fields have the wrong types.
+    """
+    sidecar = sidecar_path(Path(library))
+    try:
+        meta = json.loads(read_input(sidecar, 1 << 20))
+    except (BuildError, ValueError) as exc:
+        raise LibraryError("%s: unreadable sidecar (%s); rebuild with `ngcc build`"
+                           % (sidecar, exc)) from exc
+    if not isinstance(meta, dict) or "ngcc_version" not in meta:
+        return None
+    try:
+        return _provenance_from(meta)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LibraryError("%s: corrupt provenance (%s); rebuild with `ngcc build`"
+                           % (sidecar, exc)) from exc
+
+
+def _provenance_from(meta: dict[str, Any]) -> Provenance:
+    def text(key: str) -> str:
+        if not isinstance(meta[key], str):
+            raise TypeError("%s is not a string" % key)
+        return meta[key]
+
+    def texts(key: str) -> tuple[str, ...]:
+        if not isinstance(meta[key], list) or not all(isinstance(v, str) for v in meta[key]):
+            raise TypeError("%s is not a list of strings" % key)
+        return tuple(meta[key])
+
+    def table(key: str) -> dict[str, str]:
+        value = meta[key]
+        if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise TypeError("%s is not a table of strings" % key)
+        return dict(value)
+
+    flag_set = meta["flag_set"]
+    if flag_set is not None and flag_set not in FLAG_SETS:
+        raise ValueError("flag_set %r is not one of %s" % (flag_set, ", ".join(FLAG_SETS)))
+    basis = text("kat_basis")
+    if basis not in ("manifest", "submission files", "none"):
+        raise ValueError("kat_basis %r" % basis)
+    return Provenance(text("source_dir"), table("source_sha256"), flag_set, texts("defines"),
+                      texts("extra_cflags"), texts("cflags"), text("compiler"),
+                      text("ngcc_version"), text("built_at"), table("skipped"), basis,
+                      texts("kat_files"))
+
+
+# ------------------------------------------------------------------ build
+
 def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
           flags: str = "reference", out_dir: str | os.PathLike[str] | None = None,
-          candidate: str | None = None) -> BuildResult:
+          candidate: str | None = None, defines: Iterable[str] = (),
+          extra_cflags: str | Sequence[str] = (), label: str | None = None,
+          exclude: Iterable[str] = (), timeout: float = DEFAULT_TIMEOUT) -> BuildResult:
     """Compile an ICCS submission folder into ``<out_dir>/<name>.so`` plus its sidecar.
 
     Args:
         source_dir: the instance folder (``CryptHash_AlgorithmInstance.h`` and sources).
-        name: instance name; defaults to the header's ``ALGORITHM_INSTANCE``.
+        name: instance name; defaults to the header's ``ALGORITHM_INSTANCE``. It
+            selects the KAT manifest line.
         flags: ``"reference"``, ``"performance"``, ``"resource"`` or literal flags.
         out_dir: where the library goes; defaults to ``./ngcc-build/<name>/``.
-        candidate: candidate id recorded in the sidecar (e.g. ``"hash-34"``).
+        candidate: the candidate id (one with a shipped manifest, or ``baseline``);
+            default: the manifest listing the name, else ``external``.
+        defines: ``NAME`` or ``NAME=VALUE`` macros added to the flags (``-D``).
+        extra_cflags: flags added after the set's (a string is split like a shell).
+        label: the library's name in files, tables and plots (stored in the sidecar).
+        exclude: C file names to leave out.
+        timeout: seconds all compiler runs of the build may take together.
 
     Raises:
-        BuildError: no instance header, no sources, a compile error (shortened),
-            or a library that does not export ``CryptHash``.
+        BuildError: no instance header, no sources, a file that is not a regular file
+            or is too large, a compile error (shortened; missing ``-m`` flags named
+            once), an undefined symbol (named), a library without ``CryptHash``, or
+            a compiler past the timeout.
+        InvalidNameError: a name, label or candidate id that breaks the name rule,
+            or an unknown candidate id.
     """
     folder = Path(source_dir).resolve()
     if not folder.is_dir():
         raise BuildError("%s is not a folder" % folder)
-    header_name, digest_bits = read_instance_header(folder)
-    name = name or header_name
-    sources, skipped = select_sources(folder)
-    cflags = resolve_flags(flags) + list(LIBRARY_FLAGS)
-    out = Path(out_dir) if out_dir is not None else Path("ngcc-build") / name
-    out.mkdir(parents=True, exist_ok=True)
-    library = out.resolve() / ("%s.so" % name)
-    partial = library.with_suffix(".so.partial")
-    cc = _compiler()
-    supplied = needs_drng(folder, sources)
-    with tempfile.TemporaryDirectory() as work_dir:
-        extra = _compile_drng(cc, Path(work_dir)) if supplied else []
-        includes = ["-I", str(folder)] + (["-I", str(SUPPORT_DIR / "drng" / "iccs")]
-                                          if supplied else [])
-        command = [*cc, *cflags, *includes, "-o", str(partial), *map(str, sources), *extra]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        partial.unlink(missing_ok=True)
-        raise BuildError("%s does not compile with %s:\n%s"
-                         % (folder, " ".join(cflags), _shorten(result.stderr)))
-    if not _exports_crypt_hash(partial):
-        partial.unlink(missing_ok=True)
-        raise BuildError("%s: the library built from %s does not export CryptHash"
-                         % (folder, ", ".join(s.name for s in sources)))
+    if candidate is not None:
+        candidate = check_candidate(candidate, "--candidate")
+    if label is not None:
+        check_name(label, "--label")
+    if name is not None:
+        check_name(name, "--name")
+    extra = shlex.split(extra_cflags) if isinstance(extra_cflags, str) else list(extra_cflags)
+    defines = list(defines)
+    cflags = [*resolve_flags(flags), *define_flags(defines), *extra, *LIBRARY_FLAGS]
+    digests = {path.name: hashlib.sha256(read_input(path)).hexdigest()
+               for path in _folder_files(folder)}
+    sources, skipped = select_sources(folder, exclude)
+    with tempfile.TemporaryDirectory(prefix="ngcc-build-") as work:
+        compiler = _Compiler(Path(work), timeout)
+        header_name, digest_bits, _ = _read_instance_header(folder, cflags, compiler)
+        name = name or header_name
+        out = Path(out_dir) if out_dir is not None else inside("ngcc-build", name)
+        out.mkdir(parents=True, exist_ok=True)
+        library = inside(out, "%s.so" % name).resolve()
+        partial = inside(out, "%s.so.partial" % name).resolve()
+        includes = ["-I", str(folder), "-idirafter", str(SUPPORT_DIR / "drng" / "iccs")]
+        objects, warnings = _compile(folder, sources, cflags, extra, includes, compiler)
+        programs = [o for o in objects if "main" in o.defined]
+        for program in programs:
+            skipped[program.source] = "its object defines main() (a program, not library code)"
+        library_objects = [o for o in objects if "main" not in o.defined]
+        if not library_objects:
+            raise BuildError("%s: no C source left to build a library from (skipped: %s)"
+                             % (folder, ", ".join(skipped) or "nothing"))
+        supplied = _needs_drng(library_objects)
+        drng = _compile_drng(compiler) if supplied else []
+        warnings = "\n".join(filter(None, [warnings, _link(
+            folder, library_objects, programs, drng, cflags, partial, compiler).rstrip()]))
+        if not _exports_crypt_hash(partial):
+            partial.unlink(missing_ok=True)
+            raise BuildError("%s: the library built from %s does not export CryptHash"
+                             % (folder, ", ".join(o.source for o in library_objects)))
+        version = compiler.version()
     os.replace(partial, library)
+    provenance = _provenance(folder, name, candidate, flags, defines, extra, cflags,
+                             version, digests, skipped)
     digest = sha256_file(library)
-    version = subprocess.run(cc + ["--version"], capture_output=True, text=True, check=False)
     meta = {
-        "name": name, "family": name, "candidate": candidate, "digest_bits": digest_bits,
-        "cflags": cflags, "compiler": (version.stdout.splitlines() or [" ".join(cc)])[0],
-        "source_dir": str(folder), "sources": [s.name for s in sources],
-        "skipped": skipped, "warnings": result.stderr, "sha256": digest,
-        "drng_supplied": supplied,
+        "name": name, "family": name, "label": label,
+        "candidate": candidate or candidate_of(name), "digest_bits": digest_bits,
+        "sources": [o.source for o in library_objects],
+        "link_flags": [*LINK_FLAGS, *LINK_LIBRARIES],
+        "warnings": warnings, "sha256": digest, "drng_supplied": supplied,
+        **provenance.to_json(),
     }
     atomic_write_bytes(sidecar_path(library), (json.dumps(meta, indent=1) + "\n").encode())
-    return BuildResult(external_instance(library, candidate), tuple(meta["sources"]),
-                       skipped, result.stderr, digest, supplied)
+    return BuildResult(external_instance(library), tuple(meta["sources"]), skipped, warnings,
+                       digest, supplied, provenance)
+
+
+def _provenance(folder: Path, name: str, candidate: str | None, flags: str,
+                defines: list[str], extra: list[str], cflags: list[str], compiler: str,
+                digests: dict[str, str], skipped: dict[str, str]) -> Provenance:
+    basis, kat_files = _kat_basis(name, candidate or candidate_of(name), folder)
+    return Provenance(
+        source_dir=str(folder), source_sha256=digests,
+        flag_set=flags if flags in FLAG_SETS else None, defines=tuple(defines),
+        extra_cflags=tuple(extra), cflags=tuple(cflags), compiler=compiler,
+        ngcc_version=__version__,
+        built_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        skipped=dict(skipped), kat_basis=basis, kat_files=kat_files)

@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from tqdm import tqdm
 
-from ngcc import _campaign, _format, _host, kat
+from ngcc import _build, _campaign, _format, _host, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
 from ngcc._registry import instance, instances
@@ -382,35 +382,67 @@ def _add_build(subcommands: argparse._SubParsersAction) -> None:
         "build", help="compile an ICCS submission folder into an instance library",
         description="Compile an ICCS hash instance folder (CryptHash_AlgorithmInstance.h "
                     "defining ALGORITHM_INSTANCE and DIGEST_BIT_LENGTH, and its C sources) "
-                    "into an instance library. The KAT driver and files defining main() are "
-                    "left out. The library path (or its folder) then works wherever an "
-                    "instance name does: hash, kat, campaign.")
-    parser.add_argument("source_dir", type=Path, metavar="SOURCE_DIR")
-    parser.add_argument("--name", help="instance name (default: the header's "
-                                       "ALGORITHM_INSTANCE)")
+                    "into an instance library. The compiler decides what goes in: each C "
+                    "file is compiled with the flags and defines given, a file whose object "
+                    "defines main() is a program and is left out (as is the official "
+                    "KAT_CryptHash.c), and the link refuses undefined symbols, naming them. "
+                    "Only regular files are read, within a size limit, and the compiler has "
+                    "a deadline. The library path (or its folder) then works wherever an "
+                    "instance name does: hash, kat, campaign; its <library>.json sidecar "
+                    "records the build's provenance.",
+        epilog="example: ngcc build Reference_Implementation/WChain-V1-512 --define "
+               "WCHAIN_NO_MAIN --define WCHAIN_DISABLE_SIMD --flags performance "
+               "--extra-cflags=-maes --label wchain-perf --out built/perf")
+    parser.add_argument("source_dir", type=Path, metavar="SOURCE_DIR",
+                        help="the instance folder (CryptHash_AlgorithmInstance.h and sources)")
+    parser.add_argument("--name", help="instance name, which selects the KAT manifest line "
+                                       "(default: the header's ALGORITHM_INSTANCE)")
+    parser.add_argument("--label", metavar="LABEL",
+                        help="the library's name in files, tables and plots (default: the "
+                             "instance name)")
     parser.add_argument("--flags", default="reference", metavar="SET",
                         help="reference, performance, resource (the NGCC guide's flag sets) "
                              "or literal compiler flags in quotes; default: %(default)s")
+    parser.add_argument("--define", action="append", default=[], metavar="NAME[=VALUE]",
+                        help="define a macro for every source (-D); repeatable, e.g. "
+                             "--define WCHAIN_NO_MAIN")
+    parser.add_argument("--extra-cflags", default="", metavar='"FLAGS"',
+                        help="flags added to the set, e.g. --extra-cflags=\"-maes -mpclmul\"")
+    parser.add_argument("--exclude", action="append", default=[], metavar="FILE",
+                        help="leave this C file of the folder out; repeatable")
     parser.add_argument("--candidate", metavar="ID",
-                        help="candidate id, e.g. hash-34 (default: from the official "
-                             "manifests when they list the instance name)")
+                        help="candidate id with a shipped manifest, e.g. hash-34, or baseline "
+                             "(default: the manifest listing the instance name, else external)")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="output folder (default: ./ngcc-build/<name>/)")
+    parser.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS",
+                        default=_build.DEFAULT_TIMEOUT,
+                        help="time all compiler runs may take together; default: %(default)g")
     parser.set_defaults(run=_run_build)
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a positive number of seconds, got %r" % text)
+    return value
 
 
 def _run_build(args: argparse.Namespace) -> int:
     from ngcc._build import build
 
     result = build(args.source_dir, name=args.name, flags=args.flags, out_dir=args.out,
-                   candidate=args.candidate)
-    inst = result.instance
+                   candidate=args.candidate, defines=args.define,
+                   extra_cflags=args.extra_cflags, label=args.label, exclude=args.exclude,
+                   timeout=args.timeout)
+    inst, facts = result.instance, result.provenance
     for name, why in result.skipped.items():
         print("skipped %s: %s" % (name, why))
     if result.warnings:
         print(result.warnings.rstrip(), file=sys.stderr)
     print(_table([
         ("instance", inst.name),
+        ("label", inst.label or inst.name),
         ("candidate", inst.candidate),
         ("digest bits", str(inst.digest_bits)),
         ("library", str(inst.library)),
@@ -418,9 +450,22 @@ def _run_build(args: argparse.Namespace) -> int:
         ("flags", " ".join(inst.cflags)),
         ("compiler", inst.compiler),
         ("sources", " ".join(result.sources)),
+        ("kat basis", " ".join([facts.kat_basis, *facts.kat_files])),
         ("warnings", "%d line(s)" % len(result.warnings.splitlines())),
     ]))
     return 0
+
+
+def _glue_flag_values(argv: Sequence[str]) -> list[str]:
+    """``--extra-cflags -maes`` as ``--extra-cflags=-maes``: argparse would take a value
+    that starts with ``-`` for an option."""
+    glued: list[str] = []
+    for arg in argv:
+        if glued and glued[-1] in ("--extra-cflags", "--flags"):
+            glued[-1] += "=" + arg
+        else:
+            glued.append(arg)
+    return glued
 
 
 # ------------------------------------------------------------------------------- main
@@ -454,7 +499,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ngcc`` command line with ``argv`` (default: ``sys.argv[1:]``); return
     the exit status."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(_glue_flag_values(
+            sys.argv[1:] if argv is None else argv))
     except SystemExit as stop:  # --help, --version, or a usage error already printed
         return stop.code if isinstance(stop.code, int) else EXIT_USAGE
     try:

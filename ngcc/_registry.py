@@ -20,10 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngcc import _core
-from ngcc._errors import LibraryError, NgccError, UnknownInstanceError
+from ngcc._errors import InvalidNameError, LibraryError, NgccError, UnknownInstanceError
+from ngcc._names import check_name
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")
+EXTERNAL = "external"  # the candidate id of a library no manifest lists
+MAX_SIDECAR_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class Instance:
         constant_time: whether the implementation is declared constant-time (no
             branch or memory address depends on the message; checked under
             valgrind for the built-in ones); None when unknown (external libraries).
+        label: the name ``ngcc build --label`` gave the library for files, tables and
+            plots (None for built-ins and unlabelled builds); the instance name
+            still selects the KAT manifest line.
     """
 
     name: str
@@ -60,6 +66,7 @@ class Instance:
     description: str = field(default="", compare=False)
     cpu_features: tuple[str, ...] = field(default=(), compare=False)
     constant_time: bool | None = field(default=None, compare=False)
+    label: str | None = field(default=None, compare=False)
 
     @property
     def builtin(self) -> bool:
@@ -189,18 +196,33 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
     if not sidecar.is_file():
         raise LibraryError("%s: no %s beside it, so its instance name and digest length are "
                            "unknown; build the library with `ngcc build`" % (path, sidecar.name))
+    if sidecar.stat().st_size > MAX_SIDECAR_BYTES:
+        raise LibraryError("%s: sidecar larger than %d bytes; rebuild with `ngcc build`"
+                           % (sidecar, MAX_SIDECAR_BYTES))
     try:
         meta = json.loads(sidecar.read_text())
-        return Instance(
-            name=meta["name"], family=meta.get("family", meta["name"]),
-            candidate=candidate or meta.get("candidate") or candidate_of(meta["name"]),
-            digest_bits=int(meta["digest_bits"]), variant="external", library=path,
-            cflags=tuple(meta.get("cflags", ())), compiler=meta.get("compiler", ""),
-            description=meta.get("description", ""),
-            cpu_features=tuple(meta.get("cpu_features", ())))
-    except (ValueError, KeyError, TypeError) as exc:
+        name, family, label = meta["name"], meta.get("family", meta["name"]), meta.get("label")
+        stored = meta.get("candidate")
+        digest_bits = int(meta["digest_bits"])
+        cflags, compiler = tuple(meta.get("cflags", ())), meta.get("compiler", "")
+        description = meta.get("description", "")
+        cpu_features = tuple(meta.get("cpu_features", ()))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc
+    # Names from a sidecar become file names: checked here, at the edge.
+    check_name(name, "instance name in %s" % sidecar)
+    check_name(family, "family in %s" % sidecar)
+    if label is not None:
+        check_name(label, "label in %s" % sidecar)
+    if candidate is not None:
+        candidate = check_candidate(candidate)
+    elif stored is not None:
+        candidate = check_candidate(stored, "candidate id in %s" % sidecar, EXTERNAL)
+    return Instance(name=name, family=family, candidate=candidate or candidate_of(name),
+                    digest_bits=digest_bits, variant="external", library=path,
+                    cflags=cflags, compiler=compiler, description=description,
+                    cpu_features=cpu_features, label=label)
 
 
 def sidecar_path(library: Path) -> Path:
@@ -216,6 +238,29 @@ def candidate_of(instance_name: str) -> str:
             if path.split("/")[0] == instance_name:
                 return manifest.stem
     return "external"
+
+
+def known_candidates() -> list[str]:
+    """The candidate ids ngcc knows: one per official manifest shipped, and ``baseline``."""
+    shipped = [manifest.stem for manifest in sorted((LIB_DIR / "kat").glob("*.sha256"))]
+    return [*shipped, "baseline"] if "baseline" not in shipped else shipped
+
+
+def check_candidate(text: object, what: str = "candidate id", *also: str) -> str:
+    """Return ``text`` when it is a known candidate id (or one of ``also``), else raise
+    :class:`InvalidNameError` listing the known ones.
+
+    A new submission gets no id of its own: its library is ``external`` and is checked
+    against the KAT files it ships (an invented id would only file its evidence under
+    a name no manifest backs).
+    """
+    known = [*known_candidates(), *also]
+    if text not in known:
+        shown = repr(text) if len(repr(text)) <= 60 else repr(text)[:57] + "..."
+        raise InvalidNameError("unknown %s %s: known candidate ids are %s (a library that "
+                               "no manifest lists needs none: it is checked against its own "
+                               "KAT files)" % (what, shown, ", ".join(known)))
+    return str(text)
 
 
 def manifest_path(candidate: str) -> Path:

@@ -242,12 +242,15 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: Outcome,
         path.unlink()
     digest = canonical_sha256(data, expected.mode if expected else "strict")
     official = _official_file(inst, name, official_dir)
-    own = _submission_file(inst, name) if expected is None else None
+    own, searched = _submission_file(inst, name) if expected is None else (None, [])
     if own is not None:  # no manifest line: the submission's own KAT file is the reference
         verdict, detail = _against_submission_file(data, own)
     elif expected is None:
         verdict, detail = "NOKAT", "no line for %s/%s in the %s manifest" % (
             inst.name, name, inst.candidate)
+        if searched:
+            detail += "; no submission KAT file %s in %s" % (
+                name, ", ".join(map(str, searched)))
     elif digest == expected.sha256:
         verdict, detail = "PASS", ""
     else:
@@ -297,24 +300,55 @@ def _official_file(inst: Instance, name: str, official_dir: _PathArg | None) -> 
     return None
 
 
-def _submission_file(inst: Instance, name: str) -> Path | None:
-    """The KAT file shipped in the test-vector folder of an ``ngcc build`` submission.
+SUBMISSION_LEVELS = 4
+"""How many folders above an ``ngcc build`` source folder the submission's own KAT files
+are looked for (the official archives keep them in ``Test_Vectors/`` two or three
+levels above the instance folder)."""
 
-    Looks in the source folder recorded in the library's sidecar, its parent, and
-    their immediate subfolders (ICCS packages keep ``Test_Vectors/`` or ``KAT/``
-    beside the implementation folders)."""
+_VECTOR_FOLDERS = frozenset({"test_vectors", "testvectors", "kat", "kats", "kat_files"})
+
+
+def submission_kat_folders(source_dir: Path, instance_name: str) -> list[Path]:
+    """The folders where a submission's own KAT files may sit, nearest first.
+
+    The source folder and each of its first :data:`SUBMISSION_LEVELS` ancestors,
+    each followed by its test-vector subfolders (``Test_Vectors``, ``KAT``, …, any
+    case, spaces as ``_``) and their subfolder named after the instance. Only
+    folders that exist are listed."""
+    folders: list[Path] = []
+    for base in [source_dir, *source_dir.parents][:SUBMISSION_LEVELS + 1]:
+        folders.append(base)
+        with suppress(OSError):  # unreadable: nothing to find there
+            for sub in sorted(base.iterdir()):
+                if (sub.name.casefold().replace(" ", "_") in _VECTOR_FOLDERS
+                        and sub.is_dir()):
+                    folders.append(sub)
+                    if (sub / instance_name).is_dir():
+                        folders.append(sub / instance_name)
+    return list(dict.fromkeys(folders))
+
+
+def _source_dir(inst: Instance) -> Path | None:
+    """The source folder an ``ngcc build`` sidecar records, else None."""
     if inst.builtin:
         return None
     try:
-        meta = json.loads(sidecar_path(inst.library).read_text())
-        source_dir = Path(meta["source_dir"])
+        return Path(json.loads(sidecar_path(inst.library).read_text())["source_dir"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    for base in (source_dir, source_dir.parent):
-        for folder in (base, *sorted(p for p in base.glob("*") if p.is_dir())):
-            if (folder / name).is_file():
-                return folder / name
-    return None
+
+
+def _submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]]:
+    """The KAT file ``name`` shipped with an ``ngcc build`` submission (first found in
+    :func:`submission_kat_folders`), and the folders looked in."""
+    source_dir = _source_dir(inst)
+    if source_dir is None:
+        return None, []
+    folders = submission_kat_folders(source_dir, inst.name)
+    for folder in folders:
+        if (folder / name).is_file():  # a regular file: never a FIFO or a device
+            return folder / name, folders
+    return None, folders
 
 
 def _against_submission_file(data: bytes, own: Path) -> tuple[str, str]:

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 import ngcc
 from ngcc import _isolate
-from ngcc._build import build, read_instance_header, select_sources
-from ngcc._errors import BuildError, InstanceCrashError, InstanceTimeoutError, KatGateError
+from ngcc._build import build, read_instance_header, read_provenance, select_sources
+from ngcc._errors import (
+    BuildError,
+    InstanceCrashError,
+    InstanceTimeoutError,
+    InvalidNameError,
+    KatGateError,
+    LibraryError,
+)
 
 # Campaigns on this shared machine warn about load; those warnings are not under test here.
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
@@ -116,16 +128,32 @@ def test_header_without_digest_length_is_refused(tmp_path):
         build(folder, out_dir=tmp_path / "out")
 
 
-def test_programs_with_main_are_left_out(tmp_path):
+@pytest.mark.parametrize("flags", ["reference", "performance"])  # plain and LTO objects
+def test_programs_whose_object_defines_main_are_left_out(tmp_path, flags):
     folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
     (folder / "selftest.c").write_text("int main(void) { return 0; }\n")
     (folder / "bench.c").write_text("#include <stdio.h>\nint main(int c, char **v)\n"
                                     "{ (void)c; (void)v; return 0; }\n")
-    sources, skipped = select_sources(folder)
-    assert [s.name for s in sources] == ["CryptHash_AlgorithmInstance.c"]
-    assert set(skipped) == {"selftest.c", "bench.c"}
-    result = build(folder, out_dir=tmp_path / "out")
+    (folder / "notes.c").write_text('/* main(void) is elsewhere */\nconst char *ngcc_note = '
+                                    '"int main(void)";\n')  # mentions main, defines none
+    sources, skipped = select_sources(folder)  # the compiler decides, not the text
+    assert {s.name for s in sources} == {"CryptHash_AlgorithmInstance.c", "bench.c",
+                                         "notes.c", "selftest.c"} and not skipped
+    result = build(folder, flags=flags, out_dir=tmp_path / "out")
     assert set(result.skipped) == {"selftest.c", "bench.c"}
+    assert all("defines main()" in why for why in result.skipped.values())
+    assert result.sources == ("CryptHash_AlgorithmInstance.c", "notes.c")
+
+
+def test_excluded_files_are_left_out_and_unknown_ones_refused(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    (folder / "broken_tool.c").write_text("#include \"missing_header.h\"\n")
+    with pytest.raises(BuildError, match=r"missing_header\.h(.|\n)*--exclude FILE"):
+        build(folder, out_dir=tmp_path / "out")
+    result = build(folder, out_dir=tmp_path / "out", exclude=["broken_tool.c"])
+    assert result.skipped == {"broken_tool.c": "excluded by request"}
+    with pytest.raises(BuildError, match=r"no C file absent\.c to exclude"):
+        build(folder, out_dir=tmp_path / "out", exclude=["absent.c"])
 
 
 def test_library_without_crypthash_is_refused(tmp_path):
@@ -255,6 +283,323 @@ def test_folder_with_its_own_drng_keeps_it(tmp_path):
     assert ngcc.hash(result.instance, b"abc") == b"\x5a" * 32
 
 
+# The audit's cases (issues 13 and 16), each on a small folder written here.
+
+GUARDED_MAIN = """
+#if !defined(FIXTURE_NO_MAIN)
+#include <stdio.h>
+/* the submitters' self-test, compiled unless -DFIXTURE_NO_MAIN */
+int main(void)
+{
+    unsigned char digest[64];
+    wchain_hash((const unsigned char *)"abc", 24, digest);
+    printf("%02x\\n", digest[0]);
+    return 0;
+}
+#endif
+"""
+
+
+@pytest.fixture(scope="module")
+def wchain_like(tmp_path_factory):
+    """A WChain folder whose library code shares a file with a guarded main, as the
+    submitters' wchain_c.c does; built once with --define FIXTURE_NO_MAIN."""
+    from ngcc._cli import main
+
+    root = tmp_path_factory.mktemp("wchain-like")
+    folder = iccs_folder(root / "WChain-V1-512", "wchain", "WChain-V1-512", 512)
+    with (folder / "wchain_mode.c").open("a") as source:
+        source.write(GUARDED_MAIN)
+    assert main(["build", str(folder), "--define", "FIXTURE_NO_MAIN", "--label", "theirs-ref",
+                 "--extra-cflags", "-fno-strict-aliasing", "--out", str(root / "out")]) == 0
+    return folder, root / "out" / "WChain-V1-512.so"
+
+
+def test_a_guarded_main_is_named_with_the_define_that_turns_it_off(wchain_like, tmp_path):
+    folder, _ = wchain_like
+    with pytest.raises(BuildError) as error:
+        build(folder, out_dir=tmp_path / "out")
+    text = str(error.value)
+    assert ("wchain_hash, used by crypthash.c; defined in wchain_mode.c, left out because "
+            "its object defines main()") in text
+    assert re.search(r"wchain_mode\.c:\d+: main\(\) is inside `#if !defined\(FIXTURE_NO_MAIN\)` "
+                     r"\(line \d+\): build with --define FIXTURE_NO_MAIN", text)
+    assert not list((tmp_path / "out").glob("*.so*"))
+
+
+def test_a_guarded_main_builds_and_passes_the_kat_with_its_define(wchain_like, tmp_path):
+    _, library = wchain_like
+    inst = ngcc.instance(library)
+    assert (inst.name, inst.candidate, inst.label) == ("WChain-V1-512", "hash-34", "theirs-ref")
+    assert "-DFIXTURE_NO_MAIN" in inst.cflags and "-fno-strict-aliasing" in inst.cflags
+    assert json.loads((library.parent / "WChain-V1-512.so.json").read_text())["skipped"] == {
+        "KAT_CryptHash.c": "the official KAT driver (ngcc generates KATs itself)"}
+    (report,) = ngcc.kat.check([library], files="2_12", out_dir=tmp_path / "kat",
+                               progress=False)
+    assert (report.candidate, report.verdict) == ("hash-34", "PASS")
+
+
+def test_the_sidecar_records_the_provenance(wchain_like):
+    folder, library = wchain_like
+    facts = read_provenance(library)
+    assert facts is not None
+    assert facts.source_dir == str(folder)
+    assert facts.source_sha256 == {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+                                   for path in folder.iterdir()
+                                   if path.suffix in (".c", ".h")}
+    assert (facts.flag_set, facts.defines, facts.extra_cflags) == (
+        "reference", ("FIXTURE_NO_MAIN",), ("-fno-strict-aliasing",))
+    assert facts.cflags == tuple(ngcc.instance(library).cflags)
+    assert facts.compiler == ngcc.instance(library).compiler and facts.compiler
+    assert facts.ngcc_version == ngcc.__version__
+    built = datetime.datetime.strptime(facts.built_at, "%Y-%m-%dT%H:%M:%SZ").replace(
+        tzinfo=datetime.timezone.utc)
+    assert abs(datetime.datetime.now(datetime.timezone.utc) - built) < datetime.timedelta(hours=1)
+    assert facts.skipped == {"KAT_CryptHash.c": "the official KAT driver (ngcc generates KATs "
+                                                "itself)"}
+    assert facts.kat_basis == "manifest" and facts.kat_files[0].endswith("hash-34.sha256")
+    meta = json.loads((library.parent / "WChain-V1-512.so.json").read_text())
+    assert {key: meta[key] for key in facts.to_json()} == facts.to_json()
+    assert ngcc.instance("WChain-V1-512").label is None  # built-ins have none
+
+
+def test_provenance_of_an_old_or_tampered_sidecar(wchain_like, tmp_path):
+    _, library = wchain_like
+    meta = json.loads(library.with_name(library.name + ".json").read_text())
+    copy = tmp_path / library.name
+    shutil.copy(library, copy)
+    old = {k: v for k, v in meta.items() if k not in read_provenance(library).to_json()}
+    copy.with_name(copy.name + ".json").write_text(json.dumps(old))
+    assert read_provenance(copy) is None  # an ngcc that recorded none
+    copy.with_name(copy.name + ".json").write_text(json.dumps({**meta, "source_sha256": []}))
+    with pytest.raises(LibraryError, match=r"corrupt provenance.*source_sha256"):
+        read_provenance(copy)
+
+
+@pytest.mark.parametrize(("key", "value", "what"), [
+    ("name", "../../PWNED", "instance name"), ("label", "a/b", "label"),
+    ("family", ".hidden", "family"), ("candidate", "../x", "candidate id"),
+    ("candidate", "hash-99", "candidate id")])
+def test_sidecar_names_are_checked_when_read(wchain_like, tmp_path, key, value, what):
+    _, library = wchain_like
+    meta = json.loads(library.with_name(library.name + ".json").read_text())
+    copy = tmp_path / library.name
+    shutil.copy(library, copy)
+    sidecar = copy.with_name(copy.name + ".json")
+    sidecar.write_text(json.dumps({**meta, key: value}))
+    with pytest.raises(InvalidNameError, match=r"%s in %s" % (what, re.escape(str(sidecar)))):
+        ngcc.instance(copy)
+
+
+def test_an_undefined_symbol_fails_the_build_naming_it(tmp_path):
+    folder = c_folder(tmp_path / "f", """
+int helper_not_shipped(const unsigned char *m, unsigned long long bits);
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    memset(out, 0, (size_t)d / 8);
+    return helper_not_shipped(m, bits);
+}
+""")
+    with pytest.raises(BuildError) as error:
+        build(folder, out_dir=tmp_path / "out")
+    assert ("helper_not_shipped, used by CryptHash_AlgorithmInstance.c; no source of the "
+            "folder defines it") in str(error.value)
+    assert "-Wl,-z,defs" in str(error.value)
+    assert not list((tmp_path / "out").glob("*.so*"))
+
+
+AES_NI = """#include <wmmintrin.h>
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    __m128i state = _mm_setzero_si128(), key = _mm_set1_epi32(0x01020304);
+    unsigned long long i;
+    for (i = 0; i < bits / 8; i++) {
+        state = _mm_xor_si128(state, _mm_set1_epi8((char)m[i]));
+        state = _mm_aesenc_si128(state, key);
+        state = _mm_aesenc_si128(state, key);
+    }
+    memset(out, 0, (size_t)d / 8);
+    _mm_storeu_si128((__m128i *)out, _mm_aesenclast_si128(state, key));
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", ["reference", "performance"])
+def test_intrinsics_without_their_flag_name_it_once_with_the_line(tmp_path, flags):
+    folder = c_folder(tmp_path / "f", AES_NI)
+    line = 1 + AES_NI.count("\n", 0, AES_NI.index("_mm_aesenc_si128")) + 3  # c_folder's prefix
+    with pytest.raises(BuildError) as error:
+        build(folder, flags=flags, out_dir=tmp_path / "out")
+    text = str(error.value)
+    assert ("-maes for _mm_aesenc_si128 at CryptHash_AlgorithmInstance.c:%d (and 2 more places)"
+            % line) in text
+    assert text.count("_mm_aesenc") == 1 and "more lines" not in text
+    assert 'Add them: --extra-cflags="-maes"' in text and len(text.splitlines()) == 3
+
+
+def test_intrinsics_build_with_the_flag_added(tmp_path, capsys):
+    from ngcc._cli import main
+
+    folder = c_folder(tmp_path / "f", AES_NI)
+    assert main(["build", str(folder), "--flags", "performance", "--extra-cflags", "-maes",
+                 "--out", str(tmp_path / "out")]) == 0
+    inst = ngcc.instance(tmp_path / "out")
+    assert inst.cflags[-3:] == ("-maes", "-fPIC", "-shared") and "-mavx2" in inst.cflags
+    if "aes" in Path("/proc/cpuinfo").read_text().split():  # it runs where AES-NI does
+        digest = ngcc.hash(inst, b"abc")
+        assert len(digest) == 32 and digest != bytes(32) and digest == ngcc.hash(inst, b"abc")
+
+
+def test_several_missing_flags_are_listed_with_the_users_own(tmp_path):
+    folder = c_folder(tmp_path / "f", """#include <wmmintrin.h>
+#include <smmintrin.h>
+#include <tmmintrin.h>
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    __m128i s = _mm_set1_epi8((char)(bits ? m[0] : 0)), k = _mm_set1_epi32(3);
+    s = _mm_clmulepi64_si128(s, k, 0x01);
+    s = _mm_blend_epi16(s, k, 0x0f);
+    s = _mm_shuffle_epi8(s, k);
+    memset(out, 0, (size_t)d / 8);
+    _mm_storeu_si128((__m128i *)out, _mm_aesenc_si128(s, k));
+    return 0;
+}
+""")
+    with pytest.raises(BuildError) as error:
+        build(folder, out_dir=tmp_path / "out", extra_cflags="-O1 -mpclmul")
+    text = str(error.value)
+    for flag, function in (("-msse4.1", "_mm_blend_epi16"), ("-mssse3", "_mm_shuffle_epi8"),
+                           ("-maes", "_mm_aesenc_si128")):
+        assert re.search(r"^  %s for %s at CryptHash_AlgorithmInstance\.c:\d+$"
+                         % (re.escape(flag), function), text, re.M), text
+    assert "-mpclmul for" not in text
+    added = re.search(r'--extra-cflags="([^"]*)"', text).group(1).split()
+    assert added[:2] == ["-O1", "-mpclmul"]
+    assert sorted(added[2:]) == ["-maes", "-msse4.1", "-mssse3"]
+
+
+@contextmanager
+def _within(seconds: int):
+    """Fail, instead of hanging, when the block takes longer than ``seconds``."""
+    def expire(signum, frame):
+        raise AssertionError("took longer than %d s" % seconds)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(("file", "make", "kind"), [
+    ("z.c", os.mkfifo, "is a FIFO"),
+    ("zz.h", os.mkfifo, "is a FIFO"),
+    ("big.c", lambda path: os.symlink("/dev/zero", path),
+     "is a character device (a symlink to /dev/zero)"),
+    ("dir.c", os.mkdir, "is a folder"),
+])
+def test_inputs_that_are_not_regular_files_are_refused_quickly(tmp_path, file, make, kind):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    make(str(folder / file))
+    with _within(20), pytest.raises(BuildError, match=re.escape("%s %s, not a regular file"
+                                                                % (folder / file, kind))):
+        build(folder, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_oversized_source_is_refused(tmp_path, monkeypatch):
+    from ngcc import _build
+
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    monkeypatch.setattr(_build, "MAX_INPUT_BYTES", 1000)
+    (folder / "tables.c").write_text("const unsigned char t[] = {%s};\n" % ("0," * 600))
+    with pytest.raises(BuildError, match=r"tables\.c is 1\d\d\d bytes, more than the 1000"):
+        build(folder, out_dir=tmp_path / "out")
+
+
+def test_a_compiler_that_never_finishes_is_stopped(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES + '#include "never_ends.inc"\n')
+    os.mkfifo(folder / "never_ends.inc")  # the compiler blocks opening it
+    started = time.monotonic()
+    with _within(60), pytest.raises(BuildError, match=re.escape(
+            "compiling CryptHash_AlgorithmInstance.c: the compiler did not finish within the "
+            "build's time limit of 2 s")):
+        build(folder, out_dir=tmp_path / "out", timeout=2)
+    assert time.monotonic() - started < 30
+    time.sleep(0.5)
+    left = [pid for pid in os.listdir("/proc") if pid.isdigit()
+            and str(folder).encode() in _cmdline(pid)]
+    assert not left, "compiler processes outlived the timeout: %s" % left
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path("/proc/%s/cmdline" % pid).read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_path_in_the_instance_name_is_refused(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES, name="../../PWNED-build")
+    out = tmp_path / "fx" / "bo-t" / "a"
+    header = folder / "CryptHash_AlgorithmInstance.h"
+    with pytest.raises(InvalidNameError, match=r"ALGORITHM_INSTANCE in %s '\.\./\.\./PWNED-build'"
+                                               r" is not a valid name" % re.escape(str(header))):
+        build(folder, out_dir=out)
+    with pytest.raises(InvalidNameError, match=re.escape("--name '../x'")):
+        build(folder, out_dir=out, name="../x")
+    with pytest.raises(InvalidNameError, match=re.escape("--label 'a/b'")):
+        build(folder, out_dir=out, name="Fine-256", label="a/b")
+    assert not list(tmp_path.rglob("*.so*"))
+
+
+def test_the_header_is_read_by_the_preprocessor_with_the_defines(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(
+        "#ifdef FIXTURE_BIG\n#define ALGORITHM_INSTANCE \"Fix-512\"\n"
+        "#define DIGEST_BIT_LENGTH 512\n#else\n#define SIZE 256\n"
+        "#define ALGORITHM_INSTANCE \"Fix-\" \"256\"\n#define DIGEST_BIT_LENGTH (SIZE)\n#endif\n")
+    assert read_instance_header(folder) == ("Fix-256", 256)
+    assert read_instance_header(folder, ["-DFIXTURE_BIG"]) == ("Fix-512", 512)
+    result = build(folder, defines=["FIXTURE_BIG"], out_dir=tmp_path / "out")
+    assert (result.instance.name, result.instance.digest_bits) == ("Fix-512", 512)
+    assert result.instance.library.name == "Fix-512.so"
+
+
+@pytest.mark.parametrize(("header", "message"), [
+    ('#define ALGORITHM_INSTANCE Fix\n#define DIGEST_BIT_LENGTH 256\n', "not a string literal"),
+    ('#define ALGORITHM_INSTANCE "Fix"\n#define DIGEST_BIT_LENGTH 99999999\n',
+     "not a whole number of bytes"),
+    ('#define ALGORITHM_INSTANCE "Fix"\n#define DIGEST_BIT_LENGTH 12\n',
+     "not a whole number of bytes"),
+    ('#include "absent.h"\n', "does not preprocess"),
+])
+def test_a_header_with_unusable_values_is_refused(tmp_path, header, message):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(header)
+    with pytest.raises(BuildError, match=message):
+        read_instance_header(folder)
+
+
+def test_a_bad_define_is_refused(tmp_path):
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    with pytest.raises(BuildError, match="--define '1X'"):
+        build(folder, defines=["1X"], out_dir=tmp_path / "out")
+
+
+def test_build_help_describes_the_options(capsys):
+    from ngcc._cli import main
+
+    assert main(["build", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "The compiler decides what goes in" in text
+    for option in ("--define", "--extra-cflags", "--label", "--exclude", "--timeout"):
+        assert option in text
+
+
 @pytest.mark.parametrize(("name", "bits"), [("WChain-V1-512", 512), ("WChain-V2-1024", 1024)])
 def test_wchain_submission_folder_passes_the_official_kat(tmp_path, name, bits):
     folder = iccs_folder(tmp_path / name, "wchain", name, bits)
@@ -269,41 +614,78 @@ def test_wchain_submission_folder_passes_the_official_kat(tmp_path, name, bits):
     assert [f.verdict for f in report.files] == ["PASS", "PASS"]
 
 
-def test_kat_against_the_submissions_own_files(tmp_path, official_kat):
+@pytest.mark.parametrize(("source", "vectors"), [
+    # as the official archives ship them: two and three levels above the instance folder
+    ("Implementations and Test_Vectors/Reference_Implementation/MyChain",
+     "Implementations and Test_Vectors/Test_Vectors/MyChain"),
+    ("Implementations/Optimized_Implementation/avx2/MyChain", "Implementations/KAT"),
+])
+def test_kat_against_the_submissions_own_files(tmp_path, official_kat, source, vectors):
     official = official_kat.file("WChain-V1-512", "2_12")
     package = tmp_path / "package"
-    folder = iccs_folder(package / "Reference_Implementation", "wchain", "MyChain", 512)
-    vectors = package / "Test_Vectors"
-    vectors.mkdir()
-    shutil.copy(official, vectors / "KAT_2_12_MyChain.txt")
-    library = build(folder, out_dir=tmp_path / "out").instance.library
-    assert ngcc.instance(library).candidate == "external"
+    folder = iccs_folder(package / source, "wchain", "MyChain", 512)
+    (package / vectors).mkdir(parents=True)
+    own = package / vectors / "KAT_2_12_MyChain.txt"
+    shutil.copy(official, own)
+    result = build(folder, out_dir=tmp_path / "out")
+    assert result.instance.candidate == "external"
+    assert (result.provenance.kat_basis, result.provenance.kat_files) == (
+        "submission files", (str(own),))
+    library = result.instance.library
 
     (report,) = ngcc.kat.check([library], files="2_12,2_23", out_dir=tmp_path / "kat",
                                progress=False)
     assert [f.verdict for f in report.files] == ["PASS", "NOKAT"]
-    assert "submission's own KAT file" in report.files[0].detail
+    assert "submission's own KAT file %s" % own in report.files[0].detail
+    looked = report.files[1].detail  # says where it looked, nearest first
+    assert "no submission KAT file KAT_2_23_MyChain.txt in %s, " % folder in looked
+    assert str(package / vectors) in looked
 
     lines = official.read_text().split("\n")  # flip the last digit of record 1000's Dst
     dst = next(i for i, line in enumerate(lines) if line.startswith("Dst = ")
                and lines[i - 3] == "Msg_Len = 1000")
     lines[dst] = lines[dst][:-1] + ("0" if lines[dst][-1] != "0" else "1")
-    (vectors / "KAT_2_12_MyChain.txt").write_text("\n".join(lines))
+    own.write_text("\n".join(lines))
     (report,) = ngcc.kat.check([library], files="2_12", out_dir=tmp_path / "kat",
                                progress=False)
     assert report.verdict == "MISMATCH"
     assert "Msg_Len = 1000" in report.files[0].detail
 
 
-def test_candidate_given_on_the_command_line_picks_the_manifest(tmp_path, capsys):
+def test_submission_kat_folders_are_searched_a_bounded_way_up(tmp_path):
+    source = tmp_path / "l5" / "l4" / "l3" / "l2" / "l1" / "X-256"
+    (source.parent / "kat" / "X-256").mkdir(parents=True)
+    (source.parent / "kat" / "Y-256").mkdir()
+    source.mkdir()
+    four_up, five_up = source.parents[3], source.parents[4]  # l4, l5
+    (four_up / "Test_Vectors").mkdir()
+    (five_up / "Test_Vectors").mkdir()
+    folders = ngcc.kat.submission_kat_folders(source, "X-256")
+    assert folders[:4] == [source, source.parent, source.parent / "kat",
+                           source.parent / "kat" / "X-256"]
+    assert four_up / "Test_Vectors" in folders
+    assert five_up / "Test_Vectors" not in folders and five_up not in folders
+    assert source.parent / "kat" / "Y-256" not in folders
+
+
+def test_an_unknown_candidate_is_refused_with_the_known_ones(tmp_path, capsys):
     from ngcc._cli import main
 
     folder = iccs_folder(tmp_path / "src", "wchain", "WChain-V1-512", 512)
-    library = build(folder, out_dir=tmp_path / "out", candidate="hash-99").instance.library
-    assert ngcc.instance(library).candidate == "hash-99"  # recorded by ngcc build
-    assert main(["kat", str(library), "--files", "2_12", "--no-progress",
-                 "--out", str(tmp_path / "kat")]) == 1   # no hash-99 manifest: NOKAT
-    assert "NOKAT" in capsys.readouterr().out
+    known = "hash-22, hash-34, hash-35, baseline"
+    with pytest.raises(InvalidNameError, match="unknown --candidate 'hash-99': known "
+                                               "candidate ids are %s" % known):
+        build(folder, out_dir=tmp_path / "out", candidate="hash-99")
+    assert main(["build", str(folder), "--candidate", "../x", "--out", str(tmp_path / "o")]) == 1
+    assert known in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+    library = build(folder, out_dir=tmp_path / "out", candidate="hash-34").instance.library
+    assert ngcc.instance(library).candidate == "hash-34"  # recorded by ngcc build
+    assert main(["kat", str(library), "--candidate", "hash-99", "--files", "2_12",
+                 "--no-progress", "--out", str(tmp_path / "kat")]) == 1
+    assert known in capsys.readouterr().err
+    assert not (tmp_path / "kat" / "hash-99").exists()
     assert main(["kat", str(library), "--candidate", "hash-34", "--files", "2_12",
                  "--no-progress", "--out", str(tmp_path / "kat")]) == 0
     out = capsys.readouterr().out
