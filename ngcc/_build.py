@@ -17,9 +17,10 @@ compiler decides what goes in, with the user's flags and defines:
 No foreign code runs here, and the folder is untrusted: only regular files under a
 size limit are read (never a FIFO or a device behind a symlink), names go through
 :func:`ngcc._names.check_name`, the compiler runs with a deadline, memory and
-file-size limits, and the library and its ``<library>.json`` sidecar (the facts
-:func:`ngcc.instance` reads, and the build's provenance) are written inside the
-output folder.
+file-size limits (:mod:`ngcc._cc`, which also reads the facts out of its
+diagnostics and objects), and the library and its ``<library>.json`` sidecar (the
+facts :func:`ngcc.instance` reads, and the build's provenance) are written inside
+the output folder.
 """
 
 from __future__ import annotations
@@ -29,24 +30,27 @@ import hashlib
 import json
 import os
 import re
-import resource
 import shlex
-import signal
-import stat
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
-
 from ngcc import kat
+from ngcc._cc import (
+    DEFAULT_TIMEOUT,
+    MAX_ERROR_LINES,
+    Compiler,
+    exports_crypt_hash,
+    main_hint,
+    missing_target_flags,
+    object_symbols,
+    other_errors,
+    read_input,
+    shorten,
+    undefined_symbols,
+)
 from ngcc._errors import BuildError, LibraryError
 from ngcc._katfile import read_manifest
 from ngcc._names import check_name, inside
@@ -78,14 +82,6 @@ LINK_FLAGS = ("-Wl,-z,defs",)
 LINK_LIBRARIES = ("-lm",)
 KAT_DRIVER = "KAT_CryptHash.c"
 INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
-MAX_ERROR_LINES = 12
-
-# Limits on untrusted input: every file read, and the compiler run on it.
-MAX_INPUT_BYTES = 16 << 20
-DEFAULT_TIMEOUT = 600.0
-COMPILER_MEMORY_BYTES = 4 << 30   # RLIMIT_AS of each compiler process
-COMPILER_FILE_BYTES = 1 << 30     # RLIMIT_FSIZE: no object, library or log larger
-MAX_DIAGNOSTIC_BYTES = 1 << 20    # compiler output kept for messages
 
 # The ICCS DRNG, supplied when the objects call it and none defines it (setup.py
 # installs these sources), compiled with our own flags.
@@ -170,41 +166,6 @@ class BuildResult:
 
 # ------------------------------------------------------------------ untrusted input
 
-def read_input(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of one file of a submission, refused with :class:`BuildError` unless
-    it is a regular file (a symlink to one is fine) of at most ``limit`` bytes
-    (default :data:`MAX_INPUT_BYTES`).
-
-    A FIFO, a device or a folder is never read: ``big.c -> /dev/zero`` is refused
-    from its ``stat`` before it is opened, and the opened file is checked again."""
-    limit = MAX_INPUT_BYTES if limit is None else limit
-    try:
-        _check_regular(path, os.stat(path), limit)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise BuildError("cannot read %s: %s" % (path, exc.strerror or exc)) from exc
-    with os.fdopen(fd, "rb") as stream:
-        _check_regular(path, os.fstat(stream.fileno()), limit)  # not swapped meanwhile
-        data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise BuildError("%s grew past %d bytes while being read" % (path, limit))
-    return data
-
-
-def _check_regular(path: Path, info: os.stat_result, limit: int) -> None:
-    if not stat.S_ISREG(info.st_mode):
-        kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                 (stat.S_ISSOCK, "a socket"))
-        kind = next((what for test, what in kinds if test(info.st_mode)), "not a file")
-        link = " (a symlink to %s)" % os.readlink(path) if os.path.islink(path) else ""
-        raise BuildError("%s is %s%s, not a regular file: ngcc build reads only regular "
-                         "files; remove it from the folder" % (path, kind, link))
-    if info.st_size > limit:
-        raise BuildError("%s is %d bytes, more than the %d a source file may have"
-                         % (path, info.st_size, limit))
-
-
 def _folder_files(folder: Path) -> list[Path]:
     """The folder's C sources and headers (no hidden files), checked to be readable."""
     files = sorted(p for p in folder.iterdir()
@@ -214,75 +175,6 @@ def _folder_files(folder: Path) -> list[Path]:
             raise BuildError("%s: file name %r has control characters; rename it"
                              % (folder, path.name))
     return files
-
-
-class _Compiler:
-    """The C compiler (``$CC``, default ``cc``) run on untrusted input.
-
-    English diagnostics in the C locale (ngcc parses them), one deadline for the
-    whole build, limits on memory, file size and core dumps, temporary files in the
-    build's work folder, and the whole process group killed when time runs out."""
-
-    def __init__(self, work_dir: Path, timeout: float):
-        if not timeout > 0:
-            raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
-        self.command = shlex.split(os.environ.get("CC", "cc")) or ["cc"]
-        self.work_dir = work_dir
-        self.timeout = timeout
-        self.deadline = time.monotonic() + timeout
-        self.env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C",
-                        TMPDIR=str(work_dir))
-        self.runs = 0
-
-    def run(self, args: Sequence[str], cwd: Path, what: str) -> tuple[int, str]:
-        """Run the compiler with ``args`` in ``cwd``; return (exit status, diagnostics)."""
-        self.runs += 1
-        log_path = self.work_dir / ("cc-%d.log" % self.runs)
-        with log_path.open("w+b") as log:
-            try:
-                process = subprocess.Popen(  # an argv, no shell
-                    [*self.command, *args], cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,
-                    stdout=log, stderr=log, start_new_session=True,
-                    preexec_fn=_limit_compiler)
-            except OSError as exc:
-                raise BuildError("cannot run the C compiler %r: %s (set CC to the compiler "
-                                 "to use)" % (" ".join(self.command), exc.strerror or exc)
-                                 ) from exc
-            try:
-                status = process.wait(timeout=max(0.01, self.deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _kill_group(process)
-                raise BuildError("%s: the compiler did not finish within the build's time "
-                                 "limit of %g s (a file it reads may never end, or raise "
-                                 "--timeout)" % (what, self.timeout)) from None
-            except BaseException:  # Ctrl-C: leave no compiler behind
-                _kill_group(process)
-                raise
-            log.seek(0)
-            text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
-        return status, text
-
-    def version(self) -> str:
-        """The compiler's version line."""
-        status, text = self.run(["--version"], self.work_dir, "asking the compiler's version")
-        lines = text.splitlines()
-        return lines[0] if status == 0 and lines else " ".join(self.command)
-
-
-def _limit_compiler() -> None:
-    """Runs in the compiler's process before exec: cap memory, file size, core dumps."""
-    for limit, value in ((resource.RLIMIT_AS, COMPILER_MEMORY_BYTES),
-                         (resource.RLIMIT_FSIZE, COMPILER_FILE_BYTES),
-                         (resource.RLIMIT_CORE, 0)):
-        hard = resource.getrlimit(limit)[1]
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(limit, (value, value))
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)  # the compiler and what it started
-    process.wait()
 
 
 # ------------------------------------------------------------------ the instance header
@@ -313,12 +205,12 @@ def read_instance_header(source_dir: str | os.PathLike[str], cflags: Sequence[st
     """
     with tempfile.TemporaryDirectory(prefix="ngcc-build-") as work:
         name, bits, _ = _read_instance_header(Path(source_dir).resolve(), list(cflags),
-                                              _Compiler(Path(work), timeout))
+                                              Compiler(Path(work), timeout))
     return name, bits
 
 
 def _read_instance_header(folder: Path, cflags: list[str],
-                          compiler: _Compiler) -> tuple[str, int, Path]:
+                          compiler: Compiler) -> tuple[str, int, Path]:
     header = folder / INSTANCE_HEADER
     if os.path.lexists(header):
         candidates = [header]
@@ -338,7 +230,7 @@ def _read_instance_header(folder: Path, cflags: list[str],
                      % (folder, INSTANCE_HEADER))
 
 
-def _probe_header(folder: Path, header: Path, cflags: list[str], compiler: _Compiler,
+def _probe_header(folder: Path, header: Path, cflags: list[str], compiler: Compiler,
                   required: bool) -> tuple[str, str | None] | None:
     """What ALGORITHM_INSTANCE and DIGEST_BIT_LENGTH expand to after ``#include``-ing
     the header; None when it does not define the name (or, unless required, does not
@@ -352,7 +244,7 @@ def _probe_header(folder: Path, header: Path, cflags: list[str], compiler: _Comp
     if status != 0:
         if required:
             raise BuildError("%s does not preprocess with %s:\n%s"
-                             % (header, " ".join(cflags), _shorten(errors)))
+                             % (header, " ".join(cflags), shorten(errors)))
         return None
     with expanded.open("rb") as stream:  # our lines come last
         stream.seek(max(0, expanded.stat().st_size - 65536))
@@ -422,29 +314,8 @@ def select_sources(source_dir: str | os.PathLike[str],
     return sources, skipped
 
 
-def _symbols(path: Path) -> tuple[frozenset[str], frozenset[str]] | None:
-    """(defined, undefined) global symbols of an ELF object; None when it holds no
-    machine code to read (a GCC slim LTO object, LLVM bitcode)."""
-    defined: set[str] = set()
-    undefined: set[str] = set()
-    try:
-        with path.open("rb") as stream:
-            table = ELFFile(stream).get_section_by_name(".symtab")
-            if not isinstance(table, SymbolTableSection):
-                return None
-            for symbol in table.iter_symbols():
-                if symbol.name and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK"):
-                    (undefined if symbol["st_shndx"] == "SHN_UNDEF" else defined).add(
-                        symbol.name)
-    except (ELFError, ValueError):
-        return None
-    if "__gnu_lto_slim" in defined:
-        return None
-    return frozenset(defined), frozenset(undefined)
-
-
 def _compile(folder: Path, sources: list[Path], cflags: list[str], extra: list[str],
-             includes: list[str], compiler: _Compiler) -> tuple[list[_Object], str]:
+             includes: list[str], compiler: Compiler) -> tuple[list[_Object], str]:
     """Compile each source to an object; return them and the compiler's warnings
     (``extra``: the flags the user added, for the remedy of a missing -m flag)."""
     objects: list[_Object] = []
@@ -460,23 +331,23 @@ def _compile(folder: Path, sources: list[Path], cflags: list[str], extra: list[s
             continue
         if errors.strip():
             warnings.append(errors.rstrip())
-        symbols = _symbols(obj)
+        symbols = object_symbols(obj)
         if symbols is None:  # LTO objects carry no symbol table: read a plain one
             plain = compiler.work_dir / ("%03d.symbols.o" % index)
             status, errors = compiler.run([*cflags, "-fno-lto", *includes, "-c", argument,
                                            "-o", str(plain)], folder,
                                           "compiling %s" % source.name)
-            symbols = _symbols(plain) if status == 0 else None
+            symbols = object_symbols(plain) if status == 0 else None
             if symbols is None:
                 raise BuildError("%s: cannot read the symbols of %s compiled with %s:\n%s"
-                                 % (folder, source.name, " ".join(cflags), _shorten(errors)))
+                                 % (folder, source.name, " ".join(cflags), shorten(errors)))
         objects.append(_Object(source.name, obj, *symbols))
     if failures:
         raise BuildError(_compile_failure(folder, cflags, extra, failures, len(sources)))
     return objects, "\n".join(warnings)
 
 
-def _compile_drng(compiler: _Compiler) -> list[str]:
+def _compile_drng(compiler: Compiler) -> list[str]:
     """Compile the supplied DRNG into objects in the work folder; return their paths."""
     objects = []
     for source in DRNG_SOURCES:
@@ -486,7 +357,7 @@ def _compile_drng(compiler: _Compiler) -> list[str]:
                                       compiler.work_dir, "compiling the ICCS DRNG")
         if status != 0:
             raise BuildError("the supplied ICCS DRNG does not compile here:\n%s"
-                             % _shorten(errors))
+                             % shorten(errors))
         objects.append(str(obj))
     return objects
 
@@ -515,72 +386,6 @@ def define_flags(defines: Iterable[str]) -> list[str]:
     return flags
 
 
-def _shorten(stderr: str) -> str:
-    """Keep the first error lines of a compiler's output, which say what is wrong."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line]
-    kept = (errors or lines)[:MAX_ERROR_LINES]
-    more = len(lines) - len(kept)
-    return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")
-
-
-# ------------------------------------------------------------------ intrinsics
-
-# GCC: the intrinsic's header and name, then the submission's line in a note.
-_GCC_INLINE = re.compile(r"^(?P<header>.+?):\d+:\d+: error: inlining failed in call to "
-                         r"'?always_inline'? '(?P<function>\w+)'.*target specific option "
-                         r"mismatch")
-_GCC_CALLED = re.compile(r"^(?P<where>.+?:\d+):\d+: note: called from here")
-_GCC_ISA = re.compile(r"^(?P<where>.+?:\d+):\d+: error: '(?P<function>\w+)' needs isa "
-                      r"option (?P<flag>-m[\w.-]+)")
-_CLANG_FEATURE = re.compile(r"^(?P<where>.+?:\d+):\d+: error: always_inline function "
-                            r"'(?P<function>\w+)' requires target feature '(?P<feature>[\w.-]+)'")
-# Intrinsics whose header serves several flags, then the headers not named after theirs.
-_FUNCTION_FLAGS = (("_mm_aes", "-maes"), ("_mm_clmulepi64", "-mpclmul"),
-                   ("_mm_crc32", "-msse4.2"), ("_mm_sha", "-msha"),
-                   ("_mm256_aes", "-mvaes"), ("_mm512_aes", "-mvaes"),
-                   ("_mm256_clmulepi64", "-mvpclmulqdq"), ("_mm512_clmulepi64", "-mvpclmulqdq"))
-_HEADER_FLAGS = {"mmintrin.h": "-mmmx", "xmmintrin.h": "-msse", "emmintrin.h": "-msse2",
-                 "pmmintrin.h": "-msse3", "tmmintrin.h": "-mssse3", "smmintrin.h": "-msse4.1",
-                 "nmmintrin.h": "-msse4.2", "ammintrin.h": "-msse4a", "wmmintrin.h": "-maes"}
-_UMBRELLA_HEADERS = frozenset({"immintrin.h", "x86intrin.h", "x86gprintrin.h", "ia32intrin.h"})
-
-
-def _flag_for(function: str, header: str) -> str | None:
-    """The -m flag an intrinsic needs, from its name or the GCC header declaring it
-    (``avx2intrin.h`` -> ``-mavx2``)."""
-    for prefix, flag in _FUNCTION_FLAGS:
-        if function.startswith(prefix):
-            return flag
-    base = os.path.basename(header)
-    if base in _HEADER_FLAGS:
-        return _HEADER_FLAGS[base]
-    named = re.fullmatch(r"(\w+?)intrin\.h", base)
-    return "-m" + named.group(1) if named and base not in _UMBRELLA_HEADERS else None
-
-
-def missing_target_flags(stderr: str) -> dict[str, list[tuple[str, str]]]:
-    """The -m flags a compile lacked for the intrinsics it calls (GCC's "target specific
-    option mismatch", its "needs isa option", clang's "requires target feature"):
-    flag -> [(intrinsic, "file:line"), ...] in the order met."""
-    missing: dict[str, list[tuple[str, str]]] = {}
-    pending: tuple[str, str | None] | None = None  # (function, flag) awaiting its note
-    for line in stderr.splitlines():
-        if (match := _GCC_INLINE.match(line)) is not None:
-            pending = (match["function"], _flag_for(match["function"], match["header"]))
-        elif pending is not None and (match := _GCC_CALLED.match(line)) is not None:
-            function, flag = pending
-            if flag is not None:
-                missing.setdefault(flag, []).append((function, match["where"]))
-            pending = None
-        elif (match := _GCC_ISA.match(line)) is not None:
-            missing.setdefault(match["flag"], []).append((match["function"], match["where"]))
-        elif (match := _CLANG_FEATURE.match(line)) is not None:
-            missing.setdefault("-m" + match["feature"], []).append(
-                (match["function"], match["where"]))
-    return missing
-
-
 def _compile_failure(folder: Path, cflags: list[str], extra: list[str],
                      failures: list[tuple[str, str]], source_count: int) -> str:
     """The message for sources that do not compile: the missing -m flags once each,
@@ -591,7 +396,7 @@ def _compile_failure(folder: Path, cflags: list[str], extra: list[str],
     if not missing:
         hint = ("\n(a file that is no part of the library can be left out with --exclude "
                 "FILE)" if source_count > 1 else "")
-        return "%s:\n%s%s" % (head, _shorten(text), hint)
+        return "%s:\n%s%s" % (head, shorten(text), hint)
     lines = ["%s: its intrinsics need compiler flags these flags lack:" % head]
     for flag, uses in missing.items():
         places = sorted(set(uses), key=lambda use: _place_order(use[1]))
@@ -600,11 +405,9 @@ def _compile_failure(folder: Path, cflags: list[str], extra: list[str],
         lines.append("  %s for %s at %s%s" % (flag, function, where, " (and %d more place%s)"
                                               % (more, "s" * (more > 1)) if more else ""))
     lines.append('Add them: --extra-cflags="%s"' % " ".join([*extra, *missing]))
-    other = [line for line in text.splitlines() if "error" in line
-             and not _GCC_INLINE.match(line) and not _GCC_ISA.match(line)
-             and not _CLANG_FEATURE.match(line)]
+    other = other_errors(text)
     if other:
-        lines.append("Other errors:\n%s" % _shorten("\n".join(other)))
+        lines.append("Other errors:\n%s" % shorten("\n".join(other)))
     return "\n".join(lines)
 
 
@@ -616,13 +419,9 @@ def _place_order(where: str) -> tuple[str, int]:
 
 # ------------------------------------------------------------------ linking
 
-_UNDEFINED = re.compile(r"undefined reference to [`'](?P<ld>[^'`]+)'|undefined symbol: "
-                        r"(?P<lld>\S+)")
-
-
 def _link(folder: Path, library_objects: list[_Object], programs: list[_Object],
           extra_objects: list[str], cflags: list[str], partial: Path,
-          compiler: _Compiler) -> str:
+          compiler: Compiler) -> str:
     """Link the library (refusing undefined symbols); return the linker's warnings."""
     status, errors = compiler.run(
         [*cflags, *LINK_FLAGS, "-o", str(partial), *(str(o.path) for o in library_objects),
@@ -630,10 +429,10 @@ def _link(folder: Path, library_objects: list[_Object], programs: list[_Object],
     if status == 0:
         return errors
     partial.unlink(missing_ok=True)
-    symbols = list(dict.fromkeys(m["ld"] or m["lld"] for m in _UNDEFINED.finditer(errors)))
+    symbols = undefined_symbols(errors)
     if not symbols:
         raise BuildError("%s does not link with %s:\n%s"
-                         % (folder, " ".join(cflags), _shorten(errors)))
+                         % (folder, " ".join(cflags), shorten(errors)))
     raise BuildError(_undefined_message(folder, symbols, library_objects, programs))
 
 
@@ -657,54 +456,8 @@ def _undefined_message(folder: Path, symbols: list[str], library_objects: list[_
     if len(symbols) > MAX_ERROR_LINES:
         lines.append("  ... and %d more" % (len(symbols) - MAX_ERROR_LINES))
     for source in culprits:
-        lines.append(_main_hint(folder / source))
+        lines.append(main_hint(folder / source))
     return "\n".join(lines)
-
-
-_CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
-_NOT_DEFINED = re.compile(r"^\s*#\s*(?:ifndef\s+(\w+)|if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$)")
-
-
-def _main_hint(source: Path) -> str:
-    """Where a program's main() sits and, when a macro guards it, the --define that
-    leaves it out (a hint only: the compiler's object decided that it is a program)."""
-    text = re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"),
-                  read_input(source).decode("utf-8", "replace"), flags=re.S)
-    open_conditionals: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        directive = _CONDITIONAL.match(line)
-        if directive is not None:
-            kind = directive.group(1)
-            if kind in ("if", "ifdef", "ifndef"):
-                open_conditionals.append((number, line.strip()))
-            elif kind == "endif" and open_conditionals:
-                open_conditionals.pop()
-            elif open_conditionals:  # elif, else: the guard no longer reads as written
-                open_conditionals[-1] = (number, line.strip())
-        elif re.search(r"\bmain\s*\(", line):
-            if not open_conditionals:
-                return ("%s:%d: main() is not guarded by a macro; move the functions the "
-                        "library needs out of it, or --exclude it and add them"
-                        % (source.name, number))
-            where, guard = open_conditionals[-1]
-            macro = _NOT_DEFINED.match(guard)
-            remedy = ("build with --define %s to leave main out and keep the file"
-                      % (macro.group(1) or macro.group(2)) if macro
-                      else "pass the --define that turns it off")
-            return "%s:%d: main() is inside `%s` (line %d): %s" % (
-                source.name, number, guard, where, remedy)
-    return "%s defines main() (its object does)" % source.name
-
-
-def _exports_crypt_hash(library: Path) -> bool:
-    try:
-        with library.open("rb") as stream:
-            symbols = ELFFile(stream).get_section_by_name(".dynsym")
-            return isinstance(symbols, SymbolTableSection) and any(
-                s.name == "CryptHash" and s["st_shndx"] != "SHN_UNDEF"
-                for s in symbols.iter_symbols())
-    except ELFError:
-        return False
 
 
 # ------------------------------------------------------------------ provenance
@@ -816,10 +569,9 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         raise BuildError("%s is not a folder" % folder)
     if candidate is not None:
         candidate = check_candidate(candidate, "--candidate")
-    if label is not None:
-        check_name(label, "--label")
-    if name is not None:
-        check_name(name, "--name")
+    for given, what in ((label, "--label"), (name, "--name")):
+        if given is not None:
+            check_name(given, what)
     extra = shlex.split(extra_cflags) if isinstance(extra_cflags, str) else list(extra_cflags)
     defines = list(defines)
     cflags = [*resolve_flags(flags), *define_flags(defines), *extra, *LIBRARY_FLAGS]
@@ -827,35 +579,34 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
                for path in _folder_files(folder)}
     sources, skipped = select_sources(folder, exclude)
     with tempfile.TemporaryDirectory(prefix="ngcc-build-") as work:
-        compiler = _Compiler(Path(work), timeout)
+        compiler = Compiler(Path(work), timeout)
         header_name, digest_bits, _ = _read_instance_header(folder, cflags, compiler)
         name = name or header_name
-        out = Path(out_dir) if out_dir is not None else inside("ngcc-build", name)
-        out.mkdir(parents=True, exist_ok=True)
-        library = inside(out, "%s.so" % name).resolve()
-        partial = inside(out, "%s.so.partial" % name).resolve()
         includes = ["-I", str(folder), "-idirafter", str(SUPPORT_DIR / "drng" / "iccs")]
         objects, warnings = _compile(folder, sources, cflags, extra, includes, compiler)
         programs = [o for o in objects if "main" in o.defined]
-        for program in programs:
-            skipped[program.source] = "its object defines main() (a program, not library code)"
+        skipped.update((o.source, "its object defines main() (a program, not library code)")
+                       for o in programs)
         library_objects = [o for o in objects if "main" not in o.defined]
         if not library_objects:
             raise BuildError("%s: no C source left to build a library from (skipped: %s)"
                              % (folder, ", ".join(skipped) or "nothing"))
+        out = Path(out_dir) if out_dir is not None else inside("ngcc-build", name)
+        out.mkdir(parents=True, exist_ok=True)
+        library = inside(out, "%s.so" % name).resolve()
+        partial = inside(out, "%s.so.partial" % name).resolve()
         supplied = _needs_drng(library_objects)
         drng = _compile_drng(compiler) if supplied else []
         warnings = "\n".join(filter(None, [warnings, _link(
             folder, library_objects, programs, drng, cflags, partial, compiler).rstrip()]))
-        if not _exports_crypt_hash(partial):
+        if not exports_crypt_hash(partial):
             partial.unlink(missing_ok=True)
             raise BuildError("%s: the library built from %s does not export CryptHash"
                              % (folder, ", ".join(o.source for o in library_objects)))
         version = compiler.version()
-    os.replace(partial, library)
     provenance = _provenance(folder, name, candidate, flags, defines, extra, cflags,
                              version, digests, skipped)
-    digest = sha256_file(library)
+    digest = sha256_file(partial)
     meta = {
         "name": name, "family": name, "label": label,
         "candidate": candidate or candidate_of(name), "digest_bits": digest_bits,
@@ -864,7 +615,9 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         "warnings": warnings, "sha256": digest, "drng_supplied": supplied,
         **provenance.to_json(),
     }
+    # The sidecar, then the library: its sha256 names the library it describes.
     atomic_write_bytes(sidecar_path(library), (json.dumps(meta, indent=1) + "\n").encode())
+    os.replace(partial, library)
     return BuildResult(external_instance(library), tuple(meta["sources"]), skipped, warnings,
                        digest, supplied, provenance)
 

@@ -511,10 +511,10 @@ def test_inputs_that_are_not_regular_files_are_refused_quickly(tmp_path, file, m
 
 
 def test_an_oversized_source_is_refused(tmp_path, monkeypatch):
-    from ngcc import _build
+    from ngcc import _cc
 
     folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
-    monkeypatch.setattr(_build, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(_cc, "MAX_INPUT_BYTES", 1000)
     (folder / "tables.c").write_text("const unsigned char t[] = {%s};\n" % ("0," * 600))
     with pytest.raises(BuildError, match=r"tables\.c is 1\d\d\d bytes, more than the 1000"):
         build(folder, out_dir=tmp_path / "out")

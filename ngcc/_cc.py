@@ -1,0 +1,292 @@
+"""Running the C compiler on an untrusted submission, and reading what it says.
+
+:func:`read_input` reads a submission's file only when it is a regular file under a
+size limit; :class:`Compiler` runs ``$CC`` with a deadline and resource limits and
+returns its diagnostics; the rest reads facts out of those diagnostics and of the
+objects it wrote: an object's symbols (:func:`object_symbols`), the ``-m`` flags a
+source's intrinsics lack (:func:`missing_target_flags`), the symbols a link left
+undefined (:func:`undefined_symbols`) and the macro guarding a program's ``main``
+(:func:`main_hint`). :mod:`ngcc._build` decides with them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shlex
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from ngcc._errors import BuildError
+
+# Limits on untrusted input: every file read, and the compiler run on it.
+MAX_INPUT_BYTES = 16 << 20
+DEFAULT_TIMEOUT = 600.0
+COMPILER_MEMORY_BYTES = 4 << 30   # RLIMIT_AS of each compiler process
+COMPILER_FILE_BYTES = 1 << 30     # RLIMIT_FSIZE: no object, library or log larger
+MAX_DIAGNOSTIC_BYTES = 1 << 20    # compiler output kept for messages
+MAX_ERROR_LINES = 12              # compiler error lines quoted in a message
+
+
+def read_input(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of one file of a submission, refused with :class:`BuildError` unless
+    it is a regular file (a symlink to one is fine) of at most ``limit`` bytes
+    (default :data:`MAX_INPUT_BYTES`).
+
+    A FIFO, a device or a folder is never read: ``big.c -> /dev/zero`` is refused
+    from its ``stat`` before it is opened, and the opened file is checked again."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    try:
+        _check_regular(path, os.stat(path), limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BuildError("cannot read %s: %s" % (path, exc.strerror or exc)) from exc
+    with os.fdopen(fd, "rb") as stream:
+        _check_regular(path, os.fstat(stream.fileno()), limit)  # not swapped meanwhile
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BuildError("%s grew past %d bytes while being read" % (path, limit))
+    return data
+
+
+def _check_regular(path: Path, info: os.stat_result, limit: int) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                 (stat.S_ISSOCK, "a socket"))
+        kind = next((what for test, what in kinds if test(info.st_mode)), "not a file")
+        link = " (a symlink to %s)" % os.readlink(path) if os.path.islink(path) else ""
+        raise BuildError("%s is %s%s, not a regular file: ngcc build reads only regular "
+                         "files; remove it from the folder" % (path, kind, link))
+    if info.st_size > limit:
+        raise BuildError("%s is %d bytes, more than the %d a source file may have"
+                         % (path, info.st_size, limit))
+
+
+class Compiler:
+    """The C compiler (``$CC``, default ``cc``) run on untrusted input.
+
+    English diagnostics in the C locale (ngcc parses them), one deadline for the
+    whole build, limits on memory, file size and core dumps, temporary files in the
+    build's work folder, and the whole process group killed when time runs out."""
+
+    def __init__(self, work_dir: Path, timeout: float):
+        if not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
+        self.command = shlex.split(os.environ.get("CC", "cc")) or ["cc"]
+        self.work_dir = work_dir
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C",
+                        TMPDIR=str(work_dir))
+        self.runs = 0
+
+    def run(self, args: Sequence[str], cwd: Path, what: str) -> tuple[int, str]:
+        """Run the compiler with ``args`` in ``cwd``; return (exit status, diagnostics)."""
+        self.runs += 1
+        log_path = self.work_dir / ("cc-%d.log" % self.runs)
+        with log_path.open("w+b") as log:
+            try:
+                process = subprocess.Popen(  # an argv, no shell
+                    [*self.command, *args], cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=log, start_new_session=True,
+                    preexec_fn=_limit_compiler)
+            except OSError as exc:
+                raise BuildError("cannot run the C compiler %r: %s (set CC to the compiler "
+                                 "to use)" % (" ".join(self.command), exc.strerror or exc)
+                                 ) from exc
+            try:
+                status = process.wait(timeout=max(0.01, self.deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                raise BuildError("%s: the compiler did not finish within the build's time "
+                                 "limit of %g s (a file it reads may never end, or raise "
+                                 "--timeout)" % (what, self.timeout)) from None
+            except BaseException:  # Ctrl-C: leave no compiler behind
+                _kill_group(process)
+                raise
+            log.seek(0)
+            text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
+        return status, text
+
+    def version(self) -> str:
+        """The compiler's version line."""
+        status, text = self.run(["--version"], self.work_dir, "asking the compiler's version")
+        lines = text.splitlines()
+        return lines[0] if status == 0 and lines else " ".join(self.command)
+
+
+def _limit_compiler() -> None:
+    """Runs in the compiler's process before exec: cap memory, file size, core dumps."""
+    for limit, value in ((resource.RLIMIT_AS, COMPILER_MEMORY_BYTES),
+                         (resource.RLIMIT_FSIZE, COMPILER_FILE_BYTES),
+                         (resource.RLIMIT_CORE, 0)):
+        hard = resource.getrlimit(limit)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(limit, (value, value))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # the compiler and what it started
+    process.wait()
+
+
+# ------------------------------------------------------------------ what it says
+
+def object_symbols(path: Path) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(defined, undefined) global symbols of an ELF object; None when it holds no
+    machine code to read (a GCC slim LTO object, LLVM bitcode)."""
+    defined: set[str] = set()
+    undefined: set[str] = set()
+    try:
+        with path.open("rb") as stream:
+            table = ELFFile(stream).get_section_by_name(".symtab")
+            if not isinstance(table, SymbolTableSection):
+                return None
+            for symbol in table.iter_symbols():
+                if symbol.name and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK"):
+                    (undefined if symbol["st_shndx"] == "SHN_UNDEF" else defined).add(
+                        symbol.name)
+    except (ELFError, ValueError):
+        return None
+    if "__gnu_lto_slim" in defined:
+        return None
+    return frozenset(defined), frozenset(undefined)
+
+
+def exports_crypt_hash(library: Path) -> bool:
+    """True when the library's dynamic symbol table defines ``CryptHash``."""
+    try:
+        with library.open("rb") as stream:
+            symbols = ELFFile(stream).get_section_by_name(".dynsym")
+            return isinstance(symbols, SymbolTableSection) and any(
+                s.name == "CryptHash" and s["st_shndx"] != "SHN_UNDEF"
+                for s in symbols.iter_symbols())
+    except ELFError:
+        return False
+
+
+def shorten(stderr: str) -> str:
+    """Keep the first error lines of a compiler's output, which say what is wrong."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line]
+    kept = (errors or lines)[:MAX_ERROR_LINES]
+    more = len(lines) - len(kept)
+    return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")
+
+
+
+# GCC: the intrinsic's header and name, then the submission's line in a note.
+_GCC_INLINE = re.compile(r"^(?P<header>.+?):\d+:\d+: error: inlining failed in call to "
+                         r"'?always_inline'? '(?P<function>\w+)'.*target specific option "
+                         r"mismatch")
+_GCC_CALLED = re.compile(r"^(?P<where>.+?:\d+):\d+: note: called from here")
+_GCC_ISA = re.compile(r"^(?P<where>.+?:\d+):\d+: error: '(?P<function>\w+)' needs isa "
+                      r"option (?P<flag>-m[\w.-]+)")
+_CLANG_FEATURE = re.compile(r"^(?P<where>.+?:\d+):\d+: error: always_inline function "
+                            r"'(?P<function>\w+)' requires target feature '(?P<feature>[\w.-]+)'")
+# Intrinsics whose header serves several flags, then the headers not named after theirs.
+_FUNCTION_FLAGS = (("_mm_aes", "-maes"), ("_mm_clmulepi64", "-mpclmul"),
+                   ("_mm_crc32", "-msse4.2"), ("_mm_sha", "-msha"),
+                   ("_mm256_aes", "-mvaes"), ("_mm512_aes", "-mvaes"),
+                   ("_mm256_clmulepi64", "-mvpclmulqdq"), ("_mm512_clmulepi64", "-mvpclmulqdq"))
+_HEADER_FLAGS = {"mmintrin.h": "-mmmx", "xmmintrin.h": "-msse", "emmintrin.h": "-msse2",
+                 "pmmintrin.h": "-msse3", "tmmintrin.h": "-mssse3", "smmintrin.h": "-msse4.1",
+                 "nmmintrin.h": "-msse4.2", "ammintrin.h": "-msse4a", "wmmintrin.h": "-maes"}
+_UMBRELLA_HEADERS = frozenset({"immintrin.h", "x86intrin.h", "x86gprintrin.h", "ia32intrin.h"})
+
+
+def _flag_for(function: str, header: str) -> str | None:
+    """The -m flag an intrinsic needs, from its name or the GCC header declaring it
+    (``avx2intrin.h`` -> ``-mavx2``)."""
+    for prefix, flag in _FUNCTION_FLAGS:
+        if function.startswith(prefix):
+            return flag
+    base = os.path.basename(header)
+    if base in _HEADER_FLAGS:
+        return _HEADER_FLAGS[base]
+    named = re.fullmatch(r"(\w+?)intrin\.h", base)
+    return "-m" + named.group(1) if named and base not in _UMBRELLA_HEADERS else None
+
+
+def missing_target_flags(stderr: str) -> dict[str, list[tuple[str, str]]]:
+    """The -m flags a compile lacked for the intrinsics it calls (GCC's "target specific
+    option mismatch", its "needs isa option", clang's "requires target feature"):
+    flag -> [(intrinsic, "file:line"), ...] in the order met."""
+    missing: dict[str, list[tuple[str, str]]] = {}
+    pending: tuple[str, str | None] | None = None  # (function, flag) awaiting its note
+    for line in stderr.splitlines():
+        if (match := _GCC_INLINE.match(line)) is not None:
+            pending = (match["function"], _flag_for(match["function"], match["header"]))
+        elif pending is not None and (match := _GCC_CALLED.match(line)) is not None:
+            function, flag = pending
+            if flag is not None:
+                missing.setdefault(flag, []).append((function, match["where"]))
+            pending = None
+        elif (match := _GCC_ISA.match(line)) is not None:
+            missing.setdefault(match["flag"], []).append((match["function"], match["where"]))
+        elif (match := _CLANG_FEATURE.match(line)) is not None:
+            missing.setdefault("-m" + match["feature"], []).append(
+                (match["function"], match["where"]))
+    return missing
+
+
+def other_errors(stderr: str) -> list[str]:
+    """The error lines of a compile that are not about a missing target flag."""
+    return [line for line in stderr.splitlines() if "error" in line
+            and not any(p.match(line) for p in (_GCC_INLINE, _GCC_ISA, _CLANG_FEATURE))]
+
+
+_UNDEFINED = re.compile(r"undefined reference to [`'](?P<ld>[^'`]+)'|undefined symbol: "
+                        r"(?P<lld>\S+)")
+
+
+def undefined_symbols(stderr: str) -> list[str]:
+    """The symbols a failed link names as undefined (GNU ld, gold, lld), in order."""
+    return list(dict.fromkeys(m["ld"] or m["lld"] for m in _UNDEFINED.finditer(stderr)))
+
+
+_CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_NOT_DEFINED = re.compile(r"^\s*#\s*(?:ifndef\s+(\w+)|if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$)")
+
+
+def main_hint(source: Path) -> str:
+    """Where a program's main() sits and, when a macro guards it, the --define that
+    leaves it out (a hint only: the compiler's object decided that it is a program)."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"),
+                  read_input(source).decode("utf-8", "replace"), flags=re.S)
+    open_conditionals: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        directive = _CONDITIONAL.match(line)
+        if directive is not None:
+            kind = directive.group(1)
+            if kind in ("if", "ifdef", "ifndef"):
+                open_conditionals.append((number, line.strip()))
+            elif kind == "endif" and open_conditionals:
+                open_conditionals.pop()
+            elif open_conditionals:  # elif, else: the guard no longer reads as written
+                open_conditionals[-1] = (number, line.strip())
+        elif re.search(r"\bmain\s*\(", line):
+            if not open_conditionals:
+                return ("%s:%d: main() is not guarded by a macro; move the functions the "
+                        "library needs out of it, or --exclude it and add them"
+                        % (source.name, number))
+            where, guard = open_conditionals[-1]
+            macro = _NOT_DEFINED.match(guard)
+            remedy = ("build with --define %s to leave main out and keep the file"
+                      % (macro.group(1) or macro.group(2)) if macro
+                      else "pass the --define that turns it off")
+            return "%s:%d: main() is inside `%s` (line %d): %s" % (
+                source.name, number, guard, where, remedy)
+    return "%s defines main() (its object does)" % source.name
