@@ -186,7 +186,6 @@ def shorten(stderr: str) -> str:
     return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")
 
 
-
 # GCC: the intrinsic's header and name, then the submission's line in a note.
 _GCC_INLINE = re.compile(r"^(?P<header>.+?):\d+:\d+: error: inlining failed in call to "
                          r"'?always_inline'? '(?P<function>\w+)'.*target specific option "
@@ -279,14 +278,16 @@ def main_hint(source: Path) -> str:
                 open_conditionals[-1] = (number, line.strip())
         elif re.search(r"\bmain\s*\(", line):
             if not open_conditionals:
-                return ("%s:%d: main() is not guarded by a macro; move the functions the "
-                        "library needs out of it, or --exclude it and add them"
-                        % (source.name, number))
+                return ("%s:%d: main() is not guarded by a macro; to keep the file's other "
+                        "functions, build with --define main=%s_main (it renames main, so "
+                        "the object defines none; for a folder with one program)"
+                        % (source.name, number, re.sub(r"\W", "_", source.stem)))
             where, guard = open_conditionals[-1]
             macro = _NOT_DEFINED.match(guard)
             remedy = ("build with --define %s to leave main out and keep the file"
                       % (macro.group(1) or macro.group(2)) if macro
-                      else "pass the --define that turns it off")
+                      else "that condition holds with these flags: change the defines so "
+                           "that it does not")
             return "%s:%d: main() is inside `%s` (line %d): %s" % (
                 source.name, number, guard, where, remedy)
     return "%s defines main() (its object does)" % source.name

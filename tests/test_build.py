@@ -339,6 +339,27 @@ def test_a_guarded_main_builds_and_passes_the_kat_with_its_define(wchain_like, t
     assert (report.candidate, report.verdict) == ("hash-34", "PASS")
 
 
+def test_an_unguarded_main_is_named_with_a_define_that_renames_it(tmp_path):
+    folder = c_folder(tmp_path / "f", """
+int helper(unsigned char *out, int n);
+int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned char *out)
+{
+    (void)m; (void)bits;
+    return helper(out, d / 8);
+}
+""")
+    (folder / "helper-and-test.c").write_text(
+        "#include <string.h>\n"
+        "int helper(unsigned char *out, int n) { memset(out, 0x42, (size_t)n); return 0; }\n"
+        "int main(void) { unsigned char d[32]; return helper(d, 32); }\n")
+    with pytest.raises(BuildError, match=r"helper-and-test\.c:3: main\(\) is not guarded by a "
+                                         r"macro; .* --define main=helper_and_test_main"):
+        build(folder, out_dir=tmp_path / "out")
+    result = build(folder, defines=["main=helper_and_test_main"], out_dir=tmp_path / "out")
+    assert "helper-and-test.c" in result.sources
+    assert ngcc.hash(result.instance, b"abc") == b"\x42" * 32
+
+
 def test_the_sidecar_records_the_provenance(wchain_like):
     folder, library = wchain_like
     facts = read_provenance(library)
