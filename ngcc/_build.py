@@ -90,6 +90,17 @@ DRNG_SOURCES = ("sm3/sm3.c", "drng/sm3_drng.c", "drng/iccs/drng.c")
 DRNG_CFLAGS = ("-O2", "-fPIC")
 DRNG_SYMBOLS = frozenset({"init_random_number", "get_random_number"})
 
+# The CPU features (cpuid names, as ``Instance.cpu_features``) a -m flag lets the
+# compiler use anywhere in the library: recorded, so a CPU without them refuses it
+# on lookup instead of dying of SIGILL.
+_FLAG_FEATURES = {
+    "-msse3": "pni", "-mpclmul": "pclmulqdq", "-mssse3": "ssse3", "-mfma": "fma",
+    "-msse4.1": "sse4_1", "-msse4.2": "sse4_2", "-mmovbe": "movbe", "-mpopcnt": "popcnt",
+    "-maes": "aes", "-mavx": "avx", "-mf16c": "f16c", "-mbmi": "bmi1", "-mavx2": "avx2",
+    "-mbmi2": "bmi2", "-madx": "adx", "-msha": "sha_ni", "-mgfni": "gfni", "-mvaes": "vaes",
+    "-mvpclmulqdq": "vpclmulqdq", "-mavx512f": "avx512f", "-mavx512dq": "avx512dq",
+    "-mavx512bw": "avx512bw", "-mavx512vl": "avx512vl",
+}
 _DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEADER_FILE = re.compile(r"[A-Za-z0-9_.+-]+\.h")
 _STRING_LITERALS = re.compile(r'(?:\s*"[^"\\\n]*")+\s*')
@@ -373,6 +384,18 @@ def resolve_flags(flags: str) -> list[str]:
     return shlex.split(FLAG_SETS.get(flags, flags))
 
 
+def cpu_features(cflags: Iterable[str]) -> tuple[str, ...]:
+    """The CPU features the ``-m`` flags among ``cflags`` let the compiler use, in
+    order (``-mno-<x>`` after ``-m<x>`` takes it back)."""
+    features: dict[str, None] = {}
+    for flag in cflags:
+        if flag in _FLAG_FEATURES:
+            features[_FLAG_FEATURES[flag]] = None
+        elif flag.startswith("-mno-") and "-m" + flag[5:] in _FLAG_FEATURES:
+            features.pop(_FLAG_FEATURES["-m" + flag[5:]], None)
+    return tuple(features)
+
+
 def define_flags(defines: Iterable[str]) -> list[str]:
     """``-DNAME`` / ``-DNAME=VALUE`` for each ``NAME[=VALUE]``; refuses a NAME that is
     not a C identifier."""
@@ -611,7 +634,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         "name": name, "family": name, "label": label,
         "candidate": candidate or candidate_of(name), "digest_bits": digest_bits,
         "sources": [o.source for o in library_objects],
-        "link_flags": [*LINK_FLAGS, *LINK_LIBRARIES],
+        "link_flags": [*LINK_FLAGS, *LINK_LIBRARIES], "cpu_features": list(cpu_features(cflags)),
         "warnings": warnings, "sha256": digest, "drng_supplied": supplied,
         **provenance.to_json(),
     }

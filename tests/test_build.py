@@ -467,6 +467,7 @@ def test_intrinsics_build_with_the_flag_added(tmp_path, capsys):
                  "--out", str(tmp_path / "out")]) == 0
     inst = ngcc.instance(tmp_path / "out")
     assert inst.cflags[-3:] == ("-maes", "-fPIC", "-shared") and "-mavx2" in inst.cflags
+    assert inst.cpu_features == ("avx2", "aes")  # refused on lookup by a CPU without them
     if "aes" in Path("/proc/cpuinfo").read_text().split():  # it runs where AES-NI does
         digest = ngcc.hash(inst, b"abc")
         assert len(digest) == 32 and digest != bytes(32) and digest == ngcc.hash(inst, b"abc")
@@ -603,6 +604,13 @@ def test_a_header_with_unusable_values_is_refused(tmp_path, header, message):
     (folder / "CryptHash_AlgorithmInstance.h").write_text(header)
     with pytest.raises(BuildError, match=message):
         read_instance_header(folder)
+
+
+def test_cpu_features_follow_the_m_flags():
+    from ngcc._build import cpu_features
+
+    assert cpu_features(["-O2", "-msse4.1", "-maes", "-mavx2", "-mno-aes", "-march=x86-64"]) == (
+        "sse4_1", "avx2")
 
 
 def test_a_bad_define_is_refused(tmp_path):
