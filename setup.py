@@ -1,10 +1,12 @@
-"""The C build of ngcc: the ``ngcc._core`` extension and one library per hash instance.
+"""The C build of ngcc: the ``ngcc._core`` extension, one library per hash instance,
+and ``ngcc-driver``, the small executable that runs every foreign library.
 
 Every hash instance is a shared library exporting only the ICCS ``CryptHash``
 entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
 ``algorithms/<family>/instances.json``; each is compiled with the NGCC guide's
 reference flags and installed in ``ngcc/_lib/`` together with ``registry.json``,
-which the Python registry (``ngcc/_registry.py``) reads at run time.
+which the Python registry (``ngcc/_registry.py``) reads at run time, and with
+``ngcc-driver`` (csrc/driver.c, ngcc/_child.py).
 
 A family builds each of its variants (``ref`` first: the bare instance name means
 it) for every instance. A variant says in ``instances.json``:
@@ -126,8 +128,29 @@ def _copy_build_support(src_dir):
         shutil.copyfile(ALGORITHMS / name, src_dir / name)
 
 
+# csrc/ is one source of truth for two programs: the extension (everything but the
+# driver's own files) and ngcc-driver, the executable every foreign library runs in
+# (everything but the Python binding). Both also take the KAT generator's DRNG.
+DRIVER_ONLY = {"driver.c", "frames.c", "guard.c", "procinfo.c"}
+C_SOURCES = sorted(p.name for p in (ROOT / "csrc").glob("*.c"))
+SHARED_C = ["algorithms/drng/sm3_drng.c", "algorithms/sm3/sm3.c"]
+C_INCLUDES = ["csrc", "algorithms/include", "algorithms/sm3", "algorithms/drng"]
+C_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-O2"] + WERROR + (SANITIZER_FLAGS if SANITIZE else [])
+
+
+def _build_driver(cc, out_dir):
+    """Compile ``ngcc-driver`` (csrc/driver.c) into out_dir."""
+    sources = ["csrc/%s" % name for name in C_SOURCES if name != "_core.c"] + SHARED_C
+    command = (cc + C_FLAGS + ["-D_GNU_SOURCE"] + ["-I%s" % d for d in C_INCLUDES]
+               + ["-o", str(out_dir / "ngcc-driver")] + [str(ROOT / s) for s in sources]
+               + ["-ldl"])
+    print(" ".join(shlex.quote(c) for c in command))
+    subprocess.run(command, check=True, cwd=ROOT)
+
+
 class BuildWithInstances(build_ext):
-    """build_ext that also builds the instance libraries next to the extension."""
+    """build_ext that also builds the instance libraries and ngcc-driver next to the
+    extension."""
 
     def run(self):
         super().run()
@@ -154,6 +177,7 @@ class BuildWithInstances(build_ext):
                 for variant in variants:
                     entries.append(_build_instance_library(cc, folder, family, instance,
                                                            variant, out_dir))
+        _build_driver(cc, out_dir)
         registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
                     "instances": entries, "skipped_variants": skipped}
         (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
@@ -166,14 +190,11 @@ class BuildWithInstances(build_ext):
 
 core = Extension(
     "ngcc._core",
-    # Every C file of csrc/, plus the DRNG of the KAT generator and the SM3 it is built on.
-    sources=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").glob("*.c"))
-    + ["algorithms/drng/sm3_drng.c", "algorithms/sm3/sm3.c"],
-    include_dirs=["csrc", "algorithms/include", "algorithms/sm3", "algorithms/drng",
-                  numpy.get_include()],
+    # csrc/ but the driver's own files, plus the DRNG of the KAT generator and its SM3.
+    sources=["csrc/%s" % name for name in C_SOURCES if name not in DRIVER_ONLY] + SHARED_C,
+    include_dirs=C_INCLUDES + [numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("_GNU_SOURCE", None)],
-    extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"] + WERROR
-    + (SANITIZER_FLAGS if SANITIZE else []),
+    extra_compile_args=C_FLAGS,
     extra_link_args=["-ldl"] + (SANITIZER_FLAGS if SANITIZE else []),
 )
 

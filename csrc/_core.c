@@ -150,12 +150,16 @@ static int check_calls(Py_ssize_t calls, Py_ssize_t warmup)
 static void set_bench_error(LibraryObject *self, const bench_outcome *outcome,
                             Py_ssize_t calls, Py_ssize_t warmup, const bench_call *call)
 {
-    PyErr_Format(HashError,
-                 "CryptHash of %U returned %d at %s call %zu of %zd "
-                 "(digest_bits=%d, msg_len_bits=%llu)",
-                 self->path, outcome->status, outcome->failed_in_warmup ? "warm-up" : "timed",
-                 outcome->failed_call, outcome->failed_in_warmup ? warmup : calls,
-                 call->digest_bits, call->msg_len_bits);
+    char text[1536];
+    PyObject *path = PyUnicode_EncodeFSDefault(self->path);
+
+    if (path == NULL)
+        return;
+    /* The driver (csrc/driver.c) words a failed loop with the same helper. */
+    bench_failure_text(text, sizeof text, PyBytes_AS_STRING(path), outcome, (size_t)calls,
+                       (size_t)warmup, call);
+    Py_DECREF(path);
+    PyErr_SetString(HashError, text);
 }
 
 /* time_calls(digest_bits, message, calls, warmup=0) -> (cycles, total_ticks, total_ns) */
@@ -497,6 +501,7 @@ static PyObject *core_kat_generate(PyObject *module, PyObject *args, PyObject *k
         return NULL;
     }
     hook.callback = callback == Py_None ? NULL : callback;
+    memset(&gen, 0, sizeof gen);  /* no guarded buffers: the generator's own */
     gen.hash = library->lib.hash;
     gen.instance = instance;
     gen.digest_bits = digest_bits;

@@ -1,4 +1,5 @@
-/* The timing loop: warm-up calls, then one counter reading per timed call. */
+/* The timing loops: warm-up calls, one counter reading per timed call, and an
+ * uninstrumented batch of the same calls. */
 #ifndef NGCC_BENCH_H
 #define NGCC_BENCH_H
 
@@ -19,6 +20,12 @@ typedef struct {
 typedef struct {
     uint64_t total_ticks;   /* one counter read before and after the timed calls */
     uint64_t total_ns;      /* the same span on CLOCK_MONOTONIC_RAW */
+    /* The thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and context switches
+     * (getrusage(RUSAGE_THREAD)) over the same span, read outside the counter
+     * bracket; all zero where the system has no per-thread figures. */
+    uint64_t thread_cpu_ns;
+    uint64_t voluntary_switches;
+    uint64_t involuntary_switches;
     int status;             /* 0, or the nonzero CryptHash return that stopped the loop */
     int failed_in_warmup;   /* 1 if that call was a warm-up call */
     size_t failed_call;     /* its 0-based index among the warm-up or the timed calls */
@@ -31,5 +38,16 @@ typedef struct {
  * release the GIL around it. */
 int bench_time_calls(const bench_call *call, size_t warmup, size_t calls,
                      uint64_t *cycles, bench_outcome *out);
+
+/* Make `calls` calls with no reading between them: one counter reading and one
+ * clock reading around the whole loop (out->total_ticks, out->total_ns). Its
+ * mean against the per-call loop's is the observer effect of the per-call
+ * readings. Same failure reporting as bench_time_calls (no warm-up here). */
+int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out);
+
+/* The message of a failed loop, naming the library, the call and the lengths. */
+void bench_failure_text(char *text, size_t size, const char *library_path,
+                        const bench_outcome *out, size_t calls, size_t warmup,
+                        const bench_call *call);
 
 #endif

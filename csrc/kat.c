@@ -13,6 +13,7 @@
 #define MAX_DIGEST_BYTES 1024      /* KAT_Loop XORs the digest into a 1024-byte message */
 #define SHORT_MAX_BITS 4096        /* KAT_2_12: messages of 0..4096 bits (§4) */
 #define LOOP_MESSAGE_BITS 8192     /* KAT_Loop: one 2^13-bit message (§6) */
+#define LOOP_MESSAGE_BYTES (LOOP_MESSAGE_BITS / 8)
 #define LOOP_STEPS 1000000
 #define LOOP_PROGRESS_STEPS 1000
 #define EXP_BYTES 8                /* Msg_Exp shows the first and last 8 bytes (§3.2) */
@@ -22,6 +23,8 @@ typedef struct {
     const kat_generator *gen;
     FILE *file;
     unsigned char seed[SEED_BYTES];
+    unsigned char *digest;  /* gen->digest_area, or own_digest */
+    unsigned char own_digest[MAX_DIGEST_BYTES];
     char *error;
     size_t error_size;
 } kat_writer;
@@ -74,11 +77,41 @@ static void put_hex(FILE *file, const unsigned char *bytes, size_t n)
     fwrite(text, 1, used, file);
 }
 
-/* Hash the message; on failure name the record, as the ICCS generator stops there. */
-static int hash_record(kat_writer *w, const unsigned char *msg, uint64_t bits,
-                       unsigned record, unsigned char *digest)
+static int no_memory(kat_writer *w, uint64_t bytes, const char *what)
 {
-    int status = w->gen->hash(w->gen->digest_bits, msg, bits, digest);
+    snprintf(w->error, w->error_size,
+             "cannot allocate the %llu-byte message buffer (%llu MiB) for %s: "
+             "this file needs that much free memory",
+             (unsigned long long)bytes, (unsigned long long)(bytes >> 20), what);
+    return KAT_ERR_MEMORY;
+}
+
+/* A buffer of `bytes` bytes for a message: the generator's guarded one if it has
+ * one, else `own` (a buffer of the writer's, or NULL: malloc). */
+static unsigned char *message_area(const kat_writer *w, size_t bytes, unsigned char *own)
+{
+    if (w->gen->message_buffer != NULL)
+        return w->gen->message_buffer(w->gen->message_ctx, bytes);
+    return own != NULL ? own : malloc(bytes);
+}
+
+/* Hash the message (moved into the guarded buffer first, if there is one); on
+ * failure name the record, as the ICCS generator stops there. */
+static int hash_record(kat_writer *w, const unsigned char *msg, uint64_t bits,
+                       unsigned record)
+{
+    size_t bytes = (size_t)((bits + 7) / 8);
+    unsigned char *at = (unsigned char *)msg;
+    int status;
+
+    if (w->gen->message_buffer != NULL) {
+        at = w->gen->message_buffer(w->gen->message_ctx, bytes);
+        if (at == NULL)
+            return no_memory(w, bytes, "a KAT record");
+        if (at != msg && bytes > 0)
+            memmove(at, msg, bytes);
+    }
+    status = w->gen->hash(w->gen->digest_bits, at, bits, w->digest);
     if (status != 0) {
         snprintf(w->error, w->error_size,
                  "CryptHash returned %d for record %u (Msg_Len = %llu) of KAT file for %s",
@@ -89,18 +122,18 @@ static int hash_record(kat_writer *w, const unsigned char *msg, uint64_t bits,
 }
 
 /* The Dst_Len and Dst lines and the empty line that closes every record. */
-static void put_digest(kat_writer *w, const unsigned char *digest)
+static void put_digest(kat_writer *w)
 {
     fprintf(w->file, "Dst_Len = %d\nDst = ", w->gen->digest_bits);
     if (!w->gen->blank_digests)
-        put_hex(w->file, digest, (size_t)w->gen->digest_bits / 8);
+        put_hex(w->file, w->digest, (size_t)w->gen->digest_bits / 8);
     fputs("\n\n", w->file);
 }
 
 /* §4: 4097 random messages of 0..4096 bits, successive calls on one DRNG. */
 static int write_2_12(kat_writer *w)
 {
-    unsigned char msg[SHORT_MAX_BITS / 8], digest[MAX_DIGEST_BYTES];
+    unsigned char msg[SHORT_MAX_BITS / 8];
     sm3_drng drng;
     unsigned bits;
     int status;
@@ -112,9 +145,9 @@ static int write_2_12(kat_writer *w)
         fprintf(w->file, "Msg_Len = %u\nMsg = ", bits);
         put_hex(w->file, msg, (bits + 7) / 8);
         fputc('\n', w->file);
-        if ((status = hash_record(w, msg, bits, bits, digest)) != KAT_OK)
+        if ((status = hash_record(w, msg, bits, bits)) != KAT_OK)
             return status;
-        put_digest(w, digest);
+        put_digest(w);
         if (report(w, bits + 1, SHORT_MAX_BITS + 1))
             return KAT_ERR_STOPPED;
     }
@@ -137,7 +170,6 @@ static int drng_progress(void *ctx, uint64_t bytes_done)
 static int long_record(kat_writer *w, const unsigned char *msg, uint64_t bytes, int with_seed,
                        unsigned record)
 {
-    unsigned char digest[MAX_DIGEST_BYTES];
     int status;
 
     fprintf(w->file, "Msg_Len = %llu\nMsg_Seed = ", (unsigned long long)(8 * bytes));
@@ -148,9 +180,9 @@ static int long_record(kat_writer *w, const unsigned char *msg, uint64_t bytes, 
     fputs(" .... ", w->file);
     put_hex(w->file, msg + bytes - EXP_BYTES, EXP_BYTES);
     fputc('\n', w->file);
-    if ((status = hash_record(w, msg, 8 * bytes, record, digest)) != KAT_OK)
+    if ((status = hash_record(w, msg, 8 * bytes, record)) != KAT_OK)
         return status;
-    put_digest(w, digest);
+    put_digest(w);
     return KAT_OK;
 }
 
@@ -164,15 +196,9 @@ static int write_long(kat_writer *w, uint64_t bits)
     int status;
 
     drng_init(&drng, w->seed, SEED_BYTES);
-    msg = malloc((size_t)bytes);
-    if (msg == NULL) {
-        snprintf(w->error, w->error_size,
-                 "cannot allocate the %llu-byte message buffer (%llu MiB) for KAT_%s: "
-                 "this file needs that much free memory",
-                 (unsigned long long)bytes, (unsigned long long)(bytes >> 20),
-                 bits == ((uint64_t)1 << 33) ? "2_33" : "2_23");
-        return KAT_ERR_MEMORY;
-    }
+    msg = message_area(w, (size_t)bytes, NULL);
+    if (msg == NULL)
+        return no_memory(w, bytes, bits == ((uint64_t)1 << 33) ? "KAT_2_33" : "KAT_2_23");
     memset(msg, 0x00, (size_t)bytes);
     status = long_record(w, msg, bytes, 0, 0);
     if (status == KAT_OK && report(w, bytes, total))
@@ -192,7 +218,8 @@ static int write_long(kat_writer *w, uint64_t bits)
         status = long_record(w, msg, bytes, 1, 2);
     if (status == KAT_OK && report(w, total, total))
         status = KAT_ERR_STOPPED;
-    free(msg);
+    if (w->gen->message_buffer == NULL)
+        free(msg);
     return status;
 }
 
@@ -200,23 +227,26 @@ static int write_long(kat_writer *w, uint64_t bits)
 static int write_loop(kat_writer *w)
 {
     size_t d_bytes = (size_t)w->gen->digest_bits / 8;
-    unsigned char msg[LOOP_MESSAGE_BITS / 8], head[MAX_DIGEST_BYTES], digest[MAX_DIGEST_BYTES];
+    unsigned char own_msg[LOOP_MESSAGE_BYTES], head[MAX_DIGEST_BYTES];
+    unsigned char *msg = message_area(w, LOOP_MESSAGE_BYTES, own_msg), *digest = w->digest;
     sm3_drng drng;
     long step;
     size_t i;
     int status;
 
+    if (msg == NULL)
+        return no_memory(w, LOOP_MESSAGE_BYTES, "KAT_Loop");
     drng_init(&drng, w->seed, SEED_BYTES);
     drng_generate(&drng, LOOP_MESSAGE_BITS, msg, NULL, NULL);
     fprintf(w->file, "Msg_Len = %d\nMsg = ", LOOP_MESSAGE_BITS);
-    put_hex(w->file, msg, sizeof msg);
+    put_hex(w->file, msg, LOOP_MESSAGE_BYTES);
     fputc('\n', w->file);
-    if ((status = hash_record(w, msg, LOOP_MESSAGE_BITS, 0, digest)) != KAT_OK)
+    if ((status = hash_record(w, msg, LOOP_MESSAGE_BITS, 0)) != KAT_OK)
         return status;
     for (step = 1; step <= LOOP_STEPS; step++) {
         memcpy(head, msg, d_bytes);                    /* rotate left by d bits ... */
-        memmove(msg, msg + d_bytes, sizeof msg - d_bytes);
-        memcpy(msg + sizeof msg - d_bytes, head, d_bytes);
+        memmove(msg, msg + d_bytes, LOOP_MESSAGE_BYTES - d_bytes);
+        memcpy(msg + LOOP_MESSAGE_BYTES - d_bytes, head, d_bytes);
         for (i = 0; i < d_bytes; i++)                  /* ... then XOR h into the front */
             msg[i] ^= digest[i];
         /* The ICCS generator ignores CryptHash's status inside the chain. */
@@ -224,7 +254,7 @@ static int write_loop(kat_writer *w)
         if (step % LOOP_PROGRESS_STEPS == 0 && report(w, (uint64_t)step, LOOP_STEPS))
             return KAT_ERR_STOPPED;
     }
-    put_digest(w, digest);
+    put_digest(w);
     return KAT_OK;
 }
 
@@ -239,43 +269,74 @@ static int write_kind(kat_writer *w, kat_file_kind kind)
     return KAT_ERR_STOPPED;
 }
 
-int kat_write_file(const kat_generator *gen, kat_file_kind kind, const char *path,
-                   char *error, size_t error_size)
+/* Check the generator's name and digest length, and derive the file's seed. */
+static int start_writer(kat_writer *w, kat_file_kind kind)
 {
-    kat_writer w = {gen, NULL, {0}, error, error_size};
+    const kat_generator *gen = w->gen;
     const char *tag = kat_file_tag(kind);
-    int status, i;
+    int i;
 
     if (!instance_name_ok(gen->instance)) {
-        snprintf(error, error_size, "instance name \"%.80s\" is not 1 to 64 letters, digits, "
-                 "'-' or '_' (the ICCS generator refuses it)", gen->instance);
+        snprintf(w->error, w->error_size, "instance name \"%.80s\" is not 1 to 64 letters, "
+                 "digits, '-' or '_' (the ICCS generator refuses it)", gen->instance);
         return KAT_ERR_NAME;
     }
     if (gen->digest_bits < 8 || gen->digest_bits > 8 * MAX_DIGEST_BYTES
         || gen->digest_bits % 8 != 0) {
-        snprintf(error, error_size, "digest_bits must be a multiple of 8 from 8 to %d, got %d",
-                 8 * MAX_DIGEST_BYTES, gen->digest_bits);
+        snprintf(w->error, w->error_size, "digest_bits must be a multiple of 8 from 8 to %d, "
+                 "got %d", 8 * MAX_DIGEST_BYTES, gen->digest_bits);
         return KAT_ERR_DIGEST_BITS;
     }
     for (i = 0; i < SEED_BYTES / 8; i++) {  /* e.g. "KAT_2_12" x 8 */
-        memcpy(w.seed + 8 * i, "KAT_", 4);
-        memcpy(w.seed + 8 * i + 4, tag, 4);
+        memcpy(w->seed + 8 * i, "KAT_", 4);
+        memcpy(w->seed + 8 * i + 4, tag, 4);
     }
-    w.file = fopen(path, "wb");  /* binary: LF line ends on every platform */
-    if (w.file == NULL) {
+    w->digest = gen->digest_area != NULL ? gen->digest_area : w->own_digest;
+    return KAT_OK;
+}
+
+int kat_write_stream(const kat_generator *gen, kat_file_kind kind, FILE *file,
+                     const char *where, char *error, size_t error_size)
+{
+    kat_writer w;
+    int status;
+
+    w.gen = gen;
+    w.file = file;
+    w.error = error;
+    w.error_size = error_size;
+    if ((status = start_writer(&w, kind)) != KAT_OK)
+        return status;
+    status = write_kind(&w, kind);
+    if (status == KAT_ERR_STOPPED)
+        snprintf(error, error_size, "generation of KAT_%s for %s was stopped",
+                 kat_file_tag(kind), gen->instance);
+    if ((fflush(file) != 0 || ferror(file)) && status == KAT_OK) {
+        snprintf(error, error_size, "writing %s failed: %s", where,
+                 errno != 0 ? strerror(errno) : "write error");
+        status = KAT_ERR_FILE;
+    }
+    return status;
+}
+
+int kat_write_file(const kat_generator *gen, kat_file_kind kind, const char *path,
+                   char *error, size_t error_size)
+{
+    kat_writer check = {gen, NULL, {0}, NULL, {0}, error, error_size};
+    FILE *file;
+    int status;
+
+    if ((status = start_writer(&check, kind)) != KAT_OK)  /* refuse before creating */
+        return status;
+    file = fopen(path, "wb");  /* binary: LF line ends on every platform */
+    if (file == NULL) {
         snprintf(error, error_size, "cannot create %s: %s", path, strerror(errno));
         return KAT_ERR_FILE;
     }
-    setvbuf(w.file, NULL, _IOFBF, 1 << 16);
-    status = write_kind(&w, kind);
-    if (status == KAT_ERR_STOPPED)
-        snprintf(error, error_size, "generation of KAT_%s for %s was stopped", tag,
-                 gen->instance);
-    if (ferror(w.file) && status == KAT_OK) {
-        snprintf(error, error_size, "writing %s failed: %s", path, strerror(errno));
-        status = KAT_ERR_FILE;
-    }
-    if (fclose(w.file) != 0 && status == KAT_OK) {
+    setvbuf(file, NULL, _IOFBF, 1 << 16);
+    errno = 0;
+    status = kat_write_stream(gen, kind, file, path, error, error_size);
+    if (fclose(file) != 0 && status == KAT_OK) {
         snprintf(error, error_size, "writing %s failed: %s", path, strerror(errno));
         status = KAT_ERR_FILE;
     }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "loader.h"
 
@@ -29,6 +30,11 @@ enum {
  * the file: records, chain steps or message bytes); nonzero stops generation. */
 typedef int (*kat_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+/* Where CryptHash finds a message of `bytes` bytes: a buffer that ends right
+ * before an unreadable page, so a read past the message faults. The buffer stays
+ * valid until the next call; NULL if it cannot be had (out of memory). */
+typedef unsigned char *(*kat_message_fn)(void *ctx, size_t bytes);
+
 typedef struct {
     crypt_hash_fn hash;        /* the instance's CryptHash */
     const char *instance;      /* ALGORITHM_INSTANCE, e.g. "Pavelor-512" */
@@ -36,6 +42,12 @@ typedef struct {
     int blank_digests;         /* OUTPUT_BLANK_TEST_VECTORS: write every Dst empty */
     kat_progress_fn progress;  /* may be NULL */
     void *progress_ctx;
+    /* Guarded buffers (the trial driver's guard pages), or NULL for the generator's
+     * own: the messages are copied to (or built in) message_buffer's, and
+     * CryptHash writes each digest to digest_area (digest_bits / 8 bytes). */
+    kat_message_fn message_buffer;
+    void *message_ctx;
+    unsigned char *digest_area;
 } kat_generator;
 
 /* The tag in the file name and seed: "2_12", "2_23", "2_33" or "Loop". */
@@ -46,5 +58,10 @@ const char *kat_file_tag(kat_file_kind kind);
  * incomplete and is left for the caller to remove. */
 int kat_write_file(const kat_generator *gen, kat_file_kind kind, const char *path,
                    char *error, size_t error_size);
+
+/* The same, writing to an open stream (flushed, not closed); `where` names it in
+ * error messages. A stream whose writes fail gives KAT_ERR_FILE. */
+int kat_write_stream(const kat_generator *gen, kat_file_kind kind, FILE *file,
+                     const char *where, char *error, size_t error_size);
 
 #endif

@@ -49,7 +49,7 @@ static int compare_u64(const void *a, const void *b)
 }
 
 /* Minimum and median length of an empty timed region, in ticks. */
-static void measure_overhead(counter_calibration *out)
+void counter_measure_overhead(uint64_t *overhead_min, uint64_t *overhead_median)
 {
     uint64_t samples[COUNTER_OVERHEAD_SAMPLES];
     size_t i;
@@ -63,20 +63,81 @@ static void measure_overhead(counter_calibration *out)
         samples[i] = counter_stop() - start;
     }
     qsort(samples, COUNTER_OVERHEAD_SAMPLES, sizeof samples[0], compare_u64);
-    out->overhead_min = samples[0];
-    out->overhead_median = samples[COUNTER_OVERHEAD_SAMPLES / 2];
+    *overhead_min = samples[0];
+    *overhead_median = samples[COUNTER_OVERHEAD_SAMPLES / 2];
+}
+
+void counter_mark(counter_reading *mark)
+{
+    paired_read(&mark->ticks, &mark->ns);
+}
+
+int counter_frequency_since(const counter_reading *mark, long min_interval_ns,
+                            double *frequency_hz)
+{
+    counter_reading now;
+    uint64_t elapsed = clock_raw_ns() - mark->ns;
+
+    if (elapsed < (uint64_t)min_interval_ns)
+        sleep_ns(min_interval_ns - (long)elapsed);
+    counter_mark(&now);
+    if (now.ns <= mark->ns || now.ticks <= mark->ticks)
+        return -1;
+    *frequency_hz = (double)(now.ticks - mark->ticks) * 1e9 / (double)(now.ns - mark->ns);
+    return 0;
 }
 
 int counter_calibrate(counter_calibration *out)
 {
-    uint64_t ticks0, ns0, ticks1, ns1;
+    counter_reading mark;
 
-    paired_read(&ticks0, &ns0);
-    sleep_ns(COUNTER_FREQUENCY_INTERVAL_NS);
-    paired_read(&ticks1, &ns1);
-    if (ns1 <= ns0 || ticks1 <= ticks0)
+    counter_mark(&mark);
+    if (counter_frequency_since(&mark, COUNTER_FREQUENCY_INTERVAL_NS, &out->frequency_hz) != 0)
         return -1;
-    out->frequency_hz = (double)(ticks1 - ticks0) * 1e9 / (double)(ns1 - ns0);
-    measure_overhead(out);
+    counter_measure_overhead(&out->overhead_min, &out->overhead_median);
     return 0;
 }
+
+/* The dependency chain: CHAIN_LOOPS iterations of 64 adds, each needing the result
+ * of the one before (a register source: no CPU folds it like an immediate). The
+ * loop's own counter runs beside the chain, so an iteration costs 64 cycles. */
+#define CHAIN_LOOPS 4096
+#define CHAIN_RUNS 7
+#define ADDS_PER_LOOP 64
+
+#if defined(NGCC_COUNTER_X86_64)
+#define CHAIN_ADD "add %[one], %[x]\n\t"
+#elif defined(NGCC_COUNTER_AARCH64)
+#define CHAIN_ADD "add %[x], %[x], %[one]\n\t"
+#endif
+
+#if defined(CHAIN_ADD)
+#define CHAIN_ADD4 CHAIN_ADD CHAIN_ADD CHAIN_ADD CHAIN_ADD
+#define CHAIN_ADD16 CHAIN_ADD4 CHAIN_ADD4 CHAIN_ADD4 CHAIN_ADD4
+#define CHAIN_ADD64 CHAIN_ADD16 CHAIN_ADD16 CHAIN_ADD16 CHAIN_ADD16
+
+double counter_cycles_per_tick(uint64_t overhead_min)
+{
+    uint64_t best = UINT64_MAX, x = 0, one = 1;
+    int run;
+    long i;
+
+    for (run = 0; run < CHAIN_RUNS; run++) {
+        uint64_t start = counter_start();
+        for (i = 0; i < CHAIN_LOOPS; i++)
+            __asm__ __volatile__(CHAIN_ADD64 : [x] "+r"(x) : [one] "r"(one));
+        uint64_t ticks = counter_stop() - start;
+        if (ticks < best)
+            best = ticks;
+    }
+    if (best <= overhead_min)
+        return 0.0;
+    return (double)CHAIN_LOOPS * ADDS_PER_LOOP / (double)(best - overhead_min);
+}
+#else
+double counter_cycles_per_tick(uint64_t overhead_min)
+{
+    (void)overhead_min;
+    return 0.0;
+}
+#endif

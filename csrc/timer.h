@@ -104,4 +104,26 @@ typedef struct {
  * callers decide whether to cache. Returns 0, or -1 if the clock stood still. */
 int counter_calibrate(counter_calibration *out);
 
+/* The same two halves, for a caller with work to do in between (a trial measures
+ * the frequency across its own timed loops, so it sleeps only when they were
+ * shorter than the interval): counter_mark() takes the first paired reading,
+ * counter_frequency_since() the second, after sleeping until at least
+ * min_interval_ns have passed. Returns 0, or -1 if the counter stood still. */
+typedef struct {
+    uint64_t ticks;  /* a counter reading ... */
+    uint64_t ns;     /* ... and the CLOCK_MONOTONIC_RAW time it was taken at */
+} counter_reading;
+
+void counter_mark(counter_reading *mark);
+int counter_frequency_since(const counter_reading *mark, long min_interval_ns,
+                            double *frequency_hz);
+/* The minimum and median ticks of COUNTER_OVERHEAD_SAMPLES empty timed regions. */
+void counter_measure_overhead(uint64_t *overhead_min, uint64_t *overhead_median);
+
+/* Core clock cycles per counter tick, estimated from a chain of dependent
+ * register adds (one cycle of latency each on every x86-64 and AArch64 core):
+ * adds / (ticks - overhead_min) of the fastest of a few runs, about 1 ms in all.
+ * Returns 0 where no chain is written for the machine (the portable clock). */
+double counter_cycles_per_tick(uint64_t overhead_min);
+
 #endif

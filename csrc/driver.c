@@ -1,0 +1,682 @@
+/* ngcc-driver: every call ngcc makes into a foreign CryptHash runs here, in a
+ * process of its own that never imports Python.
+ *
+ *   ngcc-driver MODE --result-fd FD --parent-pid PID --library PATH --digest-bits N ...
+ *
+ *   hash   --bits N                  hash ceil(N/8) bytes read from stdin: DIGEST
+ *   cold   --message-bytes N [--cpu C] [--message-stdin]
+ *                                    one call of the freshly loaded library: COLD
+ *   trial  --message-bytes N --calls N --warmup N --batch-calls N [--cpu C]
+ *          [--message-stdin] [--memory-limit BYTES]
+ *                                    a timed trial: TRIAL, CYCLES
+ *   kat    --kat 2_12|2_23|2_33|Loop --instance NAME [--blank-digests]
+ *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
+ *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
+ *
+ * Results go to the pipe FD as frames (frames.h); fd 1 is pointed at fd 2 before
+ * the library is loaded, so a library that prints cannot reach the channel. Every
+ * message lies in a guarded buffer (guard.h), so reading past it faults at once.
+ * The process dies with its parent (PR_SET_PDEATHSIG) and kills any child process
+ * the library leaves. A mode is one function and its frames.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  /* fopencookie */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "frames.h"
+#include "guard.h"
+#include "kat.h"
+#include "loader.h"
+#include "procinfo.h"
+#include "timer.h"
+
+#define EXIT_USAGE 120    /* no usable result channel: the message is on stderr */
+#define EXIT_CHANNEL 121  /* the result channel broke (closed, or the parent is gone) */
+
+#define MAX_MESSAGE_BYTES ((uint64_t)1 << 30)  /* ngcc._timing.MAX_MESSAGE_BYTES */
+#define MAX_CALLS ((uint64_t)1 << 26)          /* ngcc._core.MAX_CALLS */
+#define MAX_DIGEST_BITS (1 << 20)              /* as Library.hash accepts */
+#define MAX_PROBE_LENGTHS 4096
+#define MAX_PROBE_BITS ((uint64_t)1 << 23)
+#define PROGRESS_INTERVAL_NS 200000000u
+
+typedef struct {
+    const char *mode;
+    int result_fd;
+    long parent_pid;
+    const char *library;
+    int digest_bits;
+    uint64_t bits;               /* hash */
+    uint64_t message_bytes;      /* cold, trial */
+    int message_from_stdin;      /* cold, trial: else the harness's default message */
+    uint64_t calls, warmup, batch_calls;
+    int cpu;                     /* -1: not pinned */
+    uint64_t memory_limit;       /* bytes of address space, 0: no limit */
+    const char *kat_tag;         /* kat */
+    const char *instance;        /* kat */
+    int blank_digests;           /* kat */
+    const char *lengths;         /* probe */
+} request;
+
+static int channel = -1;
+static pid_t self_pid;
+
+/* ------------------------------------------------------------------ channel */
+
+/* Send a frame, or end the process if the channel is gone. A copy of this process
+ * made by a library's fork() leaves quietly instead: one writer per channel. */
+static void send_frame(uint32_t type, const void *payload, size_t length)
+{
+    if (getpid() != self_pid)
+        _exit(0);
+    if (frame_write(channel, type, payload, length) != 0)
+        _exit(EXIT_CHANNEL);
+}
+
+static void end(void)
+{
+    send_frame(FRAME_END, NULL, 0);
+    _exit(0);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4), noreturn))
+#endif
+static void fail(int32_t code, int32_t value, const char *format, ...)
+{
+    char text[FRAME_MAX_TEXT + 1];
+    va_list args;
+
+    va_start(args, format);
+    vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    if (getpid() != self_pid)
+        _exit(0);
+    if (frame_error(channel, code, value, "%s", text) != 0)
+        _exit(EXIT_CHANNEL);
+    end();
+    _exit(0);  /* not reached */
+}
+
+/* Child processes the library left behind are killed; they are an error, since
+ * one pinned beside the trial would compete for its CPU. */
+static void check_descendants(void)
+{
+    unsigned children = reap_descendants();
+    if (children > 0)
+        fail(DRIVER_ERR_FORKED, (int32_t)children, "the library started %u child "
+             "process%s inside CryptHash (killed by ngcc)", children, children == 1 ? "" : "es");
+}
+
+/* --------------------------------------------------------------- the request */
+
+static int parse_number(const char *text, uint64_t max, uint64_t *out)
+{
+    unsigned long long value;
+    char *end_of_number;
+
+    if (text == NULL || *text < '0' || *text > '9')  /* no sign, no space */
+        return -1;
+    errno = 0;
+    value = strtoull(text, &end_of_number, 10);
+    if (errno != 0 || *end_of_number != '\0' || value > max)
+        return -1;
+    *out = value;
+    return 0;
+}
+
+/* Fill req from argv; on a mistake write why into error and return -1 (req still
+ * carries the result fd when it was given, so the mistake can be reported). */
+static int parse_request(int argc, char **argv, request *req, char *error, size_t size)
+{
+    int i;
+    uint64_t number;
+
+    memset(req, 0, sizeof *req);
+    req->result_fd = -1;
+    req->cpu = -1;
+    for (i = 2; i + 1 < argc; i++)  /* the channel first, to report the rest */
+        if (strcmp(argv[i], "--result-fd") == 0 && parse_number(argv[i + 1], 1 << 20, &number) == 0)
+            req->result_fd = (int)number;
+    if (argc < 2) {
+        snprintf(error, size, "no mode given (hash, cold, trial, kat or probe)");
+        return -1;
+    }
+    req->mode = argv[1];
+    for (i = 2; i < argc; i++) {
+        const char *name = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        int ok = 1, flag = 1;
+
+        if (strcmp(name, "--message-stdin") == 0)
+            req->message_from_stdin = 1;
+        else if (strcmp(name, "--blank-digests") == 0)
+            req->blank_digests = 1;
+        else {
+            flag = 0;
+            if (value == NULL) {
+                snprintf(error, size, "%s needs a value", name);
+                return -1;
+            }
+            if (strcmp(name, "--result-fd") == 0)
+                ok = parse_number(value, 1 << 20, &number) == 0;
+            else if (strcmp(name, "--parent-pid") == 0)
+                ok = parse_number(value, 1u << 30, &number) == 0 && number > 0
+                     && (req->parent_pid = (long)number) > 0;
+            else if (strcmp(name, "--library") == 0)
+                req->library = value;
+            else if (strcmp(name, "--digest-bits") == 0)
+                ok = parse_number(value, MAX_DIGEST_BITS, &number) == 0 && number > 0
+                     && number % 8 == 0 && (req->digest_bits = (int)number) > 0;
+            else if (strcmp(name, "--bits") == 0)
+                ok = parse_number(value, 8 * MAX_MESSAGE_BYTES, &req->bits) == 0;
+            else if (strcmp(name, "--message-bytes") == 0)
+                ok = parse_number(value, MAX_MESSAGE_BYTES, &req->message_bytes) == 0;
+            else if (strcmp(name, "--calls") == 0)
+                ok = parse_number(value, MAX_CALLS, &req->calls) == 0 && req->calls > 0;
+            else if (strcmp(name, "--warmup") == 0)
+                ok = parse_number(value, MAX_CALLS, &req->warmup) == 0;
+            else if (strcmp(name, "--batch-calls") == 0)
+                ok = parse_number(value, MAX_CALLS, &req->batch_calls) == 0;
+            else if (strcmp(name, "--cpu") == 0)
+                ok = parse_number(value, 1 << 16, &number) == 0 && (req->cpu = (int)number) >= 0;
+            else if (strcmp(name, "--memory-limit") == 0)
+                ok = parse_number(value, UINT64_MAX, &req->memory_limit) == 0
+                     && req->memory_limit > 0;
+            else if (strcmp(name, "--kat") == 0)
+                req->kat_tag = value;
+            else if (strcmp(name, "--instance") == 0)
+                req->instance = value;
+            else if (strcmp(name, "--lengths") == 0)
+                req->lengths = value;
+            else {
+                snprintf(error, size, "unknown option %s", name);
+                return -1;
+            }
+        }
+        if (!ok) {
+            snprintf(error, size, "bad value for %s: \"%.100s\"", name, value);
+            return -1;
+        }
+        i += !flag;  /* past the value (a flag has none) */
+    }
+    if (req->library == NULL || req->digest_bits == 0 || req->parent_pid == 0) {
+        snprintf(error, size, "--library, --digest-bits and --parent-pid are required");
+        return -1;
+    }
+    return 0;
+}
+
+/* Point fd 1 at fd 2, keep the channel out of exec'd programs, ignore SIGPIPE
+ * (a closed channel is a write error); -1 if fd is not an open descriptor. */
+static int open_channel(int fd)
+{
+    int flags;
+
+    if (fd <= 2 || (flags = fcntl(fd, F_GETFD)) < 0)
+        return -1;
+    fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    fflush(stdout);
+    dup2(2, 1);
+    signal(SIGPIPE, SIG_IGN);
+    channel = fd;
+    return 0;
+}
+
+static void hello(void)
+{
+    unsigned char payload[8];
+    frame_put_u32(frame_put_u32(payload, FRAME_PROTOCOL_VERSION), (uint32_t)self_pid);
+    send_frame(FRAME_HELLO, payload, sizeof payload);
+}
+
+static void limit_memory(uint64_t bytes)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    (void)bytes;
+    fail(DRIVER_ERR_REQUEST, 0, "--memory-limit cannot be enforced in an AddressSanitizer "
+         "build (its shadow memory alone exceeds any limit)");
+#else
+    struct rlimit limit;
+    limit.rlim_cur = limit.rlim_max = (rlim_t)bytes;
+    if (setrlimit(RLIMIT_AS, &limit) != 0)
+        fail(DRIVER_ERR_SYSTEM, 0, "cannot set the memory limit of %llu bytes: %s",
+             (unsigned long long)bytes, strerror(errno));
+#endif
+}
+
+/* Read exactly `bytes` bytes of stdin, then leave /dev/null in its place. */
+static void read_stdin(unsigned char *into, uint64_t bytes)
+{
+    uint64_t done = 0;
+    int null_fd;
+
+    while (done < bytes) {
+        ssize_t got = read(0, into + done, bytes - done > (1u << 20) ? (1u << 20) : bytes - done);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            fail(DRIVER_ERR_REQUEST, 0, "stdin ended after %llu of the %llu message bytes",
+                 (unsigned long long)done, (unsigned long long)bytes);
+        done += (uint64_t)got;
+    }
+    if ((null_fd = open("/dev/null", O_RDONLY)) >= 0) {
+        dup2(null_fd, 0);
+        close(null_fd);
+    }
+}
+
+/* ---------------------------------------------------------- shared pieces */
+
+static void map_guarded(guarded_buffer *buffer, uint64_t bytes, uint32_t before, uint32_t past,
+                        const char *what)
+{
+    if (guard_alloc(buffer, (size_t)bytes) != 0)
+        fail(errno == ENOMEM ? DRIVER_ERR_MEMORY : DRIVER_ERR_SYSTEM, 0,
+             "cannot map the %llu-byte %s buffer: %s", (unsigned long long)bytes, what,
+             strerror(errno));
+    guard_watch(buffer, before, past);
+}
+
+/* The message of a cold call or trial, ending at its buffer's guard page. */
+static unsigned char *prepare_message(const request *req, guarded_buffer *buffer)
+{
+    unsigned char *message;
+    uint64_t i;
+
+    map_guarded(buffer, req->message_bytes, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    message = guard_end_aligned(buffer, (size_t)req->message_bytes);
+    if (req->message_from_stdin) {
+        read_stdin(message, req->message_bytes);
+    } else {  /* the NGCC harness's message: byte i = (i*131 + n) mod 256 */
+        for (i = 0; i < req->message_bytes; i++)
+            message[i] = (unsigned char)((i * 131 + req->message_bytes) % 256);
+    }
+    return message;
+}
+
+static unsigned char *prepare_digest(const request *req, guarded_buffer *buffer)
+{
+    size_t bytes = (size_t)req->digest_bits / 8;
+    map_guarded(buffer, bytes, GUARD_BEFORE_DIGEST, GUARD_PAST_DIGEST, "digest");
+    return guard_end_aligned(buffer, bytes);
+}
+
+static void load(const request *req, instance_library *lib)
+{
+    char error[FRAME_MAX_TEXT];
+    if (library_open(lib, req->library, error, sizeof error) != 0)
+        fail(DRIVER_ERR_LOAD, 0, "%s", error);
+    send_frame(FRAME_LOADED, NULL, 0);
+}
+
+static void pin(const request *req)
+{
+    char error[256];
+    if (req->cpu >= 0 && pin_to_cpu(req->cpu, error, sizeof error) != 0)
+        fail(DRIVER_ERR_CPU, req->cpu, "%s", error);
+}
+
+static uint32_t counter_id(void)
+{
+#if defined(NGCC_COUNTER_X86_64)
+    return COUNTER_ID_RDTSC;
+#elif defined(NGCC_COUNTER_AARCH64)
+    return COUNTER_ID_CNTVCT;
+#else
+    return COUNTER_ID_CLOCK;
+#endif
+}
+
+/* ------------------------------------------------------------------- modes */
+
+static void run_hash(const request *req)
+{
+    guarded_buffer message_buffer, digest_buffer;
+    size_t bytes = (size_t)((req->bits + 7) / 8);
+    unsigned char *message, *digest;
+    instance_library lib;
+    int status;
+
+    map_guarded(&message_buffer, bytes, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    message = guard_end_aligned(&message_buffer, bytes);
+    read_stdin(message, bytes);
+    digest = prepare_digest(req, &digest_buffer);
+    load(req, &lib);
+    status = lib.hash(req->digest_bits, message, req->bits, digest);
+    check_descendants();
+    if (status != 0)
+        fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d (digest_bits=%d, bits=%llu)",
+             req->library, status, req->digest_bits, (unsigned long long)req->bits);
+    send_frame(FRAME_DIGEST, digest, (size_t)req->digest_bits / 8);
+    end();
+}
+
+static void run_cold(const request *req)
+{
+    guarded_buffer message_buffer, digest_buffer;
+    unsigned char payload[16], *message, *digest;
+    uint64_t ns0, ticks0, ticks, ns;
+    instance_library lib;
+    int status;
+
+    pin(req);
+    message = prepare_message(req, &message_buffer);
+    digest = prepare_digest(req, &digest_buffer);
+    load(req, &lib);
+    ns0 = clock_raw_ns();
+    ticks0 = counter_start();
+    status = lib.hash(req->digest_bits, message, 8 * req->message_bytes, digest);
+    ticks = counter_stop() - ticks0;
+    ns = clock_raw_ns() - ns0;
+    check_descendants();
+    if (status != 0)
+        fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d at its first call "
+             "(digest_bits=%d, msg_len_bits=%llu)", req->library, status, req->digest_bits,
+             8 * (unsigned long long)req->message_bytes);
+    frame_put_u64(frame_put_u64(payload, ticks), ns);
+    send_frame(FRAME_COLD, payload, sizeof payload);
+    end();
+}
+
+static void run_trial(const request *req)
+{
+    guarded_buffer message_buffer, digest_buffer;
+    unsigned char packed[FRAME_TRIAL_BYTES];
+    bench_outcome per_call, batch = {0, 0, 0, 0, 0, 0, 0, 0};
+    counter_reading mark;
+    trial_facts facts;
+    instance_library lib;
+    bench_call call;
+    uint64_t *cycles;
+    char text[FRAME_MAX_TEXT];
+
+    memset(&facts, 0, sizeof facts);
+    pin(req);
+    counter_mark(&mark);  /* the frequency is measured from here to after the loops */
+    cycles = malloc((size_t)req->calls * sizeof *cycles);
+    if (cycles == NULL)
+        fail(DRIVER_ERR_MEMORY, 0, "cannot allocate the cycles of %llu calls",
+             (unsigned long long)req->calls);
+    memset(cycles, 0, (size_t)req->calls * sizeof *cycles);  /* no page faults in the loop */
+    call.message = prepare_message(req, &message_buffer);
+    call.digest = prepare_digest(req, &digest_buffer);
+    load(req, &lib);
+    facts.baseline_rss_kib = resident_kib();
+    call.hash = lib.hash;
+    call.digest_bits = req->digest_bits;
+    call.msg_len_bits = 8 * (unsigned long long)req->message_bytes;
+
+    counter_measure_overhead(&facts.overhead_min_ticks, &facts.overhead_median_ticks);
+    facts.core_cycles_per_tick = counter_cycles_per_tick(facts.overhead_min_ticks);
+    facts.setup_cpu_ns = process_cpu_ns();
+    if (bench_time_calls(&call, (size_t)req->warmup, (size_t)req->calls, cycles, &per_call) != 0) {
+        check_descendants();
+        bench_failure_text(text, sizeof text, req->library, &per_call, (size_t)req->calls,
+                           (size_t)req->warmup, &call);
+        fail(DRIVER_ERR_HASH, per_call.status, "%s", text);
+    }
+    if (req->batch_calls > 0
+        && bench_time_batch(&call, (size_t)req->batch_calls, &batch) != 0) {
+        check_descendants();
+        snprintf(text, sizeof text, "CryptHash of %s returned %d at batch call %zu of %llu "
+                 "(digest_bits=%d, msg_len_bits=%llu)", req->library, batch.status,
+                 batch.failed_call, (unsigned long long)req->batch_calls, call.digest_bits,
+                 call.msg_len_bits);
+        fail(DRIVER_ERR_HASH, batch.status, "%s", text);
+    }
+    if (counter_frequency_since(&mark, COUNTER_FREQUENCY_INTERVAL_NS, &facts.frequency_hz) != 0)
+        fail(DRIVER_ERR_COUNTER, 0, "the %s counter did not advance while CLOCK_MONOTONIC_RAW "
+             "did: it cannot time anything", counter_name());
+    facts.peak_rss_kib = peak_resident_kib();
+    facts.cpu = req->cpu;
+    facts.cpu_at_end = current_cpu();
+    facts.still_pinned = req->cpu >= 0 ? (uint32_t)still_pinned(req->cpu) : 0;
+    load_average(facts.load_average);
+    check_descendants();
+
+    facts.pid = (uint32_t)self_pid;
+    facts.counter_id = counter_id();
+    facts.calls = (uint32_t)req->calls;
+    facts.warmup = (uint32_t)req->warmup;
+    facts.batch_calls = (uint32_t)req->batch_calls;
+    facts.loop_ticks = per_call.total_ticks;
+    facts.loop_ns = per_call.total_ns;
+    facts.thread_cpu_ns = per_call.thread_cpu_ns;
+    facts.voluntary_switches = per_call.voluntary_switches;
+    facts.involuntary_switches = per_call.involuntary_switches;
+    if (req->batch_calls > 0) {
+        facts.batch_ticks = batch.total_ticks;
+        facts.batch_ns = batch.total_ns;
+        facts.batch_thread_cpu_ns = batch.thread_cpu_ns;
+        facts.batch_involuntary_switches = batch.involuntary_switches;
+    }
+    frame_pack_trial(&facts, packed);
+    send_frame(FRAME_TRIAL, packed, sizeof packed);
+    send_frame(FRAME_CYCLES, cycles, (size_t)req->calls * sizeof *cycles);  /* host order: LE */
+    end();
+}
+
+/* KAT: the file text leaves as KAT_DATA frames through a stdio stream. */
+typedef struct {
+    uint64_t bytes;
+    uint64_t last_progress_ns;
+} kat_sink;
+
+static ssize_t sink_write(void *cookie, const char *data, size_t size)
+{
+    kat_sink *sink = cookie;
+    size_t done = 0;
+
+    while (done < size) {
+        size_t chunk = size - done > FRAME_MAX_DATA ? FRAME_MAX_DATA : size - done;
+        send_frame(FRAME_KAT_DATA, data + done, chunk);
+        done += chunk;
+    }
+    sink->bytes += size;
+    return (ssize_t)size;
+}
+
+static int sink_progress(void *cookie, uint64_t done, uint64_t total)
+{
+    kat_sink *sink = cookie;
+    uint64_t now = clock_raw_ns();
+    unsigned char payload[16];
+
+    if (now - sink->last_progress_ns >= PROGRESS_INTERVAL_NS || done == total) {
+        sink->last_progress_ns = now;
+        frame_put_u64(frame_put_u64(payload, done), total);
+        send_frame(FRAME_PROGRESS, payload, sizeof payload);
+    }
+    return 0;
+}
+
+/* kat_message_fn: one guarded buffer, grown when a longer message needs it. */
+static unsigned char *kat_message(void *ctx, size_t bytes)
+{
+    guarded_buffer *buffer = ctx;
+
+    if (buffer->map == NULL || bytes > buffer->data_bytes) {
+        guard_free(buffer);
+        if (guard_alloc(buffer, bytes) != 0)
+            return NULL;
+        guard_watch(buffer, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE);
+    }
+    return guard_end_aligned(buffer, bytes);
+}
+
+static int kat_kind(const char *tag, kat_file_kind *kind)
+{
+    static const kat_file_kind kinds[] = {KAT_FILE_2_12, KAT_FILE_2_23, KAT_FILE_2_33,
+                                          KAT_FILE_LOOP};
+    size_t i;
+    for (i = 0; tag != NULL && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(tag, kat_file_tag(kinds[i])) == 0) {
+            *kind = kinds[i];
+            return 0;
+        }
+    return -1;
+}
+
+static void run_kat(const request *req)
+{
+    cookie_io_functions_t io = {NULL, sink_write, NULL, NULL};
+    guarded_buffer message_buffer = {NULL, 0, NULL, 0}, digest_buffer;
+    kat_sink sink = {0, 0};
+    unsigned char payload[16];
+    char error[FRAME_MAX_TEXT];
+    kat_generator gen;
+    kat_file_kind kind;
+    instance_library lib;
+    uint64_t ns0;
+    FILE *file;
+    int status;
+
+    if (kat_kind(req->kat_tag, &kind) != 0 || req->instance == NULL)
+        fail(DRIVER_ERR_REQUEST, 0, "kat needs --kat 2_12, 2_23, 2_33 or Loop and --instance");
+    memset(&gen, 0, sizeof gen);
+    gen.instance = req->instance;
+    gen.digest_bits = req->digest_bits;
+    gen.blank_digests = req->blank_digests;
+    gen.progress = sink_progress;
+    gen.progress_ctx = &sink;
+    gen.message_buffer = kat_message;
+    gen.message_ctx = &message_buffer;
+    gen.digest_area = prepare_digest(req, &digest_buffer);
+    load(req, &lib);
+    gen.hash = lib.hash;
+    file = fopencookie(&sink, "w", io);
+    if (file == NULL)
+        fail(DRIVER_ERR_SYSTEM, 0, "cannot open the KAT stream: %s", strerror(errno));
+    setvbuf(file, NULL, _IOFBF, FRAME_MAX_DATA);
+    ns0 = clock_raw_ns();
+    status = kat_write_stream(&gen, kind, file, "the result channel", error, sizeof error);
+    fclose(file);
+    check_descendants();
+    switch (status) {
+    case KAT_OK: break;
+    case KAT_ERR_HASH: fail(DRIVER_ERR_HASH, 0, "%s", error);
+    case KAT_ERR_MEMORY: fail(DRIVER_ERR_MEMORY, 0, "%s", error);
+    case KAT_ERR_NAME:
+    case KAT_ERR_DIGEST_BITS: fail(DRIVER_ERR_KAT, status, "%s", error);
+    default: fail(DRIVER_ERR_SYSTEM, status, "%s", error);
+    }
+    frame_put_u64(frame_put_u64(payload, sink.bytes), clock_raw_ns() - ns0);
+    send_frame(FRAME_KAT_DONE, payload, sizeof payload);
+    end();
+}
+
+/* Probe: each length hashed twice, at the start of a page after a guard page and
+ * at the end of one before a guard page, the bytes around it different each time;
+ * a library that reads outside the message faults or gets two digests. */
+static void run_probe(const request *req)
+{
+    guarded_buffer at_start, at_end, digest_buffer;
+    uint64_t lengths[MAX_PROBE_LENGTHS], longest = 0, i, byte;
+    size_t count = 0, digest_bytes = (size_t)req->digest_bits / 8;
+    unsigned char *digest, *first, payload[4];
+    const char *text = req->lengths;
+    instance_library lib;
+
+    while (text != NULL && *text != '\0' && count < MAX_PROBE_LENGTHS) {
+        char number[32];
+        size_t n = strcspn(text, ",");
+        if (n == 0 || n >= sizeof number)
+            break;
+        memcpy(number, text, n);
+        number[n] = '\0';
+        if (parse_number(number, MAX_PROBE_BITS, &lengths[count]) != 0)
+            break;
+        if (lengths[count] > longest)
+            longest = lengths[count];
+        count++;
+        text += n + (text[n] == ',');
+    }
+    if (count == 0 || (text != NULL && *text != '\0'))
+        fail(DRIVER_ERR_REQUEST, 0, "probe needs --lengths: up to %d comma-separated bit "
+             "lengths of at most %llu", MAX_PROBE_LENGTHS, (unsigned long long)MAX_PROBE_BITS);
+    map_guarded(&at_start, (longest + 7) / 8, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    map_guarded(&at_end, (longest + 7) / 8, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    digest = prepare_digest(req, &digest_buffer);
+    first = malloc(digest_bytes);
+    if (first == NULL)
+        fail(DRIVER_ERR_MEMORY, 0, "cannot allocate %zu bytes", digest_bytes);
+    load(req, &lib);
+    for (i = 0; i < count; i++) {
+        uint64_t bits = lengths[i], bytes = (bits + 7) / 8;
+        unsigned char *late = guard_end_aligned(&at_end, (size_t)bytes);
+        int status;
+
+        memset(at_start.data, 0xA5, at_start.data_bytes);
+        memset(at_end.data, 0x5A, at_end.data_bytes);
+        for (byte = 0; byte < bytes; byte++)
+            at_start.data[byte] = late[byte] = (unsigned char)((byte * 131 + bytes) % 256);
+        if (bits % 8 != 0)  /* the unused low bits of a partial last byte: zero in both */
+            at_start.data[bytes - 1] = late[bytes - 1] &= (unsigned char)(0xFF00 >> (bits % 8));
+        status = lib.hash(req->digest_bits, at_start.data, bits, digest);
+        if (status == 0) {
+            memcpy(first, digest, digest_bytes);
+            status = lib.hash(req->digest_bits, late, bits, digest);
+        }
+        if (status != 0) {
+            check_descendants();
+            fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d (digest_bits=%d, "
+                 "bits=%llu)", req->library, status, req->digest_bits, (unsigned long long)bits);
+        }
+        if (memcmp(first, digest, digest_bytes) != 0) {
+            check_descendants();
+            fail(DRIVER_ERR_PLACEMENT, (int32_t)bits, "the digest of a %llu-bit message "
+                 "depends on where it lies in memory: the library reads bytes outside the "
+                 "message", (unsigned long long)bits);
+        }
+    }
+    check_descendants();
+    frame_put_u32(payload, (uint32_t)count);
+    send_frame(FRAME_PROBE, payload, sizeof payload);
+    end();
+}
+
+/* -------------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    request req;
+    char error[512];
+    int parsed = parse_request(argc, argv, &req, error, sizeof error);
+
+    self_pid = getpid();
+    if (open_channel(req.result_fd) != 0) {
+        fprintf(stderr, "ngcc-driver: %s\n", parsed == 0 ? "--result-fd is not an open "
+                "descriptor above 2" : error);
+        return EXIT_USAGE;
+    }
+    if (parsed == 0 && bind_to_parent(req.parent_pid) != 0)
+        return EXIT_CHANNEL;  /* the parent is already gone: nobody to report to */
+    hello();
+    if (parsed != 0)
+        fail(DRIVER_ERR_REQUEST, 0, "%s", error);
+    if (guard_install_handler(channel) != 0)
+        fail(DRIVER_ERR_SYSTEM, 0, "cannot install the fault handler: %s", strerror(errno));
+    if (req.memory_limit > 0)
+        limit_memory(req.memory_limit);
+    if (strcmp(req.mode, "hash") == 0)
+        run_hash(&req);
+    else if (strcmp(req.mode, "cold") == 0)
+        run_cold(&req);
+    else if (strcmp(req.mode, "trial") == 0 && req.calls > 0)
+        run_trial(&req);
+    else if (strcmp(req.mode, "kat") == 0)
+        run_kat(&req);
+    else if (strcmp(req.mode, "probe") == 0)
+        run_probe(&req);
+    fail(DRIVER_ERR_REQUEST, 0, "unknown mode \"%.40s\" (or trial without --calls)", req.mode);
+}

@@ -1,0 +1,604 @@
+"""The one child runner: every call ngcc makes into a foreign library — hashing, the
+cold call, trials, KAT generation, the guard probe — runs in ``ngcc-driver``
+(``csrc/driver.c``), a small C executable, in a process of its own.
+
+The request is the driver's command line and stdin; the answer comes back as frames
+on a pipe of its own (:mod:`ngcc._protocol`), read with bounds derived from the
+request, every number range-checked. Each run has a deadline; the driver runs in a
+new session, and when it has finished, failed or overrun, its whole process group
+is killed, so no descendant of a library survives it. The outcome is a value or a
+:class:`DriverError` (a :class:`~ngcc._measure.ChildError`) whose ``status`` is
+
+``crash``     the process died of a signal (with the guard page it touched when it
+              was one: ``read past the message``), or the library ended it
+``timeout``   it did not finish by its deadline
+``error``     the driver reported a failure: CryptHash returned nonzero, the library
+              cannot be loaded, memory, pinning (``reason`` says which)
+``protocol``  the result channel held something this request cannot produce (a
+              library that writes to it, forges a frame, claims a loop time longer
+              than the parent saw the whole child take)
+
+What this protects against: a library cannot run code in this process (nothing it
+writes is unpickled or evaluated), write outside the run directory (the parent
+writes every file), make the caller hang (deadlines, group kill), or leave
+processes behind. What it cannot: the library shares the trial process, so it could
+still lie about its own speed within the time the parent observed.
+
+Default deadlines, each overridable by the caller: hashing 60 s plus 1 s per MiB,
+the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
+:func:`trial_timeout`, a KAT file :data:`KAT_TIMEOUTS`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ngcc import _protocol as wire
+from ngcc._errors import NgccError
+from ngcc._measure import ChildError, TrialMeasurement
+from ngcc._protocol import Conversation, ProtocolError
+from ngcc._registry import LIB_DIR, Instance
+
+DRIVER = LIB_DIR / "ngcc-driver"
+
+HASH_TIMEOUT = 60.0             # seconds, plus HASH_SECONDS_PER_MIB per MiB hashed
+HASH_SECONDS_PER_MIB = 1.0
+COLD_TIMEOUT = 120.0            # the first call of an unknown library
+PROBE_TIMEOUT = 120.0
+#: Seconds allowed per KAT file by default (three 1 GiB messages for KAT_2_33,
+#: 10^6 chained calls for KAT_Loop).
+KAT_TIMEOUTS = {"2_12": 600.0, "2_23": 600.0, "2_33": 7200.0, "Loop": 7200.0}
+#: The most KAT file bytes one run may send (KAT_2_12 of a 8192-bit digest: ~6 MB).
+MAX_KAT_BYTES = 64 << 20
+
+#: The bit lengths the guard probe hashes at the start and at the end of a page:
+#: every byte length to 130, partial bytes, block edges and one long message.
+PROBE_BITS = tuple(sorted({*range(0, 8 * 131, 8), 1, 7, 9, 15, 255, 257, 1001, 2047, 2049,
+                           4095, 4097, *(8 * n for n in (255, 256, 257, 1000, 4095, 4096,
+                                                         4097, 8192, 65536))}))
+
+_EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
+_EXIT_CHANNEL = 121  # ... when its result channel broke
+_STDERR_TAIL = 4096
+
+
+class DriverError(ChildError):
+    """A :class:`ChildError` with the driver's own words.
+
+    Attributes:
+        status: ``crash``, ``timeout``, ``error`` or ``protocol``.
+        reason: for ``error``, what failed: ``load``, ``hash``, ``memory``, ``cpu``,
+            ``forked``, ``placement``, ``counter``, ``kat``, ``system``, ``request``,
+            ``feature``, or ``output`` (the parent could not write the KAT file);
+            for ``crash``, the guard page touched (``past the message`` …) or "".
+        detail: the driver's text alone, without the job's name.
+        value: a number that goes with it (CryptHash's return, the bit length).
+    """
+
+    def __init__(self, status: str, message: str, reason: str = "", detail: str = "",
+                 value: int = 0):
+        super().__init__(status, message)
+        self.reason = reason
+        self.detail = detail or message
+        self.value = value
+
+
+def driver_path() -> Path:
+    """The installed ``ngcc-driver``; NgccError if it is not built."""
+    if not os.access(DRIVER, os.X_OK):
+        raise NgccError("the ngcc trial driver %s is not built (or not executable): reinstall "
+                        "with `pip install .` or run `python setup.py build_ext --inplace`"
+                        % DRIVER)
+    return DRIVER
+
+
+def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None) -> float:
+    """A trial's deadline: ten times its estimate (warm-up, per-call loop and batch,
+    ``t1`` seconds a call) plus 60 s for start-up."""
+    batch = calls if batch_calls is None else batch_calls
+    return 60.0 + 10.0 * (calls + warmup + batch) * t1
+
+
+def _checked_timeout(timeout: float) -> float:
+    if not timeout > 0:  # also refuses NaN
+        raise ValueError("a timeout must be a positive number of seconds, got %r" % timeout)
+    return timeout
+
+
+# ------------------------------------------------------------------ one run
+
+@dataclass
+class _Run:
+    """How one driver process ended."""
+
+    conversation: Conversation
+    returncode: int = 0
+    timed_out: bool = False
+    protocol_error: str = ""
+    output_error: OSError | None = None
+    stderr_tail: str = ""
+    wall_ns: int = 0
+    cpu_ns: int = 0
+    pid: int = 0
+    timeout: float = 0.0
+
+
+class _OutputError(Exception):
+    """The parent could not write what the driver sent (a full disk)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _run(conversation: Conversation, options: list[str], timeout: float,
+         stdin: bytes | memoryview = b"") -> _Run:
+    """Run the driver in ``conversation.mode`` with ``options`` until it exits or the
+    deadline passes; then kill its process group and reap it."""
+    timeout = _checked_timeout(timeout)
+    driver = driver_path()
+    read_end, write_end = os.pipe()
+    err_read, err_write = os.pipe()
+    argv = [str(driver), conversation.mode, "--result-fd", str(write_end),
+            "--parent-pid", str(os.getpid()), *options]
+    run = _Run(conversation, timeout=timeout)
+    started = time.monotonic_ns()
+    try:
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE if len(stdin) else subprocess.DEVNULL,
+                                 stdout=err_write, stderr=err_write, pass_fds=(write_end,),
+                                 start_new_session=True)
+    except OSError as exc:
+        os.close(read_end)
+        os.close(err_read)
+        raise NgccError("cannot start the trial driver %s: %s" % (driver, exc)) from None
+    finally:
+        os.close(write_end)
+        os.close(err_write)
+    run.pid = child.pid
+    try:
+        _follow(child, run, read_end, err_read, memoryview(stdin).cast("B"),
+                started + int(timeout * 1e9) if math.isfinite(timeout) else None)
+    finally:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)  # the leader is not reaped yet: its group
+        if child.stdin is not None:
+            with suppress(OSError):
+                child.stdin.close()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = run.returncode = os.waitstatus_to_exitcode(status)
+        run.wall_ns = time.monotonic_ns() - started
+        run.cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
+        os.close(read_end)
+        os.close(err_read)
+    return run
+
+
+def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: int,
+            stdin: memoryview, deadline_ns: int | None) -> None:
+    """Feed the channel to the conversation, keep the stderr tail and write stdin, until
+    the driver exits (a pidfd, or polling where there is none) or the deadline."""
+    tail = bytearray()
+
+    def keep_tail(chunk: bytes) -> None:
+        tail.extend(chunk)
+        del tail[:-_STDERR_TAIL]
+
+    readers: dict[int, Callable[[bytes], None]] = {read_end: run.conversation.feed,
+                                                   err_read: keep_tail}
+    selector = selectors.DefaultSelector()
+    for fd in readers:
+        selector.register(fd, selectors.EVENT_READ, "read")
+    pidfd = os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None
+    if pidfd is not None:
+        selector.register(pidfd, selectors.EVENT_READ, "exit")
+    if child.stdin is not None:
+        os.set_blocking(child.stdin.fileno(), False)
+        selector.register(child.stdin.fileno(), selectors.EVENT_WRITE, "write")
+    try:
+        exited = False
+        while not exited:
+            wait = None
+            if deadline_ns is not None:
+                wait = (deadline_ns - time.monotonic_ns()) / 1e9
+                if wait <= 0:
+                    run.timed_out = True
+                    return
+            if pidfd is None:
+                wait = 0.005 if wait is None else min(wait, 0.005)
+            for key, _ in selector.select(wait):
+                if key.data == "exit":
+                    exited = True
+                elif key.data == "write":
+                    stdin = _write_some(key.fd, stdin)
+                    if not len(stdin):
+                        selector.unregister(key.fd)
+                        child.stdin.close()  # type: ignore[union-attr]
+                elif not _read_some(key.fd, readers[key.fd]):
+                    selector.unregister(key.fd)
+                    del readers[key.fd]
+            if pidfd is None:
+                exited = _has_exited(child.pid)
+        for fd, reader in readers.items():  # what the driver wrote before it exited
+            os.set_blocking(fd, False)
+            with suppress(BlockingIOError):
+                while _read_some(fd, reader):
+                    pass
+        run.conversation.finish()
+    except ProtocolError as exc:
+        run.protocol_error = str(exc)
+    except _OutputError as exc:
+        run.output_error = exc.error
+    finally:
+        selector.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        run.stderr_tail = tail.decode("utf-8", errors="replace")
+
+
+def _read_some(fd: int, reader: Callable[[bytes], None]) -> bool:
+    """Hand what can be read now to ``reader``; False at end of file."""
+    chunk = os.read(fd, 1 << 20)
+    if chunk:
+        reader(chunk)
+    return bool(chunk)
+
+
+def _write_some(fd: int, data: memoryview) -> memoryview:
+    try:
+        written = os.write(fd, data[:1 << 20])
+    except BlockingIOError:
+        return data
+    except BrokenPipeError:  # the driver stopped reading: its frames say why
+        return data[len(data):]
+    return data[written:]
+
+
+def _has_exited(pid: int) -> bool:
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+# ------------------------------------------------------------- the verdict
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
+
+
+def _stderr_note(run: _Run) -> str:
+    lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()][-3:]
+    return " (stderr: %s)" % " | ".join(lines) if lines else ""
+
+
+def _exit_text(run: _Run) -> str:
+    if run.returncode < 0:
+        return "the process died of %s" % _signal_name(-run.returncode)
+    return "the process exited with status %d" % run.returncode
+
+
+def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) -> DriverError:
+    """The error of a CRASH frame: which guard page the library touched, if any."""
+    number, guard, access, code, address = crash
+    name = _signal_name(number)
+    if guard in wire.GUARDS:
+        place = wire.GUARDS[guard]
+        verb = wire.ACCESSES.get(access, "wrote" if "digest" in place else "read")
+        reason = "%s %s" % (verb, place)
+        text = "the library %s (%s in the guard page %s it)" % (
+            reason, name, "after" if place.startswith("past") else "before")
+        return DriverError("crash", "%s crashed: %s" % (what, text), reason, text)
+    if code <= 0:
+        text = "the process died of %s (raised by the library)" % name
+    else:
+        text = "the process died of %s (invalid memory access at %#x)" % (name, address)
+        if limit is not None:
+            text += "; it ran under a memory limit of %d MiB: did an allocation fail?" % (
+                limit >> 20)
+    return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
+
+
+def _judge(run: _Run, what: str, memory_limit: int | None = None) -> None:
+    """Raise the DriverError of a run that did not deliver; return if it did."""
+    frames = run.conversation.frames
+    if run.timed_out:
+        raise DriverError("timeout", "%s did not finish within %g s (its process group was "
+                          "killed)" % (what, run.timeout))
+    if wire.CRASH in frames:
+        raise _crash(what, frames[wire.CRASH], memory_limit)
+    if run.output_error is not None:
+        text = "writing the output failed: %s" % run.output_error
+        raise DriverError("error", "%s failed: %s" % (what, text), "output", text)
+    if not run.protocol_error and wire.HELLO in frames and frames[wire.HELLO] != run.pid:
+        run.protocol_error = "HELLO names pid %d, but the child is %d" % (frames[wire.HELLO],
+                                                                          run.pid)
+    if run.protocol_error:
+        text = "the result channel broke the protocol: %s; %s" % (run.protocol_error,
+                                                                   _exit_text(run))
+        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+    if run.returncode < 0:
+        text = "%s%s" % (_exit_text(run), _stderr_note(run))
+        raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)
+    if wire.ERROR in frames:
+        reason, value, text = frames[wire.ERROR]
+        raise DriverError("error", "%s failed: %s" % (what, text), reason, text, value)
+    if not run.conversation.ended:
+        raise _ended_early(run, what)
+    if run.returncode != 0:
+        text = "%s after its END frame" % _exit_text(run)
+        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+    if not run.conversation.complete:
+        text = "the END frame came without the result of the %s run" % run.conversation.mode
+        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+
+
+def _ended_early(run: _Run, what: str) -> DriverError:
+    """A driver that exited without its END frame: who ended it, and where."""
+    if run.returncode == _EXIT_USAGE and wire.HELLO not in run.conversation.frames:
+        text = "ngcc-driver refused its command line%s" % _stderr_note(run)
+        return DriverError("error", "%s failed: %s" % (what, text), "request", text)
+    if run.returncode == _EXIT_CHANNEL:
+        text = ("the result channel was closed before the END frame (by the library?)%s"
+                % _stderr_note(run))
+        return DriverError("protocol", "%s: %s" % (what, text), "", text)
+    where = ("inside CryptHash" if wire.LOADED in run.conversation.frames
+             else "while it was being loaded")
+    text = "the library ended the process (exit status %d) %s%s" % (
+        run.returncode, where, _stderr_note(run))
+    return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
+
+
+def _protocol(run: _Run, what: str, defect: str) -> DriverError:
+    text = "the result channel broke the protocol: %s" % defect
+    return DriverError("protocol", "%s: %s" % (what, text), "", text)
+
+
+def _library_options(inst: Instance) -> list[str]:
+    return ["--library", str(inst.library), "--digest-bits", str(inst.digest_bits)]
+
+
+# ------------------------------------------------------------------- the modes
+
+def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
+                  what: str | None = None, timeout: float | None = None) -> bytes:
+    """The digest of the first ``bits`` bits of ``data`` (``ceil(bits/8)`` bytes of it),
+    computed by ``inst``'s library in the driver."""
+    message = memoryview(data).cast("B")[: (bits + 7) // 8]
+    if len(message) * 8 < bits:
+        raise ValueError("bits=%d is longer than the data: %d bytes hold at most %d bits"
+                         % (bits, len(message), 8 * len(message)))
+    what = what or "%s hashing %d bits" % (inst.name, bits)
+    timeout = HASH_TIMEOUT + HASH_SECONDS_PER_MIB * len(message) / 2**20 \
+        if timeout is None else timeout
+    conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8)
+    run = _run(conversation, _library_options(inst) + ["--bits", str(bits)], timeout, message)
+    _judge(run, what)
+    return bytes(conversation.frames[wire.DIGEST])
+
+
+def cold_call(inst: Instance, message_bytes: int, *, cpu: int | None = None,
+              message: bytes | memoryview | None = None, what: str | None = None,
+              timeout: float = COLD_TIMEOUT) -> float:
+    """Seconds of the first call of ``inst``'s freshly loaded library on the default
+    message of ``message_bytes`` bytes (or ``message``), pinned to ``cpu`` if given."""
+    what = what or "%s at %d B (calibration)" % (inst.name, message_bytes)
+    options = _library_options(inst) + ["--message-bytes", str(message_bytes)]
+    options += [] if cpu is None else ["--cpu", str(cpu)]
+    options += [] if message is None else ["--message-stdin"]
+    conversation = Conversation("cold", digest_bytes=inst.digest_bits // 8)
+    run = _run(conversation, options, timeout, b"" if message is None else message)
+    _judge(run, what)
+    _ticks, ns = conversation.frames[wire.COLD]
+    if not 0 < ns <= run.wall_ns:
+        raise _protocol(run, what, "a first call of %d ns in a child that ran %d ns"
+                        % (ns, run.wall_ns))
+    return ns / 1e9
+
+
+def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
+          cpu: int | None = None, batch_calls: int | None = None,
+          message: bytes | memoryview | None = None, memory_limit: int | None = None,
+          what: str | None = None, timeout: float | None = None,
+          t1: float | None = None) -> TrialMeasurement:
+    """One trial in a fresh driver: pin to ``cpu`` (if given), load, baseline RSS,
+    calibrate, ``warmup`` calls, ``calls`` calls each between two counter readings,
+    then ``batch_calls`` (default: ``calls``) calls with no reading between them.
+
+    ``memory_limit`` caps the trial process's address space (bytes, RLIMIT_AS).
+    The deadline is ``timeout``, else :func:`trial_timeout` of ``t1``, else 600 s.
+    """
+    batch = calls if batch_calls is None else batch_calls
+    what = what or "%s timing %d calls at %d B" % (inst.name, calls, message_bytes)
+    if timeout is None:
+        timeout = trial_timeout(t1, calls, warmup, batch) if t1 is not None else 600.0
+    options = _library_options(inst) + [
+        "--message-bytes", str(message_bytes), "--calls", str(calls), "--warmup", str(warmup),
+        "--batch-calls", str(batch)]
+    options += [] if cpu is None else ["--cpu", str(cpu)]
+    options += [] if message is None else ["--message-stdin"]
+    if memory_limit is not None:
+        if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) \
+                or memory_limit <= 0:
+            raise ValueError("memory_limit must be a positive number of bytes, got %r"
+                             % (memory_limit,))
+        options += ["--memory-limit", str(memory_limit)]
+    conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls)
+    run = _run(conversation, options, timeout, b"" if message is None else message)
+    _judge(run, what, memory_limit)
+    facts = conversation.frames[wire.TRIAL]
+    cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
+    defect = _implausible(facts, cycles, run, cpu, calls, warmup, batch)
+    if defect:
+        raise _protocol(run, what, defect)
+    return _measurement(facts, cycles, cpu, run.wall_ns)
+
+
+def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: int | None,
+                 calls: int, warmup: int, batch: int) -> str:
+    """Why the trial facts cannot be true of this request and this child, or ""."""
+    slack_ns = run.wall_ns * 1.01 + 1e6  # CLOCK_MONOTONIC_RAW against our CLOCK_MONOTONIC
+    checks = [
+        (f["pid"] == run.pid, "the facts name pid %d, not the child's %d" % (f["pid"], run.pid)),
+        (f["cpu"] == (-1 if cpu is None else cpu), "cpu %d, not the one asked for" % f["cpu"]),
+        ((f["calls"], f["warmup"], f["batch_calls"]) == (calls, warmup, batch),
+         "%d calls, %d warm-up, %d batch: not the request" % (
+             f["calls"], f["warmup"], f["batch_calls"])),
+        (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
+        (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
+        (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
+        (1e5 <= f["frequency_hz"] <= 1e11, "a counter of %r Hz" % f["frequency_hz"]),
+        (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
+         "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
+        (f["core_cycles_per_tick"] == 0 or 0.01 <= f["core_cycles_per_tick"] <= 1000,
+         "%r core cycles per tick" % f["core_cycles_per_tick"]),
+        (f["loop_ns"] > 0 and int(cycles.sum(dtype=np.uint64)) <= f["loop_ticks"],
+         "a per-call loop of %d ticks / %d ns holding calls of %d ticks in all" % (
+             f["loop_ticks"], f["loop_ns"], int(cycles.sum(dtype=np.uint64)))),
+        (f["loop_ns"] + f["batch_ns"] <= slack_ns,
+         "%d ns of timed loops in a child that ran %d ns" % (
+             f["loop_ns"] + f["batch_ns"], run.wall_ns)),
+        (f["thread_cpu_ns"] <= f["loop_ns"] * 1.01 + 1e6
+         and f["batch_thread_cpu_ns"] <= f["batch_ns"] * 1.01 + 1e6,
+         "more CPU time than wall time in a loop"),
+        (batch == 0 or (f["batch_ticks"] > 0 and f["batch_ns"] > 0), "an empty batch"),
+        (max(f["voluntary_switches"], f["involuntary_switches"],
+             f["batch_involuntary_switches"]) < 1 << 40, "a context-switch count out of range"),
+        (0 < f["baseline_rss_kib"] < 1 << 40 and 0 < f["peak_rss_kib"] < 1 << 40,
+         "RSS %d / %d KiB" % (f["baseline_rss_kib"], f["peak_rss_kib"])),
+        (all(math.isfinite(f[k]) and 0 <= f[k] < 1e6 for k in ("load_1", "load_5", "load_15")),
+         "a load average out of range"),
+    ]
+    return next((defect for ok, defect in checks if not ok), "")
+
+
+def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
+                 parent_wall_ns: int) -> TrialMeasurement:
+    counter, unit = wire.COUNTERS[int(f["counter_id"])]
+    pinned = cpu is not None
+    return TrialMeasurement(
+        pid=int(f["pid"]), cpu=int(cpu if pinned else f["cpu_at_end"]), cycles=cycles,
+        loop_ticks=int(f["loop_ticks"]), loop_ns=int(f["loop_ns"]), counter=counter, unit=unit,
+        frequency_hz=float(f["frequency_hz"]),
+        overhead_min_ticks=int(f["overhead_min_ticks"]),
+        overhead_median_ticks=int(f["overhead_median_ticks"]),
+        baseline_rss_kib=int(f["baseline_rss_kib"]), peak_rss_kib=int(f["peak_rss_kib"]),
+        load_average=(round(float(f["load_1"]), 2), round(float(f["load_5"]), 2),
+                      round(float(f["load_15"]), 2)),
+        batch_calls=int(f["batch_calls"]) or None,
+        batch_ticks=int(f["batch_ticks"]) if f["batch_calls"] else None,
+        batch_ns=int(f["batch_ns"]) if f["batch_calls"] else None,
+        core_cycles_per_tick=float(f["core_cycles_per_tick"]) or None,
+        thread_cpu_ns=int(f["thread_cpu_ns"]),
+        voluntary_switches=int(f["voluntary_switches"]),
+        involuntary_switches=int(f["involuntary_switches"]),
+        affinity_changed=(not f["still_pinned"] or f["cpu_at_end"] != cpu) if pinned else None,
+        parent_wall_ns=parent_wall_ns)
+
+
+@dataclass(frozen=True)
+class KatOutcome:
+    """A KAT file the driver generated and the parent wrote: its size and the
+    generation time the driver measured."""
+
+    path: Path
+    size: int
+    seconds: float
+
+
+def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None = None,
+                 progress: Callable[[int, int], None] | None = None,
+                 blank_digests: bool = False) -> KatOutcome:
+    """Generate the KAT file ``tag`` (``2_12``, ``2_23``, ``2_33``, ``Loop``) of ``inst``
+    in the driver (messages and digest in guarded buffers) and write it to ``path``:
+    to ``<path>.part`` first, renamed when complete, removed on any failure.
+
+    ``progress(done, total)`` is called as the driver reports progress.
+    """
+    what = "KAT_%s of %s" % (tag, inst.name)
+    part = path.with_name(path.name + ".part")
+    options = _library_options(inst) + ["--kat", tag, "--instance", inst.name]
+    options += ["--blank-digests"] if blank_digests else []
+    try:
+        with open(part, "wb") as out:
+            def write(data: memoryview) -> None:
+                try:
+                    out.write(data)
+                except OSError as exc:
+                    raise _OutputError(OSError(exc.errno, "writing %s failed: %s" % (
+                        part, exc.strerror or exc))) from None
+
+            conversation = Conversation("kat", digest_bytes=inst.digest_bits // 8,
+                                        max_data_bytes=MAX_KAT_BYTES, on_data=write,
+                                        on_progress=progress)
+            run = _run(conversation, options, KAT_TIMEOUTS.get(tag, 7200.0)
+                       if timeout is None else timeout)
+            _judge(run, what)
+            size, ns = conversation.frames[wire.KAT_DONE]
+            if size != conversation.data_bytes:
+                raise _protocol(run, what, "KAT_DONE claims %d bytes, %d came"
+                                % (size, conversation.data_bytes))
+            try:
+                out.flush()
+            except OSError as exc:
+                text = "writing %s failed: %s" % (part, exc.strerror or exc)
+                raise DriverError("error", "%s failed: %s" % (what, text), "output",
+                                  text) from None
+        os.replace(part, path)
+    except BaseException:
+        with suppress(OSError):
+            part.unlink()
+        raise
+    return KatOutcome(path, size, ns / 1e9)
+
+
+def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
+          timeout: float = PROBE_TIMEOUT) -> int:
+    """Hash each length of ``bits`` at the start of a page that follows a guard page
+    and at the end of one before a guard page; returns how many lengths passed.
+
+    Raises DriverError: ``crash`` with the guard touched (``read before the message``),
+    or ``error`` with reason ``placement`` when the two digests differ.
+    """
+    conversation = Conversation("probe", digest_bytes=inst.digest_bits // 8)
+    run = _run(conversation, _library_options(inst) + [
+        "--lengths", ",".join(str(b) for b in bits)], timeout)
+    _judge(run, "the guard-page probe of %s" % inst.name)
+    return int(conversation.frames[wire.PROBE])
+
+
+# ------------------------------------------------------------- the runner
+
+class DriverRunner:
+    """The :class:`~ngcc._measure.TrialRunner` of campaigns: every cold call and trial
+    in a fresh ``ngcc-driver`` pinned to the trial's CPU.
+
+    Args:
+        memory_limit: cap on each trial process's address space in bytes (RLIMIT_AS),
+            or None for no cap.
+    """
+
+    def __init__(self, memory_limit: int | None = None):
+        self.memory_limit = memory_limit
+
+    def cold_call(self, instance: Instance, message_bytes: int, cpu: int,
+                  timeout: float) -> float:
+        """Seconds of the first call of a freshly loaded library (the plan's t1)."""
+        return cold_call(instance, message_bytes, cpu=cpu, timeout=timeout)
+
+    def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
+              cpu: int, index: int, timeout: float) -> TrialMeasurement:
+        """One trial: the per-call loop, then an uninstrumented batch of as many calls."""
+        return trial(instance, message_bytes, calls, warmup, cpu=cpu,
+                     memory_limit=self.memory_limit, timeout=timeout,
+                     what="%s at %d B (trial %d)" % (instance.name, message_bytes, index))

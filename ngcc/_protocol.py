@@ -1,0 +1,232 @@
+"""The frames ngcc-driver writes on its result pipe, read strictly (``csrc/frames.h``).
+
+A frame is ``[u32 type][u32 length][payload]``, little-endian. :class:`Conversation`
+splits the bytes into frames as they arrive and refuses, as a :class:`ProtocolError`,
+anything a driver answering this very request cannot have sent: an unknown type, a
+length outside the bounds the request implies (a digest of the instance's length,
+exactly ``calls × 8`` bytes of cycles, at most 1 KiB of error text), a frame out of
+order or repeated, anything after ``END``. Nothing is allocated before its length
+has been checked, and no payload is ever interpreted as code.
+
+The numbers here mirror ``csrc/frames.h``; ``tests/test_driver.py`` checks that
+they agree.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+HEADER = struct.Struct("<II")
+MAX_TEXT = 1024
+MAX_DATA = 1 << 16
+
+HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
+KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
+NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
+         COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
+         PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END"}
+
+#: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
+ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
+                 7: "cpu", 8: "forked", 9: "kat", 10: "placement", 11: "feature"}
+
+#: Guard pages (``GUARD_*``) and accesses (``ACCESS_*``) of a CRASH frame.
+GUARDS = {1: "past the message", 2: "before the message", 3: "past the digest",
+          4: "before the digest"}
+ACCESSES = {1: "read", 2: "wrote"}
+
+#: Counters (``COUNTER_ID_*``): their evidence name and the unit of their ticks.
+COUNTERS = {1: ("rdtsc", "tsc-ticks"), 2: ("cntvct_el0", "timer-ticks"),
+            3: ("clock_monotonic_raw", "ns")}
+
+HELLO_LAYOUT = struct.Struct("<II")
+ERROR_HEAD = struct.Struct("<ii")
+CRASH_LAYOUT = struct.Struct("<IIIiQ")
+PAIR = struct.Struct("<QQ")          # COLD, PROGRESS, KAT_DONE
+PROBE_LAYOUT = struct.Struct("<I")
+
+#: FRAME_TRIAL (``trial_facts`` in frames.h), field by field.
+TRIAL_FIELDS = (
+    ("pid", "I"), ("cpu", "i"), ("cpu_at_end", "i"), ("still_pinned", "I"),
+    ("counter_id", "I"), ("calls", "I"), ("warmup", "I"), ("batch_calls", "I"),
+    ("frequency_hz", "d"), ("overhead_min_ticks", "Q"), ("overhead_median_ticks", "Q"),
+    ("core_cycles_per_tick", "d"), ("loop_ticks", "Q"), ("loop_ns", "Q"),
+    ("thread_cpu_ns", "Q"), ("voluntary_switches", "Q"), ("involuntary_switches", "Q"),
+    ("batch_ticks", "Q"), ("batch_ns", "Q"), ("batch_thread_cpu_ns", "Q"),
+    ("batch_involuntary_switches", "Q"), ("baseline_rss_kib", "Q"), ("peak_rss_kib", "Q"),
+    ("setup_cpu_ns", "Q"), ("load_1", "d"), ("load_5", "d"), ("load_15", "d"),
+)
+TRIAL_LAYOUT = struct.Struct("<" + "".join(kind for _, kind in TRIAL_FIELDS))
+
+#: The frames each mode may send besides HELLO, LOADED, ERROR, CRASH and END.
+MODE_FRAMES = {
+    "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES),
+    "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,),
+}
+#: The frames a successful conversation of each mode must hold.
+MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES),
+               "kat": (KAT_DONE,), "probe": (PROBE,)}
+
+_REPEATABLE = {KAT_DATA, PROGRESS}
+MAX_PROGRESS_FRAMES = 1_000_000
+
+
+class ProtocolError(Exception):
+    """Bytes on the result channel that the request cannot explain."""
+
+
+@dataclass
+class Conversation:
+    """The frames of one driver run, checked as they arrive.
+
+    Attributes:
+        mode: the driver mode asked for.
+        digest_bytes: the length a DIGEST frame must have.
+        calls: the number of timed calls (a CYCLES frame is ``calls × 8`` bytes).
+        max_data_bytes: the most KAT file bytes this run may send in all.
+        on_data: called with each KAT_DATA payload (the parent writes the file).
+        on_progress: called with (done, total) of each PROGRESS frame.
+    """
+
+    mode: str
+    digest_bytes: int = 0
+    calls: int = 0
+    max_data_bytes: int = 0
+    on_data: Callable[[memoryview], None] | None = None
+    on_progress: Callable[[int, int], None] | None = None
+    frames: dict[int, Any] = field(default_factory=dict)
+    data_bytes: int = 0
+    progress_frames: int = 0
+    _header: bytearray = field(default_factory=bytearray)
+    _kind: int = 0
+    _payload: bytearray | None = None
+    _filled: int = 0
+
+    @property
+    def ended(self) -> bool:
+        """True once the END frame has arrived."""
+        return END in self.frames
+
+    @property
+    def complete(self) -> bool:
+        """True when the run ended with every result frame of its mode and no error."""
+        return (self.ended and ERROR not in self.frames
+                and all(kind in self.frames for kind in MODE_RESULT[self.mode]))
+
+    def feed(self, data: bytes | memoryview) -> None:
+        """Take the next bytes of the channel; raise ProtocolError at the first defect."""
+        view = memoryview(data)
+        at = 0
+        while at < len(view):
+            if self._payload is None:
+                need = HEADER.size - len(self._header)
+                self._header += view[at:at + need]
+                at += min(need, len(view) - at)
+                if len(self._header) < HEADER.size:
+                    return
+                kind, length = HEADER.unpack(self._header)
+                self._header.clear()
+                self._admit(kind, length)
+                self._kind, self._payload, self._filled = kind, bytearray(length), 0
+            take = min(len(self._payload) - self._filled, len(view) - at)
+            self._payload[self._filled:self._filled + take] = view[at:at + take]
+            self._filled += take
+            at += take
+            if self._filled == len(self._payload):
+                payload, self._payload = self._payload, None
+                self._accept(self._kind, payload)
+
+    def finish(self) -> None:
+        """The channel is closed: a frame cut short is a ProtocolError."""
+        if self._header or self._payload is not None:
+            raise ProtocolError("the channel closed inside a frame")
+
+    # ------------------------------------------------------------ checks
+
+    def _bounds(self, kind: int) -> tuple[int, int]:
+        """The least and most bytes a payload of this kind may have."""
+        fixed = {HELLO: HELLO_LAYOUT.size, LOADED: 0, CRASH: CRASH_LAYOUT.size, END: 0,
+                 COLD: PAIR.size, PROGRESS: PAIR.size, KAT_DONE: PAIR.size,
+                 PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
+                 DIGEST: self.digest_bytes, CYCLES: 8 * self.calls}
+        if kind in fixed:
+            return fixed[kind], fixed[kind]
+        if kind == ERROR:
+            return ERROR_HEAD.size, ERROR_HEAD.size + MAX_TEXT
+        return 1, MAX_DATA  # KAT_DATA
+
+    def _admit(self, kind: int, length: int) -> None:
+        """Check a frame header before its payload is read."""
+        if kind not in NAMES:
+            raise ProtocolError("unknown frame type %d (length %d)" % (kind, length))
+        name = NAMES[kind]
+        if not self.frames and kind != HELLO:
+            raise ProtocolError("the first frame is %s, not HELLO" % name)
+        if self.ended or CRASH in self.frames:
+            raise ProtocolError("a %s frame after the %s frame" % (
+                name, "END" if self.ended else "CRASH"))
+        if ERROR in self.frames and kind != END:
+            raise ProtocolError("a %s frame after the ERROR frame" % name)
+        if kind in MODE_FRAMES[self.mode] and LOADED not in self.frames:
+            raise ProtocolError("a %s frame before the library was loaded" % name)
+        if kind not in MODE_FRAMES[self.mode] and kind not in (HELLO, LOADED, ERROR, CRASH,
+                                                                END):
+            raise ProtocolError("a %s frame in a %s run" % (name, self.mode))
+        if kind in self.frames and kind not in _REPEATABLE:
+            raise ProtocolError("a second %s frame" % name)
+        if kind == CYCLES and TRIAL not in self.frames:
+            raise ProtocolError("a CYCLES frame before the TRIAL frame")
+        if kind in (KAT_DATA, PROGRESS) and KAT_DONE in self.frames:
+            raise ProtocolError("a %s frame after the KAT_DONE frame" % name)
+        low, high = self._bounds(kind)
+        if not low <= length <= high:
+            raise ProtocolError("a %s frame of %d bytes (expected %s)" % (
+                name, length, low if low == high else "%d to %d" % (low, high)))
+        if kind == KAT_DATA and self.data_bytes + length > self.max_data_bytes:
+            raise ProtocolError("more than %d bytes of KAT file" % self.max_data_bytes)
+        if kind == PROGRESS and self.progress_frames >= MAX_PROGRESS_FRAMES:
+            raise ProtocolError("more than %d PROGRESS frames" % MAX_PROGRESS_FRAMES)
+
+    def _accept(self, kind: int, payload: bytearray) -> None:
+        """Decode a complete frame into ``frames``."""
+        if kind == HELLO:
+            version, pid = HELLO_LAYOUT.unpack(payload)
+            if version != PROTOCOL_VERSION:
+                raise ProtocolError("protocol version %d, expected %d"
+                                    % (version, PROTOCOL_VERSION))
+            self.frames[kind] = pid
+        elif kind == ERROR:
+            code, value = ERROR_HEAD.unpack_from(payload)
+            if code not in ERROR_REASONS:
+                raise ProtocolError("unknown error code %d" % code)
+            text = bytes(payload[ERROR_HEAD.size:]).decode("utf-8", errors="replace")
+            self.frames[kind] = (ERROR_REASONS[code], value, text)
+        elif kind == CRASH:
+            self.frames[kind] = CRASH_LAYOUT.unpack(payload)
+        elif kind in (COLD, KAT_DONE):
+            self.frames[kind] = PAIR.unpack(payload)
+        elif kind == PROBE:
+            self.frames[kind] = PROBE_LAYOUT.unpack(payload)[0]
+        elif kind == TRIAL:
+            values = TRIAL_LAYOUT.unpack(payload)
+            self.frames[kind] = {name: value for (name, _), value in
+                                 zip(TRIAL_FIELDS, values, strict=True)}
+        elif kind == KAT_DATA:
+            self.data_bytes += len(payload)
+            self.frames[kind] = self.data_bytes
+            if self.on_data is not None:
+                self.on_data(memoryview(payload))
+        elif kind == PROGRESS:
+            done, total = PAIR.unpack(payload)
+            self.progress_frames += 1
+            self.frames[kind] = (done, total)
+            if done > total:
+                raise ProtocolError("progress %d of %d" % (done, total))
+            if self.on_progress is not None:
+                self.on_progress(done, total)
+        else:  # LOADED, END: empty; DIGEST, CYCLES: raw bytes
+            self.frames[kind] = payload
