@@ -567,7 +567,7 @@ class Campaign:
     def _provenance(self) -> dict[str, Any]:
         return {"created": _utc_now(), "ngcc_version": self._environment["ngcc_version"],
                 "git_commit": self._environment["git_commit"], "command": self.command,
-                "worker": "python -m ngcc._isolate → ngcc._worker.trial",
+                "worker": "ngcc-driver trial (csrc/driver.c, ngcc/_child.py)",
                 "message": "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"}
 
     def _finish(self) -> None:

@@ -41,11 +41,19 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 from ngcc import _protocol as wire
-from ngcc._errors import NgccError
+from ngcc._errors import (
+    HashError,
+    InstanceCrashError,
+    InstanceProtocolError,
+    InstanceTimeoutError,
+    LibraryError,
+    NgccError,
+)
 from ngcc._measure import ChildError, TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
 from ngcc._registry import LIB_DIR, Instance
@@ -521,41 +529,53 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
                  blank_digests: bool = False) -> KatOutcome:
     """Generate the KAT file ``tag`` (``2_12``, ``2_23``, ``2_33``, ``Loop``) of ``inst``
     in the driver (messages and digest in guarded buffers) and write it to ``path``:
-    to ``<path>.part`` first, renamed when complete, removed on any failure.
-
-    ``progress(done, total)`` is called as the driver reports progress.
+    to ``<path>.part`` (created once the library is loaded), renamed when complete,
+    removed on any failure. ``progress(done, total)`` follows the driver's reports.
     """
     what = "KAT_%s of %s" % (tag, inst.name)
     part = path.with_name(path.name + ".part")
     options = _library_options(inst) + ["--kat", tag, "--instance", inst.name]
     options += ["--blank-digests"] if blank_digests else []
-    try:
-        with open(part, "wb") as out:
-            def write(data: memoryview) -> None:
-                try:
-                    out.write(data)
-                except OSError as exc:
-                    raise _OutputError(OSError(exc.errno, "writing %s failed: %s" % (
-                        part, exc.strerror or exc))) from None
+    out: list[BinaryIO] = []
 
-            conversation = Conversation("kat", digest_bytes=inst.digest_bits // 8,
-                                        max_data_bytes=MAX_KAT_BYTES, on_data=write,
-                                        on_progress=progress)
-            run = _run(conversation, options, KAT_TIMEOUTS.get(tag, 7200.0)
-                       if timeout is None else timeout)
-            _judge(run, what)
-            size, ns = conversation.frames[wire.KAT_DONE]
-            if size != conversation.data_bytes:
-                raise _protocol(run, what, "KAT_DONE claims %d bytes, %d came"
-                                % (size, conversation.data_bytes))
-            try:
-                out.flush()
-            except OSError as exc:
-                text = "writing %s failed: %s" % (part, exc.strerror or exc)
-                raise DriverError("error", "%s failed: %s" % (what, text), "output",
-                                  text) from None
+    def open_part() -> None:
+        try:
+            out.append(open(part, "wb"))  # noqa: SIM115 (closed below, on every path)
+        except OSError as exc:
+            raise _OutputError(OSError(exc.errno, "cannot create %s: %s" % (
+                part, exc.strerror or exc))) from None
+
+    def write(data: memoryview) -> None:
+        try:
+            out[0].write(data)
+        except OSError as exc:
+            raise _OutputError(OSError(exc.errno, "writing %s failed: %s" % (
+                part, exc.strerror or exc))) from None
+
+    conversation = Conversation("kat", digest_bytes=inst.digest_bits // 8,
+                                max_data_bytes=MAX_KAT_BYTES, on_loaded=open_part,
+                                on_data=write, on_progress=progress)
+    try:
+        try:
+            run = _run(conversation, options,
+                       KAT_TIMEOUTS.get(tag, 7200.0) if timeout is None else timeout)
+        finally:
+            closing = out[0].close if out else (lambda: None)
+        _judge(run, what)
+        size, ns = conversation.frames[wire.KAT_DONE]
+        if size != conversation.data_bytes:
+            raise _protocol(run, what, "KAT_DONE claims %d bytes, %d came"
+                            % (size, conversation.data_bytes))
+        try:
+            closing()
+        except OSError as exc:
+            text = "writing %s failed: %s" % (part, exc.strerror or exc)
+            raise DriverError("error", "%s failed: %s" % (what, text), "output", text) from None
         os.replace(part, path)
     except BaseException:
+        for handle in out:
+            with suppress(OSError):
+                handle.close()
         with suppress(OSError):
             part.unlink()
         raise
@@ -602,3 +622,23 @@ class DriverRunner:
         return trial(instance, message_bytes, calls, warmup, cpu=cpu,
                      memory_limit=self.memory_limit, timeout=timeout,
                      what="%s at %d B (trial %d)" % (instance.name, message_bytes, index))
+
+
+# ------------------------------------------------------------ the API's errors
+
+def api_error(inst: Instance, error: DriverError) -> NgccError:
+    """The documented exception of ``ngcc.hash`` / ``ngcc.time_calls`` for a driver
+    failure: HashError (with the instance's name first), LibraryError,
+    InstanceCrashError (and its InstanceProtocolError), InstanceTimeoutError, else
+    NgccError with the job's words."""
+    if error.status == "timeout":
+        return InstanceTimeoutError(error.message)
+    if error.status == "protocol":
+        return InstanceProtocolError(error.message)
+    if error.status == "crash" or error.reason in ("forked", "placement"):
+        return InstanceCrashError(error.message)
+    if error.reason == "hash":
+        return HashError("%s: %s" % (inst.name, error.detail))
+    if error.reason == "load":
+        return LibraryError(error.detail)
+    return NgccError(error.message)

@@ -42,6 +42,11 @@ class InstanceCrashError(NgccError):
     """An instance library killed the child process it ran in (signal or abort)."""
 
 
+class InstanceProtocolError(InstanceCrashError):
+    """The child process a foreign library ran in answered with something the request
+    cannot produce (the library wrote to, or forged frames on, the result channel)."""
+
+
 class InstanceTimeoutError(NgccError, TimeoutError):
     """An instance library did not return within the time allowed."""
 

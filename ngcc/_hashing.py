@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 import os
 
-from ngcc import _core
+from ngcc import _child, _core
 from ngcc._errors import HashError
-from ngcc._isolate import run_isolated
 from ngcc._registry import Instance, instance
 
 
@@ -26,7 +25,8 @@ def hash(
         name: an instance name (``"Wish512"``), an :class:`Instance`, or a library path.
         data: any contiguous buffer (bytes, bytearray, memoryview, numpy uint8 array);
             it is passed to a built-in ``CryptHash`` without a copy (a library from
-            ``ngcc build`` runs in a child process, which gets a copy).
+            ``ngcc build`` runs in the trial driver, a process of its own, which gets
+            a copy in a guarded buffer).
         bits: message length in bits; defaults to ``8 * len(data)``. ICCS bit order:
             message bit 0 is the most significant bit of byte 0, and the unused low
             bits of a partial last byte are ignored.
@@ -36,28 +36,34 @@ def hash(
         TypeError: ``data`` does not support the buffer protocol.
         ValueError: ``bits`` negative or longer than the buffer.
         HashError: ``CryptHash`` returned nonzero (the message names the instance).
-        InstanceCrashError, InstanceTimeoutError: a foreign library crashed or hung.
+        LibraryError: a library that cannot be loaded or lacks ``CryptHash``.
+        InstanceCrashError, InstanceTimeoutError: a foreign library crashed (read
+            past the message, say) or hung; InstanceProtocolError (an
+            InstanceCrashError) when it wrote to the driver's result channel.
     """
     inst = instance(name)
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview, "
+                        "numpy uint8 array), not %s" % type(data).__name__) from None
     if bits is None:
-        try:
-            bits = 8 * memoryview(data).nbytes  # type: ignore[arg-type]
-        except TypeError:
-            raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview, "
-                            "numpy uint8 array), not %s" % type(data).__name__) from None
+        bits = 8 * view.nbytes
     if isinstance(bits, bool) or not isinstance(bits, int):
         raise TypeError("bits must be an int, not %s" % type(bits).__name__)
+    if bits < 0:
+        raise ValueError("bits must be >= 0, got %d" % bits)
+    if bits > 8 * view.nbytes:  # also every bits too large for C (2**63 ...)
+        raise ValueError("bits=%d is longer than the data: %d bytes hold at most %d bits"
+                         % (bits, view.nbytes, 8 * view.nbytes))
+    if not inst.builtin:
+        if not view.c_contiguous:
+            raise ValueError("data must be a contiguous buffer")
+        try:
+            return _child.hash_in_child(inst, view.cast("B"), bits)
+        except _child.DriverError as exc:
+            raise _child.api_error(inst, exc) from None
     try:
-        if not inst.builtin:
-            # Foreign code: hash in a child process so a crash cannot kill the caller.
-            return run_isolated("ngcc._hashing:_hash_in_process",
-                                "%s hashing %d bits" % (inst, bits),
-                                library_path=str(inst.library), digest_bits=inst.digest_bits,
-                                data=bytes(memoryview(data)[: (bits + 7) // 8]), bits=bits)
         return library(str(inst.library)).hash(inst.digest_bits, data, bits)
     except HashError as exc:  # the C message names the file; say which instance too
         raise HashError("%s: %s" % (inst.name, exc)) from None
-
-
-def _hash_in_process(library_path: str, digest_bits: int, data: bytes, bits: int) -> bytes:
-    return library(library_path).hash(digest_bits, data, bits)

@@ -88,6 +88,7 @@ class Conversation:
         digest_bytes: the length a DIGEST frame must have.
         calls: the number of timed calls (a CYCLES frame is ``calls × 8`` bytes).
         max_data_bytes: the most KAT file bytes this run may send in all.
+        on_loaded: called when the LOADED frame arrives.
         on_data: called with each KAT_DATA payload (the parent writes the file).
         on_progress: called with (done, total) of each PROGRESS frame.
     """
@@ -96,6 +97,7 @@ class Conversation:
     digest_bytes: int = 0
     calls: int = 0
     max_data_bytes: int = 0
+    on_loaded: Callable[[], None] | None = None
     on_data: Callable[[memoryview], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
     frames: dict[int, Any] = field(default_factory=dict)
@@ -230,3 +232,5 @@ class Conversation:
                 self.on_progress(done, total)
         else:  # LOADED, END: empty; DIGEST, CYCLES: raw bytes
             self.frames[kind] = payload
+            if kind == LOADED and self.on_loaded is not None:
+                self.on_loaded()

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ngcc import _core, _registry
+from ngcc import _child, _core, _registry
 from ngcc._errors import HashError
 from ngcc._hashing import library
-from ngcc._isolate import run_isolated
 from ngcc._registry import Instance
 
 #: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
@@ -166,8 +165,9 @@ def time_calls(
 
     Args:
         instance: an instance name, an :class:`Instance`, or a library path (a
-            library from ``ngcc build`` is timed in a child process, so a crash or a
-            hang past ``FOREIGN_TIMEOUT`` raises instead of killing the caller).
+            library from ``ngcc build`` is timed in the trial driver, a process of its
+            own, so a crash or a hang past ``FOREIGN_TIMEOUT`` raises instead of
+            killing the caller; its ``counter`` is then the driver's calibration).
         message_bytes: the message length in bytes, 0 to ``MAX_MESSAGE_BYTES``.
         calls: timed calls, 1 to ``MAX_CALLS``.
         warmup: untimed calls before them, 0 to ``MAX_CALLS``.
@@ -180,6 +180,7 @@ def time_calls(
         ValueError: a count out of range, or a message of another length.
         HashError: ``CryptHash`` returned nonzero; the message names the instance
             and the call.
+        LibraryError: a library that cannot be loaded or lacks ``CryptHash``.
         InstanceCrashError, InstanceTimeoutError: a foreign library crashed or hung.
     """
     inst = _registry.instance(instance)
@@ -187,22 +188,33 @@ def time_calls(
     calls = _checked_count("calls", calls, 1, MAX_CALLS)
     warmup = _checked_count("warmup", warmup, 0, MAX_CALLS)
     if not inst.builtin:
-        # Foreign code: time it in a child process so a crash cannot kill the caller.
-        result: TimingResult = run_isolated(
-            "ngcc._timing:time_calls_in_process",
-            "%s timing %d calls at %d B" % (inst, calls, message_bytes),
-            timeout=FOREIGN_TIMEOUT, instance=inst, message_bytes=message_bytes, calls=calls,
-            warmup=warmup, message=None if message is None else bytes(
-                _checked_message(message, message_bytes)))
-        result.cycles.flags.writeable = False
-        return result
+        return _time_calls_in_driver(inst, message_bytes, calls, warmup, message)
     return time_calls_in_process(inst, message_bytes, calls, warmup=warmup, message=message)
+
+
+def _time_calls_in_driver(inst: Instance, message_bytes: int, calls: int, warmup: int,
+                          message: object) -> TimingResult:
+    """Foreign code: the same loop in the trial driver, so a crash cannot kill the caller
+    (no uninstrumented batch: ``time_calls`` reports the per-call loop only)."""
+    data = None if message is None else _checked_message(message, message_bytes)
+    try:
+        measured = _child.trial(inst, message_bytes, calls, warmup, batch_calls=0,
+                                message=data, timeout=FOREIGN_TIMEOUT,
+                                what="%s timing %d calls at %d B" % (inst, calls, message_bytes))
+    except _child.DriverError as exc:
+        raise _child.api_error(inst, exc) from None
+    cycles = measured.cycles
+    cycles.flags.writeable = False
+    counter = CounterInfo(measured.counter, measured.frequency_hz, measured.overhead_min_ticks,
+                          measured.overhead_median_ticks)
+    return TimingResult(instance=inst, message_bytes=message_bytes, calls=calls, warmup=warmup,
+                        cycles=cycles, total_cycles=measured.loop_ticks,
+                        total_seconds=measured.loop_ns / 1e9, counter=counter)
 
 
 def time_calls_in_process(instance: Instance, message_bytes: int, calls: int, *,
                           warmup: int, message: object = None) -> TimingResult:
-    """:func:`time_calls` in this very process, for callers that are already an
-    isolated child (a campaign trial) or time a built-in instance."""
+    """:func:`time_calls` of a built-in instance in this very process."""
     inst = instance
     data = default_message(message_bytes) if message is None else _checked_message(
         message, message_bytes)

@@ -2,9 +2,12 @@
 check them against the official manifests.
 
 :func:`check` drives an instance library through the official KAT generator
-(``spec/kat-format.md``, reimplemented in ``csrc/kat.c``) in a child process,
-compares each file's canonical SHA-256 with the manifest line for
-``<instance>/KAT_<kind>_<instance>.txt``, and writes a KAT log per instance::
+(``spec/kat-format.md``, reimplemented in ``csrc/kat.c``) in the trial driver
+(``ngcc-driver``, a process of its own: ``ngcc/_child.py``), every message ending
+right before an unreadable guard page, compares each file's canonical SHA-256 with
+the manifest line for ``<instance>/KAT_<kind>_<instance>.txt``, runs the guard probe
+(every length again at the start of a page after a guard page), and writes a KAT log
+per instance::
 
     >>> import ngcc.kat
     >>> [result] = ngcc.kat.check("Wish512", files=("2_12", "2_23"))
@@ -18,7 +21,8 @@ PASS       the canonical digest equals the manifest line
 MISMATCH   it does not (or CryptHash returned nonzero); when the official
            file is at hand the first differing record is named
 NOKAT      no manifest line for this file (e.g. the SM3 baseline)
-CRASH      the instance library killed the generating process
+CRASH      the instance library killed the generating process (reading past
+           or before the message faults at once: the detail names the guard)
 TIMEOUT    generation took longer than ``timeout``
 ERROR      the generator could not run: out of memory for the 1 GiB
            message of KAT_2_33, library not loadable, disk full
@@ -37,15 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ngcc import _child
 from ngcc._errors import KatError
-from ngcc._kat_child import Outcome, generate_files
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, sidecar_path, stem
 from ngcc._version import __version__
 
-__all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatResult", "check",
-           "file_name"]
+__all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult", "KatResult",
+           "check", "file_name"]
 
 FILES = ("2_12", "2_23", "2_33", "loop")
 """The four KAT files, in the official generator's order."""
@@ -93,6 +97,25 @@ class KatFileResult:
 
 
 @dataclass(frozen=True)
+class KatProbeResult:
+    """The guard probe of one instance: every length of ``ngcc._child.PROBE_BITS``
+    hashed with the message at the start of a page that follows an unreadable page
+    and at the end of one before an unreadable page (the KAT files cover the end).
+
+    Attributes:
+        verdict: ``PASS``; ``CRASH`` when the library read outside the message (the
+            detail says where) or gave two digests for one message; ``MISMATCH``
+            when CryptHash returned nonzero; ``TIMEOUT``; ``ERROR``.
+        detail: what was checked, or why the verdict is not PASS.
+        lengths: how many message lengths passed.
+    """
+
+    verdict: str
+    detail: str
+    lengths: int = 0
+
+
+@dataclass(frozen=True)
 class KatResult:
     """The KAT check of one instance.
 
@@ -105,6 +128,7 @@ class KatResult:
             a built-in instance) ``<instance>.<variant>.log``.
         files: one :class:`KatFileResult` per file checked, in generator order.
         variant: the implementation checked (``"ref"``, ``"opt"``, ``"external"``).
+        probe: the guard probe (its verdict counts in ``verdict``).
     """
 
     instance: str
@@ -113,6 +137,7 @@ class KatResult:
     log: Path
     files: tuple[KatFileResult, ...]
     variant: str = ""
+    probe: KatProbeResult | None = None
 
     @property
     def passed(self) -> bool:
@@ -134,8 +159,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
     """Generate the KAT files of each instance and check them against the manifest.
 
     Instances are checked one after another (KAT_2_33 needs 1 GiB of memory per
-    run), each in a child process so a crashing or hanging library gives a CRASH
-    or TIMEOUT verdict instead of taking the caller down.
+    run), each file in a process of its own (the trial driver) with its messages
+    against guard pages, so a crashing, over-reading or hanging library gives a
+    CRASH or TIMEOUT verdict instead of taking the caller down.
 
     Args:
         instances: one instance or several: names (``"Wish512"``, ``"Wish512:opt"``),
@@ -150,7 +176,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
             new temporary folder, kept so the logs can be read.
         keep: keep the generated files (otherwise they are deleted after the check).
         progress: show a progress bar per file (on stderr).
-        timeout: seconds allowed per file (None: no limit).
+        timeout: seconds allowed per file and for the guard probe (None: the defaults
+            of ``ngcc._child.KAT_TIMEOUTS``, 10 min for the quick files, 2 h for the
+            long ones; ``math.inf``: no limit).
         official_dir: a folder with the official KAT files, laid out as
             ``<candidate>/<instance>/KAT_*.txt``, ``<instance>/KAT_*.txt`` or flat;
             used only to name the first differing record of a MISMATCH (ngcc ships
@@ -164,12 +192,12 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
 
     Raises:
         UnknownInstanceError, LibraryError: an instance that cannot be found.
-        ValueError: an unknown file kind, or a non-positive timeout.
+        ValueError: an unknown file kind, or a timeout that is not a positive number.
         KatError: a corrupt manifest.
     """
     chosen = _resolve_instances(instances, candidate)
     kinds = _normalise_files(files)
-    if timeout is not None and timeout <= 0:
+    if timeout is not None and not timeout > 0:  # NaN too
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
     return [_check_instance(inst, kinds, root, keep, progress, timeout, official_dir)
@@ -203,20 +231,70 @@ def _check_instance(inst: Instance, kinds: list[str], root: Path, keep: bool, pr
     label = stem(inst)  # Wish512:opt, an external Pavelor-512: not the default's log
     folder = root / inst.candidate / label
     folder.mkdir(parents=True, exist_ok=True)
-    jobs = [(_TAGS[kind], folder / file_name(kind, inst.name)) for kind in kinds]
+    jobs = [(kind, folder / file_name(kind, inst.name)) for kind in kinds]
     manifest = _manifest(inst.candidate)
     with _ProgressBars(inst.name, enabled=progress) as bars:
-        outcomes = generate_files(inst.library, inst.name, inst.digest_bits, jobs, timeout,
-                                  bars.update)
-    results = tuple(
-        _judge(inst, kind, path, outcomes[tag], manifest, official_dir, keep)
-        for kind, (tag, path) in zip(kinds, jobs, strict=True))
+        outcomes = [_generate(inst, _TAGS[kind], path, timeout, bars.update)
+                    for kind, path in jobs]
+    results = tuple(_judge(inst, kind, path, outcome, manifest, official_dir, keep)
+                    for (kind, path), outcome in zip(jobs, outcomes, strict=True))
+    probe = _probe(inst, timeout)
     if not keep:
         _remove_if_empty(folder)
-    verdict = next(v for v in _SEVERITY if any(r.verdict == v for r in results))
+    verdicts = [r.verdict for r in results] + [probe.verdict]
+    verdict = next(v for v in _SEVERITY if v in verdicts)
     log = root / inst.candidate / ("%s.log" % label)
-    _write_log(log, inst, results, verdict)
-    return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant)
+    _write_log(log, inst, results, probe, verdict)
+    return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant, probe)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What became of one file: ``status`` is ``done``, ``error``, ``crash`` or
+    ``timeout``; ``error_type`` and ``message`` say why when it is not ``done``."""
+
+    status: str
+    seconds: float | None = None
+    error_type: str = ""
+    message: str = ""
+
+
+#: The exception type a KAT log names for each reason the driver gives.
+_ERROR_TYPES = {"hash": "HashError", "memory": "KatMemoryError", "load": "LibraryError",
+                "output": "OSError", "kat": "ValueError"}
+
+
+def _generate(inst: Instance, tag: str, path: Path, timeout: float | None,
+              progress: Any) -> _Outcome:
+    """Generate one file in the driver; every failure becomes an outcome."""
+    try:
+        done = _child.generate_kat(inst, tag, path, timeout=timeout,
+                                   progress=lambda d, t: progress(tag, d, t))
+    except _child.DriverError as exc:
+        if exc.status == "timeout":
+            return _Outcome("timeout", timeout, message=exc.message)
+        if exc.status in ("crash", "protocol") or exc.reason == "forked":
+            return _Outcome("crash", message=exc.detail)
+        return _Outcome("error", error_type=_ERROR_TYPES.get(exc.reason, "NgccError"),
+                        message=exc.detail)
+    return _Outcome("done", done.seconds)
+
+
+def _probe(inst: Instance, timeout: float | None) -> KatProbeResult:
+    """The guard probe: messages at the start of a page after an unreadable one."""
+    try:
+        lengths = _child.probe(inst, timeout=_child.PROBE_TIMEOUT if timeout is None
+                               else timeout)
+    except _child.DriverError as exc:
+        if exc.status == "timeout":
+            verdict = "TIMEOUT"
+        elif exc.status in ("crash", "protocol") or exc.reason in ("forked", "placement"):
+            verdict = "CRASH"
+        else:
+            verdict = "MISMATCH" if exc.reason == "hash" else "ERROR"
+        return KatProbeResult(verdict, exc.detail if exc.status != "timeout" else exc.message)
+    return KatProbeResult("PASS", "%d message lengths, each at the start of a page after an "
+                          "unreadable page and at the end of one before it" % lengths, lengths)
 
 
 def _manifest(candidate: str) -> dict[str, ManifestEntry]:
@@ -227,7 +305,7 @@ def _manifest(candidate: str) -> dict[str, ManifestEntry]:
         raise KatError("the KAT manifest %s is corrupt: %s; reinstall ngcc" % (path, exc)) from exc
 
 
-def _judge(inst: Instance, kind: str, path: Path, outcome: Outcome,
+def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome,
            manifest: dict[str, ManifestEntry], official_dir: _PathArg | None,
            keep: bool) -> KatFileResult:
     """Turn a generation outcome into a verdict; delete the file unless kept."""
@@ -263,7 +341,7 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: Outcome,
                          base.expected_sha256, detail, path if keep else None)
 
 
-def _failed(base: KatFileResult, outcome: Outcome) -> KatFileResult:
+def _failed(base: KatFileResult, outcome: _Outcome) -> KatFileResult:
     """The result of a file the generator did not finish."""
     if outcome.status == "crash":
         verdict = "CRASH"
@@ -367,7 +445,7 @@ def _remove_if_empty(folder: Path) -> None:
 # ------------------------------------------------------------------------------ log
 
 def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
-               verdict: str) -> None:
+               probe: KatProbeResult, verdict: str) -> None:
     """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
@@ -394,6 +472,8 @@ def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
         if r.detail:
             lines.append("  detail            %s" % r.detail)
         lines.append("")
+    lines += ["PROBE guard pages %s" % probe.verdict,
+              "  detail            %s" % probe.detail, ""]
     lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
     atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8"))
 
@@ -408,7 +488,7 @@ def _file_sha256(path: Path) -> str:
 # ------------------------------------------------------------------------ progress
 
 class _ProgressBars:
-    """One tqdm bar per file, fed by the child's progress events."""
+    """One tqdm bar per file, fed by the driver's progress frames."""
 
     def __init__(self, instance_name: str, enabled: bool):
         self.instance_name = instance_name

@@ -97,3 +97,26 @@ def build_library(folder: Path, name: str, source: str, digest_bits: int = 256,
         Path(str(library) + ".json").write_text(
             json.dumps({"name": name, "digest_bits": digest_bits, "family": name}))
     return library
+
+
+# A stand-in for ngcc-driver that says what a test wants on the result channel:
+# ``body`` is Python calling frame(type, payload) (struct is imported, pid is its pid).
+_FAKE_DRIVER = '''#!%s -I
+import os, struct, sys
+args = sys.argv[1:]
+fd = int(args[args.index("--result-fd") + 1])
+pid = os.getpid()
+def frame(kind, payload=b""):
+    os.write(fd, struct.pack("<II", kind, len(payload)) + payload)
+%s
+'''
+
+
+def fake_driver(folder: Path, body: str) -> Path:
+    """An executable that answers every request with the frames ``body`` writes."""
+    import sys
+
+    path = folder / "fake-driver"
+    path.write_text(_FAKE_DRIVER % (sys.executable, body))
+    path.chmod(0o755)
+    return path

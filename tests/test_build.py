@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _isolate
+from ngcc import _child
 from ngcc._build import build, read_instance_header, read_provenance, select_sources
 from ngcc._errors import (
     BuildError,
@@ -191,7 +191,7 @@ def test_timing_a_segfaulting_library_raises_and_the_caller_survives(tmp_path):
 
 def test_hanging_library_times_out(tmp_path, monkeypatch):
     library = build(c_folder(tmp_path / "f", HANG), out_dir=tmp_path / "o").instance
-    monkeypatch.setattr(_isolate, "DEFAULT_TIMEOUT", 2.0)
+    monkeypatch.setattr(_child, "HASH_TIMEOUT", 2.0)
     with pytest.raises(InstanceTimeoutError, match=r"Fixture-256.*did not finish"):
         ngcc.hash(library.library, b"abc")
 
@@ -804,11 +804,3 @@ def test_a_library_that_writes_to_stdout_does_not_corrupt_the_result(tmp_path):
     folder = c_folder(tmp_path / "f", PRINTS)
     library = build(folder, flags="-std=gnu99 -O2", out_dir=tmp_path / "o").instance
     assert ngcc.hash(library, b"abc") == b"\x11" * 32
-
-
-def test_an_error_that_cannot_be_pickled_back_still_reaches_the_caller():
-    # UnknownInstanceError takes two constructor arguments: pickle cannot rebuild it.
-    with pytest.raises(ngcc.NgccError, match=r"UnknownInstanceError: unknown instance "
-                                             r"'NoSuchThing'") as error:
-        _isolate.run_isolated("ngcc._registry:instance", "looking up", name="NoSuchThing")
-    assert not isinstance(error.value, InstanceCrashError)

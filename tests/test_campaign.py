@@ -408,14 +408,18 @@ def test_a_hanging_trial_is_a_timeout_entry(tmp_path):
     assert "Hangs-512 at 64 B (trial 2)" in str(caught.value)
 
 
-def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch):
-    def counter_stuck(*args, **kwargs):  # what _core.counter_calibrate raises in the child
-        raise RuntimeError("the rdtsc counter did not advance")
+def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
+    # What the driver reports when the counter stands still: an ERROR frame (code 6).
+    from _testlib import fake_driver
 
-    monkeypatch.setattr(_worker, "run_isolated", counter_stuck)
+    from ngcc import _child
+    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, (
+        "frame(1, struct.pack('<II', 1, pid))\n"
+        "frame(3, struct.pack('<ii', 6, 0) + b'the rdtsc counter did not advance')\n"
+        "frame(13)")))
     with pytest.raises(_worker.ChildError) as caught:
         _worker.run_trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0, index=1,
-                          timeout=3)
+                          timeout=30)
     assert caught.value.status == "error"
     assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
 
