@@ -133,6 +133,7 @@ class _Run:
     conversation: Conversation
     returncode: int = 0
     timed_out: bool = False
+    stopped: bool = False          # ngcc killed it before it exited (a defect, a deadline)
     protocol_error: str = ""
     output_error: OSError | None = None
     stderr_tail: str = ""
@@ -220,7 +221,7 @@ def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: 
             if deadline_ns is not None:
                 wait = (deadline_ns - time.monotonic_ns()) / 1e9
                 if wait <= 0:
-                    run.timed_out = True
+                    run.timed_out = run.stopped = True
                     return
             if pidfd is None:
                 wait = 0.005 if wait is None else min(wait, 0.005)
@@ -244,9 +245,9 @@ def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: 
                     pass
         run.conversation.finish()
     except ProtocolError as exc:
-        run.protocol_error = str(exc)
+        run.protocol_error, run.stopped = str(exc), True
     except _OutputError as exc:
-        run.output_error = exc.error
+        run.output_error, run.stopped = exc.error, True
     finally:
         selector.close()
         if pidfd is not None:
@@ -291,6 +292,8 @@ def _stderr_note(run: _Run) -> str:
 
 
 def _exit_text(run: _Run) -> str:
+    if run.stopped and run.returncode == -signal.SIGKILL:
+        return "ngcc stopped the process"
     if run.returncode < 0:
         return "the process died of %s" % _signal_name(-run.returncode)
     return "the process exited with status %d" % run.returncode
@@ -495,7 +498,7 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
     counter, unit = wire.COUNTERS[int(f["counter_id"])]
     pinned = cpu is not None
     return TrialMeasurement(
-        pid=int(f["pid"]), cpu=int(cpu if pinned else f["cpu_at_end"]), cycles=cycles,
+        pid=int(f["pid"]), cpu=cpu if cpu is not None else int(f["cpu_at_end"]), cycles=cycles,
         loop_ticks=int(f["loop_ticks"]), loop_ns=int(f["loop_ns"]), counter=counter, unit=unit,
         frequency_hz=float(f["frequency_hz"]),
         overhead_min_ticks=int(f["overhead_min_ticks"]),

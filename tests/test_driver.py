@@ -1,0 +1,506 @@
+"""ngcc-driver and ngcc._child: the one child runner for foreign code.
+
+Fixture libraries written here misbehave on purpose (crash, hang, exit, fork, forge
+frames, read past the message, change their affinity, allocate 20 GiB); each must
+come back as the right status with a precise message, and the caller lives on.
+Nothing here asserts a speed: the comparisons with the extension are loose bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _testlib import build_library, fake_driver
+
+import ngcc
+import ngcc.kat
+from ngcc import _child, _core, _protocol
+from ngcc._child import DriverError
+from ngcc._errors import HashError, InstanceCrashError, InstanceProtocolError
+from ngcc._protocol import Conversation, ProtocolError
+
+REPO = Path(__file__).resolve().parents[1]
+SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]
+
+# One template, one behaviour each: BODY runs at the start of every CryptHash call.
+TEMPLATE = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* Append "<pid> <forked child>" to $NGCC_TEST_PIDS, for the test to check on them. */
+static void note_pids(pid_t child)
+{
+    const char *path = getenv("NGCC_TEST_PIDS");
+    FILE *file = path ? fopen(path, "a") : NULL;
+    if (file) {
+        fprintf(file, "%d %d\n", (int)getpid(), (int)child);
+        fclose(file);
+    }
+}
+
+/* The result channel, found as an attacker would: the pipe above fd 2. */
+static int channel_fd(void)
+{
+    DIR *fds = opendir("/proc/self/fd");
+    struct dirent *entry;
+    int found = -1;
+    while (fds && (entry = readdir(fds)) != NULL) {
+        char path[64], target[64];
+        int fd = atoi(entry->d_name);
+        ssize_t n;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
+        n = readlink(path, target, sizeof target - 1);
+        if (fd > 2 && n > 0 && (target[n] = 0, strncmp(target, "pipe:", 5) == 0))
+            found = fd;
+    }
+    if (fds)
+        closedir(fds);
+    return found;
+}
+
+__attribute__((visibility("default")))
+int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
+{
+    volatile unsigned char sink = 0;
+    size_t bytes = (size_t)((bits + 7) / 8);
+    (void)note_pids; (void)channel_fd; (void)bytes;
+    BODY
+    memset(digest, msg && bits ? msg[0] : 0x5A, (size_t)d / 8);
+    (void)sink;
+    return 0;
+}
+"""
+
+BEHAVIOURS = {
+    "trivial": "",
+    "crash": "raise(SIGSEGV);",
+    "null": "sink = *(volatile unsigned char *)(size_t)bits;  /* bits 0: NULL */",
+    "hang": "for (;;) pause();",
+    "fails": "if (bits == 8 * 21) return 5;",
+    "exits": "exit(0);",
+    "over1": "sink = msg[bytes];",
+    "over64": "sink = msg[bytes + 63];",
+    "under1": "sink = *(msg - 1);",
+    "digest_over": "digest[d / 8] = 1;",
+    "fork_keeps_pipe": "{ pid_t c = fork(); if (c == 0) { setsid(); sleep(60); _exit(0); }"
+                       " note_pids(c); }",
+    "fork_then_hang": "{ pid_t c = fork(); if (c == 0) { sleep(60); _exit(0); } note_pids(c);"
+                      " for (;;) pause(); }",
+    "garbage": r"{ int fd = channel_fd(); if (fd >= 0 && write(fd, "
+               r"""" \xff\xff\xff\x7f\xf0\xff\xff\xff", 8) < 0) return 1; }""",
+    "forged_digest": r"""{ static const unsigned char frame[40] = {5, 0, 0, 0, 32, 0, 0, 0,
+                        0xde, 0xad, 0xbe, 0xef}; int fd = channel_fd();
+                        if (fd >= 0 && write(fd, frame, sizeof frame) < 0) return 1; }""",
+    "forged_pickle": r"""{ int fd = channel_fd(); if (fd >= 0 && write(fd, PICKLE,
+                        sizeof PICKLE - 1) < 0) return 1; }""",
+    "affinity": "{ cpu_set_t all; int i; CPU_ZERO(&all); for (i = 0; i < 64; i++) "
+                "CPU_SET(i, &all); sched_setaffinity(0, sizeof all, &all); }",
+    "allocates": "{ unsigned char *p = malloc((size_t)20 << 30); p[0] = 1; sink = p[0]; }",
+    "busy": "{ volatile int i; for (i = 0; i < 20000; i++) {} }",
+}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory) -> dict[str, ngcc.Instance]:
+    """Every behaviour, built once, as an external instance (so it runs in the driver)."""
+    folder = tmp_path_factory.mktemp("driver-libs")
+    marker = folder / "unpickled"
+    pickle_bytes = (b"\\x80\\x04cposix\\nsystem\\n(V touch %s\\ntR." % str(marker).encode())
+    built = {}
+    for name, body in BEHAVIOURS.items():
+        source = TEMPLATE.replace("BODY", body)
+        if name == "forged_pickle":
+            source = '#define PICKLE "%s"\n' % pickle_bytes.decode() + source
+        built[name] = ngcc.instance(build_library(folder, name, source))
+    built["marker"] = marker  # type: ignore[assignment]
+    return built
+
+
+def _cpu() -> int:
+    return max(os.sched_getaffinity(0))
+
+
+def _alive(pid: int) -> bool:
+    """True while pid exists and is not a zombie."""
+    try:
+        state = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+# ------------------------------------------------------------------ the protocol
+
+def _c_constants() -> dict[str, int]:
+    text = (REPO / "csrc" / "frames.h").read_text() + (REPO / "csrc" / "guard.h").read_text()
+    found = {name: int(value) for name, value in
+             re.findall(r"\b([A-Z][A-Z0-9_]+) = (\d+)\b", text)}
+    found.update({name: int(value) for name, value in
+                  re.findall(r"#define (FRAME_[A-Z_]+) (\d+)\b", text)})
+    return found
+
+
+def test_the_python_reader_and_frames_h_agree_on_every_number():
+    c = _c_constants()
+    for kind, name in _protocol.NAMES.items():
+        assert c["FRAME_%s" % name] == kind, name
+    codes = {"DRIVER_ERR_%s" % reason.upper(): code
+             for code, reason in _protocol.ERROR_REASONS.items()}
+    assert codes == {k: v for k, v in c.items() if k.startswith("DRIVER_ERR_")}
+    assert {v: k for k, v in c.items() if k.startswith("COUNTER_ID_")}.keys() == \
+        _protocol.COUNTERS.keys()
+    guards = {k: v for k, v in c.items() if k.startswith("GUARD_") and v}
+    assert sorted(guards.values()) == sorted(_protocol.GUARDS)
+    for name, number in guards.items():  # GUARD_PAST_MESSAGE -> "past the message"
+        assert _protocol.GUARDS[number] == name[6:].lower().replace("_", " the "), name
+    assert (c["ACCESS_READ"], c["ACCESS_WRITE"]) == (1, 2)
+    assert c["FRAME_PROTOCOL_VERSION"] == _protocol.PROTOCOL_VERSION
+    assert c["FRAME_MAX_TEXT"] == _protocol.MAX_TEXT
+    frames_h = (REPO / "csrc" / "frames.h").read_text()
+    u32, wide = map(int, re.search(r"FRAME_TRIAL_BYTES \((\d+) \* 4 \+ (\d+) \* 8\)",
+                                   frames_h).groups())
+    assert _protocol.TRIAL_LAYOUT.size == 4 * u32 + 8 * wide
+    fields = re.findall(r"^\s+(?:uint32_t|int32_t|uint64_t|double) (\w+)",
+                        frames_h.split("} trial_facts;")[0].split("typedef struct {")[-1],
+                        re.MULTILINE)
+    names = [name for name, _ in _protocol.TRIAL_FIELDS]
+    assert fields[:-1] == names[:-3] and fields[-1] == "load_average"
+
+
+def _frame(kind: int, payload: bytes = b"") -> bytes:
+    return _protocol.HEADER.pack(kind, len(payload)) + payload
+
+
+HELLO = _frame(_protocol.HELLO, _protocol.HELLO_LAYOUT.pack(1, 77))
+LOADED = _frame(_protocol.LOADED)
+END = _frame(_protocol.END)
+
+
+def test_a_conversation_split_into_single_bytes_reads_the_same():
+    data = HELLO + LOADED + _frame(_protocol.DIGEST, bytes(range(32))) + END
+    whole, bytewise = Conversation("hash", digest_bytes=32), Conversation("hash", digest_bytes=32)
+    whole.feed(data)
+    for byte in data:
+        bytewise.feed(bytes([byte]))
+    assert whole.complete and bytewise.complete
+    assert bytes(bytewise.frames[_protocol.DIGEST]) == bytes(range(32))
+    assert bytewise.frames[_protocol.HELLO] == 77
+
+
+@pytest.mark.parametrize(("data", "defect"), [
+    (LOADED, "the first frame is LOADED, not HELLO"),
+    (HELLO + _protocol.HEADER.pack(99, 4), "unknown frame type 99"),
+    (HELLO + LOADED + _protocol.HEADER.pack(_protocol.DIGEST, 0xFFFFFFF0),
+     "a DIGEST frame of 4294967280 bytes (expected 32)"),
+    (HELLO + LOADED + _frame(_protocol.DIGEST, bytes(32)) * 2, "a second DIGEST frame"),
+    (HELLO + _frame(_protocol.DIGEST, bytes(32)), "before the library was loaded"),
+    (HELLO + LOADED + _frame(_protocol.COLD, bytes(16)), "a COLD frame in a hash run"),
+    (HELLO + END + END, "a END frame after the END frame"),
+    (HELLO + _frame(_protocol.ERROR, bytes(8) + b"x" * 1025), "an ERROR frame"),
+    (HELLO + _frame(_protocol.ERROR, b"\x63" + bytes(7)), "unknown error code 99"),
+    (_frame(_protocol.HELLO, _protocol.HELLO_LAYOUT.pack(2, 77)), "protocol version 2"),
+])
+def test_the_reader_refuses_what_the_request_cannot_produce(data, defect):
+    conversation = Conversation("hash", digest_bytes=32)
+    with pytest.raises(ProtocolError) as caught:
+        conversation.feed(data)
+    assert defect.replace("an ERROR frame", "a ERROR frame of 1033 bytes") in str(caught.value)
+
+
+def test_cycles_must_be_exactly_calls_times_eight_bytes():
+    conversation = Conversation("trial", digest_bytes=32, calls=10)
+    conversation.feed(HELLO + LOADED + _frame(_protocol.TRIAL, bytes(_protocol.TRIAL_LAYOUT.size)))
+    with pytest.raises(ProtocolError, match="a CYCLES frame of 72 bytes \\(expected 80\\)"):
+        conversation.feed(_frame(_protocol.CYCLES, bytes(72)))
+
+
+def test_kat_data_beyond_its_cap_is_refused():
+    conversation = Conversation("kat", max_data_bytes=100)
+    conversation.feed(HELLO + LOADED + _frame(_protocol.KAT_DATA, bytes(60)))
+    with pytest.raises(ProtocolError, match="more than 100 bytes of KAT file"):
+        conversation.feed(_frame(_protocol.KAT_DATA, bytes(60)))
+
+
+def test_a_frame_cut_short_is_refused():
+    conversation = Conversation("hash", digest_bytes=32)
+    conversation.feed(HELLO + LOADED + _frame(_protocol.DIGEST, bytes(32))[:20])
+    with pytest.raises(ProtocolError, match="closed inside a frame"):
+        conversation.finish()
+
+
+# -------------------------------------------------------------- what it measures
+
+def test_the_driver_hashes_like_the_extension():
+    for name in ("SM3", "WChain-V1-512", "Wish512"):
+        inst = ngcc.instance(name)
+        library = _core.Library(str(inst.library))
+        for bits in (0, 1, 7, 8, 255, 256, 1000, 8 * 4097):
+            data = os.urandom((bits + 7) // 8)
+            assert _child.hash_in_child(inst, data, bits) == \
+                library.hash(inst.digest_bits, data, bits), (name, bits)
+
+
+def test_a_trial_reports_every_fact_in_true_units():
+    cpu = _cpu()
+    measured = _child.trial(ngcc.instance("SM3"), 64, 500, 3, cpu=cpu)
+    calibration = _core.counter_calibrate()
+    assert measured.counter == calibration["name"]
+    assert measured.unit == {"rdtsc": "tsc-ticks", "cntvct_el0": "timer-ticks",
+                             "clock_monotonic_raw": "ns"}[measured.counter]
+    assert 0.5 < measured.frequency_hz / calibration["frequency_hz"] < 2
+    assert measured.cycles.dtype == np.uint64 and measured.cycles.shape == (500,)
+    assert measured.loop_ticks >= int(measured.cycles.sum())
+    assert measured.cpu == cpu and measured.affinity_changed is False
+    assert measured.batch_calls == 500 and measured.batch_ticks and measured.batch_ns
+    assert measured.thread_cpu_ns is not None and measured.thread_cpu_ns <= measured.loop_ns * 1.01
+    assert measured.voluntary_switches is not None and measured.involuntary_switches is not None
+    assert measured.loop_ns + measured.batch_ns <= measured.parent_wall_ns
+    assert 0 < measured.baseline_rss_kib <= measured.peak_rss_kib
+    if measured.counter == "rdtsc":  # a dependency chain of known latency ran
+        assert measured.core_cycles_per_tick is not None
+        assert 0.2 < measured.core_cycles_per_tick < 10
+
+
+def test_driver_and_extension_time_the_same_builtin_alike():
+    # The same C loop, the same counter bracket: medians agree (a loose bound, no speed).
+    inst = ngcc.instance("SM3")
+    in_driver = _child.trial(inst, 256, 2000, 3, cpu=_cpu(), batch_calls=0)
+    cycles, _, _ = _core.Library(str(inst.library)).time_calls(256, ngcc.default_message(256),
+                                                               2000, 3)
+    ratio = float(np.median(in_driver.cycles)) / float(np.median(cycles))
+    assert 0.5 < ratio < 2.0, ratio
+
+
+def test_a_trivial_library_runs_in_under_4_mib(libs):
+    measured = _child.trial(libs["trivial"], 32, 100, 1, cpu=_cpu())
+    assert measured.peak_rss_kib < 4096, measured.peak_rss_kib
+
+
+def test_a_forced_preemption_shows_in_the_switches_and_the_cpu_share(libs):
+    cpu = _cpu()
+    rival = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+                              "while True: pass" % cpu])
+    try:
+        time.sleep(0.3)  # the rival is spinning on the trial's CPU
+        measured = _child.trial(libs["busy"], 32, 20000, 0, cpu=cpu, batch_calls=0)
+    finally:
+        rival.kill()
+        rival.wait()
+    assert measured.involuntary_switches is not None and measured.involuntary_switches > 0
+    assert measured.thread_cpu_ns is not None
+    assert measured.thread_cpu_ns / measured.loop_ns < 0.9, measured
+
+
+def test_a_cold_call_gives_seconds():
+    t1 = _child.cold_call(ngcc.instance("SM3"), 32, cpu=_cpu())
+    assert 0 < t1 < 1
+
+
+# ------------------------------------------------------- what libraries may do
+
+def _fails(function, *args, **kwargs) -> DriverError:
+    with pytest.raises(DriverError) as caught:
+        function(*args, **kwargs)
+    return caught.value
+
+
+def test_a_crash_is_a_crash_with_its_signal(libs):
+    error = _fails(_child.trial, libs["crash"], 32, 10, 0, cpu=_cpu(), what="Crash at 32 B")
+    assert error.status == "crash"
+    assert error.message == ("Crash at 32 B crashed: the process died of SIGSEGV (raised by the "
+                             "library)")
+
+
+def test_a_hang_is_a_timeout_and_no_process_of_its_group_survives(libs, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("NGCC_TEST_PIDS", str(pids))
+    started = time.monotonic()
+    error = _fails(_child.trial, libs["fork_then_hang"], 32, 10, 0, cpu=_cpu(), timeout=2)
+    assert error.status == "timeout" and "did not finish within 2 s" in error.message
+    assert time.monotonic() - started < 20
+    driver, forked = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while (_alive(driver) or _alive(forked)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(driver) and not _alive(forked)
+
+
+def test_a_nonzero_return_names_the_call(libs):
+    error = _fails(_child.trial, libs["fails"], 21, 5, 1, cpu=_cpu())
+    assert (error.status, error.reason, error.value) == ("error", "hash", 5)
+    assert re.search(r"CryptHash of .*fails\.so returned 5 at warm-up call 0 of 1", error.detail)
+
+
+def test_exit_inside_crypthash_is_named(libs):
+    error = _fails(_child.hash_in_child, libs["exits"], b"abc", 24)
+    assert error.status == "crash"
+    assert error.detail == "the library ended the process (exit status 0) inside CryptHash"
+
+
+def test_a_fork_that_keeps_the_pipe_open_is_reported_at_once(libs, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("NGCC_TEST_PIDS", str(pids))
+    started = time.monotonic()
+    error = _fails(_child.hash_in_child, libs["fork_keeps_pipe"], b"abc", 24, timeout=60)
+    assert time.monotonic() - started < 10  # not the deadline
+    assert (error.status, error.reason) == ("error", "forked")
+    assert error.detail == "the library started 1 child process inside CryptHash (killed by ngcc)"
+    _, forked = map(int, pids.read_text().split())
+    assert not _alive(forked)  # it left the process group (setsid), and still died
+
+
+@pytest.mark.parametrize("behaviour", ["garbage", "forged_digest", "forged_pickle"])
+def test_writing_to_the_result_channel_is_a_protocol_error(libs, behaviour):
+    error = _fails(_child.hash_in_child, libs[behaviour], b"abc", 24, what="Forger hashing")
+    assert error.status == "protocol"
+    assert error.message.startswith("Forger hashing: the result channel broke the protocol: ")
+    assert not libs["marker"].exists()  # type: ignore[attr-defined]
+    with pytest.raises(InstanceProtocolError):
+        ngcc.hash(libs[behaviour], b"abc")
+
+
+def test_a_forged_digest_is_refused_by_name(libs):
+    error = _fails(_child.hash_in_child, libs["forged_digest"], b"abc", 24)
+    assert "a second DIGEST frame" in error.message
+
+
+@pytest.mark.parametrize(("behaviour", "reason"), [
+    ("over1", "read past the message"), ("over64", "read past the message"),
+    ("digest_over", "wrote past the digest")])
+def test_a_trial_names_the_guard_page_a_library_touched(libs, behaviour, reason):
+    error = _fails(_child.trial, libs[behaviour], 32, 10, 0, cpu=_cpu())
+    assert (error.status, error.reason) == ("crash", reason)
+    assert "the library %s (SIGSEGV in the guard page" % reason in error.message
+
+
+@pytest.mark.parametrize("behaviour", ["over1", "over64"])
+def test_the_kat_gate_gives_crash_read_past_the_message(libs, tmp_path, behaviour):
+    [result] = ngcc.kat.check(libs[behaviour], files="2_12", out_dir=tmp_path, progress=False)
+    assert result.verdict == "CRASH"
+    assert "read past the message" in result.files[0].detail
+    assert "read past the message" in result.log.read_text()
+    assert not list(tmp_path.rglob("*.txt*"))
+
+
+def test_the_guard_probe_catches_a_read_before_the_message(libs, tmp_path):
+    [result] = ngcc.kat.check(libs["under1"], files="2_12", out_dir=tmp_path, progress=False)
+    assert result.probe is not None and result.probe.verdict == "CRASH"
+    assert "read before the message" in result.probe.detail
+    assert result.verdict == "CRASH"
+    assert "PROBE guard pages CRASH" in result.log.read_text()
+
+
+def test_a_library_that_changes_its_affinity_is_flagged(libs):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: there is no other affinity to change to")
+    measured = _child.trial(libs["affinity"], 32, 10, 0, cpu=_cpu())
+    assert measured.affinity_changed is True
+
+
+@pytest.mark.skipif(SANITIZED, reason="RLIMIT_AS cannot be enforced under AddressSanitizer")
+def test_20_gib_under_a_memory_limit_is_a_clean_error(libs):
+    error = _fails(_child.trial, libs["allocates"], 32, 10, 0, cpu=_cpu(),
+                   memory_limit=1 << 30)
+    assert error.status == "crash"
+    assert ("SIGSEGV (invalid memory access at 0x0); it ran under a memory limit of 1024 MiB"
+            in error.message)
+    error = _fails(_child.trial, libs["trivial"], 32, 1 << 26, 0, cpu=_cpu(),
+                   memory_limit=64 << 20)  # the driver's own 512 MiB of cycles
+    assert (error.status, error.reason) == ("error", "memory")
+    assert "cannot allocate the cycles of 67108864 calls" in error.detail
+
+
+def test_the_api_maps_driver_failures_to_documented_errors(libs):
+    with pytest.raises(HashError, match=r"^fails: CryptHash of .* returned 5 at timed call"):
+        ngcc.time_calls(libs["fails"], 21, 3, warmup=0)
+    with pytest.raises(InstanceCrashError, match="read past the message"):
+        ngcc.hash(libs["over1"], b"abc")
+    with pytest.raises(InstanceCrashError, match="wrote past the digest"):
+        ngcc.hash(libs["digest_over"], b"abc")
+
+
+@pytest.mark.parametrize("bits", [2**63, 2**64 + 5])
+def test_huge_bit_counts_are_value_errors(libs, bits):
+    for inst in ("SM3", libs["trivial"]):
+        with pytest.raises(ValueError, match="is longer than the data"):
+            ngcc.hash(inst, b"abc", bits)
+
+
+def test_the_driver_refuses_a_bad_request_by_name(libs):
+    conversation = Conversation("hash", digest_bytes=32)
+    run = _child._run(conversation, ["--library", str(libs["trivial"].library), "--digest-bits",
+                                     "256", "--bits", str(2**64)], 30)
+    with pytest.raises(DriverError) as caught:
+        _child._judge(run, "a request")
+    assert (caught.value.status, caught.value.reason) == ("error", "request")
+    assert 'bad value for --bits: "18446744073709551616"' in caught.value.detail
+
+
+def test_timeouts_must_be_positive_numbers(libs):
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="positive number of seconds"):
+            _child.hash_in_child(libs["trivial"], b"abc", 24, timeout=bad)
+        with pytest.raises(ValueError, match="positive number of seconds"):
+            ngcc.kat.check("SM3", timeout=bad, progress=False)
+
+
+def test_a_fake_driver_that_claims_more_time_than_it_took_is_caught(tmp_path, monkeypatch):
+    # A TRIAL frame whose loops took an hour, from a child that ran a fraction of a second.
+    fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
+    fields.update(cpu=0, counter_id=1, calls=1, batch_calls=0, frequency_hz=2e9,
+                  loop_ticks=10**13, loop_ns=3_600 * 10**9, baseline_rss_kib=1,
+                  peak_rss_kib=1)
+    values = [fields[name] for name, _ in _protocol.TRIAL_FIELDS]
+    body = textwrap.dedent("""
+        frame(1, struct.pack('<II', 1, pid)); frame(2)
+        facts = %r
+        facts[0] = pid
+        frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000)); frame(13)
+    """) % (values, _protocol.TRIAL_LAYOUT.format)
+    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
+    error = _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)
+    assert error.status == "protocol"
+    assert "3600000000000 ns of timed loops in a child that ran" in error.message
+
+
+def test_a_kat_write_error_is_the_parents_clean_error_with_the_errno(tmp_path):
+    script = textwrap.dedent("""
+        import resource, signal, sys
+        import ngcc.kat
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # KAT_2_12: 1.8 MB
+        [result] = ngcc.kat.check("SM3", files="2_12", out_dir=sys.argv[1], progress=False)
+        print(result.verdict, result.files[0].detail)
+    """)
+    child = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
+                           text=True, timeout=300, check=False)
+    assert child.returncode == 0, child.stderr
+    verdict, detail = child.stdout.strip().split(" ", 1)
+    assert verdict == "ERROR"
+    assert detail.startswith("OSError: writing ") and detail.endswith("failed: File too large")
+    assert not list(tmp_path.rglob("*.part"))
+
+
+def test_exit_in_a_constructor_is_named_as_such(tmp_path):
+    source = TEMPLATE.replace("BODY", "") + (
+        "__attribute__((constructor)) static void leave(void) { _exit(3); }\n")
+    inst = ngcc.instance(build_library(tmp_path, "leaves", source))
+    error = _fails(_child.cold_call, inst, 32)
+    assert error.detail == ("the library ended the process (exit status 3) while it was being "
+                            "loaded")
