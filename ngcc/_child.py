@@ -514,7 +514,10 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
         voluntary_switches=int(f["voluntary_switches"]),
         involuntary_switches=int(f["involuntary_switches"]),
         affinity_changed=(not f["still_pinned"] or f["cpu_at_end"] != cpu) if pinned else None,
-        parent_wall_ns=parent_wall_ns)
+        parent_wall_ns=parent_wall_ns,
+        batch_thread_cpu_ns=int(f["batch_thread_cpu_ns"]) if f["batch_calls"] else None,
+        batch_involuntary_switches=(int(f["batch_involuntary_switches"]) if f["batch_calls"]
+                                    else None))
 
 
 @dataclass(frozen=True)

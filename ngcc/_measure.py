@@ -53,6 +53,8 @@ class TrialMeasurement:
         load_average: the 1, 5 and 15 minute load averages at the end.
         batch_calls, batch_ticks, batch_ns: the same calls timed again in a loop
             without per-call reads (one reading each around it).
+        batch_thread_cpu_ns, batch_involuntary_switches: the thread's CPU time and
+            involuntary context switches over that batch.
         core_cycles_per_tick: core clock cycles per counter tick, estimated in the
             trial from a dependency chain of known latency (None where unknown).
         thread_cpu_ns: CPU time of the thread over the per-call loop.
@@ -86,6 +88,8 @@ class TrialMeasurement:
     involuntary_switches: int | None = None
     affinity_changed: bool | None = None
     parent_wall_ns: int | None = None
+    batch_thread_cpu_ns: int | None = None
+    batch_involuntary_switches: int | None = None
 
 
 class TrialRunner(Protocol):
