@@ -182,7 +182,7 @@ class Campaign:
             is then marked ``timed_without_pass``; reports show ⚠).
         kat_files: the official KAT files the gate checks (default KAT_2_12, KAT_2_23).
         kat_timeout: seconds allowed per KAT file before the verdict is TIMEOUT
-            (default: no limit).
+            (default: ``ngcc._child.KAT_TIMEOUTS``, 600 s for the quick files).
         trial_timeout: seconds a trial or calibration child may take before it is
             killed (default: ten times the trial's estimate plus 60 s; 120 s for the
             cold call).

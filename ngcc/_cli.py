@@ -137,7 +137,8 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--keep", action="store_true",
                         help="keep the generated KAT files (DIR/<candidate>/<instance>/)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="time allowed per file (default: no limit)")
+                        help="time allowed per file and for the guard probe (default: 600 s "
+                             "for 2_12 and 2_23, 7200 s for 2_33 and loop)")
     parser.add_argument("--official", type=Path, metavar="DIR",
                         help="your copy of the official KAT files (e.g. "
                              "DIR/<candidate>/<instance>/KAT_*.txt), to name the first "
@@ -224,7 +225,8 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
                         help="KAT files the gate checks (default: %(default)s)")
     parser.add_argument("--kat-timeout", type=float, metavar="SECONDS",
-                        help="time allowed per KAT file (default: no limit)")
+                        help="time allowed per KAT file (default: 600 s for 2_12 and 2_23, "
+                             "7200 s for 2_33 and loop)")
     parser.add_argument("--trial-timeout", type=float, metavar="SECONDS",
                         help="kill a trial after this long (default: 10x its estimate + 60 s)")
     parser.add_argument("--strict", action="store_true",
