@@ -13,6 +13,9 @@
  *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
  *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
  *
+ * Any mode takes --cpu-features F1,F2,... (the library's needs, by /proc/cpuinfo
+ * names): a CPU without them is refused before the library is loaded.
+ *
  * Results go to the pipe FD as frames (frames.h); fd 1 is pointed at fd 2 before
  * the library is loaded, so a library that prints cannot reach the channel. Every
  * message lies in a guarded buffer (guard.h), so reading past it faults at once.
@@ -33,6 +36,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "cpu_features.h"
 #include "frames.h"
 #include "guard.h"
 #include "kat.h"
@@ -48,6 +52,7 @@
 #define MAX_DIGEST_BITS (1 << 20)              /* as Library.hash accepts */
 #define MAX_PROBE_LENGTHS 4096
 #define MAX_PROBE_BITS ((uint64_t)1 << 23)
+#define MAX_FEATURES 64
 #define PROGRESS_INTERVAL_NS 200000000u
 
 typedef struct {
@@ -66,6 +71,7 @@ typedef struct {
     const char *instance;        /* kat */
     int blank_digests;           /* kat */
     const char *lengths;         /* probe */
+    const char *cpu_features;    /* comma-separated, or NULL */
 } request;
 
 static int channel = -1;
@@ -198,6 +204,8 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
                 req->instance = value;
             else if (strcmp(name, "--lengths") == 0)
                 req->lengths = value;
+            else if (strcmp(name, "--cpu-features") == 0)
+                req->cpu_features = value;
             else {
                 snprintf(error, size, "unknown option %s", name);
                 return -1;
@@ -276,6 +284,27 @@ static void read_stdin(unsigned char *into, uint64_t bytes)
 }
 
 /* ---------------------------------------------------------- shared pieces */
+
+/* Refuse a library built for instruction-set extensions this CPU lacks: it would
+ * die of SIGILL somewhere inside CryptHash. */
+static void check_cpu_features(const char *list)
+{
+    char names[1024], missing[1024], *name, *rest;
+    const char *wanted[MAX_FEATURES];
+    size_t count = 0;
+
+    if (list == NULL || *list == '\0')
+        return;
+    if (strlen(list) >= sizeof names)
+        fail(DRIVER_ERR_REQUEST, 0, "--cpu-features is longer than %zu bytes", sizeof names - 1);
+    strcpy(names, list);
+    for (name = strtok_r(names, ",", &rest); name != NULL && count < MAX_FEATURES;
+         name = strtok_r(NULL, ",", &rest))
+        wanted[count++] = name;
+    if (ngcc_cpu_missing(wanted, count, missing, sizeof missing) > 0)
+        fail(DRIVER_ERR_FEATURE, 0, "the library needs CPU features this CPU lacks: %s "
+             "(it would die of SIGILL)", missing);
+}
 
 static void map_guarded(guarded_buffer *buffer, uint64_t bytes, uint32_t before, uint32_t past,
                         const char *what)
@@ -668,6 +697,7 @@ int main(int argc, char **argv)
         fail(DRIVER_ERR_SYSTEM, 0, "cannot install the fault handler: %s", strerror(errno));
     if (req.memory_limit > 0)
         limit_memory(req.memory_limit);
+    check_cpu_features(req.cpu_features);
     if (strcmp(req.mode, "hash") == 0)
         run_hash(&req);
     else if (strcmp(req.mode, "cold") == 0)

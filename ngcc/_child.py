@@ -90,7 +90,8 @@ class DriverError(ChildError):
             ``forked``, ``placement``, ``counter``, ``kat``, ``system``, ``request``,
             ``feature``, or ``output`` (the parent could not write the KAT file);
             for ``crash``, the guard page touched (``past the message`` …) or "".
-        detail: the driver's text alone, without the job's name.
+        detail: the driver's text alone, without the job's name (``feature``: the
+            CPU lacks an instruction-set extension the library was built for).
         value: a number that goes with it (CryptHash's return, the bit length).
     """
 
@@ -376,7 +377,8 @@ def _protocol(run: _Run, what: str, defect: str) -> DriverError:
 
 
 def _library_options(inst: Instance) -> list[str]:
-    return ["--library", str(inst.library), "--digest-bits", str(inst.digest_bits)]
+    features = ["--cpu-features", ",".join(inst.cpu_features)] if inst.cpu_features else []
+    return ["--library", str(inst.library), "--digest-bits", str(inst.digest_bits), *features]
 
 
 # ------------------------------------------------------------------- the modes

@@ -505,3 +505,13 @@ def test_exit_in_a_constructor_is_named_as_such(tmp_path):
     error = _fails(_child.cold_call, inst, 32)
     assert error.detail == ("the library ended the process (exit status 3) while it was being "
                             "loaded")
+
+
+def test_a_cpu_without_the_librarys_features_is_refused_before_loading(libs):
+    import dataclasses
+
+    needy = dataclasses.replace(libs["crash"], cpu_features=("sse2", "no_such_feature"))
+    error = _fails(_child.hash_in_child, needy, b"abc", 24)
+    assert (error.status, error.reason) == ("error", "feature")
+    assert error.detail == ("the library needs CPU features this CPU lacks: no_such_feature "
+                            "(it would die of SIGILL)")
