@@ -490,7 +490,7 @@ def test_a_kat_write_error_is_the_parents_clean_error_with_the_errno(tmp_path):
         print(result.verdict, result.files[0].detail)
     """)
     child = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
-                           text=True, timeout=300, check=False)
+                           text=True, timeout=300, check=False, cwd=tmp_path)
     assert child.returncode == 0, child.stderr
     verdict, detail = child.stdout.strip().split(" ", 1)
     assert verdict == "ERROR"
