@@ -515,3 +515,14 @@ def test_a_cpu_without_the_librarys_features_is_refused_before_loading(libs):
     assert (error.status, error.reason) == ("error", "feature")
     assert error.detail == ("the library needs CPU features this CPU lacks: no_such_feature "
                             "(it would die of SIGILL)")
+
+
+def test_the_driver_runner_names_instance_length_and_trial(libs):
+    from ngcc._measure import ChildError, TrialMeasurement
+
+    runner = _child.DriverRunner(memory_limit=None if SANITIZED else 1 << 30)
+    assert 0 < runner.cold_call(libs["trivial"], 32, _cpu(), 60) < 1
+    measured = runner.trial(ngcc.instance("SM3"), 32, 10, 1, _cpu(), 3, 60)
+    assert isinstance(measured, TrialMeasurement) and measured.cycles.shape == (10,)
+    with pytest.raises(ChildError, match=r"^crash at 64 B \(trial 3\) crashed: "):
+        runner.trial(libs["crash"], 64, 10, 0, _cpu(), 3, 60)
