@@ -91,6 +91,7 @@ class TimingResult:
             (counter overhead included: it is recorded in ``counter``, not subtracted).
         total_cycles: counter ticks from before the first timed call to after the
             last, one reading each side (includes the per-call readings).
+            ``loop_mean_cycles`` is this over ``calls``.
         total_seconds: the same span measured with ``CLOCK_MONOTONIC_RAW``.
         counter: the counter's name, frequency and overhead in this process.
     """
@@ -115,9 +116,16 @@ class TimingResult:
         return float(self.cycles.mean())
 
     @property
-    def batch_mean_cycles(self) -> float:
-        """Mean ticks per call from the batch total: ``total_cycles / calls``."""
+    def loop_mean_cycles(self) -> float:
+        """Ticks per call of the whole loop: ``total_cycles / calls``. It includes the
+        per-call readings between the calls, so it is no uninstrumented batch (a
+        campaign trial times one of those: ``TrialMeasurement.batch_ticks``)."""
         return self.total_cycles / self.calls
+
+    @property
+    def batch_mean_cycles(self) -> float:
+        """The old name of :attr:`loop_mean_cycles`."""
+        return self.loop_mean_cycles
 
     @property
     def median_cycles(self) -> float:

@@ -81,7 +81,8 @@ def test_time_calls_result_holds_what_was_asked_and_measured():
 def test_time_calls_result_properties_agree_with_the_cycles():
     result = ngcc.time_calls("SM3", 128, 40)
     assert result.mean_cycles == pytest.approx(float(result.cycles.mean()))
-    assert result.batch_mean_cycles == pytest.approx(result.total_cycles / 40)
+    assert result.loop_mean_cycles == pytest.approx(result.total_cycles / 40)
+    assert result.batch_mean_cycles == result.loop_mean_cycles  # the old name
     assert result.median_cycles == pytest.approx(float(np.median(result.cycles)))
     assert result.min_cycles == int(result.cycles.min())
     assert result.cycles_per_byte == pytest.approx(result.mean_cycles / 128)
