@@ -7,6 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "the CYCLES frame is sent in host order, which frames.h defines as little-endian"
+#endif
+
 unsigned char *frame_put_u32(unsigned char *at, uint32_t value)
 {
     int i;

@@ -26,6 +26,7 @@ typedef struct {
 
 static watched_guard watched[GUARD_MAX_WATCHED];
 static volatile sig_atomic_t result_channel = -1;
+static pid_t channel_owner;  /* a fork()ed copy of the driver does not report */
 
 static size_t page_bytes(void)
 {
@@ -148,7 +149,7 @@ static void on_fault(int signal_number, siginfo_t *info, void *context)
     at = frame_put_u32(at, access_of(signal_number, info, context));
     at = frame_put_u32(at, (uint32_t)info->si_code);  /* <= 0: sent, not a fault */
     frame_put_u64(at, info->si_code > 0 ? (uint64_t)address : 0);
-    if (result_channel >= 0)
+    if (result_channel >= 0 && getpid() == channel_owner)
         (void)frame_write(result_channel, FRAME_CRASH, payload, sizeof payload);
     result_channel = -1;  /* one report: a second fault only ends the process */
     /* Die of the signal itself: the default action, raised again (a real fault would
@@ -177,6 +178,7 @@ int guard_install_handler(int result_fd)
     if (sigaltstack(&stack, NULL) != 0)
         return -1;
     result_channel = result_fd;
+    channel_owner = getpid();
     memset(&action, 0, sizeof action);
     action.sa_sigaction = on_fault;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;

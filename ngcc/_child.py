@@ -209,7 +209,7 @@ def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: 
     selector = selectors.DefaultSelector()
     for fd in readers:
         selector.register(fd, selectors.EVENT_READ, "read")
-    pidfd = os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None
+    pidfd = _pidfd(child.pid)
     if pidfd is not None:
         selector.register(pidfd, selectors.EVENT_READ, "exit")
     if child.stdin is not None:
@@ -272,6 +272,14 @@ def _write_some(fd: int, data: memoryview) -> memoryview:
     except BrokenPipeError:  # the driver stopped reading: its frames say why
         return data[len(data):]
     return data[written:]
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when pid exits (Linux >= 5.3), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _has_exited(pid: int) -> bool:

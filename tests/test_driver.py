@@ -102,6 +102,7 @@ BEHAVIOURS = {
                        " note_pids(c); }",
     "fork_then_hang": "{ pid_t c = fork(); if (c == 0) { sleep(60); _exit(0); } note_pids(c);"
                       " for (;;) pause(); }",
+    "fork_copy_crashes": "{ if (fork() == 0) sink = *(volatile unsigned char *)0; }",
     "garbage": r"{ int fd = channel_fd(); if (fd >= 0 && write(fd, "
                r"""" \xff\xff\xff\x7f\xf0\xff\xff\xff", 8) < 0) return 1; }""",
     "forged_digest": r"""{ static const unsigned char frame[40] = {5, 0, 0, 0, 32, 0, 0, 0,
@@ -526,3 +527,18 @@ def test_the_driver_runner_names_instance_length_and_trial(libs):
     assert isinstance(measured, TrialMeasurement) and measured.cycles.shape == (10,)
     with pytest.raises(ChildError, match=r"^crash at 64 B \(trial 3\) crashed: "):
         runner.trial(libs["crash"], 64, 10, 0, _cpu(), 3, 60)
+
+
+def test_without_pidfd_the_runner_polls_for_the_exit(libs, monkeypatch):
+    monkeypatch.setattr(_child, "_pidfd", lambda pid: None)
+    assert _child.hash_in_child(libs["trivial"], b"abc", 24) == b"a" * 32
+    error = _fails(_child.hash_in_child, libs["hang"], b"abc", 24, timeout=1)
+    assert error.status == "timeout"
+    error = _fails(_child.hash_in_child, libs["fork_keeps_pipe"], b"abc", 24, timeout=30)
+    assert error.reason == "forked"
+
+
+def test_a_forked_copy_that_crashes_sends_no_crash_frame(libs):
+    # The copy inherits the fault handler and the channel; only the driver reports.
+    error = _fails(_child.hash_in_child, libs["fork_copy_crashes"], b"abc", 24)
+    assert (error.status, error.reason) == ("error", "forked")
