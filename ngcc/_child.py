@@ -21,8 +21,9 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
 What this protects against: a library cannot run code in this process (nothing it
 writes is unpickled or evaluated), write outside the run directory (the parent
 writes every file), make the caller hang (deadlines, group kill), or leave
-processes behind. What it cannot: the library shares the trial process, so it could
-still lie about its own speed within the time the parent observed.
+processes behind. What it cannot: the library shares the trial process, so it can
+still lie — forge the whole rest of a conversation and end the process, or claim any
+speed within the time the parent observed.
 
 Default deadlines, each overridable by the caller: hashing 60 s plus 1 s per MiB,
 the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
