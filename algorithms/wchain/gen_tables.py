@@ -39,6 +39,14 @@ def _round_constants(constants: dict) -> list[list[int]]:
     return rows
 
 
+def _stride3(rows: list[list[int]]) -> list[list[int]]:
+    """RC in the lane order of the AVX2 code (wchain_cf_avx2.c): for round r, half h
+    and group m, the four lanes RC[r][9h+m], RC[r][9h+m+3], RC[r][9h+m+6], 0, one row
+    of 24 values (h = 0, 1; m = 0, 1, 2) per round."""
+    return [[row[LANES_PER_HALF * h + m + 3 * lane] if lane < 3 else 0
+             for h in range(2) for m in range(3) for lane in range(4)] for row in rows]
+
+
 def _check_wiring(wiring: dict, params: dict) -> None:
     """The facts the C code relies on beyond the tables it includes."""
     pi, pi_inv = wiring["pi"], wiring["pi_inv"]
@@ -86,6 +94,11 @@ def render(spec_dir: Path) -> str:
         " * 16-bit words of the fraction of pi. V1 uses rows 0..17, lanes 0..8 (RC_V1);\n"
         " * V2 rows 0..23, lanes 0..17 (RC_V2). */",
         _c_array("uint64_t", "WCHAIN_RC", _round_constants(constants), 3, "0x%016xu"),
+        "/* The same constants in the lane order of the AVX2 code (wchain_cf_avx2.c):\n"
+        " * WCHAIN_RC_STRIDE3[r][12h + 4m + l] = WCHAIN_RC[r][9h + m + 3l] for l < 3, and 0\n"
+        " * in the unused lane l = 3 (h: V2 half, m: group of lanes m, m+3, m+6). */",
+        _c_array("uint64_t", "WCHAIN_RC_STRIDE3", _stride3(_round_constants(constants)), 4,
+                 "0x%016xu"),
         "/* Message-expansion rotations d (5.1): MEF rotates lane i left by d[i]. */",
         _c_array(u8, "WCHAIN_EXPAND_ROT", wiring["message_expansion_rotations_d"], 9, "%d"),
         "/* Wiring pi (5.3 step 3), as its inverse: c[j] = u[WCHAIN_PI_INV[j]]. */",
