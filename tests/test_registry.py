@@ -7,6 +7,7 @@ import importlib.util
 import json
 import platform
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,42 @@ def test_registry_json_records_each_variant_and_what_was_skipped():
         assert isinstance(entry["cpu_features"], list), entry["library"]
         assert isinstance(entry["constant_time"], bool), entry["library"]
         assert entry["description"], entry["library"]
+
+
+_CPU_FEATURES_PROGRAM = r"""
+#include <stdio.h>
+#include "cpu_features.h"
+int main(int argc, char **argv)
+{
+    char missing[64];
+    size_t i, count = ngcc_cpu_missing((const char *const *)argv + 1, (size_t)argc - 1,
+                                       missing, sizeof missing);
+    printf("%zu %s\n", count, missing);
+    for (i = 0; ngcc_cpu_feature_name(i) != NULL; i++)
+        if (ngcc_cpu_has(ngcc_cpu_feature_name(i)))
+            printf("%s\n", ngcc_cpu_feature_name(i));
+    return 0;
+}
+"""
+
+
+def test_the_c_feature_check_agrees_with_the_binding(tmp_path):
+    """csrc/cpu_features.c on its own, as the C trial driver uses it: the features it
+    reports are _core.cpu_features(), and the missing list names exactly the absent
+    ones, comma-separated (truncated, but still counted, when the buffer is short)."""
+    source = tmp_path / "features.c"
+    source.write_text(_CPU_FEATURES_PROGRAM)
+    program = tmp_path / "features"
+    subprocess.run(compiler() + ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I",
+                                 str(REPO / "csrc"), "-o", str(program), str(source),
+                                 str(REPO / "csrc" / "cpu_features.c")], check=True)
+    have = _core.cpu_features()
+    absent = sorted(f for f in ("avx512f", "sha_ni", "aes", "avx2") if f not in have)
+    asked = ["sse2", "no_such_feature", *absent, "x" * 70]
+    lines = subprocess.run([str(program), *asked], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    count, _, listed = lines[0].partition(" ")
+    assert int(count) == len(asked) - (1 if "sse2" in have else 0)
+    assert listed == ",".join((["sse2"] if "sse2" not in have else [])
+                              + ["no_such_feature", *absent])
+    assert set(lines[1:]) == have
