@@ -49,14 +49,17 @@ def _header(name: str, bits: int | None, extra: str = "") -> str:
 
 
 def iccs_folder(path: Path, family: str, name: str, bits: int, defines: str = "") -> Path:
-    """Lay out an ICCS-style submission folder from one of our own families.
+    """Lay out an ICCS-style submission folder from one of our own families' ``ref``
+    variant (its sources in instances.json; an ``opt`` variant's need other flags).
 
     Each C file first includes the instance header, as a submission's sources do.
     """
     path.mkdir(parents=True)
     for header in (ALGORITHMS / family).glob("*.h"):
         shutil.copy(header, path)
-    for source in (ALGORITHMS / family).glob("*.c"):
+    spec = json.loads((ALGORITHMS / family / "instances.json").read_text())
+    for name_in_family in spec["variants"]["ref"]["sources"]:
+        source = ALGORITHMS / family / name_in_family
         (path / source.name).write_text('#include "CryptHash_AlgorithmInstance.h"\n'
                                         + source.read_text())
     shutil.copy(ALGORITHMS / "include" / "crypt_hash.h", path)
