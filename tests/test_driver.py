@@ -269,7 +269,10 @@ def test_a_trial_reports_every_fact_in_true_units():
     assert measured.loop_ticks >= int(measured.cycles.sum())
     assert measured.cpu == cpu and measured.affinity_changed is False
     assert measured.batch_calls == 500 and measured.batch_ticks and measured.batch_ns
-    assert measured.thread_cpu_ns is not None and measured.thread_cpu_ns <= measured.loop_ns * 1.01
+    # The thread's CPU time covers the loop only (not the whole process): on a virtual
+    # machine its accounting may run a little ahead of the raw clock over a short loop.
+    assert measured.thread_cpu_ns is not None
+    assert measured.thread_cpu_ns <= measured.loop_ns * 1.1 + 1_000_000
     assert measured.voluntary_switches is not None and measured.involuntary_switches is not None
     assert measured.loop_ns + measured.batch_ns <= measured.parent_wall_ns
     assert 0 < measured.baseline_rss_kib <= measured.peak_rss_kib
