@@ -119,3 +119,8 @@ class ReportError(NgccError, LookupError):
 
     def __str__(self) -> str:  # LookupError would otherwise repr() the message
         return str(self.args[0])
+
+
+class PlotDataError(NgccError, ValueError):
+    """Data a plot cannot draw honestly (two series with one label, columns of unequal
+    length, a ratio that is not positive); the message names the series."""
