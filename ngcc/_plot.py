@@ -196,12 +196,11 @@ def _length_axis(axes: Axes, lengths: Sequence[int]) -> None:
     axes.set_xlabel("message length (log₂ scale)")
 
 
-def _check_lengths(label: str, columns: Mapping[str, Sequence[Any] | None]) -> int:
+def _check_lengths(label: str, columns: Mapping[str, Sequence[Any] | None]) -> None:
     sizes = {name: len(column) for name, column in columns.items() if column is not None}
     if len(set(sizes.values())) > 1:
         raise PlotDataError(f"series {label!r}: its columns differ in length ("
                             + ", ".join(f"{k} {v}" for k, v in sizes.items()) + ")")
-    return next(iter(sizes.values()), 0)
 
 
 def _check_unique(labels: Sequence[str]) -> None:
@@ -267,9 +266,11 @@ def _panels(items: Sequence[Any]) -> list[tuple[str, list[Any]]]:
     for group, members in groups.items():
         packed = _pack(members)
         for chunk in packed:
-            instances = list(dict.fromkeys(_instance_of(item.label) for item in chunk))
-            name = group if len(packed) == 1 else f"{group}: {', '.join(instances)}"
-            panels.append((name.strip(": "), chunk))
+            instances = ", ".join(dict.fromkeys(_instance_of(item.label) for item in chunk))
+            if len(packed) == 1:
+                panels.append((group, chunk))
+            else:
+                panels.append((f"{group}: {instances}" if group else instances, chunk))
     return panels
 
 
@@ -352,7 +353,8 @@ def _frame_key(row: Mapping[str, Any]) -> str:
     return str(row["instance"])
 
 
-def cycles_per_byte(points: Any, title: str = "", unit: str = "cycles/byte") -> Figure:
+def cycles_per_byte(points: Any, title: str = "", unit: str = "cycles/byte",
+                    statistic: str = "mean") -> Figure:
     """Cycles/byte against message length: one line per library, CI error bars.
 
     Args:
@@ -361,6 +363,8 @@ def cycles_per_byte(points: Any, title: str = "", unit: str = "cycles/byte") -> 
         title: the figure title.
         unit: what the values are, named on the y axis: ``ticks/byte``,
             ``core cycles/byte``.
+        statistic: which figure per call the values are, named in the legend's title
+            with the bars (``mean, 95 % CI bars``).
 
     The x axis is log2 with a tick at every measured length; each y axis follows the
     y-scale rule of :func:`y_scale`. Up to eight series share one axes; more are
@@ -384,7 +388,7 @@ def cycles_per_byte(points: Any, title: str = "", unit: str = "cycles/byte") -> 
         figure, axes_list = _grid(len(panels), (8.0, 4.2) if single else PANEL, title)
         if not series:
             return _nothing(figure, axes_list[0], "nothing measured")
-        bars = "mean, 95 % CI bars" if any(s.ci_low for s in series) else "mean"
+        bars = f"{statistic}, 95 % CI bars" if any(s.ci_low for s in series) else statistic
         for axes, (name, members) in zip(axes_list, panels, strict=True):
             handles = _cpb_panel(axes, members, unit)
             _length_axis(axes, lengths)
@@ -411,7 +415,7 @@ def _cpb_panel(axes: Axes, members: Sequence[CpbSeries], unit: str) -> list[Line
             # a bound below zero (a skewed CI) would run off a log axis: stop it at 0
             low = np.minimum(y - np.asarray(item.ci_low, dtype=np.float64), y)
             high = np.asarray(item.ci_high, dtype=np.float64) - y
-            yerr = np.vstack([low.clip(min=0), high.clip(min=0)])[:, keep]
+            yerr = np.nan_to_num(np.vstack([low.clip(min=0), high.clip(min=0)])[:, keep])
         style: dict[str, Any] = {"color": COLOURS[index % len(COLOURS)],
                                  "marker": MARKERS[index], "markersize": 5, "linewidth": 1.6,
                                  "linestyle": "-" if item.kat_passed else "--"}
