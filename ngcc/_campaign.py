@@ -27,7 +27,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ngcc import _host, _records, _stats, _worker
+from ngcc import _host, _locks, _records, _stats, _worker
 from ngcc._elf import elf_image_bytes
 from ngcc._errors import (
     CorruptRecordError,
@@ -170,7 +170,8 @@ class Campaign:
             0.02 with ``quick``).
         op_budget: seconds allowed for all trials of one instance × length
             (default 900; 5 with ``quick``).
-        cpu: the CPU every trial is pinned to (default: the last one allowed).
+        cpu: the CPU every trial is pinned to (default: the last allowed one that no
+            other running ngcc campaign holds; a resumed run keeps its CPU).
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             run directory with the same plan is resumed.
         quick: a small plan for smoke tests and CI.
@@ -212,10 +213,8 @@ class Campaign:
         self.trial_target = trial_target or (QUICK_TRIAL_TARGET if quick
                                              else DEFAULT_TRIAL_TARGET)
         self.op_budget = op_budget or (QUICK_OP_BUDGET if quick else DEFAULT_OP_BUDGET)
-        self.cpu = _host.default_cpu() if cpu is None else cpu
-        if self.cpu not in os.sched_getaffinity(0):
-            raise ValueError("CPU %d is not available to this process (allowed: %s); choose "
-                             "one with --cpu" % (self.cpu, sorted(os.sched_getaffinity(0))))
+        self.cpu = _host.default_cpu() if cpu is None else _locks.check_cpu(cpu)
+        self._cpu_asked = cpu  # None: run() takes a CPU no other campaign holds
         self.target_ci = target_ci
         self.max_trials = max(self.trials, max_trials or (
             TARGET_CI_MAX_TRIALS if target_ci else self.trials))
@@ -274,7 +273,8 @@ class Campaign:
         if (path / _records.CAMPAIGN_FILE).exists():
             self._resume(_records.load_campaign(path), environment, issues)
             return
-        if path.exists() and any(not _is_temp_file(p) for p in path.iterdir()):
+        if path.exists() and any(not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
+                                 for p in path.iterdir()):
             raise ForeignRunDirError(
                 "%s is not empty and has no %s, so it is not an ngcc run directory; choose "
                 "a new or empty --run-dir (nothing was written)" % (path, _records.CAMPAIGN_FILE))
@@ -329,7 +329,14 @@ class Campaign:
             ForeignRunDirError, PlanMismatchError, CorruptRecordError: the run
                 directory cannot be used (the message says what to do).
             KatGateError: the KAT gate refused every instance.
+            RunDirBusyError, CpuBusyError: another campaign holds the run directory,
+                or the CPU (the message names its pid).
         """
+        with _locks.hold_campaign(self.run_dir, self._cpu_asked) as cpu:
+            self.cpu = self.plan["cpu"] = cpu
+            return self._run_held()
+
+    def _run_held(self) -> Run:
         environment = _host.fingerprint(self.cpu)
         issues = _host.host_warnings(environment)
         if self.strict and issues:

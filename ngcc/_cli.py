@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from tqdm import tqdm
 
-from ngcc import _build, _campaign, _format, _host, kat
+from ngcc import _build, _campaign, _format, _host, _locks, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
 from ngcc._registry import instance, instances
@@ -208,7 +208,8 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="seconds for all trials of one instance x length "
                              "(default 900; 5 with --quick)")
     parser.add_argument("--cpu", type=int, metavar="N",
-                        help="pin every trial to CPU N (default: the last CPU allowed)")
+                        help="pin every trial to CPU N (default: the last CPU allowed that "
+                             "no other running ngcc campaign holds)")
     parser.add_argument("--run-dir", type=Path, metavar="DIR",
                         help="run directory (default: runs/<UTC start time>); an existing "
                              "one with the same plan is resumed")
@@ -291,16 +292,18 @@ def _add_check(subcommands: argparse._SubParsersAction) -> None:
                     "everything that makes cycle counts drift, with the remedy. Exit status 1 "
                     "under --strict when there is a warning.")
     parser.add_argument("--cpu", type=int, metavar="N",
-                        help="the CPU a campaign would pin to (default: the last one allowed)")
+                        help="the CPU a campaign would pin to (default: the last one allowed "
+                             "that no other running ngcc campaign holds)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 if the host is not fixed")
     parser.set_defaults(run=_run_check)
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    environment = _host.fingerprint(args.cpu)
+    cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
+    environment = _host.fingerprint(cpu)
     print(_table([("item", "value"), *_host.describe(environment)]))
-    issues = _host.host_warnings(environment)
+    issues = [*_host.host_warnings(environment), *_locks.cpu_issues(cpu)]
     for issue in issues:
         print("warning: %s" % issue.message)
     if not issues:

@@ -66,6 +66,15 @@ class PlanMismatchError(RunDirError):
     """A run directory started with another plan than the one asked for now."""
 
 
+class RunDirBusyError(RunDirError):
+    """Another running ngcc campaign holds the run directory; the message names its pid."""
+
+
+class CpuBusyError(NgccError):
+    """The trial CPU asked for (or every allowed CPU) is held by another running ngcc
+    campaign; the message names the holder's pid and run directory."""
+
+
 class CorruptRecordError(RunDirError):
     """An evidence file that is unreadable, of unknown schema, incomplete or tampered."""
 

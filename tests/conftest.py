@@ -10,7 +10,9 @@ proves it is the official file — its canonical digest is the manifest line
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,22 @@ class OfficialKat:
         for kind in KAT_KINDS[1:]:
             shutil.copyfile(self.file(name, kind), folder / ("KAT_%s_%s.txt" % (kind, name)))
         return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_lock_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The tests' campaigns take their CPU locks in a folder of their own
+    (``$XDG_RUNTIME_DIR/ngcc``), so they neither wait for nor block the campaigns (and
+    test runs) of others on this machine; tests/test_locks.py tests the locks there."""
+    runtime = tmp_path_factory.mktemp("runtime")
+    runtime.chmod(0o700)
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    yield runtime / "ngcc"
+    if before is None:
+        del os.environ["XDG_RUNTIME_DIR"]
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = before
 
 
 @pytest.fixture(scope="session")
