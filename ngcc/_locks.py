@@ -136,12 +136,12 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str],
         ValueError: a CPU this process may not run on.
     """
     facts = _facts(run_dir)
-    if cpu is None and resume_cpu not in allowed_cpus():
-        resume_cpu = None  # measured where this process may not run: the plan will differ
-    if cpu is not None or resume_cpu is not None:
-        chosen = check_cpu(cpu if cpu is not None else resume_cpu)
-        candidates = [chosen]
-    else:
+    if cpu is not None:
+        candidates = [check_cpu(cpu)]
+    elif resume_cpu in allowed_cpus():
+        candidates = [resume_cpu]
+    else:  # a new run, or one measured where this process may not run (the plan differs)
+        resume_cpu = None
         candidates = list(reversed(allowed_cpus()))
     held: dict[int, Holder] = {}
     for candidate in candidates:
