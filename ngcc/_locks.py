@@ -241,7 +241,11 @@ def _locked(path: Path, facts: dict[str, object]) -> Iterator[Holder | None]:
     into it), or the current holder if another process has it (nothing is held then).
 
     An empty ``facts`` only probes: the lock is released at once."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise OSError(exc.errno, "cannot open the lock file %s: %s" % (path, exc.strerror)
+                      ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
