@@ -282,8 +282,12 @@ def _campaign_command(run_dir: Path) -> list[str]:
 def test_resume_after_the_orchestrator_is_stopped(tmp_path, stop):
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # SIGINT as a terminal delivers it, even if this test runs in the background (whose
+    # commands inherit SIGINT ignored, so the campaign would just finish)
     orchestrator = subprocess.Popen(_campaign_command(run_dir), env=env, text=True,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                     signal.SIG_DFL))
     records = run_dir / "records" / "baseline"
     deadline = time.monotonic() + 120
     while not list(records.glob("*.json")) and time.monotonic() < deadline:
