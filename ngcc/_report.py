@@ -1,7 +1,7 @@
 """Markdown report pages of a run: one page per candidate, and a summary page.
 
 A candidate page has the structure of the independent NGCC performance pages
-(``shared/seeds/``), which follow the NICCS x86 self-assessment guide §3.5: sections
+(``docs/spec/seeds/``), which follow the NICCS x86 self-assessment guide §3.5: sections
 1 (basic information), 2 (assessment environment), 3 (functional testing), 4
 (performance), 5 (resource consumption) and 7 (raw evidence index), with the same
 columns and number formatting (:mod:`ngcc._format`). What those pages lack — the

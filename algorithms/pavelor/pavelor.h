@@ -1,5 +1,5 @@
 /* Pavelor (NGCC Round 1, hash-22): what the files of this folder share.
- * Section numbers refer to shared/spec/pavelor.md.
+ * Section numbers refer to docs/spec/pavelor.md.
  */
 #ifndef PAVELOR_H
 #define PAVELOR_H
