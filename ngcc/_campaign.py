@@ -23,11 +23,11 @@ import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from ngcc import _host, _locks, _records, _stats, _worker
+from ngcc import _host, _locks, _records, _stats, _worker, kat
 from ngcc._elf import elf_image_bytes
 from ngcc._errors import (
     CorruptRecordError,
@@ -38,6 +38,7 @@ from ngcc._errors import (
     NgccError,
     PlanMismatchError,
 )
+from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
 from ngcc._registry import Instance, external_instance, instance, instances, stem
 from ngcc._run import Run
 
@@ -150,6 +151,28 @@ def _is_temp_file(path: Path) -> bool:
     return path.name.startswith(".") and ".tmp-" in path.name
 
 
+class KatChecker(Protocol):
+    """What the KAT gate calls to check instances: :func:`ngcc.kat.check` by default.
+
+    It returns one :class:`~ngcc.kat.KatResult` per instance, in order, each naming the
+    KAT log it wrote under ``out_dir``; tests hand the campaign a fake.
+    """
+
+    def __call__(self, instances: Sequence[Instance], *, files: Sequence[str], out_dir: Path,
+                 progress: bool, timeout: float | None) -> list[kat.KatResult]:
+        ...
+
+
+def _trial_facts(started: str, measured: TrialMeasurement) -> dict[str, Any]:
+    return {"started": started, "pid": measured.pid, "cpu": measured.cpu,
+            "cycles": measured.cycles, "total_cycles": measured.loop_ticks,
+            "total_seconds": measured.loop_ns / 1e9, "frequency_hz": measured.frequency_hz,
+            "overhead_cycles": measured.overhead_min_ticks,
+            "baseline_rss_kib": measured.baseline_rss_kib,
+            "peak_rss_kib": measured.peak_rss_kib,
+            "load_average": list(measured.load_average)}
+
+
 class Campaign:
     """A measurement campaign over instances × message lengths.
 
@@ -189,6 +212,9 @@ class Campaign:
             cold call).
         progress: show a progress bar on a terminal.
         command: the command line recorded as provenance.
+        runner: what runs the cold calls and trials (default: each in a fresh pinned
+            Python child, :class:`ngcc._worker.PythonChildRunner`).
+        kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
@@ -200,7 +226,8 @@ class Campaign:
                  max_trials: int | None = None, allow_kat_fail: bool = False,
                  kat_files: Sequence[str] = KAT_FILES, kat_timeout: float | None = None,
                  trial_timeout: float | None = None,
-                 progress: bool = True, command: Sequence[str] | None = None):
+                 progress: bool = True, command: Sequence[str] | None = None,
+                 runner: TrialRunner | None = None, kat_checker: KatChecker | None = None):
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
@@ -220,12 +247,13 @@ class Campaign:
             TARGET_CI_MAX_TRIALS if target_ci else self.trials))
         self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
         self.kat_files = list(kat_files)
-        from ngcc import kat
         kat._normalise_files(self.kat_files)  # a typo is refused before the run directory
         self.kat_timeout = kat_timeout
         self.trial_timeout = trial_timeout
         self.progress = progress and sys.stderr.isatty()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
+        self.runner: TrialRunner = runner if runner is not None else _worker.PythonChildRunner()
+        self.kat_checker: KatChecker = kat_checker if kat_checker is not None else kat.check
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
         self._by_key = {(i.candidate, stem(i)): i for i in self.instances}
         self._sha = {key: _records.sha256_file(i.library) for key, i in self._by_key.items()}
@@ -383,10 +411,9 @@ class Campaign:
                 entries[key] = entry
         to_check = [inst for key, inst in self._by_key.items() if key not in entries]
         if to_check:
-            from ngcc import kat
-            results = kat.check(to_check, files=tuple(self.kat_files),
-                                out_dir=self.run_dir / "kat", progress=self.progress,
-                                timeout=self.kat_timeout)
+            results = self.kat_checker(to_check, files=tuple(self.kat_files),
+                                       out_dir=self.run_dir / "kat", progress=self.progress,
+                                       timeout=self.kat_timeout)
             for inst, result in zip(to_check, results, strict=True):
                 key = (inst.candidate, stem(inst))
                 entries[key] = self._build_entry(inst, key, result.verdict, Path(result.log))
@@ -454,10 +481,10 @@ class Campaign:
             for job in todo:
                 bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
                 try:
-                    t1 = _worker.run_cold_call(self._instance_of(job), job["message_bytes"],
+                    t1 = self.runner.cold_call(self._instance_of(job), job["message_bytes"],
                                                self.cpu, self.trial_timeout
                                                or _worker.CALIBRATION_TIMEOUT)
-                except _worker.ChildError as exc:
+                except ChildError as exc:
                     job.update(status=exc.status, error=str(exc))
                 else:
                     self._plan_job(job, t1)
@@ -485,7 +512,7 @@ class Campaign:
                 bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
                 try:
                     trials = self._run_trials(job, bar)
-                except _worker.ChildError as exc:
+                except ChildError as exc:
                     job.update(status=exc.status, error=str(exc))
                 else:
                     self._write_job(job, trials)
@@ -500,9 +527,9 @@ class Campaign:
             started = _utc_now()
             timeout = self.trial_timeout or _worker.trial_timeout(
                 job["t1_seconds"], job["calls_per_trial"], job["warmup_calls"])
-            result = _worker.run_trial(inst, job["message_bytes"], job["calls_per_trial"],
-                                       job["warmup_calls"], self.cpu, len(trials), timeout)
-            trials.append({"started": started, **result})
+            measured = self.runner.trial(inst, job["message_bytes"], job["calls_per_trial"],
+                                         job["warmup_calls"], self.cpu, len(trials), timeout)
+            trials.append(_trial_facts(started, measured))
             if len(trials) <= job["trials_planned"]:  # extra --target-ci trials: unplanned
                 bar.update(min(self._trial_cost(job), bar.total - bar.n))
         return trials

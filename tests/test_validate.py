@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ from _fakerun import make_run
 import ngcc
 from ngcc import _records
 from ngcc._cli import main
-from ngcc._errors import MeasurementWarning, ValidationError
+from ngcc._errors import ValidationError
 from ngcc._run import load_run
 from ngcc._validate import validate
 
@@ -138,35 +137,3 @@ def test_cli_validate_corrupt_json(run_dir: Path, capsys: pytest.CaptureFixture[
     assert main(["validate", str(run_dir)]) == 1
     err = capsys.readouterr().err
     assert "Pavelor-512__hash_1024.json" in err and "not valid JSON" in err
-
-
-# ------------------------------------------------------------------ a real campaign
-
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real --quick campaign: two instances, two lengths (about 20 s on 2 cores)."""
-    run_dir = tmp_path_factory.mktemp("quick") / "run"
-    with warnings.catch_warnings():  # a busy test machine: the warnings are expected
-        warnings.simplefilter("ignore", MeasurementWarning)
-        ngcc.Campaign(["WChain-V1-512", "pseudoXOF-512"], lengths=[32, 1024], quick=True,
-                      run_dir=run_dir, progress=False).run()
-    return run_dir
-
-
-def test_fresh_campaign_validates(quick_run: Path) -> None:
-    run = load_run(quick_run)
-    assert len(run.records) == 4
-    run.report(plots=False)
-    result = validate(quick_run)
-    assert result.ok, result.differences
-    assert result.records_checked == 4
-
-
-def test_fresh_campaign_tampered(quick_run: Path, tmp_path: Path) -> None:
-    run_dir = Path(shutil.copytree(quick_run, tmp_path / "run"))
-    load_run(run_dir).report(plots=False)
-    record = "records/hash-34/WChain-V1-512__hash_32.json"
-    edit_record(run_dir / record,
-                lambda d: d["statistics"].__setitem__("p95_cycles",
-                                                      d["statistics"]["p95_cycles"] * 0.9))
-    assert files(validate(run_dir)) == {record}

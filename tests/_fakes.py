@@ -1,0 +1,119 @@
+"""Fakes for the campaign's two seams: a trial runner and a KAT checker that run nothing.
+
+``Campaign(..., runner=FakeRunner(), kat_checker=FakeKat())`` exercises the whole
+orchestration (plan, gate, resume, refusals, ``--target-ci``, progress, failed jobs)
+in milliseconds. The fake runner answers with synthetic :class:`TrialMeasurement`
+objects whose per-call cycles come from a seeded generator, so every figure is
+reproducible; the statistics, records and reports are made by the real code.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ngcc import _host, _records, kat
+from ngcc._measure import TrialMeasurement
+from ngcc._registry import Instance, stem
+
+FREQUENCY_HZ = 2.1e9
+#: A fixed host, so a fake campaign neither calibrates a counter nor asks systemd.
+ENVIRONMENT: dict[str, Any] = {
+    "cpu_model": "Fake CPU", "machine": "x86_64", "cpu": 1, "cpu_count": 2,
+    "cpu_max_mhz": 2100.0, "governor": "performance", "turbo": False, "smt_siblings": [1],
+    "virtualization": None, "perf_event_paranoid": 2, "memory_mib": 4096,
+    "counter": {"name": "rdtsc", "frequency_hz": FREQUENCY_HZ, "overhead_min": 24,
+                "overhead_median": 26},
+    "load_average_start": [0.01, 0.02, 0.03], "kernel": "6.1.0", "os": "Fake OS",
+    "compiler": "cc 12", "python": "3.11.7", "numpy": np.__version__,
+    "ngcc_version": "0.1.0", "git_commit": None, "git_dirty": None,
+    "executable": "/usr/bin/python3",
+}
+
+
+def fixed_host(monkeypatch: Any) -> None:
+    """Make ``_host.fingerprint`` return :data:`ENVIRONMENT` (for the pinned CPU)."""
+    monkeypatch.setattr(_host, "fingerprint",
+                        lambda cpu=None: {**ENVIRONMENT, "cpu": _host.default_cpu()
+                                          if cpu is None else cpu})
+
+
+def cost_cycles(name: str, message_bytes: int) -> float:
+    """The typical cycles of one call of ``name`` at ``message_bytes`` in the fake."""
+    return 500.0 + 40.0 * (zlib.crc32(name.encode()) % 7 + 1) * message_bytes
+
+
+class FakeRunner:
+    """A :class:`~ngcc._measure.TrialRunner` whose trials run nothing.
+
+    Args:
+        fail: ``(instance name, message bytes, trial index)`` → exception raised instead
+            of answering; index ``None`` is the cold call.
+        spread: relative trial-to-trial spread of the trial means (alternating sign).
+    """
+
+    def __init__(self, fail: dict[tuple[str, int, int | None], BaseException] | None = None,
+                 spread: float = 0.0):
+        self.fail = dict(fail or {})
+        self.spread = spread
+        self.log: list[tuple[str, str, int, int | None]] = []
+
+    def _maybe_fail(self, instance: Instance, message_bytes: int, index: int | None) -> None:
+        error = self.fail.get((instance.name, message_bytes, index))
+        if error is not None:
+            raise error
+
+    def cold_call(self, instance: Instance, message_bytes: int, cpu: int,
+                  timeout: float) -> float:
+        self.log.append(("cold", instance.name, message_bytes, None))
+        self._maybe_fail(instance, message_bytes, None)
+        return cost_cycles(instance.name, message_bytes) / FREQUENCY_HZ
+
+    def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
+              cpu: int, index: int, timeout: float) -> TrialMeasurement:
+        self.log.append(("trial", instance.name, message_bytes, index))
+        self._maybe_fail(instance, message_bytes, index)
+        seed = zlib.crc32(("%s/%s/%d/%d" % (instance.name, instance.library, message_bytes,
+                                             index)).encode())
+        centre = cost_cycles(instance.name, message_bytes) * (
+            1 + self.spread * (1 if index % 2 else -1))
+        rng = np.random.default_rng(seed)
+        cycles = np.rint(rng.gamma(400, centre / 400, calls)).astype(np.uint64)
+        ticks = int(cycles.sum(dtype=np.uint64)) + 30 * calls
+        return TrialMeasurement(
+            pid=40000 + index, cpu=cpu, cycles=cycles, loop_ticks=ticks,
+            loop_ns=round(ticks / FREQUENCY_HZ * 1e9), counter="rdtsc", unit="tsc-ticks",
+            frequency_hz=FREQUENCY_HZ, overhead_min_ticks=24, overhead_median_ticks=26,
+            baseline_rss_kib=1600 + index, peak_rss_kib=1700 + index,
+            load_average=(0.01, 0.02, 0.03))
+
+    def trials_run(self) -> list[tuple[str, int, int | None]]:
+        """(instance, bytes, index) of every trial asked for, in order."""
+        return [entry[1:] for entry in self.log if entry[0] == "trial"]
+
+
+class FakeKat:
+    """A KAT checker that generates nothing: a verdict per instance name (default PASS,
+    NOKAT for a baseline) and a one-line log where ``ngcc.kat.check`` writes its log."""
+
+    def __init__(self, verdicts: dict[str, str] | None = None):
+        self.verdicts = dict(verdicts or {})
+        self.checked: list[str] = []
+
+    def __call__(self, instances: Sequence[Instance], *, files: Sequence[str], out_dir: Path,
+                 progress: bool, timeout: float | None) -> list[kat.KatResult]:
+        results = []
+        for inst in instances:
+            verdict = self.verdicts.get(inst.name) or (
+                "NOKAT" if inst.candidate == "baseline" else "PASS")
+            self.checked.append(inst.name)
+            log = Path(out_dir) / inst.candidate / ("%s.log" % stem(inst))
+            _records.atomic_write_bytes(log, ("RESULT %s %s %s\n" % (
+                inst.candidate, inst.name, verdict)).encode())
+            results.append(kat.KatResult(inst.name, inst.candidate, verdict, log, (),
+                                         inst.variant))
+        return results
