@@ -51,20 +51,20 @@ def main() -> None:
                                                   "est s", "loops s", "CI ±%", "flags"))
     estimate = loops = 0.0
     for job in run.jobs:
-        if job["status"] != "done":
-            print("%-16s %7d  %s: %s" % (job["instance"], job["message_bytes"], job["status"],
-                                         job["error"]))
+        if job.status != "done":
+            print("%-16s %7d  %s: %s" % (job.label, job.message_bytes, job.status,
+                                         job.error))
             continue
-        record = run.record(job["instance"], job["message_bytes"])
-        spent = sum(t["total_seconds"] for t in record.trials)
+        record = run.record(job.label, job.message_bytes)
+        spent = sum(t.loop_seconds for t in record.trials)
         stats = record.statistics
-        estimate += job["estimated_seconds"]
+        estimate += job.estimated_seconds
         loops += spent
         print("%-16s %7d %8.1f µs %7d %9.3f %9.3f %8.3f %s" % (
-            job["instance"], job["message_bytes"], 1e6 * job["t1_seconds"],
-            job["calls_per_trial"], job["estimated_seconds"], spent,
-            100 * (stats["ci95_relative"] or 0.0),
-            ",".join(f["code"] for f in stats["flags"]) or "-"))
+            job.label, job.message_bytes, 1e6 * job.t1_seconds,
+            job.calls_per_trial, job.estimated_seconds, spent,
+            100 * (stats.ci95_relative or 0.0),
+            ",".join(f.code for f in stats.flags) or "-"))
     trials = sum(len(r.trials) for r in run.records)
     print()
     print("jobs %d, trials %d, run directory %s" % (len(run.jobs), trials, run.path))
@@ -73,7 +73,7 @@ def main() -> None:
     print("campaign wall time             %8.1f s  (KAT gate, calibration, process start-up "
           "included: %.2f s per trial beyond its loop)" % (wall, (wall - loops) / max(trials, 1)))
     print("host warnings: %d; trial flags: %d" % (
-        len(run.host_warnings), sum(len(r.statistics["flags"]) for r in run.records)))
+        len(run.host_warnings), sum(len(r.statistics.flags) for r in run.records)))
     del caught
 
 

@@ -16,18 +16,19 @@ it skips every job whose record is complete and measures the rest.
 from __future__ import annotations
 
 import datetime
-import json
 import math
 import os
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 from tqdm import tqdm
 
-from ngcc import _host, _locks, _records, _stats, _worker, kat
+from ngcc import _host, _locks, _records, _schema1, _stats, _worker, kat
 from ngcc._elf import elf_image_bytes
 from ngcc._errors import (
     CorruptRecordError,
@@ -37,8 +38,33 @@ from ngcc._errors import (
     MeasurementWarning,
     NgccError,
     PlanMismatchError,
+    RunDirError,
 )
 from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
+from ngcc._model import (
+    BuildEntry,
+    BuildState,
+    CampaignState,
+    Environment,
+    HostWarning,
+    Implementation,
+    Job,
+    JobPlan,
+    KatFacts,
+    Plan,
+    PlanLibrary,
+    Provenance,
+    RawRef,
+    Record,
+    Resources,
+    Settings,
+    Start,
+    Trial,
+    kat_log_relpath,
+    operation,
+    raw_relpath,
+    record_relpath,
+)
 from ngcc._registry import Instance, external_instance, instance, instances, stem
 from ngcc._run import Run
 
@@ -93,11 +119,6 @@ def _new_run_id() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def _json_roundtrip(data: Any) -> Any:
-    """``data`` as it reads back from JSON (tuples become lists …), for comparisons."""
-    return json.loads(json.dumps(data))
-
-
 def _is_path(name: object) -> bool:
     return isinstance(name, os.PathLike) or (
         isinstance(name, str) and (os.sep in name or name.endswith(".so")))
@@ -130,14 +151,14 @@ def _resolve_instances(names: Sequence[str | os.PathLike[str] | Instance],
     return list(unique.values())
 
 
-def _plan_differences(stored: dict[str, Any], asked: dict[str, Any]) -> list[str]:
+def _plan_differences(stored: Plan, asked: Plan) -> list[str]:
     def show(value: Any) -> str:
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            return ", ".join("%s(%s)" % (v.get("instance"), str(v.get("library_sha256"))[:12])
-                             for v in value)
-        return json.dumps(value)
-    return ["%s: %s in the run, %s asked" % (key, show(stored.get(key)), show(asked.get(key)))
-            for key in sorted(set(stored) | set(asked)) if stored.get(key) != asked.get(key)]
+        if isinstance(value, tuple) and value and isinstance(value[0], PlanLibrary):
+            return ", ".join("%s(%s)" % (v.label, v.library_sha256[:12]) for v in value)
+        return repr(list(value) if isinstance(value, tuple) else value)
+    return ["%s: %s in the run, %s asked" % (f.name, show(getattr(stored, f.name)),
+                                            show(getattr(asked, f.name)))
+            for f in fields(Plan) if getattr(stored, f.name) != getattr(asked, f.name)]
 
 
 def _check_positive(**settings: float | None) -> None:
@@ -149,6 +170,11 @@ def _check_positive(**settings: float | None) -> None:
 
 def _is_temp_file(path: Path) -> bool:
     return path.name.startswith(".") and ".tmp-" in path.name
+
+
+def _runner_name(runner: object) -> str:
+    """``ngcc._worker.PythonChildRunner``: the runner as records name it."""
+    return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
 
 
 class KatChecker(Protocol):
@@ -163,14 +189,8 @@ class KatChecker(Protocol):
         ...
 
 
-def _trial_facts(started: str, measured: TrialMeasurement) -> dict[str, Any]:
-    return {"started": started, "pid": measured.pid, "cpu": measured.cpu,
-            "cycles": measured.cycles, "total_cycles": measured.loop_ticks,
-            "total_seconds": measured.loop_ns / 1e9, "frequency_hz": measured.frequency_hz,
-            "overhead_cycles": measured.overhead_min_ticks,
-            "baseline_rss_kib": measured.baseline_rss_kib,
-            "peak_rss_kib": measured.peak_rss_kib,
-            "load_average": list(measured.load_average)}
+#: The message every trial hashes, as records state it.
+MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
 
 
 class Campaign:
@@ -232,6 +252,7 @@ class Campaign:
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
         self.instances = _resolve_instances(list(instances), candidate, all_instances)
+        self.labels = [stem(inst) for inst in self.instances]
         self.lengths = [int(n) for n in lengths]
         if not self.lengths or min(self.lengths) < 1:
             raise ValueError("message lengths must be positive byte counts, got %s"
@@ -255,51 +276,73 @@ class Campaign:
         self.runner: TrialRunner = runner if runner is not None else _worker.PythonChildRunner()
         self.kat_checker: KatChecker = kat_checker if kat_checker is not None else kat.check
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
-        self._by_key = {(i.candidate, stem(i)): i for i in self.instances}
-        self._sha = {key: _records.sha256_file(i.library) for key, i in self._by_key.items()}
+        self._by_label = dict(zip(self.labels, self.instances, strict=True))
+        self._sha = {label: _records.sha256_file(inst.library)
+                     for label, inst in self._by_label.items()}
         self.plan = self._make_plan()
-        self._environment: dict[str, Any] = {}
-        self._state: dict[str, Any] = {}
-        self._build: dict[tuple[str, str], dict[str, Any]] = {}
+        self._environment: Environment | None = None
+        self._state: CampaignState | None = None
+        self._jobs: list[Job] = []
+        self._build: dict[str, BuildEntry] = {}
 
     # ------------------------------------------------------------ plan and state
 
-    def _make_plan(self) -> dict[str, Any]:
-        return _json_roundtrip({
-            "instances": [{"candidate": i.candidate, "instance": i.name, "stem": stem(i),
-                           "variant": i.variant, "library": str(i.library),
-                           "library_sha256": self._sha[(i.candidate, stem(i))]}
-                          for i in self.instances],
-            "lengths": self.lengths, "trials": self.trials,
-            "trial_target_seconds": self.trial_target, "op_budget_seconds": self.op_budget,
-            "max_calls": MAX_CALLS, "min_calls": MIN_CALLS, "cpu": self.cpu,
-            "quick": self.quick,
-            "target_ci_percent": self.target_ci, "max_trials": self.max_trials,
-            "kat_files": self.kat_files, "kat_override": self.allow_kat_fail,
-        })
+    def _make_plan(self) -> Plan:
+        return Plan(
+            libraries=tuple(PlanLibrary(candidate=inst.candidate, instance=inst.name,
+                                        label=label, variant=inst.variant,
+                                        library=str(inst.library),
+                                        library_sha256=self._sha[label])
+                            for label, inst in self._by_label.items()),
+            lengths=tuple(self.lengths), trials=self.trials,
+            trial_target_seconds=float(self.trial_target),
+            op_budget_seconds=float(self.op_budget), max_calls=MAX_CALLS, min_calls=MIN_CALLS,
+            cpu=self.cpu, quick=self.quick,
+            target_ci_percent=None if self.target_ci is None else float(self.target_ci),
+            max_trials=self.max_trials, kat_files=tuple(self.kat_files),
+            kat_override=self.allow_kat_fail)
 
-    def _fresh_jobs(self) -> list[dict[str, Any]]:
-        return [{"candidate": i.candidate, "instance": i.name, "stem": stem(i),
-                 "message_bytes": n, "status": "pending", "t1_seconds": None,
-                 "calls_per_trial": None, "warmup_calls": None,
-                 "trials_planned": self.trials, "estimated_seconds": None,
-                 "record": _records.record_relpath(i.candidate, stem(i), n),
-                 "raw": _records.raw_relpath(i.candidate, stem(i), n), "error": None}
-                for i in self.instances for n in self.lengths]
+    def _fresh_jobs(self) -> list[Job]:
+        return [Job(candidate=inst.candidate, instance=inst.name, label=label,
+                    message_bytes=n, status="pending", t1_seconds=None, calls_per_trial=None,
+                    warmup_calls=None, trials_planned=self.trials, estimated_seconds=None,
+                    record=record_relpath(inst.candidate, label, n),
+                    raw=raw_relpath(inst.candidate, label, n), error=None)
+                for label, inst in self._by_label.items() for n in self.lengths]
 
-    def _save(self) -> None:
-        self._state["updated"] = _utc_now()
-        _records.write_json(self.run_dir / _records.CAMPAIGN_FILE, self._state)
+    @property
+    def _campaign(self) -> CampaignState:
+        if self._state is None:
+            raise RuntimeError("the run directory is not open")
+        return self._state
 
-    def _open_run_dir(self, environment: dict[str, Any],
-                      issues: list[dict[str, str]]) -> None:
+    @property
+    def _env(self) -> Environment:
+        if self._environment is None:
+            raise RuntimeError("the campaign has not started")
+        return self._environment
+
+    def _save(self, **changes: Any) -> None:
+        self._state = replace(self._campaign, jobs=tuple(self._jobs), updated=_utc_now(),
+                              **changes)
+        _records.dump_campaign(self.run_dir, self._state)
+
+    def _start(self, environment: Environment, issues: Sequence[HostWarning]) -> Start:
+        return Start(at=_utc_now(), command=tuple(self.command),
+                     settings=Settings(kat_timeout_seconds=self.kat_timeout,
+                                       trial_timeout_seconds=self.trial_timeout,
+                                       strict=self.strict, runner=_runner_name(self.runner)),
+                     load_average_start=environment.load_average_start,
+                     host_warnings=tuple(issues))
+
+    def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
         """Start a new run directory, or resume the one there (same plan only)."""
         path = self.run_dir
         if path.exists() and not path.is_dir():
             raise ForeignRunDirError("%s is a file, not a run directory; choose another "
                                      "--run-dir" % path)
         if (path / _records.CAMPAIGN_FILE).exists():
-            self._resume(_records.load_campaign(path), environment, issues)
+            self._resume(environment, issues)
             return
         if path.exists() and any(not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
                                  for p in path.iterdir()):
@@ -308,44 +351,45 @@ class Campaign:
                 "a new or empty --run-dir (nothing was written)" % (path, _records.CAMPAIGN_FILE))
         path.mkdir(parents=True, exist_ok=True)
         _records.remove_temp_files(path)
-        self._state = {
-            "schema": _records.SCHEMA_CAMPAIGN, "run_id": path.name, "created": _utc_now(),
-            "updated": None, "finished": None, "resumed": [], "command": self.command,
-            "plan": self.plan, "environment": environment, "load_average_end": None,
-            "host_warnings": issues, "jobs": self._fresh_jobs()}
+        start = self._start(environment, issues)
+        self._jobs = self._fresh_jobs()
+        self._state = CampaignState(
+            run_id=path.name, created=start.at, updated=None, finished=None, plan=self.plan,
+            environment=environment, starts=(start,), load_average_end=None,
+            jobs=tuple(self._jobs))
         self._save()
 
-    def _resume(self, state: dict[str, Any], environment: dict[str, Any],
-                issues: list[dict[str, str]]) -> None:
-        differences = _plan_differences(state["plan"], self.plan)
+    def _resume(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
+        if _records.schema_of(self.run_dir / _records.CAMPAIGN_FILE) == _schema1.SCHEMA_CAMPAIGN:
+            raise RunDirError(
+                "%s was written by an older ngcc (evidence schema 1): it can still be read "
+                "(ngcc report, ngcc validate, ngcc.load_run) but not resumed; start a new "
+                "--run-dir" % self.run_dir)
+        state = _records.load_campaign(self.run_dir)
+        differences = _plan_differences(state.plan, self.plan)
         if differences:
             raise PlanMismatchError(
                 "run directory %s was started with another plan (%s); rerun with the run's "
                 "settings to resume it, or choose a new --run-dir"
                 % (self.run_dir, "; ".join(differences)))
         _records.remove_temp_files(self.run_dir)
-        for job in state["jobs"]:
-            self._reconcile(job)
-        state["resumed"] = [*state.get("resumed", []), {
-            "at": _utc_now(), "load_average_start": environment["load_average_start"],
-            "host_warnings": issues}]
-        state["finished"] = None
         self._state = state
-        self._save()
+        self._jobs = [self._reconcile(job) for job in state.jobs]
+        self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
 
-    def _reconcile(self, job: dict[str, Any]) -> None:
+    def _reconcile(self, job: Job) -> Job:
         """The record decides: a complete record is ``done``; anything else is retried."""
-        record_path = self.run_dir / job["record"]
+        record_path = self.run_dir / job.record
         if not record_path.exists():
-            job.update(status="pending", error=None)
-            return
-        record = _records.load_record(record_path, self.run_dir)
+            return replace(job, status="pending", error=None)
+        record = _records.load_job_record(self.run_dir, job)
         try:
-            record.cycles()
+            _records.load_raw(_records.path_in(self.run_dir, record.raw.path),
+                              record.raw.sha256)
         except CorruptRecordError as exc:
             raise CorruptRecordError(record_path, "its raw samples are unusable (%s)"
                                      % exc.defect) from exc
-        job.update(status="done", error=None)
+        return replace(job, status="done", error=None)
 
     # ------------------------------------------------------------ the phases
 
@@ -361,7 +405,8 @@ class Campaign:
                 or the CPU (the message names its pid).
         """
         with _locks.hold_campaign(self.run_dir, self._cpu_asked) as cpu:
-            self.cpu = self.plan["cpu"] = cpu
+            self.cpu = cpu
+            self.plan = replace(self.plan, cpu=cpu)
             return self._run_held()
 
     def _run_held(self) -> Run:
@@ -370,7 +415,7 @@ class Campaign:
         if self.strict and issues:
             raise HostError("the host is not fixed for measurement (--strict): "
                             + "; ".join(issue.message for issue in issues))
-        self._open_run_dir(environment, [issue.to_json() for issue in issues])
+        self._open_run_dir(environment, issues)
         self._environment = environment
         for issue in issues:
             warnings.warn(issue.message, MeasurementWarning, stacklevel=2)
@@ -380,11 +425,9 @@ class Campaign:
         self._finish()
         return Run(self.run_dir)
 
-    def _jobs(self, *statuses: str) -> list[dict[str, Any]]:
-        return [job for job in self._state["jobs"] if job["status"] in statuses]
-
-    def _instance_of(self, job: dict[str, Any]) -> Instance:
-        return self._by_key[(job["candidate"], job["stem"])]
+    def _pending(self) -> list[int]:
+        """Indices of the jobs still to measure."""
+        return [i for i, job in enumerate(self._jobs) if job.status == "pending"]
 
     def _bar(self, total: float, desc: str) -> tqdm:
         """A progress bar on stderr; its ETA comes from the work done so far."""
@@ -396,31 +439,32 @@ class Campaign:
     # KAT gate ----------------------------------------------------------------
 
     def _kat_gate(self) -> None:
-        """Check every instance against its official KAT files; refuse failures.
+        """Check every library against its official KAT files; refuse failures.
 
-        Instances already checked in this run directory (same library sha256) keep
-        their verdict; the others go through ``ngcc.kat.check``.
+        Libraries already checked in this run directory (same instance, library sha256
+        and files) keep their verdict, unless it was environmental (``ERROR``: a full
+        disk, no memory), which is checked again; the others go through the checker.
         """
-        stored = (_records.load_build(self.run_dir)["instances"]
-                  if (self.run_dir / _records.BUILD_FILE).exists() else [])
-        known = {(e["candidate"], e["stem"]): e for e in stored}
-        entries: dict[tuple[str, str], dict[str, Any]] = {}
-        for key in self._by_key:
-            entry = known.get(key)
-            if entry and entry["library_sha256"] == self._sha[key]:
-                entries[key] = entry
-        to_check = [inst for key, inst in self._by_key.items() if key not in entries]
+        stored = (_records.load_build(self.run_dir)
+                  if (self.run_dir / _records.BUILD_FILE).exists() else None)
+        entries: dict[str, BuildEntry] = {}
+        for label, inst in self._by_label.items():
+            entry = stored.entry(label) if stored is not None else None
+            if (entry is not None and not entry.kat.retried and entry.instance == inst.name
+                    and entry.implementation.library_sha256 == self._sha[label]
+                    and entry.kat.files == tuple(self.kat_files)):
+                entries[label] = entry
+        to_check = [label for label in self._by_label if label not in entries]
         if to_check:
-            results = self.kat_checker(to_check, files=tuple(self.kat_files),
+            results = self.kat_checker([self._by_label[label] for label in to_check],
+                                       files=tuple(self.kat_files),
                                        out_dir=self.run_dir / "kat", progress=self.progress,
                                        timeout=self.kat_timeout)
-            for inst, result in zip(to_check, results, strict=True):
-                key = (inst.candidate, stem(inst))
-                entries[key] = self._build_entry(inst, key, result.verdict, Path(result.log))
-        self._build = {key: entries[key] for key in self._by_key}
-        _records.write_json(self.run_dir / _records.BUILD_FILE, {
-            "schema": _records.SCHEMA_BUILD, "run_id": self._state["run_id"],
-            "instances": list(self._build.values())})
+            for label, result in zip(to_check, results, strict=True):
+                entries[label] = self._build_entry(label, result.verdict)
+        self._build = {label: entries[label] for label in self._by_label}
+        _records.dump_build(self.run_dir, BuildState(run_id=self._campaign.run_id,
+                                                     libraries=tuple(self._build.values())))
         self._apply_gate()
 
     def _gate(self, candidate: str, verdict: str) -> str:
@@ -436,34 +480,34 @@ class Campaign:
             return "baseline"
         return "override" if self.allow_kat_fail else "refused"
 
-    def _build_entry(self, inst: Instance, key: tuple[str, str], verdict: str,
-                     log: Path) -> dict[str, Any]:
+    def _build_entry(self, label: str, verdict: str) -> BuildEntry:
+        inst = self._by_label[label]
         gate = self._gate(inst.candidate, verdict)
-        return {
-            "candidate": inst.candidate, "instance": inst.name, "stem": key[1],
-            "family": inst.family, "variant": inst.variant, "digest_bits": inst.digest_bits,
-            "library": str(inst.library), "library_sha256": self._sha[key],
-            "compiler": inst.compiler, "cflags": list(inst.cflags),
-            "elf_image_bytes": elf_image_bytes(inst.library),
-            "kat": {"verdict": verdict, "files": self.kat_files,
-                    "log": Path(os.path.relpath(log, self.run_dir)).as_posix(),
-                    "log_sha256": _records.sha256_file(log) if log.exists() else None,
-                    "gate": gate, "timed_without_pass": gate == "override"}}
+        log = kat_log_relpath(inst.candidate, label)
+        log_path = _records.path_in(self.run_dir, log)
+        return BuildEntry(
+            candidate=inst.candidate, instance=inst.name, label=label, family=inst.family,
+            digest_bits=inst.digest_bits,
+            implementation=Implementation.of(inst, self._sha[label]),
+            elf_image_bytes=elf_image_bytes(inst.library),
+            kat=KatFacts(verdict=verdict, files=tuple(self.kat_files), log=log,
+                         log_sha256=(_records.sha256_file(log_path) if log_path.is_file()
+                                     else None),
+                         gate=gate, timed_without_pass=gate == "override"))
 
     def _apply_gate(self) -> None:
         refused = []
-        for key, entry in self._build.items():
-            if entry["kat"]["gate"] != "refused":
+        for label, entry in self._build.items():
+            if entry.kat.gate != "refused":
                 continue
-            verdict = entry["kat"]["verdict"]
-            refused.append("%s %s" % (entry["instance"], verdict))
+            refused.append("%s %s" % (label, entry.kat.verdict))
             message = ("%s: KAT verdict %s (log %s), so it is not timed; fix the "
                        "implementation, or rerun with --allow-kat-fail to time it anyway "
                        "(every record is then marked ⚠)"
-                       % (entry["instance"], verdict, self.run_dir / entry["kat"]["log"]))
-            for job in self._state["jobs"]:
-                if (job["candidate"], job["stem"]) == key and job["status"] != "done":
-                    job.update(status="refused", error=message)
+                       % (label, entry.kat.verdict, self.run_dir / entry.kat.log))
+            self._jobs = [replace(job, status="refused", error=message)
+                          if job.label == label and job.status != "done" else job
+                          for job in self._jobs]
             warnings.warn(message, MeasurementWarning, stacklevel=4)
         self._save()
         if refused and len(refused) == len(self._build):
@@ -476,137 +520,120 @@ class Campaign:
 
     def _calibrate(self) -> None:
         """One cold call per pending job without a t1, in a fresh pinned child; plan it."""
-        todo = [job for job in self._jobs("pending") if job["t1_seconds"] is None]
+        todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None]
         with self._bar(len(todo), "calibrate") as bar:
-            for job in todo:
-                bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
+            for index in todo:
+                job = self._jobs[index]
+                bar.set_postfix_str("%s %d B" % (job.label, job.message_bytes))
                 try:
-                    t1 = self.runner.cold_call(self._instance_of(job), job["message_bytes"],
+                    t1 = self.runner.cold_call(self._by_label[job.label], job.message_bytes,
                                                self.cpu, self.trial_timeout
                                                or _worker.CALIBRATION_TIMEOUT)
                 except ChildError as exc:
-                    job.update(status=exc.status, error=str(exc))
+                    self._jobs[index] = replace(job, status=exc.status, error=str(exc))
                 else:
-                    self._plan_job(job, t1)
+                    self._jobs[index] = self._planned(job, t1)
                 self._save()
                 bar.update(1)
 
-    def _plan_job(self, job: dict[str, Any], t1: float) -> None:
+    def _planned(self, job: Job, t1: float) -> Job:
         calls = calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
         warmup = warmup_calls(t1)
-        job.update(t1_seconds=t1, calls_per_trial=calls, warmup_calls=warmup,
-                   estimated_seconds=self.trials * (calls + warmup) * t1)
+        return replace(job, t1_seconds=t1, calls_per_trial=calls, warmup_calls=warmup,
+                       estimated_seconds=self.trials * (calls + warmup) * t1)
 
     # measure and write -------------------------------------------------------
 
-    def _trial_cost(self, job: dict[str, Any]) -> float:
-        return CHILD_STARTUP_SECONDS + (job["calls_per_trial"] + job["warmup_calls"]) * \
-            job["t1_seconds"]
+    @staticmethod
+    def _trial_cost(job: Job) -> float:
+        return CHILD_STARTUP_SECONDS + ((job.calls_per_trial or 0) + (job.warmup_calls or 0)) \
+            * (job.t1_seconds or 0.0)
 
     def _measure(self) -> None:
-        todo = self._jobs("pending")
+        todo = self._pending()
         # The bar counts estimated seconds, so jobs of different cost move it fairly.
-        total = sum(job["trials_planned"] * self._trial_cost(job) for job in todo)
+        total = sum(self._jobs[i].trials_planned * self._trial_cost(self._jobs[i]) for i in todo)
         with self._bar(total, "measure") as bar:
-            for job in todo:
-                bar.set_postfix_str("%s %d B" % (job["instance"], job["message_bytes"]))
+            for index in todo:
+                job = self._jobs[index]
+                bar.set_postfix_str("%s %d B" % (job.label, job.message_bytes))
                 try:
                     trials = self._run_trials(job, bar)
                 except ChildError as exc:
-                    job.update(status=exc.status, error=str(exc))
+                    self._jobs[index] = replace(job, status=exc.status, error=str(exc))
                 else:
                     self._write_job(job, trials)
-                    job.update(status="done", error=None)
+                    self._jobs[index] = replace(job, status="done", error=None)
                 self._save()
 
-    def _run_trials(self, job: dict[str, Any], bar: tqdm) -> list[dict[str, Any]]:
+    def _run_trials(self, job: Job, bar: tqdm) -> list[tuple[str, TrialMeasurement]]:
         """Run the planned trials (more in ``target_ci`` mode) of one job."""
-        inst = self._instance_of(job)
-        trials: list[dict[str, Any]] = []
-        while not self._enough(trials):
+        inst = self._by_label[job.label]
+        calls, warmup, t1 = job.calls_per_trial or 1, job.warmup_calls or 0, job.t1_seconds
+        trials: list[tuple[str, TrialMeasurement]] = []
+        while not self._enough([measured.cycles for _, measured in trials]):
             started = _utc_now()
-            timeout = self.trial_timeout or _worker.trial_timeout(
-                job["t1_seconds"], job["calls_per_trial"], job["warmup_calls"])
-            measured = self.runner.trial(inst, job["message_bytes"], job["calls_per_trial"],
-                                         job["warmup_calls"], self.cpu, len(trials), timeout)
-            trials.append(_trial_facts(started, measured))
-            if len(trials) <= job["trials_planned"]:  # extra --target-ci trials: unplanned
+            timeout = self.trial_timeout or _worker.trial_timeout(t1 or 0.0, calls, warmup)
+            measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
+                                         len(trials), timeout)
+            trials.append((started, measured))
+            if len(trials) <= job.trials_planned:  # extra --target-ci trials: unplanned
                 bar.update(min(self._trial_cost(job), bar.total - bar.n))
         return trials
 
-    def _enough(self, trials: list[dict[str, Any]]) -> bool:
-        if len(trials) < self.trials:
+    def _enough(self, cycles: list[np.ndarray]) -> bool:
+        if len(cycles) < self.trials:
             return False
-        if self.target_ci is None or len(trials) >= self.max_trials:
+        if self.target_ci is None or len(cycles) >= self.max_trials:
             return True
-        relative = _stats.relative_half_width(_stats.trial_means([t["cycles"] for t in trials]))
+        relative = _stats.relative_half_width(_stats.trial_means(cycles))
         return relative is not None and 100 * relative <= self.target_ci
 
-    def _write_job(self, job: dict[str, Any], trials: list[dict[str, Any]]) -> None:
+    def _write_job(self, job: Job, trials: list[tuple[str, TrialMeasurement]]) -> None:
         """Raw samples first, then the record (the commit point)."""
-        cycles = [t["cycles"] for t in trials]
-        raw_sha = _records.dump_raw(self.run_dir / job["raw"], job["message_bytes"], cycles)
-        _records.dump_record(self.run_dir / job["record"], self._record(job, trials, raw_sha))
+        raw_sha = _records.dump_raw(_records.path_in(self.run_dir, job.raw), job.message_bytes,
+                                    [measured.cycles for _, measured in trials])
+        _records.dump_record(self.run_dir, self._record(job, trials, raw_sha))
 
-    def _trial_entry(self, index: int, trial: dict[str, Any], warmup: int) -> dict[str, Any]:
-        ratio = _stats.counter_rate_ratio(trial["total_cycles"], trial["total_seconds"],
-                                          trial["frequency_hz"])
-        return {"index": index, "started": trial["started"], "pid": trial["pid"],
-                "cpu": trial["cpu"], "calls": len(trial["cycles"]), "warmup_calls": warmup,
-                "total_cycles": trial["total_cycles"], "total_seconds": trial["total_seconds"],
-                "counter_frequency_hz": trial["frequency_hz"], "counter_rate_ratio": ratio,
-                **_stats.summarize_trial(trial["cycles"]),
-                "overhead_cycles": trial["overhead_cycles"],
-                "baseline_rss_kib": trial["baseline_rss_kib"],
-                "peak_rss_kib": trial["peak_rss_kib"], "load_average": trial["load_average"]}
-
-    def _record(self, job: dict[str, Any], trials: list[dict[str, Any]],
-                raw_sha: str) -> dict[str, Any]:
-        build = self._build[(job["candidate"], job["stem"])]
-        entries = [self._trial_entry(i, t, job["warmup_calls"]) for i, t in enumerate(trials)]
+    def _record(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
+                raw_sha: str) -> Record:
+        build = self._build[job.label]
+        entries = tuple(
+            Trial.of(index, started, job.warmup_calls or 0, measured, _stats.trial_statistics(
+                measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9,
+                measured.frequency_hz))
+            for index, (started, measured) in enumerate(trials))
         statistics = _stats.aggregate(
-            [t["cycles"] for t in trials], [t["total_seconds"] for t in trials],
-            [e["counter_rate_ratio"] for e in entries], job["message_bytes"], self.cpu)
-        for flag in statistics["flags"]:
-            warnings.warn("%s at %d B: %s" % (job["instance"], job["message_bytes"],
-                                              flag["message"]), MeasurementWarning,
-                          stacklevel=5)
-        return {
-            "run_id": self._state["run_id"], "candidate": job["candidate"],
-            "instance": job["instance"], "stem": job["stem"], "family": build["family"],
-            "variant": build["variant"], "digest_bits": build["digest_bits"],
-            "operation": _records.operation(job["message_bytes"]),
-            "message_bytes": job["message_bytes"],
-            "library": {"path": build["library"], "sha256": build["library_sha256"],
-                        "compiler": build["compiler"], "cflags": build["cflags"]},
-            "kat": {key: build["kat"][key] for key in
-                    ("verdict", "log", "log_sha256", "gate", "timed_without_pass")},
-            "plan": {"t1_seconds": job["t1_seconds"], "calls_per_trial": job["calls_per_trial"],
-                     "warmup_calls": job["warmup_calls"], "trials_planned": self.trials,
-                     "trial_target_seconds": self.trial_target,
-                     "op_budget_seconds": self.op_budget, "target_ci_percent": self.target_ci,
-                     "max_trials": self.max_trials, "cpu": self.cpu,
-                     "estimated_seconds": job["estimated_seconds"]},
-            "environment": self._environment,
-            "trials": entries,
-            "statistics": statistics,
-            "resources": {"elf_image_bytes": build["elf_image_bytes"],
-                          "baseline_rss_kib": max(e["baseline_rss_kib"] for e in entries),
-                          "peak_rss_kib": max(e["peak_rss_kib"] for e in entries)},
-            "raw": {"path": job["raw"], "sha256": raw_sha,
-                    "calls_per_trial": [e["calls"] for e in entries]},
-            "provenance": self._provenance(),
-        }
-
-    def _provenance(self) -> dict[str, Any]:
-        return {"created": _utc_now(), "ngcc_version": self._environment["ngcc_version"],
-                "git_commit": self._environment["git_commit"], "command": self.command,
-                "worker": "ngcc-driver trial (csrc/driver.c, ngcc/_child.py)",
-                "message": "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"}
+            [measured.cycles for _, measured in trials], [t.loop_seconds for t in entries],
+            [t.statistics.counter_rate_ratio for t in entries], job.message_bytes, self.cpu)
+        for flag in statistics.flags:
+            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, flag.message),
+                          MeasurementWarning, stacklevel=5)
+        env = self._env
+        return Record(
+            run_id=self._campaign.run_id, candidate=job.candidate, instance=job.instance,
+            label=job.label, family=build.family, digest_bits=build.digest_bits,
+            operation=operation(job.message_bytes), message_bytes=job.message_bytes,
+            implementation=build.implementation, kat=build.kat,
+            plan=JobPlan(t1_seconds=job.t1_seconds or 0.0,
+                         calls_per_trial=job.calls_per_trial or 1,
+                         warmup_calls=job.warmup_calls or 0, trials_planned=self.trials,
+                         trial_target_seconds=float(self.trial_target),
+                         op_budget_seconds=float(self.op_budget),
+                         target_ci_percent=self.plan.target_ci_percent,
+                         max_trials=self.max_trials, cpu=self.cpu,
+                         estimated_seconds=job.estimated_seconds or 0.0),
+            environment=env, trials=entries, statistics=statistics,
+            resources=Resources(elf_image_bytes=build.elf_image_bytes,
+                                baseline_rss_kib=max(t.baseline_rss_kib for t in entries),
+                                peak_rss_kib=max(t.peak_rss_kib for t in entries)),
+            raw=RawRef(path=job.raw, sha256=raw_sha,
+                       calls_per_trial=tuple(t.calls for t in entries)),
+            provenance=Provenance(created=_utc_now(), ngcc_version=env.ngcc_version,
+                                  git_commit=env.git_commit, command=tuple(self.command),
+                                  runner=_runner_name(self.runner), message=MESSAGE))
 
     def _finish(self) -> None:
-        self._state["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-        if not self._jobs("pending"):
-            self._state["finished"] = _utc_now()
-        self._save()
-
+        one, five, fifteen = (round(x, 2) for x in os.getloadavg())
+        self._save(load_average_end=(one, five, fifteen),
+                   finished=None if self._pending() else _utc_now())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -96,22 +95,8 @@ def _add_info(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    env = _host.fingerprint()  # the same facts a campaign stores in its run directory
-    counter = env["counter"]
-    rows = [
-        ("counter", counter["name"]),
-        ("frequency", "%.3f MHz (measured against CLOCK_MONOTONIC_RAW)"
-         % (counter["frequency_hz"] / 1e6)),
-        ("overhead", "%d ticks minimum, %d median (an empty timed region; recorded, "
-         "not subtracted)" % (counter["overhead_min"], counter["overhead_median"])),
-        ("cpu", "%s (%s)" % (env["cpu_model"] or "unknown", env["machine"])),
-        ("os", "%s, kernel %s" % (env["os"] or platform.system(), env["kernel"])),
-        ("compiler", "%s (instance libraries)" % (env["compiler"] or "unknown")),
-        ("python", "%s (%s)" % (env["python"], env["executable"])),
-        ("numpy", env["numpy"]),
-        ("ngcc", env["ngcc_version"]),
-    ]
-    print(_table(rows))
+    # the same facts, in the same words, as a campaign stores and a report shows them
+    print(_table([("item", "value"), *_host.describe(_host.fingerprint())]))
     return 0
 
 
@@ -265,8 +250,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(_campaign_summary(run))
     for job in run.failed_jobs:
-        print("ngcc: %s %s at %d B: %s" % (job["status"], job["instance"],
-                                          job["message_bytes"], job["error"]), file=sys.stderr)
+        print("ngcc: %s %s at %d B: %s" % (job.status, job.label, job.message_bytes,
+                                          job.error), file=sys.stderr)
     return 0 if not run.failed_jobs else EXIT_RUNTIME_ERROR
 
 
@@ -274,13 +259,13 @@ def _campaign_summary(run: Run) -> str:
     rows = [("instance", "message", "mean cycles", "cycles/byte", "95% CI", "MB/s", "n", "KAT")]
     for record in run.records:
         stats = record.statistics
-        rows.append((record.instance, _format.message(record.message_bytes),
-                     _format.cycles(stats["mean_cycles"]),
-                     _format.cycles_per_byte(stats["cycles_per_byte"]),
-                     "±" + _format.percent(stats["ci95_relative"]),
-                     _format.megabytes_per_second(stats["mb_per_s"]),
-                     _format.call_count(record.data["raw"]["calls_per_trial"]),
-                     record.kat_verdict + (" ⚠" if record.timed_without_pass else "")))
+        rows.append((record.label, _format.message(record.message_bytes),
+                     _format.cycles(stats.mean_cycles),
+                     _format.cycles_per_byte(stats.cycles_per_byte),
+                     "±" + _format.percent(stats.ci95_relative),
+                     _format.megabytes_per_second(stats.mb_per_s),
+                     _format.call_count(list(record.raw.calls_per_trial)),
+                     record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else "")))
     return "%s\n\nevidence: %s   (next: ngcc report %s)" % (_table(rows), run.path, run.path)
 
 
@@ -521,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
+def _table(rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns, two spaces apart."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

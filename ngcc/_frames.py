@@ -2,56 +2,63 @@
 
 Three shapes, all "tidy" (one observation per row, one variable per column):
 
-* :func:`trial_frame`: one row per instance × message length × trial, with the
-  trial's own statistics as the record stores them;
+* :func:`trial_frame`: one row per library × message length × trial, with the
+  trial's facts and statistics as the record stores them;
 * :func:`call_frame`: one row per timed call (the raw counts, in call order);
-* :func:`summary_frame`: one row per instance × message length, with the aggregate
+* :func:`summary_frame`: one row per library × message length, with the aggregate
   statistics, cycles/byte with its confidence interval and the ratio to pseudoXOF.
 
-Nothing is recomputed here: the numbers are those of the records and raw files.
+Nothing is recomputed here: the numbers are those of the records and raw files, and
+the columns are the evidence model's field names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ngcc._records import Record
+from ngcc._analysis import baseline_ratio
+from ngcc._model import Record, Statistics, Trial, TrialStatistics
 
 if TYPE_CHECKING:
-    from ngcc._run import Run
+    from ngcc._run import RunRecord
 
-TRIAL_FIELDS = ("calls", "warmup_calls", "total_cycles", "total_seconds",
-                "counter_rate_ratio", "mean_cycles", "median_cycles", "min_cycles",
-                "p5_cycles", "p95_cycles", "stdev_cycles", "overhead_cycles",
-                "baseline_rss_kib", "peak_rss_kib", "cpu", "pid", "started")
-SUMMARY_FIELDS = ("trials", "calls", "mean_cycles", "median_cycles", "min_cycles",
-                  "p5_cycles", "p95_cycles", "stdev_cycles", "median_of_trial_means_cycles",
-                  "ci95_low_cycles", "ci95_high_cycles", "ci95_relative", "cycles_per_byte",
-                  "mean_seconds", "mb_per_s")
+#: The columns that say which job a row belongs to, and which implementation it timed.
+KEY_COLUMNS = ("candidate", "instance", "label", "variant", "implementation", "digest_bits",
+               "message_bytes")
+#: A trial row: the trial's facts, then its statistics (``trial`` is its index).
+TRIAL_FACTS = tuple(f.name for f in fields(Trial) if f.name not in ("index", "statistics"))
+TRIAL_STATISTICS = tuple(f.name for f in fields(TrialStatistics))
+SUMMARY_COLUMNS = tuple(f.name for f in fields(Statistics) if f.name != "flags")
 
 
 def _keys(record: Record) -> dict[str, Any]:
-    return {"candidate": record.candidate, "instance": record.instance,
-            "variant": str(record.data.get("variant", "ref")),
-            "digest_bits": record.data.get("digest_bits"),
-            "message_bytes": record.message_bytes}
+    return {"candidate": record.candidate, "instance": record.instance, "label": record.label,
+            "variant": record.implementation.variant,
+            "implementation": record.implementation.description,
+            "digest_bits": record.digest_bits, "message_bytes": record.message_bytes}
+
+
+def _trial_row(trial: Trial) -> dict[str, Any]:
+    return {"trial": trial.index, **{name: getattr(trial, name) for name in TRIAL_FACTS},
+            **{name: getattr(trial.statistics, name) for name in TRIAL_STATISTICS}}
 
 
 def trial_frame(records: Sequence[Record]) -> pd.DataFrame:
-    """One row per instance × message length × trial (``trial`` counts from 0)."""
-    rows = [{**_keys(record), "trial": int(trial.get("index", index)),
-             **{name: trial.get(name) for name in TRIAL_FIELDS}}
-            for record in records for index, trial in enumerate(record.trials)]
-    frame = pd.DataFrame(rows, columns=[*_keys_columns(), "trial", *TRIAL_FIELDS])
+    """One row per library × message length × trial (``trial`` counts from 0)."""
+    rows = [{**_keys(record), **_trial_row(trial)}
+            for record in records for trial in record.trials]
+    frame = pd.DataFrame(rows, columns=[*KEY_COLUMNS, "trial", *TRIAL_FACTS,
+                                        *TRIAL_STATISTICS])
     frame["cycles_per_byte"] = frame["mean_cycles"] / frame["message_bytes"]
     return frame
 
 
-def call_frame(records: Sequence[Record]) -> pd.DataFrame:
+def call_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
     """One row per timed call: the raw per-call cycle counts (uint64), in call order.
 
     ``call`` counts from 0 within its trial. Loading verifies each raw file against
@@ -68,34 +75,28 @@ def call_frame(records: Sequence[Record]) -> pd.DataFrame:
                 part.insert(0, name, value)
             parts.append(part)
     if not parts:
-        return pd.DataFrame(columns=[*_keys_columns(), "trial", "call", "cycles"])
+        return pd.DataFrame(columns=[*KEY_COLUMNS, "trial", "call", "cycles"])
     return pd.concat(parts, ignore_index=True)
 
 
-def summary_frame(run: Run) -> pd.DataFrame:
-    """One row per instance × message length: aggregate statistics of each record.
+def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
+    """One row per library × message length: aggregate statistics of each record.
 
     Adds ``cpb_ci_low``/``cpb_ci_high`` (the 95 % CI in cycles/byte), ``kat_verdict``,
     ``kat_passed`` (false when timed without a KAT pass) and ``pseudoxof_ratio``.
     """
-    from ngcc._report import baseline_ratio
-
     rows = []
-    for record in run.records:
+    for record in records:
         stats = record.statistics
-        row = {**_keys(record), **{name: stats.get(name) for name in SUMMARY_FIELDS}}
-        row["kat_verdict"] = record.kat_verdict
-        row["kat_passed"] = not record.timed_without_pass
-        row["pseudoxof_ratio"] = baseline_ratio(run, record)
+        row = {**_keys(record), **{name: getattr(stats, name) for name in SUMMARY_COLUMNS}}
+        row["kat_verdict"] = record.kat.verdict
+        row["kat_passed"] = not record.kat.timed_without_pass
+        row["pseudoxof_ratio"] = baseline_ratio(records, record)
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=[*_keys_columns(), *SUMMARY_FIELDS, "kat_verdict",
+    frame = pd.DataFrame(rows, columns=[*KEY_COLUMNS, *SUMMARY_COLUMNS, "kat_verdict",
                                         "kat_passed", "pseudoxof_ratio"])
     for bound in ("low", "high"):
         cycles = pd.to_numeric(frame[f"ci95_{bound}_cycles"], errors="coerce")
         frame[f"cpb_ci_{bound}"] = (cycles / frame["message_bytes"]).fillna(
             frame["cycles_per_byte"])
     return frame
-
-
-def _keys_columns() -> list[str]:
-    return ["candidate", "instance", "variant", "digest_bits", "message_bytes"]

@@ -14,12 +14,12 @@ import platform
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from ngcc._format import MISSING
+from ngcc._model import Counter, Environment, HostWarning
 from ngcc._version import __version__
 
 LOAD_LIMIT = 0.5   # 1-minute load average above which other work competes with a trial
@@ -27,19 +27,9 @@ _CPU_SYS = Path("/sys/devices/system/cpu")
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@dataclass(frozen=True)
-class HostIssue:
-    """One reason the host is not fixed for measurement: a code and a message.
-
-    The message quotes the measured value and the remedy.
-    """
-
-    code: str
-    message: str
-
-    def to_json(self) -> dict[str, str]:
-        """The ``{"code", "message"}`` form stored in ``campaign.json``."""
-        return {"code": self.code, "message": self.message}
+#: One reason the host is not fixed for measurement: a code and a message that quotes
+#: the measured value and the remedy (stored in ``campaign.json`` as it is).
+HostIssue = HostWarning
 
 
 def default_cpu() -> int:
@@ -163,18 +153,23 @@ def _git() -> tuple[str | None, bool | None]:
     return head.stdout.strip(), bool(status.stdout.strip())
 
 
-def _counter() -> dict[str, Any] | None:
+def _counter() -> Counter | None:
     try:
         from ngcc._timing import counter_info
     except ImportError:  # the timing engine is not built into this copy
         return None
     info = counter_info()
-    return {"name": info.name, "frequency_hz": float(info.frequency_hz),
-            "overhead_min": int(info.overhead_min),
-            "overhead_median": int(info.overhead_median)}
+    return Counter(name=info.name, frequency_hz=float(info.frequency_hz),
+                   overhead_min=int(info.overhead_min),
+                   overhead_median=int(info.overhead_median))
 
 
-def fingerprint(cpu: int | None = None) -> dict[str, Any]:
+def _load_average() -> tuple[float, float, float]:
+    one, five, fifteen = (round(x, 2) for x in os.getloadavg())
+    return one, five, fifteen
+
+
+def fingerprint(cpu: int | None = None) -> Environment:
     """The environment fingerprint of this host for a campaign pinned to ``cpu``.
 
     The fields are listed in ``docs/evidence-format.md`` (Environment); a value the
@@ -182,104 +177,138 @@ def fingerprint(cpu: int | None = None) -> dict[str, Any]:
     """
     cpu = default_cpu() if cpu is None else cpu
     commit, dirty = _git()
-    return {
-        "cpu_model": _cpu_model(),
-        "machine": platform.machine(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "cpu_max_mhz": _cpu_max_mhz(cpu),
-        "governor": _governor(cpu),
-        "turbo": _turbo(),
-        "smt_siblings": _smt_siblings(cpu),
-        "virtualization": _virtualization(),
-        "perf_event_paranoid": _perf_event_paranoid(),
-        "memory_mib": _memory_mib(),
-        "counter": _counter(),
-        "load_average_start": [round(x, 2) for x in os.getloadavg()],
-        "kernel": platform.release(),
-        "os": _os_name(),
-        "compiler": _compiler(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "ngcc_version": __version__,
-        "git_commit": commit,
-        "git_dirty": dirty,
-        "executable": sys.executable,
-    }
+    return Environment(
+        cpu_model=_cpu_model(), machine=platform.machine(), cpu=cpu, cpu_count=os.cpu_count(),
+        cpu_max_mhz=_cpu_max_mhz(cpu), governor=_governor(cpu), turbo=_turbo(),
+        smt_siblings=tuple(_smt_siblings(cpu)), virtualization=_virtualization(),
+        perf_event_paranoid=_perf_event_paranoid(), memory_mib=_memory_mib(),
+        counter=_counter(), load_average_start=_load_average(), kernel=platform.release(),
+        os=_os_name(), compiler=_compiler(), python=platform.python_version(),
+        numpy=np.__version__, ngcc_version=__version__, git_commit=commit, git_dirty=dirty,
+        executable=sys.executable)
 
 
-def _frequency_warnings(env: dict[str, Any]) -> list[HostIssue]:
-    cpu, found = env["cpu"], []
-    if env.get("governor") not in (None, "performance"):
+def _frequency_warnings(env: Environment) -> list[HostIssue]:
+    cpu, found = env.cpu, []
+    if env.governor not in (None, "performance"):
         found.append(HostIssue("governor", (
             "CPU %d runs the %r cpufreq governor: its clock follows the load, so cycle "
             "counts drift between calls; remedy: `sudo cpupower -c %d frequency-set -g "
-            "performance`" % (cpu, env["governor"], cpu))))
-    if env.get("turbo"):
+            "performance`" % (cpu, env.governor, cpu))))
+    if env.turbo:
         found.append(HostIssue("turbo", (
             "turbo/boost is on: the clock rises and falls with temperature and load, so "
             "cycles per call vary; remedy: `echo 1 | sudo tee /sys/devices/system/cpu/"
             "intel_pstate/no_turbo` (Intel) or `echo 0 | sudo tee /sys/devices/system/"
             "cpu/cpufreq/boost` (AMD)")))
-    counter = env.get("counter")
-    if counter is None or not counter.get("frequency_hz"):
+    if env.counter is None or not env.counter.frequency_hz:
         found.append(HostIssue("counter", (
-            "the cycle counter's frequency is unknown (counter: %r): times and MB/s "
+            "the cycle counter's frequency is unknown (counter: %s): times and MB/s "
             "cannot be derived from cycles; rebuild ngcc (`python setup.py build_ext "
-            "--inplace`)" % (counter,))))
+            "--inplace`)" % (env.counter.name if env.counter else "unknown",))))
     return found
 
 
-def _sharing_warnings(env: dict[str, Any]) -> list[HostIssue]:
-    cpu, found = env["cpu"], []
-    others = [c for c in env.get("smt_siblings") or [] if c != cpu]
+def _sharing_warnings(env: Environment) -> list[HostIssue]:
+    cpu, found = env.cpu, []
+    others = [c for c in env.smt_siblings if c != cpu]
     if others:
         found.append(HostIssue("smt", (
             "CPU %d shares its core with CPU %s (SMT on): work on the sibling slows the "
             "timed calls; remedy: `echo off | sudo tee /sys/devices/system/cpu/smt/"
             "control`, or keep CPU %s idle" % (cpu, ",".join(map(str, others)),
                                                ",".join(map(str, others))))))
-    if env.get("virtualization"):
+    if env.virtualization:
         found.append(HostIssue("virtualization", (
             "running under a hypervisor (%s): other guests share the physical cores and "
             "the cycle counter may be virtualised; measure on bare metal for reportable "
-            "figures" % env["virtualization"])))
-    load = (env.get("load_average_start") or [0.0])[0]
+            "figures" % env.virtualization)))
+    load = env.load_average_start[0]
     if load > LOAD_LIMIT:
         found.append(HostIssue("load", (
             "the 1-minute load average is %.2f (above %.1f) on %s CPUs: other processes "
             "compete with the trials; stop them, or wait until the machine is idle"
-            % (load, LOAD_LIMIT, env.get("cpu_count")))))
+            % (load, LOAD_LIMIT, env.cpu_count))))
     return found
 
 
-def host_warnings(env: dict[str, Any]) -> list[HostIssue]:
+def host_warnings(env: Environment) -> list[HostIssue]:
     """Every way the host described by ``env`` (a :func:`fingerprint`) is not fixed."""
     return _frequency_warnings(env) + _sharing_warnings(env)
 
 
-def describe(env: dict[str, Any]) -> list[tuple[str, str]]:
-    """The fingerprint as (item, value) rows for ``ngcc check`` and the reports."""
-    counter = env.get("counter") or {}
-    freq = counter.get("frequency_hz")
-    clock = "max %.2f GHz" % (env["cpu_max_mhz"] / 1000) if env.get("cpu_max_mhz") else "max ?"
-    turbo = {True: "on", False: "off", None: "?"}[env.get("turbo")]
-    smt = "on" if len(env.get("smt_siblings") or []) > 1 else "off"
+# ---------------------------------------------------------------- the one renderer
+# How the fingerprint reads, in ``ngcc check``, ``ngcc info`` and report section 2.
+
+UNKNOWN = "unknown"
+
+
+def processor_text(env: Environment) -> str:
+    """``AMD EPYC (CPU 1, one core)``."""
+    return "%s (CPU %d, one core)" % (env.cpu_model or UNKNOWN, env.cpu)
+
+
+def clock_text(env: Environment) -> str:
+    """``max 2.10 GHz, governor performance, turbo off, SMT off`` (the seeds' words)."""
+    turbo = UNKNOWN if env.turbo is None else ("on" if env.turbo else "off")
+    smt = "off" if len(env.smt_siblings) <= 1 else "on"
+    maximum = "max %.2f GHz" % (env.cpu_max_mhz / 1000) if env.cpu_max_mhz else "max unknown"
+    return "%s, governor %s, turbo %s, SMT %s" % (maximum, env.governor or UNKNOWN, turbo, smt)
+
+
+def counter_text(env: Environment) -> str:
+    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``."""
+    counter = env.counter
+    if counter is None:
+        return "%s, unknown rate" % UNKNOWN
+    rate = "%.3f GHz" % (counter.frequency_hz / 1e9) if counter.frequency_hz else "unknown rate"
+    return ("%s, %s, overhead %s–%s cycles (min–median; recorded, not subtracted)"
+            % (counter.name, rate, counter.overhead_min, counter.overhead_median))
+
+
+def memory_text(env: Environment) -> str:
+    """``24105 MiB`` (``—`` when the host does not say)."""
+    return "%d MiB" % env.memory_mib if env.memory_mib else MISSING
+
+
+def system_text(env: Environment) -> str:
+    """``Debian GNU/Linux 12 (bookworm) / 6.1.0``: OS and kernel."""
+    return "%s / %s" % (env.os or UNKNOWN, env.kernel or UNKNOWN)
+
+
+def virtualization_text(env: Environment) -> str:
+    """The hypervisor, or ``none detected``."""
+    return env.virtualization or "none detected"
+
+
+def commit_text(env: Environment) -> str:
+    """`` (git 38b161e0a2b4)``, with ``, uncommitted changes`` when dirty; empty if unknown."""
+    if not env.git_commit:
+        return ""
+    return " (git %s%s)" % (env.git_commit[:12],
+                            ", uncommitted changes" if env.git_dirty else "")
+
+
+def software_text(env: Environment) -> str:
+    """``Python 3.11.7, numpy 2.4.6, ngcc 0.1.0 (git …)``."""
+    return "Python %s, numpy %s, ngcc %s%s" % (env.python, env.numpy, env.ngcc_version,
+                                               commit_text(env))
+
+
+def describe(env: Environment) -> list[tuple[str, str]]:
+    """The fingerprint as (item, value) rows: ``ngcc check`` and ``ngcc info`` print
+    them; report section 2 uses the same texts."""
     return [
-        ("processor", "%s (CPU %d, one core)" % (env.get("cpu_model"), env["cpu"])),
-        ("clock", "%s, governor %s, turbo %s, SMT %s"
-         % (clock, env.get("governor") or "?", turbo, smt)),
-        ("counter", "%s at %s, overhead %s/%s ticks (min/median)" % (
-            counter.get("name", "?"), "%.4f GHz" % (freq / 1e9) if freq else "?",
-            counter.get("overhead_min", "?"), counter.get("overhead_median", "?"))),
-        ("virtualization", env.get("virtualization") or "none (bare metal)"),
-        ("perf_event_paranoid", str(env.get("perf_event_paranoid"))),
-        ("memory", "%s MiB" % env.get("memory_mib")),
-        ("load average", " ".join("%.2f" % x for x in env.get("load_average_start") or [])),
-        ("OS / kernel", "%s / %s" % (env.get("os"), env.get("kernel"))),
-        ("compiler", str(env.get("compiler"))),
-        ("Python / numpy / ngcc", "%s / %s / %s" % (env.get("python"), env.get("numpy"),
-                                                    env.get("ngcc_version"))),
-        ("git commit", "%s%s" % (env.get("git_commit"),
-                                 " (uncommitted changes)" if env.get("git_dirty") else "")),
+        ("processor", processor_text(env)),
+        ("clock", clock_text(env)),
+        ("cycle counter", counter_text(env)),
+        ("virtualization", virtualization_text(env)),
+        ("perf_event_paranoid", UNKNOWN if env.perf_event_paranoid is None
+         else str(env.perf_event_paranoid)),
+        ("memory", memory_text(env)),
+        ("load average", " ".join("%.2f" % x for x in env.load_average_start)),
+        ("OS / kernel", system_text(env)),
+        ("compiler", env.compiler or UNKNOWN),
+        ("software", software_text(env)),
+        ("python", env.executable or UNKNOWN),
     ]

@@ -16,8 +16,10 @@ import difflib
 import functools
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ngcc import _core
 from ngcc._errors import InvalidNameError, LibraryError, NgccError, UnknownInstanceError
@@ -53,6 +55,7 @@ class Instance:
         label: the name ``ngcc build --label`` gave the library for files, tables and
             plots (None for built-ins and unlabelled builds); the instance name
             still selects the KAT manifest line.
+        sidecar: for a library made by ``ngcc build``, the facts of its sidecar.
     """
 
     name: str
@@ -67,6 +70,7 @@ class Instance:
     cpu_features: tuple[str, ...] = field(default=(), compare=False)
     constant_time: bool | None = field(default=None, compare=False)
     label: str | None = field(default=None, compare=False)
+    sidecar: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def builtin(self) -> bool:
@@ -205,7 +209,7 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         stored = meta.get("candidate")
         digest_bits = int(meta["digest_bits"])
         cflags, compiler = tuple(meta.get("cflags", ())), meta.get("compiler", "")
-        description = meta.get("description", "")
+        description = str(meta.get("description") or "")
         cpu_features = tuple(meta.get("cpu_features", ()))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
@@ -222,7 +226,7 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
     return Instance(name=name, family=family, candidate=candidate or candidate_of(name),
                     digest_bits=digest_bits, variant="external", library=path,
                     cflags=cflags, compiler=compiler, description=description,
-                    cpu_features=cpu_features, label=label)
+                    cpu_features=cpu_features, label=label, sidecar=dict(meta))
 
 
 def sidecar_path(library: Path) -> Path:

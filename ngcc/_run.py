@@ -1,23 +1,59 @@
 """The run object: one campaign's evidence, loaded from its run directory.
 
 :class:`Run` is what :class:`ngcc.Campaign` returns and what :func:`load_run` reads
-back. It only reads (through ``_records``); reports, data frames and plots build
-on it.
+back: the evidence model's objects (``_model``) as the store (``_records``) loads
+them, each record as a :class:`RunRecord` that also knows where its files are.
+Reports, data frames and plots build on it.
 """
 
 from __future__ import annotations
 
+import html
 import os
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ngcc import _records
+import numpy as np
+
+from ngcc import _format, _records, _report
 from ngcc._errors import ForeignRunDirError
-from ngcc._records import Record
+from ngcc._model import (
+    BuildEntry,
+    BuildState,
+    CampaignState,
+    Environment,
+    Job,
+    Plan,
+    Record,
+)
 
 if TYPE_CHECKING:  # pandas and matplotlib load only when a frame or a plot is asked for
     import pandas as pd
     from matplotlib.figure import Figure
+
+
+@dataclass(frozen=True, repr=False)
+class RunRecord(Record):
+    """A record of a run: every field of :class:`~ngcc._model.Record`, plus its file and
+    run directory, so it can load its raw samples."""
+
+    path: Path = field(kw_only=True, compare=False, metadata={"json": False})
+    run_dir: Path = field(kw_only=True, compare=False, metadata={"json": False})
+
+    @classmethod
+    def located(cls, record: Record, path: Path, run_dir: Path) -> RunRecord:
+        """``record`` as found at ``path`` in ``run_dir``."""
+        values = {f.name: getattr(record, f.name) for f in fields(Record)}
+        return cls(**values, path=Path(path), run_dir=Path(run_dir))
+
+    def cycles(self) -> list[np.ndarray]:
+        """The per-call cycles of every trial (uint64 arrays), checked against the sha256."""
+        return _records.load_raw(_records.path_in(self.run_dir, self.raw.path,
+                                                  _records.RAW_REMEDY), self.raw.sha256)
+
+    def _repr_html_(self) -> str:  # Jupyter shows a record as a table
+        return record_html(self)
 
 
 class Run:
@@ -25,90 +61,91 @@ class Run:
 
     Attributes:
         path: the run directory.
-        campaign: the parsed ``campaign.json``.
-        build: the parsed ``build.json`` (empty dict if the KAT phase did not finish).
-        records: every complete job's :class:`~ngcc._records.Record`, in plan order
-            (instance, then message length).
+        campaign: ``campaign.json`` (:class:`~ngcc._model.CampaignState`).
+        build: ``build.json`` (:class:`~ngcc._model.BuildState`), None if the KAT
+            phase did not finish.
+        records: every complete job's :class:`RunRecord`, in plan order (library,
+            then message length).
     """
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        if not (self.path / _records.CAMPAIGN_FILE).is_file():
+        if not (self.path / _records.CAMPAIGN_FILE).exists():
             raise ForeignRunDirError(
                 "%s is not an ngcc run directory (no %s); give the directory a campaign "
                 "wrote, e.g. runs/<run-id>" % (self.path, _records.CAMPAIGN_FILE))
-        self.campaign: dict[str, Any] = _records.load_campaign(self.path)
-        build_file = self.path / _records.BUILD_FILE
-        self.build: dict[str, Any] = (_records.load_build(self.path)
-                                      if build_file.is_file() else {})
-        self.records: list[Record] = self._load_records()
-
-    def _load_records(self) -> list[Record]:
-        records = []
-        for job in self.campaign["jobs"]:
-            if job.get("status") == "done" and job.get("record"):
-                records.append(_records.load_record(self.path / job["record"], self.path))
-        return records
+        self.campaign: CampaignState = _records.load_campaign(self.path)
+        self.build: BuildState | None = (_records.load_build(self.path) if
+                                         (self.path / _records.BUILD_FILE).exists() else None)
+        self.records: list[RunRecord] = [
+            RunRecord.located(_records.load_job_record(self.path, job),
+                              self.path / job.record, self.path)
+            for job in self.campaign.jobs if job.status == "done"]
 
     @property
     def run_id(self) -> str:
         """The run's id (its UTC start time unless named otherwise)."""
-        return str(self.campaign["run_id"])
+        return self.campaign.run_id
 
     @property
-    def plan(self) -> dict[str, Any]:
-        """The settings the run was started with (``campaign.json`` ``plan``)."""
-        return dict(self.campaign["plan"])
+    def plan(self) -> Plan:
+        """The settings the run was started with."""
+        return self.campaign.plan
 
     @property
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> Environment:
         """The host fingerprint taken when the campaign started."""
-        return dict(self.campaign["environment"])
+        return self.campaign.environment
 
     @property
-    def jobs(self) -> list[dict[str, Any]]:
-        """Every job (instance × length) with its status, in plan order."""
-        return [dict(job) for job in self.campaign["jobs"]]
+    def jobs(self) -> tuple[Job, ...]:
+        """Every job (library × length) with its status, in plan order."""
+        return self.campaign.jobs
 
     @property
-    def failed_jobs(self) -> list[dict[str, Any]]:
+    def failed_jobs(self) -> list[Job]:
         """Jobs that ended in ``crash``, ``timeout``, ``error`` or were ``refused``."""
-        return [job for job in self.jobs if job["status"] not in ("done", "pending")]
+        return [job for job in self.jobs if job.status not in ("done", "pending")]
 
     @property
     def complete(self) -> bool:
         """True when no job is pending (failed jobs count as finished)."""
-        return all(job["status"] != "pending" for job in self.campaign["jobs"])
+        return all(job.status != "pending" for job in self.jobs)
 
     @property
     def host_warnings(self) -> list[str]:
         """The host check's warnings at the start of the campaign."""
-        return [w["message"] for w in self.campaign.get("host_warnings", [])]
+        return [w.message for w in self.campaign.starts[0].host_warnings]
 
-    def record(self, instance: str, message_bytes: int) -> Record:
-        """The record of one instance at one length.
+    @property
+    def build_entries(self) -> tuple[BuildEntry, ...]:
+        """The ``build.json`` entries (none if the KAT phase did not finish)."""
+        return self.build.libraries if self.build is not None else ()
 
-        ``instance`` is the instance name or its stem: where a run holds two instances
-        of one name (a built-in one and an external library, ``Wish512.external``), the
-        bare name means the one whose stem it is.
+    def record(self, name: str, message_bytes: int) -> RunRecord:
+        """The record of one library at one length.
+
+        ``name`` is a label or an instance name: where a run holds two libraries of
+        one instance (``Pavelor-512`` and ``Pavelor-512@perf``), the bare name means
+        the one whose label it is.
 
         Raises:
             KeyError: that job has no record in this run.
         """
         at_length = [rec for rec in self.records if rec.message_bytes == message_bytes]
         for rec in at_length:
-            if rec.stem == instance:
+            if rec.label == name:
                 return rec
         for rec in at_length:
-            if rec.instance == instance:
+            if rec.instance == name:
                 return rec
-        raise KeyError("no record for %s at %d bytes in %s" % (instance, message_bytes,
+        raise KeyError("no record for %s at %d bytes in %s" % (name, message_bytes,
                                                                self.path))
 
     def __repr__(self) -> str:
-        done = sum(job["status"] == "done" for job in self.campaign["jobs"])
+        done = sum(job.status == "done" for job in self.jobs)
         return "<Run %s: %d/%d jobs done, %d failed>" % (
-            self.path, done, len(self.campaign["jobs"]), len(self.failed_jobs))
+            self.path, done, len(self.jobs), len(self.failed_jobs))
 
     # ---------------------------------------------------------------------------
     # Analysis, plots and reports (issue 8): thin doors into _frames, _plot, _report.
@@ -117,9 +154,9 @@ class Run:
         """The run as a tidy pandas DataFrame.
 
         Args:
-            per_call: False (default): one row per instance × message length × trial
-                with that trial's statistics. True: one row per timed call with its
-                raw ``cycles`` (uint64), read from the raw files.
+            per_call: False (default): one row per library × message length × trial
+                with that trial's facts and statistics. True: one row per timed call
+                with its raw ``cycles`` (uint64), read from the raw files.
         """
         from ngcc import _frames
 
@@ -128,15 +165,15 @@ class Run:
         return _frames.trial_frame(self.records)
 
     def summary(self) -> pd.DataFrame:
-        """One row per instance × message length: the records' aggregate statistics,
+        """One row per library × message length: the records' aggregate statistics,
         cycles/byte with its 95 % CI, the KAT verdict and the ratio to pseudoXOF."""
         from ngcc import _frames
 
-        return _frames.summary_frame(self)
+        return _frames.summary_frame(self.records)
 
     def plot_cpb(self, candidate: str | None = None) -> Figure:
-        """Cycles/byte against message length, one line per instance, CI error bars
-        (all instances, or those of one ``candidate``)."""
+        """Cycles/byte against message length, one line per library, CI error bars
+        (all libraries, or those of one ``candidate``)."""
         from ngcc import _plot
 
         points = self.summary()
@@ -145,12 +182,12 @@ class Run:
         return _plot.cycles_per_byte(points, f"{candidate or 'Run ' + self.run_id}: "
                                              "cycles/byte")
 
-    def plot_distribution(self, instance: str, message_bytes: int) -> Figure:
-        """The per-call cycle distribution of one instance at one length, per trial."""
+    def plot_distribution(self, name: str, message_bytes: int) -> Figure:
+        """The per-call cycle distribution of one library at one length, per trial."""
         from ngcc import _plot
 
-        record = self.record(instance, message_bytes)
-        return _plot.distribution(record.cycles(), f"{instance}, {message_bytes} B: "
+        record = self.record(name, message_bytes)
+        return _plot.distribution(record.cycles(), f"{record.label}, {message_bytes} B: "
                                                    "cycles per call")
 
     def report(self, out_dir: str | os.PathLike[str] | None = None,
@@ -160,10 +197,38 @@ class Run:
 
         return _report.write_report(self, out_dir, plots=plots)
 
-    def _repr_html_(self) -> str:
-        from ngcc import _report
+    def _repr_html_(self) -> str:  # Jupyter shows a run as a table
+        return run_html(self)
 
-        return _report.run_html(self)
+
+# ------------------------------------------------------------------ Jupyter
+
+def record_html(record: Record) -> str:
+    """An HTML table of one record: the section 4 row, its CI and median, the KAT
+    verdict and the implementation timed."""
+    rows = list(zip(_report.PERFORMANCE_COLUMNS, _report.performance_row(record), strict=True))
+    rows += [("95 % CI of the mean", _report.confidence_interval(record)),
+             ("median cycles/call", _format.cycles(record.statistics.median_cycles)),
+             ("KAT", _report.kat_cell(record.kat))]
+    if record.implementation.description:
+        rows += [("implementation", record.implementation.description)]
+    body = "".join(f"<tr><th style='text-align:left'>{_html(k)}</th>"
+                   f"<td style='text-align:right'>{_html(v)}</td></tr>" for k, v in rows)
+    return f"<table><caption>{_html(record.candidate)} record</caption>{body}</table>"
+
+
+def run_html(run: Run) -> str:
+    """An HTML table of a run: the section 4 rows of every record."""
+    head = "".join(f"<th>{_html(c)}</th>" for c in _report.PERFORMANCE_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{_html(v)}</td>" for v in _report.performance_row(r))
+                   + "</tr>" for r in run.records)
+    caption = f"run {run.run_id}: {len(run.records)}/{len(run.jobs)} jobs measured"
+    return (f"<table><caption>{_html(caption)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
+def _html(text: object) -> str:
+    return html.escape(str(text).replace("`", ""))
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

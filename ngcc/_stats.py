@@ -1,18 +1,21 @@
 """Statistics of per-call cycle counts: per trial, across trials, and the flags.
 
 Every function takes plain numbers or numpy arrays (one uint64 array of per-call
-cycles per trial) and returns plain Python numbers, so the results go straight into
-the JSON evidence. ``None`` stands for a statistic that is undefined (for example a
-confidence interval from a single trial); NaN never appears.
+cycles per trial) and returns plain Python numbers, or the evidence model's
+:class:`~ngcc._model.TrialStatistics` and :class:`~ngcc._model.Statistics`, so the
+results go straight into the JSON evidence. ``None`` stands for a statistic that is
+undefined (for example a confidence interval from a single trial); NaN never appears.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import asdict, dataclass
 
 import numpy as np
+
+from ngcc._model import Flag, Statistics, TrialStatistics
 
 CONFIDENCE = 0.95
 OUTLIER_TOLERANCE = 0.05      # a trial mean 5 % away from the median of trial means
@@ -36,7 +39,18 @@ def pooled(trials: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate([np.asarray(cycles, dtype=np.uint64) for cycles in trials])
 
 
-def call_distribution(cycles: np.ndarray) -> dict[str, float | int | None]:
+@dataclass(frozen=True)
+class CallDistribution:
+    """Per-call statistics of a set of calls (see :func:`call_distribution`)."""
+
+    median_cycles: float
+    min_cycles: int
+    p5_cycles: float
+    p95_cycles: float
+    stdev_cycles: float | None
+
+
+def call_distribution(cycles: np.ndarray) -> CallDistribution:
     """Per-call median, min, 5th and 95th percentile, and sample stdev (n − 1) of ``cycles``.
 
     The median and the percentiles (numpy's linear interpolation) describe the typical
@@ -47,13 +61,10 @@ def call_distribution(cycles: np.ndarray) -> dict[str, float | int | None]:
     if values.size == 0:
         raise ValueError("no calls to describe")
     p5, median, p95 = np.percentile(values, [5, 50, 95])
-    return {
-        "median_cycles": float(median),
-        "min_cycles": int(np.min(cycles)),
-        "p5_cycles": float(p5),
-        "p95_cycles": float(p95),
-        "stdev_cycles": float(np.std(values, ddof=1)) if values.size > 1 else None,
-    }
+    return CallDistribution(
+        median_cycles=float(median), min_cycles=int(np.min(cycles)), p5_cycles=float(p5),
+        p95_cycles=float(p95),
+        stdev_cycles=float(np.std(values, ddof=1)) if values.size > 1 else None)
 
 
 def trial_means(trials: Sequence[np.ndarray]) -> list[float]:
@@ -136,35 +147,39 @@ def disturbed_trials(ratios: Sequence[float | None],
             if ratio is not None and abs(ratio - 1.0) > tolerance]
 
 
-def summarize_trial(cycles: np.ndarray) -> dict[str, Any]:
-    """The per-trial entry's statistics: mean (arithmetic) and the call distribution."""
-    return {"mean_cycles": trial_means([cycles])[0], **call_distribution(cycles)}
+def trial_statistics(cycles: np.ndarray, loop_ticks: int, loop_seconds: float,
+                     frequency_hz: float) -> TrialStatistics:
+    """One trial's statistics: the mean (arithmetic) and distribution of its calls, and
+    its :func:`counter_rate_ratio` from the readings around the loop."""
+    return TrialStatistics(
+        mean_cycles=trial_means([cycles])[0], **asdict(call_distribution(cycles)),
+        counter_rate_ratio=counter_rate_ratio(loop_ticks, loop_seconds, frequency_hz))
 
 
 def _flag_messages(means: Sequence[float], ratios: Sequence[float | None],
                    outliers: list[int], disturbed: list[int], cpu: int | None
-                   ) -> list[dict[str, Any]]:
+                   ) -> list[Flag]:
     where = "CPU %d" % cpu if cpu is not None else "the measuring CPU"
     centre = median_of_trial_means(means)
     flags = []
     for i in outliers:
-        flags.append({"code": "outlying_trial", "trial": i, "message": (
+        flags.append(Flag("outlying_trial", i, (
             "trial %d averaged %.1f cycles, %+.1f %% from the median of trial means "
             "(%.1f): another process was probably busy on %s; rerun with --cpu N on an "
             "idle CPU or stop it" % (i, means[i], 100 * (means[i] / centre - 1), centre,
-                                     where))})
+                                     where))))
     for i in disturbed:
         ratio = ratios[i] or 0.0  # disturbed_trials() lists only trials with a ratio
-        flags.append({"code": "counter_rate", "trial": i, "message": (
+        flags.append(Flag("counter_rate", i, (
             "trial %d ran at %.0f %% of the nominal counter rate: the counter or the "
             "process was disturbed on %s (frequency change, migration, busy sibling); "
-            "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where))})
+            "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where))))
     return flags
 
 
 def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
               ratios: Sequence[float | None], message_bytes: int,
-              cpu: int | None = None) -> dict[str, Any]:
+              cpu: int | None = None) -> Statistics:
     """Every aggregate statistic of one job (instance × length) over its trials.
 
     Args:
@@ -184,20 +199,16 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
     mean_seconds = sum(total_seconds) / calls
     outliers = outlying_trials(means)
     disturbed = disturbed_trials(ratios)
-    return {
-        "trials": len(trials),
-        "calls": calls,
-        "mean_cycles": mean,
-        **call_distribution(pooled(trials)),
-        "median_of_trial_means_cycles": median_of_trial_means(means),
-        "ci95_low_cycles": interval[0] if interval else None,
-        "ci95_high_cycles": interval[1] if interval else None,
-        "ci95_half_width_cycles": interval[2] if interval else None,
-        "ci95_relative": relative_half_width(means),
-        "cycles_per_byte": mean / message_bytes if message_bytes else None,
-        "mean_seconds": mean_seconds,
-        "mb_per_s": message_bytes / mean_seconds / 1e6 if mean_seconds > 0 else None,
-        "outlying_trials": outliers,
-        "disturbed_trials": disturbed,
-        "flags": _flag_messages(means, ratios, outliers, disturbed, cpu),
-    }
+    return Statistics(
+        trials=len(trials), calls=calls, mean_cycles=mean,
+        **asdict(call_distribution(pooled(trials))),
+        median_of_trial_means_cycles=median_of_trial_means(means),
+        ci95_low_cycles=interval[0] if interval else None,
+        ci95_high_cycles=interval[1] if interval else None,
+        ci95_half_width_cycles=interval[2] if interval else None,
+        ci95_relative=relative_half_width(means),
+        cycles_per_byte=mean / message_bytes if message_bytes else None,
+        mean_seconds=mean_seconds,
+        mb_per_s=message_bytes / mean_seconds / 1e6 if mean_seconds > 0 else None,
+        outlying_trials=tuple(outliers), disturbed_trials=tuple(disturbed),
+        flags=tuple(_flag_messages(means, ratios, outliers, disturbed, cpu)))

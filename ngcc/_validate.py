@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ngcc import _report, _stats
 from ngcc._errors import CorruptRecordError, ValidationError
-from ngcc._records import Record
-from ngcc._run import Run, load_run
+from ngcc._model import Record, Resources
+from ngcc._run import Run, RunRecord, load_run
 
 RELATIVE_TOLERANCE = 1e-9
 """Floats may differ by this much (another numpy/scipy build rounds differently);
 anything a person would notice is far larger."""
-
-TRIAL_FIELDS = ("calls", "counter_rate_ratio", "mean_cycles", "median_cycles", "min_cycles",
-                "p5_cycles", "p95_cycles", "stdev_cycles")
 
 
 @dataclass(frozen=True)
@@ -73,13 +72,14 @@ def validate(path: str | os.PathLike[str]) -> Validation:
     Raises:
         ForeignRunDirError: ``path`` is not a run directory.
         CorruptRecordError: ``campaign.json``/``build.json`` or a record listed as done
-            cannot be loaded, or lacks a field (the message names file and field).
+            cannot be loaded, or a field is missing, of the wrong type or out of range
+            (the message names file and field).
     """
     run = load_run(path)
-    _report.check_evidence(run)
     result = Validation(run_dir=run.path)
     for record in run.records:
         result.differences += check_record(record)
+        result.differences += check_against_run(run, record)
         result.records_checked += 1
     result.differences += _unlisted_records(run)
     result.differences += check_pages(run)
@@ -89,55 +89,66 @@ def validate(path: str | os.PathLike[str]) -> Validation:
 
 # ------------------------------------------------------------------ records
 
-def check_record(record: Record) -> list[Difference]:
-    """Recompute one record's per-trial and aggregate statistics and resources."""
-    name = _relative(record.path, record.run_dir)
+def check_record(record: RunRecord) -> list[Difference]:
+    """Recompute one record's per-trial and aggregate statistics and its resources from
+    its raw samples; what the campaign's resume runs on every record it keeps."""
+    name = record.relpath
     try:
         cycles = record.cycles()
     except CorruptRecordError as exc:
-        raw = str(record.data["raw"]["path"])
-        return [Difference(raw, f"{exc.defect} (record {name})")]
-    trials = record.trials
-    if len(cycles) != len(trials):
-        return [Difference(name, f"{len(trials)} trials, but the raw file holds "
+        return [Difference(record.raw.path, f"{exc.defect} (record {name})")]
+    if len(cycles) != len(record.trials):
+        return [Difference(name, f"{len(record.trials)} trials, but the raw file holds "
                                  f"{len(cycles)}")]
-    found = list(_trial_differences(trials, cycles))
-    found += _compare("statistics", record.statistics, _recompute(record, cycles))
-    found += _compare("resources", record.data["resources"], _resources(record))
-    found += _compare("raw.calls_per_trial", record.data["raw"].get("calls_per_trial"),
+    found = list(_trial_differences(record, cycles))
+    found += _compare("statistics", record.statistics.to_json(),
+                      _recompute(record, cycles).to_json())
+    found += _compare("resources", record.resources.to_json(), _resources(record).to_json())
+    found += _compare("raw.calls_per_trial", list(record.raw.calls_per_trial),
                       [len(c) for c in cycles])
     return [Difference(name, what) for what in found]
 
 
-def _recompute(record: Record, cycles: Sequence[Any]) -> dict[str, Any]:
-    trials = record.trials
-    return _stats.aggregate(cycles, [float(t["total_seconds"]) for t in trials],
-                            [t.get("counter_rate_ratio") for t in trials],
-                            record.message_bytes, record.data["plan"].get("cpu"))
+def check_against_run(run: Run, record: Record) -> list[Difference]:
+    """What a record repeats from its run must agree with it: the run id, and the
+    library's implementation and KAT facts in ``build.json``."""
+    found = _compare("run_id", record.run_id, run.run_id, "in campaign.json")
+    entry = run.build.entry(record.label) if run.build is not None else None
+    if entry is not None:
+        kat = entry.kat.to_json()
+        if not record.kat.files:  # a schema-1 record did not keep the files checked
+            kat["files"] = []
+        found += _compare("kat", record.kat.to_json(), kat, "in build.json")
+        found += _compare("implementation", record.implementation.to_json(),
+                          entry.implementation.to_json(), "in build.json")
+    return [Difference(record.relpath, what) for what in found]
 
 
-def _trial_differences(trials: Sequence[Mapping[str, Any]], cycles: Sequence[Any]
-                       ) -> Iterator[str]:
-    for index, (trial, samples) in enumerate(zip(trials, cycles, strict=True)):
-        expected: dict[str, Any] = {"calls": len(samples), **_stats.summarize_trial(samples)}
-        frequency = trial.get("counter_frequency_hz")
-        if frequency:
-            expected["counter_rate_ratio"] = _stats.counter_rate_ratio(
-                int(trial["total_cycles"]), float(trial["total_seconds"]), float(frequency))
-        stored = {key: trial.get(key) for key in TRIAL_FIELDS if key in expected}
-        yield from _compare(f"trials[{index}]", stored,
-                            {key: expected[key] for key in stored})
+def _recompute(record: Record, cycles: Sequence[np.ndarray]) -> Any:
+    return _stats.aggregate(cycles, [t.loop_seconds for t in record.trials],
+                            [t.statistics.counter_rate_ratio for t in record.trials],
+                            record.message_bytes, record.plan.cpu)
 
 
-def _resources(record: Record) -> dict[str, Any]:
-    trials = record.trials
-    return {**record.data["resources"],
-            "baseline_rss_kib": max(int(t["baseline_rss_kib"]) for t in trials),
-            "peak_rss_kib": max(int(t["peak_rss_kib"]) for t in trials)}
+def _trial_differences(record: Record, cycles: Sequence[np.ndarray]) -> Iterator[str]:
+    for trial, samples in zip(record.trials, cycles, strict=True):
+        where = f"trials[{trial.index}]"
+        yield from _compare(f"{where}.calls", trial.calls, len(samples))
+        expected = _stats.trial_statistics(samples, trial.loop_ticks, trial.loop_seconds,
+                                           trial.frequency_hz)
+        yield from _compare(f"{where}.statistics", trial.statistics.to_json(),
+                            expected.to_json())
 
 
-def _compare(where: str, stored: Any, recomputed: Any) -> list[str]:
-    """Where ``stored`` and ``recomputed`` differ, as ``where.key: stored … recomputed …``."""
+def _resources(record: Record) -> Resources:
+    return Resources(elf_image_bytes=record.resources.elf_image_bytes,
+                     baseline_rss_kib=max(t.baseline_rss_kib for t in record.trials),
+                     peak_rss_kib=max(t.peak_rss_kib for t in record.trials))
+
+
+def _compare(where: str, stored: Any, recomputed: Any,
+             source: str = "recomputed from the raw samples") -> list[str]:
+    """Where ``stored`` and ``recomputed`` differ, as ``where.key is … <source> …``."""
     if isinstance(stored, Mapping) and isinstance(recomputed, Mapping):
         found = []
         for key in sorted(set(stored) | set(recomputed)):
@@ -146,15 +157,15 @@ def _compare(where: str, stored: Any, recomputed: Any) -> list[str]:
             elif key not in recomputed:
                 found.append(f"{where}.{key} is not a statistic ngcc computes")
             else:
-                found += _compare(f"{where}.{key}", stored[key], recomputed[key])
+                found += _compare(f"{where}.{key}", stored[key], recomputed[key], source)
         return found
     if isinstance(stored, list) and isinstance(recomputed, list) and len(stored) == len(
             recomputed):
         return [what for index, (a, b) in enumerate(zip(stored, recomputed, strict=True))
-                for what in _compare(f"{where}[{index}]", a, b)]
+                for what in _compare(f"{where}[{index}]", a, b, source)]
     if _same(stored, recomputed):
         return []
-    return [f"{where} is {stored!r}, recomputed from the raw samples {recomputed!r}"]
+    return [f"{where} is {stored!r}, {source} {recomputed!r}"]
 
 
 def _same(stored: Any, recomputed: Any) -> bool:
@@ -166,7 +177,7 @@ def _same(stored: Any, recomputed: Any) -> bool:
 
 
 def _unlisted_records(run: Run) -> list[Difference]:
-    listed = {record.path.resolve() for record in run.records}
+    listed = {(run.path / job.record).resolve() for job in run.jobs if job.status == "done"}
     return [Difference(_relative(path, run.path), "a record that campaign.json does not "
                        "list as done; delete it or rerun the campaign to complete the job")
             for path in sorted((run.path / "records").glob("*/*.json"))

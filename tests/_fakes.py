@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,28 +19,26 @@ import numpy as np
 
 from ngcc import _host, _records, kat
 from ngcc._measure import TrialMeasurement
+from ngcc._model import Counter, Environment
 from ngcc._registry import Instance, stem
 
 FREQUENCY_HZ = 2.1e9
 #: A fixed host, so a fake campaign neither calibrates a counter nor asks systemd.
-ENVIRONMENT: dict[str, Any] = {
-    "cpu_model": "Fake CPU", "machine": "x86_64", "cpu": 1, "cpu_count": 2,
-    "cpu_max_mhz": 2100.0, "governor": "performance", "turbo": False, "smt_siblings": [1],
-    "virtualization": None, "perf_event_paranoid": 2, "memory_mib": 4096,
-    "counter": {"name": "rdtsc", "frequency_hz": FREQUENCY_HZ, "overhead_min": 24,
-                "overhead_median": 26},
-    "load_average_start": [0.01, 0.02, 0.03], "kernel": "6.1.0", "os": "Fake OS",
-    "compiler": "cc 12", "python": "3.11.7", "numpy": np.__version__,
-    "ngcc_version": "0.1.0", "git_commit": None, "git_dirty": None,
-    "executable": "/usr/bin/python3",
-}
+ENVIRONMENT = Environment(
+    cpu_model="Fake CPU", machine="x86_64", cpu=1, cpu_count=2, cpu_max_mhz=2100.0,
+    governor="performance", turbo=False, smt_siblings=(1,), virtualization=None,
+    perf_event_paranoid=2, memory_mib=4096,
+    counter=Counter(name="rdtsc", frequency_hz=FREQUENCY_HZ, overhead_min=24,
+                    overhead_median=26),
+    load_average_start=(0.01, 0.02, 0.03), kernel="6.1.0", os="Fake OS", compiler="cc 12",
+    python="3.11.7", numpy=np.__version__, ngcc_version="0.1.0", git_commit=None,
+    git_dirty=None, executable="/usr/bin/python3")
 
 
 def fixed_host(monkeypatch: Any) -> None:
     """Make ``_host.fingerprint`` return :data:`ENVIRONMENT` (for the pinned CPU)."""
-    monkeypatch.setattr(_host, "fingerprint",
-                        lambda cpu=None: {**ENVIRONMENT, "cpu": _host.default_cpu()
-                                          if cpu is None else cpu})
+    monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: replace(
+        ENVIRONMENT, cpu=_host.default_cpu() if cpu is None else cpu))
 
 
 def cost_cycles(name: str, message_bytes: int) -> float:

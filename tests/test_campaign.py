@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -106,60 +107,66 @@ def test_quick_campaign_writes_the_run_directory(quick_run):
             assert (path / ("raw/%s/%s__hash_%d.npz" % (candidate, stem, n))).is_file()
     assert not list(path.rglob(".*.tmp-*"))
     assert quick_run.complete and not quick_run.failed_jobs
-    assert quick_run.campaign["finished"] is not None
-    assert [job["status"] for job in quick_run.jobs] == ["done"] * 4
+    assert quick_run.campaign.finished is not None
+    assert [job.status for job in quick_run.jobs] == ["done"] * 4
 
 
 def test_quick_campaign_records_follow_the_plan(quick_run):
     for record in quick_run.records:
-        plan, stats = record.data["plan"], record.statistics
-        assert plan["calls_per_trial"] == calls_per_trial(
-            plan["t1_seconds"], 0.002, _campaign.QUICK_OP_BUDGET, 2)
-        assert plan["warmup_calls"] == warmup_calls(plan["t1_seconds"])
-        assert stats["trials"] == 2 and len(record.trials) == 2
-        assert stats["calls"] == 2 * plan["calls_per_trial"]
-        assert all(t["cpu"] == quick_run.plan["cpu"] for t in record.trials)
-        assert all(t["baseline_rss_kib"] <= t["peak_rss_kib"] for t in record.trials)
-        resources = record.data["resources"]
-        assert resources["peak_rss_kib"] == max(t["peak_rss_kib"] for t in record.trials)
-        assert resources["elf_image_bytes"] > 0
+        plan, stats = record.plan, record.statistics
+        assert plan.calls_per_trial == calls_per_trial(
+            plan.t1_seconds, 0.002, _campaign.QUICK_OP_BUDGET, 2)
+        assert plan.warmup_calls == warmup_calls(plan.t1_seconds)
+        assert stats.trials == 2 and len(record.trials) == 2
+        assert stats.calls == 2 * plan.calls_per_trial
+        assert all(t.cpu == quick_run.plan.cpu for t in record.trials)
+        assert all(t.baseline_rss_kib <= t.peak_rss_kib for t in record.trials)
+        resources = record.resources
+        assert resources.peak_rss_kib == max(t.peak_rss_kib for t in record.trials)
+        assert resources.elf_image_bytes > 0
 
 
 def test_quick_campaign_statistics_match_the_raw_samples(quick_run):
     for record in quick_run.records:
         cycles = record.cycles()
-        assert [len(c) for c in cycles] == record.data["raw"]["calls_per_trial"]
+        assert tuple(len(c) for c in cycles) == record.raw.calls_per_trial
         assert all(c.dtype == np.uint64 for c in cycles)
         recomputed = _stats.aggregate(
-            cycles, [t["total_seconds"] for t in record.trials],
-            [t["counter_rate_ratio"] for t in record.trials], record.message_bytes,
-            quick_run.plan["cpu"])
+            cycles, [t.loop_seconds for t in record.trials],
+            [t.statistics.counter_rate_ratio for t in record.trials], record.message_bytes,
+            quick_run.plan.cpu)
         assert recomputed == record.statistics
-        assert record.statistics["cycles_per_byte"] == pytest.approx(
-            record.statistics["mean_cycles"] / record.message_bytes)
+        assert record.statistics.cycles_per_byte == pytest.approx(
+            record.statistics.mean_cycles / record.message_bytes)
 
 
 def test_quick_campaign_kat_gate_and_environment(quick_run):
     wchain = quick_run.record("WChain-V1-512", 32)
-    assert wchain.kat_verdict == "PASS" and not wchain.timed_without_pass
-    assert wchain.data["kat"]["gate"] == "pass"
+    assert wchain.kat.verdict == "PASS" and not wchain.kat.timed_without_pass
+    assert wchain.kat.gate == "pass"
     sm3 = quick_run.record("SM3", 1024)
-    assert sm3.kat_verdict == "NOKAT" and sm3.data["kat"]["gate"] == "baseline"
-    assert not sm3.timed_without_pass
+    assert sm3.kat.verdict == "NOKAT" and sm3.kat.gate == "baseline"
+    assert not sm3.kat.timed_without_pass
     env = quick_run.environment
-    for key in ("cpu_model", "cpu", "counter", "governor", "turbo", "smt_siblings",
-                "virtualization", "perf_event_paranoid", "load_average_start", "kernel",
-                "os", "compiler", "python", "numpy", "ngcc_version", "git_commit"):
-        assert key in env
-    assert quick_run.campaign["load_average_end"] is not None
-    build = {e["instance"]: e for e in quick_run.build["instances"]}
-    assert build["WChain-V1-512"]["library_sha256"] == _records.sha256_file(
+    assert env.cpu == quick_run.plan.cpu and env.ngcc_version == ngcc.__version__
+    assert env.counter is not None and env.counter.frequency_hz > 0
+    assert all(record.environment == env for record in quick_run.records)
+    # the implementation timed, from the registry, in build.json and every record
+    builtin = ngcc.instance("WChain-V1-512")
+    assert wchain.implementation.description == builtin.description != ""
+    assert wchain.implementation.library == str(builtin.library)
+    assert wchain.implementation.cflags == builtin.cflags
+    assert wchain.provenance.runner == "ngcc._worker.PythonChildRunner"
+    assert quick_run.campaign.load_average_end is not None
+    build = {e.instance: e for e in quick_run.build_entries}
+    assert build["WChain-V1-512"].implementation.library_sha256 == _records.sha256_file(
         ngcc.instance("WChain-V1-512").library)
 
 
 def test_load_run_reads_back_the_same_records(quick_run):
     again = ngcc.load_run(quick_run.path)
-    assert [r.data for r in again.records] == [r.data for r in quick_run.records]
+    assert [r.to_json() for r in again.records] == [r.to_json() for r in quick_run.records]
+    assert again.records == quick_run.records
     with pytest.raises(KeyError, match="SM3 at 64 bytes"):
         again.record("SM3", 64)
 
@@ -172,7 +179,7 @@ def test_rerun_of_a_finished_campaign_measures_nothing(quick_run, tmp_path):
         warnings.simplefilter("ignore", MeasurementWarning)
         run = ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
     assert {p: p.stat().st_mtime_ns for p in before} == before
-    assert len(run.campaign["resumed"]) == 1 and run.complete
+    assert len(run.campaign.starts) == 2 and run.complete
 
 
 def test_fresh_campaign_validates_and_tampering_is_found(quick_run, tmp_path):
@@ -198,7 +205,7 @@ def test_a_different_plan_is_refused(quick_run):
                       **{**TINY, "trials": 3}).run()
     message = str(caught.value)
     assert "trials: 2 in the run, 3 asked" in message and "--run-dir" in message
-    with pytest.raises(PlanMismatchError, match="instances"):
+    with pytest.raises(PlanMismatchError, match="libraries: WChain-V1-512"):
         ngcc.Campaign(["SM3"], run_dir=quick_run.path, **TINY).run()
     assert (quick_run.path / "campaign.json").read_bytes() == before
 
@@ -253,7 +260,7 @@ def test_strict_refuses_an_unfixed_host_before_writing(tmp_path, monkeypatch):
     real = _host.fingerprint
 
     def powersave(cpu=None):
-        return {**real(cpu), "governor": "powersave"}
+        return replace(real(cpu), governor="powersave")
 
     monkeypatch.setattr(_host, "fingerprint", powersave)
     with pytest.raises(HostError, match="'powersave' cpufreq governor"):
@@ -323,12 +330,12 @@ def test_fake_campaign_follows_the_plan_rule(fake):
     assert run.complete and len(run.records) == 4
     for record in run.records:
         t1 = cost_cycles(record.instance, record.message_bytes) / 2.1e9
-        plan = record.data["plan"]
-        assert plan["t1_seconds"] == t1
-        assert plan["calls_per_trial"] == calls_per_trial(t1, 0.002, _campaign.QUICK_OP_BUDGET, 3)
-        assert plan["warmup_calls"] == warmup_calls(t1) == 3
-        assert plan["estimated_seconds"] == pytest.approx(3 * (plan["calls_per_trial"] + 3) * t1)
-        assert [t["calls"] for t in record.trials] == [plan["calls_per_trial"]] * 3
+        plan = record.plan
+        assert plan.t1_seconds == t1
+        assert plan.calls_per_trial == calls_per_trial(t1, 0.002, _campaign.QUICK_OP_BUDGET, 3)
+        assert plan.warmup_calls == warmup_calls(t1) == 3
+        assert plan.estimated_seconds == pytest.approx(3 * (plan.calls_per_trial + 3) * t1)
+        assert [t.calls for t in record.trials] == [plan.calls_per_trial] * 3
     # one cold call per job, then the trials, job after job
     assert [e[0] for e in runner.log] == ["cold"] * 4 + ["trial"] * 12
     assert runner.trials_run()[:3] == [("WChain-V1-512", 32, 0), ("WChain-V1-512", 32, 1),
@@ -340,10 +347,10 @@ def test_fake_campaign_statistics_come_from_the_measurements(fake):
     [record] = run.records
     cycles = record.cycles()
     assert record.statistics == _stats.aggregate(
-        cycles, [t["total_seconds"] for t in record.trials],
-        [t["counter_rate_ratio"] for t in record.trials], 64, run.plan["cpu"])
-    assert [t["pid"] for t in record.trials] == [40000, 40001]
-    assert record.data["resources"]["peak_rss_kib"] == 1701
+        cycles, [t.loop_seconds for t in record.trials],
+        [t.statistics.counter_rate_ratio for t in record.trials], 64, run.plan.cpu)
+    assert [t.pid for t in record.trials] == [40000, 40001]
+    assert record.resources.peak_rss_kib == 1701
 
 
 def test_rerun_of_a_finished_fake_campaign_runs_nothing(fake):
@@ -351,33 +358,33 @@ def test_rerun_of_a_finished_fake_campaign_runs_nothing(fake):
     runner, checker = FakeRunner(), FakeKat()
     run = fake(["SM3"], runner=runner, kat_checker=checker).run()
     assert runner.log == [] and checker.checked == []      # verdicts kept in build.json
-    assert run.complete and len(run.campaign["resumed"]) == 1
+    assert run.complete and len(run.campaign.starts) == 2
 
 
 def test_kat_gate_refuses_a_wrong_instance(fake, tmp_path):
     library = _external(tmp_path / "lib", "WChain-V1-512", like="WChain-V1-512")
     run_dir = tmp_path / "run"
     runner = FakeRunner()
-    with pytest.raises(KatGateError, match=r"WChain-V1-512 MISMATCH.*--allow-kat-fail"), \
+    with pytest.raises(KatGateError, match=r"WChain-V1-512\S* MISMATCH.*--allow-kat-fail"), \
             pytest.warns(MeasurementWarning, match="not timed"):
         fake([str(library)], candidate="hash-34", runner=runner,
              kat_checker=FakeKat({"WChain-V1-512": "MISMATCH"})).run()
     assert runner.log == []
     state = _records.load_campaign(run_dir)
-    assert {job["status"] for job in state["jobs"]} == {"refused"}
+    assert {job.status for job in state.jobs} == {"refused"}
     assert not (run_dir / "records").exists()
-    [entry] = _records.load_build(run_dir)["instances"]
-    assert entry["kat"]["verdict"] == "MISMATCH" and entry["kat"]["gate"] == "refused"
-    assert entry["stem"] == "WChain-V1-512.external"     # no clash with the built-in one
+    [entry] = _records.load_build(run_dir).libraries
+    assert entry.kat.verdict == "MISMATCH" and entry.kat.gate == "refused"
+    assert entry.label == "WChain-V1-512.external"     # no clash with the built-in one
 
 
 def test_kat_gate_refuses_one_and_times_the_others(fake):
     with pytest.warns(MeasurementWarning, match=r"WChain-V1-512: KAT verdict CRASH.*not timed"):
         run = fake(["WChain-V1-512", "SM3"],
                    kat_checker=FakeKat({"WChain-V1-512": "CRASH"})).run()
-    assert {(j["instance"], j["status"]) for j in run.jobs} == {
+    assert {(j.instance, j.status) for j in run.jobs} == {
         ("WChain-V1-512", "refused"), ("SM3", "done")}
-    assert all("--allow-kat-fail" in j["error"] for j in run.failed_jobs)
+    assert all("--allow-kat-fail" in j.error for j in run.failed_jobs)
 
 
 def test_kat_gate_override_marks_every_record(fake, tmp_path):
@@ -388,8 +395,8 @@ def test_kat_gate_override_marks_every_record(fake, tmp_path):
                    kat_checker=FakeKat({"WChain-V1-512": "MISMATCH"})).run()
     assert len(run.records) == 2
     for record in run.records:
-        assert record.kat_verdict == "MISMATCH"
-        assert record.timed_without_pass and record.data["kat"]["gate"] == "override"
+        assert record.kat.verdict == "MISMATCH"
+        assert record.kat.timed_without_pass and record.kat.gate == "override"
         assert record.path.parent.name == "hash-34"
         assert record.path.name.startswith("WChain-V1-512.external__hash_")
 
@@ -400,16 +407,16 @@ def test_failed_children_are_job_entries_and_the_campaign_goes_on(fake):
         ("SM3", 128, 0): ChildError("timeout", "SM3 at 128 B (trial 0) did not finish"),
         ("SM3", 256, None): ChildError("error", "SM3 at 256 B (calibration) failed: oops")})
     run = fake(["SM3", "WChain-V1-512"], runner=runner, lengths=[32, 64, 128, 256]).run()
-    status = {(j["instance"], j["message_bytes"]): j for j in run.jobs}
-    assert [status[("SM3", n)]["status"] for n in (32, 64, 128, 256)] == [
+    status = {(j.instance, j.message_bytes): j for j in run.jobs}
+    assert [status[("SM3", n)].status for n in (32, 64, 128, 256)] == [
         "done", "crash", "timeout", "error"]
-    assert "SIGSEGV" in status[("SM3", 64)]["error"]
-    assert status[("SM3", 256)]["t1_seconds"] is None           # calibration failed
-    assert all(status[("WChain-V1-512", n)]["status"] == "done" for n in (32, 64, 128, 256))
+    assert "SIGSEGV" in status[("SM3", 64)].error
+    assert status[("SM3", 256)].t1_seconds is None           # calibration failed
+    assert all(status[("WChain-V1-512", n)].status == "done" for n in (32, 64, 128, 256))
     assert {(r.instance, r.message_bytes) for r in run.records} == {
         ("SM3", 32), *{("WChain-V1-512", n) for n in (32, 64, 128, 256)}}
-    assert not (run.path / status[("SM3", 64)]["record"]).exists()
-    assert run.complete and run.campaign["finished"] is not None
+    assert not (run.path / status[("SM3", 64)].record).exists()
+    assert run.complete and run.campaign.finished is not None
     # a rerun tries the failed jobs again and keeps the rest
     again = FakeRunner()
     run = fake(["SM3", "WChain-V1-512"], runner=again, lengths=[32, 64, 128, 256]).run()
@@ -425,8 +432,8 @@ def test_ctrl_c_keeps_the_finished_jobs_and_a_rerun_measures_the_rest(fake, tmp_
         fake(["SM3"], runner=runner, lengths=lengths).run()
     run_dir = tmp_path / "run"
     state = _records.load_campaign(run_dir)
-    assert [j["status"] for j in state["jobs"]] == ["done", "done", "pending", "pending"]
-    assert state["finished"] is None
+    assert [j.status for j in state.jobs] == ["done", "done", "pending", "pending"]
+    assert state.finished is None
     kept = {p: p.stat().st_mtime_ns for p in (run_dir / "records").rglob("*.json")}
     assert len(kept) == 2 and not list(run_dir.rglob(".*.tmp-*"))
     again = FakeRunner()
@@ -443,11 +450,11 @@ def test_target_ci_adds_trials_up_to_the_cap(fake, tmp_path):
                 max_trials=4, lengths=[32]).run()
     easy = fake(["SM3"], run_dir=tmp_path / "easy", target_ci=1e6, max_trials=4,
                 lengths=[32]).run()
-    assert hard.records[0].statistics["trials"] == 4
+    assert hard.records[0].statistics.trials == 4
     assert len(noisy.trials_run()) == 4
-    assert easy.records[0].statistics["trials"] == 2
-    assert hard.records[0].data["raw"]["calls_per_trial"] == [
-        hard.jobs[0]["calls_per_trial"]] * 4
+    assert easy.records[0].statistics.trials == 2
+    assert list(hard.records[0].raw.calls_per_trial) == [
+        hard.jobs[0].calls_per_trial] * 4
 
 
 def test_progress_bars_show_each_phase(fake, monkeypatch, capsys):
@@ -530,16 +537,17 @@ def test_resume_after_the_orchestrator_is_killed(tmp_path):
     survivors = sorted(records.glob("*.json"))
     assert 1 <= len(survivors) < 8
     for path in survivors:
-        _records.load_record(path, run_dir).cycles()
+        record = _records.load_record(path)
+        _records.load_raw(run_dir / record.raw.path, record.raw.sha256)
     state = _records.load_campaign(run_dir)
-    assert state["finished"] is None
+    assert state.finished is None
     kept = {path: path.stat().st_mtime_ns for path in survivors}
 
     rerun = subprocess.run(_campaign_command(run_dir), env=env, capture_output=True,
                            text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     run = ngcc.load_run(run_dir)
-    assert run.complete and run.campaign["finished"] and len(run.records) == 8
+    assert run.complete and run.campaign.finished and len(run.records) == 8
     assert {path: path.stat().st_mtime_ns for path in kept} == kept   # finished jobs skipped
     assert not list(run_dir.rglob(".*.tmp-*"))
 

@@ -1,19 +1,21 @@
-"""The host check: warnings from synthetic fingerprints, and this host's fingerprint."""
+"""The host check: warnings from synthetic fingerprints, this host's fingerprint, and the
+one renderer that ``ngcc check``, ``ngcc info`` and the reports share."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
+from _fakes import ENVIRONMENT
 
 from ngcc import _host
+from ngcc._model import Counter, Environment
 
-FIXED = {
-    "cpu": 2, "cpu_count": 8, "governor": "performance", "turbo": False,
-    "smt_siblings": [2], "virtualization": None, "load_average_start": [0.05, 0.1, 0.1],
-    "counter": {"name": "rdtsc", "frequency_hz": 2.1e9, "overhead_min": 24,
-                "overhead_median": 26},
-}
+FIXED = replace(ENVIRONMENT, cpu=2, cpu_count=8, smt_siblings=(2,),
+                load_average_start=(0.05, 0.1, 0.1),
+                counter=Counter(name="rdtsc", frequency_hz=2.1e9, overhead_min=24,
+                                overhead_median=26))
 
 
 def codes(env):
@@ -27,13 +29,13 @@ def test_a_fixed_host_has_no_warning():
 @pytest.mark.parametrize(("change", "code", "quoted"), [
     ({"governor": "powersave"}, "governor", "'powersave'"),
     ({"turbo": True}, "turbo", "no_turbo"),
-    ({"smt_siblings": [2, 10]}, "smt", "CPU 10"),
+    ({"smt_siblings": (2, 10)}, "smt", "CPU 10"),
     ({"virtualization": "kvm"}, "virtualization", "(kvm)"),
-    ({"load_average_start": [1.73, 1.0, 0.5]}, "load", "1.73"),
+    ({"load_average_start": (1.73, 1.0, 0.5)}, "load", "1.73"),
     ({"counter": None}, "counter", "unknown"),
 ])
 def test_each_defect_warns_quoting_value_and_remedy(change, code, quoted):
-    issues = _host.host_warnings({**FIXED, **change})
+    issues = _host.host_warnings(replace(FIXED, **change))
     assert [issue.code for issue in issues] == [code]
     assert quoted in issues[0].message
     assert any(word in issues[0].message for word in ("remedy", "stop them", "bare metal",
@@ -41,7 +43,7 @@ def test_each_defect_warns_quoting_value_and_remedy(change, code, quoted):
 
 
 def test_unknown_values_are_not_warnings():
-    assert codes({**FIXED, "governor": None, "turbo": None}) == []
+    assert codes(replace(FIXED, governor=None, turbo=None)) == []
 
 
 def test_parse_cpu_list():
@@ -52,27 +54,49 @@ def test_parse_cpu_list():
 
 def test_this_hosts_fingerprint_is_complete_and_serialisable():
     env = _host.fingerprint()
-    assert env["cpu"] == _host.default_cpu()
-    for key in ("cpu_model", "machine", "cpu_count", "cpu_max_mhz", "governor", "turbo",
-                "smt_siblings", "virtualization", "perf_event_paranoid", "memory_mib",
-                "counter", "load_average_start", "kernel", "os", "compiler", "python",
-                "numpy", "ngcc_version", "git_commit", "git_dirty"):
-        assert key in env
-    assert env["cpu"] in env["smt_siblings"]
-    assert env["counter"]["frequency_hz"] > 0
-    json.dumps(env, allow_nan=False)
+    assert isinstance(env, Environment)
+    assert env.cpu == _host.default_cpu()
+    assert env.cpu in env.smt_siblings
+    assert env.counter is not None and env.counter.frequency_hz > 0
+    assert Environment.from_json(json.loads(json.dumps(env.to_json(), allow_nan=False))) == env
     rows = dict(_host.describe(env))
-    assert "CPU %d" % env["cpu"] in rows["processor"]
+    assert "CPU %d" % env.cpu in rows["processor"]
+
+
+def test_one_renderer_in_the_reports_words():
+    rows = dict(_host.describe(replace(FIXED, cpu_max_mhz=None, governor=None, turbo=None,
+                                       memory_mib=None, git_commit="38b161e0a2b4ffff",
+                                       git_dirty=True)))
+    assert rows["clock"] == "max unknown, governor unknown, turbo unknown, SMT off"
+    assert rows["cycle counter"] == ("rdtsc, 2.100 GHz, overhead 24–26 cycles (min–median; "
+                                     "recorded, not subtracted)")
+    assert rows["memory"] == "—"
+    assert rows["virtualization"] == "none detected"
+    assert rows["software"].endswith("(git 38b161e0a2b4, uncommitted changes)")
+    assert "?" not in "".join(rows.values())
+    assert _host.clock_text(replace(FIXED, cpu_max_mhz=2100.0)) == (
+        "max 2.10 GHz, governor performance, turbo off, SMT off")   # the seeds' row
 
 
 def test_check_command(capsys, monkeypatch):
     from ngcc._cli import main
-    real = _host.fingerprint
-    monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: {**real(cpu), **FIXED})
+    monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: FIXED)
     assert main(["check", "--strict"]) == 0
     assert "the host is fixed" in capsys.readouterr().out
-    monkeypatch.setattr(_host, "fingerprint",
-                        lambda cpu=None: {**real(cpu), **FIXED, "turbo": True})
+    monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: replace(FIXED, turbo=True))
     assert main(["check"]) == 0
     assert main(["check", "--strict"]) == 1
     assert "warning: turbo/boost is on" in capsys.readouterr().out
+
+
+def test_info_and_check_describe_the_host_alike(capsys, monkeypatch):
+    from ngcc._cli import main
+    monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: FIXED)
+    assert main(["info"]) == 0
+    info = capsys.readouterr().out
+    assert main(["check"]) == 0
+    check = capsys.readouterr().out
+    assert check.startswith(info)
+    for item, value in _host.describe(FIXED):
+        assert any(line.split(None, 1)[0] == item.split()[0] and line.rstrip().endswith(value)
+                   for line in info.splitlines()), item

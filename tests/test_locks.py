@@ -108,10 +108,10 @@ def test_the_default_cpu_is_one_no_other_campaign_holds(tmp_path, holder):
             _run(campaign)
         return
     run = _run(campaign)
-    assert run.campaign["plan"]["cpu"] == others[-1]
-    assert {trial["cpu"] for record in run.records for trial in record.data["trials"]} == {
+    assert run.plan.cpu == others[-1]
+    assert {trial.cpu for record in run.records for trial in record.trials} == {
         others[-1]}
-    assert [job["status"] for job in run.campaign["jobs"]] == ["done"]
+    assert [job.status for job in run.jobs] == ["done"]
 
 
 def test_no_free_cpu_names_every_holder(tmp_path, holder, monkeypatch):
@@ -129,8 +129,8 @@ def test_a_resumed_run_keeps_its_cpu(tmp_path):
     first_cpu = min(os.sched_getaffinity(0))
     run = _run(_campaign(tmp_path / "run", cpu=first_cpu))
     again = _run(_campaign(tmp_path / "run"))
-    assert again.campaign["plan"]["cpu"] == first_cpu == run.campaign["plan"]["cpu"]
-    assert len(again.campaign["resumed"]) == 1
+    assert again.plan.cpu == first_cpu == run.plan.cpu
+    assert len(again.campaign.starts) == 2
 
 
 def test_a_lock_of_a_killed_campaign_is_taken_over(tmp_path):
@@ -150,7 +150,7 @@ def test_a_lock_of_a_killed_campaign_is_taken_over(tmp_path):
     assert first.returncode == -signal.SIGKILL
     assert _lock_pid(cpu_lock) == first.pid  # left behind, but no longer locked
     run = _run(_campaign(run_dir, cpu=LAST_CPU, lengths=(64, 128)))
-    assert [job["status"] for job in run.campaign["jobs"]] == ["done"] * 2
+    assert [job.status for job in run.jobs] == ["done"] * 2
     assert _lock_pid(cpu_lock) == _lock_pid(run_dir / _locks.RUN_DIR_LOCK) == os.getpid()
 
 
@@ -174,7 +174,7 @@ def test_a_second_campaign_on_one_run_directory_is_refused(tmp_path):
     assert str(refused.value).startswith(
         "run directory %s is in use by another ngcc campaign (pid %d, since " % (run_dir,
                                                                              first.pid))
-    statuses = [job["status"] for job in ngcc.load_run(run_dir).campaign["jobs"]]
+    statuses = [job.status for job in ngcc.load_run(run_dir).jobs]
     assert statuses == ["done"] * 2
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _fakerun import make_run
 
-from ngcc import _format, _report
+from ngcc import _analysis, _format, _report
 from ngcc._cli import main
 from ngcc._errors import CorruptRecordError, ReportError
 from ngcc._run import Run, load_run
@@ -108,15 +108,15 @@ def test_environment_items_start_with_the_seeds(seeds_dir: Path, page: str) -> N
 
 def test_performance_rows_format_the_records(run: Run, page: str) -> None:
     rows = markdown_rows(page_sections(page)["4. Performance"])
-    records = _report.candidate_records(run, "hash-22")
+    records = _analysis.of_candidate(run.records, "hash-22")
     assert len(rows) == len(records) == 6
     for row, record in zip(rows, records, strict=True):
         stats = record.statistics
         assert row[1] == f"{record.message_bytes} B"
-        assert row[2] == _format.cycles(stats["mean_cycles"])
-        assert row[3] == _format.cycles_per_byte(stats["cycles_per_byte"])
-        assert row[4] == _format.duration(stats["mean_seconds"])
-        assert row[5] == _format.megabytes_per_second(stats["mb_per_s"])
+        assert row[2] == _format.cycles(stats.mean_cycles)
+        assert row[3] == _format.cycles_per_byte(stats.cycles_per_byte)
+        assert row[4] == _format.duration(stats.mean_seconds)
+        assert row[5] == _format.megabytes_per_second(stats.mb_per_s)
         assert row[6] == "600 (3 × 200)"
 
 
@@ -136,11 +136,11 @@ def test_extra_statistics(run: Run, page: str) -> None:
     baseline = run.record("pseudoXOF-512", 1024)
     stats = record.statistics
     row = rows[("`Pavelor-512`", "1024 B")]
-    assert row[3] == "%s – %s" % (_format.cycles(stats["ci95_low_cycles"]),
-                                  _format.cycles(stats["ci95_high_cycles"]))
-    assert row[4] == "± " + _format.percent(stats["ci95_relative"])
-    assert row[5] == _format.cycles(stats["median_cycles"])
-    ratio = stats["mean_cycles"] / baseline.statistics["mean_cycles"]
+    assert row[3] == "%s – %s" % (_format.cycles(stats.ci95_low_cycles),
+                                  _format.cycles(stats.ci95_high_cycles))
+    assert row[4] == "± " + _format.percent(stats.ci95_relative)
+    assert row[5] == _format.cycles(stats.median_cycles)
+    ratio = stats.mean_cycles / baseline.statistics.mean_cycles
     assert 10 < ratio < 100
     assert row[6] == _format.ratio(ratio)
     # no pseudoXOF-1024 in the run: no ratio
@@ -164,7 +164,7 @@ def test_resource_rows(run: Run, page: str) -> None:
     rows = markdown_rows(page_sections(page)["5. Resource consumption"])
     record = run.record("Pavelor-512", 32)
     assert rows[0] == ["`Pavelor-512`", "hash_32", "16417", "1672 KiB", "1780 KiB"]
-    assert record.data["resources"]["elf_image_bytes"] == 16417
+    assert record.resources.elf_image_bytes == 16417
 
 
 def test_summary_page(run: Run) -> None:
@@ -172,7 +172,7 @@ def test_summary_page(run: Run) -> None:
     rows = markdown_rows(page_sections(text)["Cycles/byte (mean over all calls)"])
     assert [row[1] for row in rows] == ["`Pavelor-512`", "`Pavelor-1024` ⚠", "`pseudoXOF-512`"]
     assert rows[0][3:] == [_format.cycles_per_byte(run.record("Pavelor-512", n)
-                                                   .statistics["cycles_per_byte"])
+                                                   .statistics.cycles_per_byte)
                            for n in (32, 1024, 65536)]
     assert "[hash-22](hash-22.md)" in text and "[baseline](baseline.md)" in text
     assert "Jobs not measured" in text
@@ -262,7 +262,7 @@ def test_html_tables(run: Run) -> None:
     assert "Pavelor-1024 ⚠" in html and "`" not in html
     record_html = run.record("Pavelor-512", 32)._repr_html_()
     assert "<table>" in record_html and "95 % CI of the mean" in record_html
-    assert _format.cycles(run.record("Pavelor-512", 32).statistics["mean_cycles"]) in record_html
+    assert _format.cycles(run.record("Pavelor-512", 32).statistics.mean_cycles) in record_html
 
 
 def test_run_without_build_json_still_indexes_its_records(tmp_path: Path) -> None:

@@ -25,14 +25,16 @@ def test_trial_frame_is_one_row_per_instance_length_trial(run: Run) -> None:
     frame = run.to_dataframe()
     assert len(frame) == 3 * len(LENGTHS) * TRIALS
     assert not frame.duplicated(["instance", "message_bytes", "trial"]).any()
-    assert list(frame.columns[:6]) == ["candidate", "instance", "variant", "digest_bits",
-                                       "message_bytes", "trial"]
+    assert list(frame.columns[:8]) == ["candidate", "instance", "label", "variant",
+                                       "implementation", "digest_bits", "message_bytes",
+                                       "trial"]
     row = frame[(frame.instance == "Pavelor-512") & (frame.message_bytes == 1024)
                 & (frame.trial == 2)].iloc[0]
     trial = run.record("Pavelor-512", 1024).trials[2]
-    assert row["total_cycles"] == trial["total_cycles"]
-    assert row["mean_cycles"] == trial["mean_cycles"]
-    assert row["cycles_per_byte"] == trial["mean_cycles"] / 1024
+    assert row["loop_ticks"] == trial.loop_ticks and row["pid"] == trial.pid
+    assert row["mean_cycles"] == trial.statistics.mean_cycles
+    assert row["cycles_per_byte"] == trial.statistics.mean_cycles / 1024
+    assert row["implementation"] == "" and row["label"] == "Pavelor-512"
 
 
 def test_trial_frame_agrees_with_the_raw_counts(run: Run) -> None:
@@ -64,8 +66,8 @@ def test_summary_frame(run: Run) -> None:
     row = summary[(summary.instance == "Pavelor-512") & (summary.message_bytes == 32)].iloc[0]
     stats = run.record("Pavelor-512", 32).statistics
     baseline = run.record("pseudoXOF-512", 32).statistics
-    assert row["cpb_ci_low"] == pytest.approx(stats["ci95_low_cycles"] / 32)
-    assert row["pseudoxof_ratio"] == pytest.approx(stats["mean_cycles"] / baseline["mean_cycles"])
+    assert row["cpb_ci_low"] == pytest.approx(stats.ci95_low_cycles / 32)
+    assert row["pseudoxof_ratio"] == pytest.approx(stats.mean_cycles / baseline.mean_cycles)
     assert summary[summary.instance == "Pavelor-1024"]["pseudoxof_ratio"].isna().all()
     assert list(summary.kat_passed) == [True] * 3 + [False] * 3 + [True] * 3
 

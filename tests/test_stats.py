@@ -29,15 +29,15 @@ def test_batch_mean_is_exact_for_large_counts():
 
 def test_call_distribution_of_1_to_100():
     dist = _stats.call_distribution(u64(np.arange(1, 101)))
-    assert dist["median_cycles"] == 50.5
-    assert dist["min_cycles"] == 1
-    assert dist["p5_cycles"] == pytest.approx(5.95)    # linear: 5 + 0.95·(6 − 5)
-    assert dist["p95_cycles"] == pytest.approx(95.05)
-    assert dist["stdev_cycles"] == pytest.approx(math.sqrt(100 * 101 / 12))
+    assert dist.median_cycles == 50.5
+    assert dist.min_cycles == 1
+    assert dist.p5_cycles == pytest.approx(5.95)    # linear: 5 + 0.95·(6 − 5)
+    assert dist.p95_cycles == pytest.approx(95.05)
+    assert dist.stdev_cycles == pytest.approx(math.sqrt(100 * 101 / 12))
 
 
 def test_call_distribution_of_one_call_has_no_stdev():
-    assert _stats.call_distribution(u64([7]))["stdev_cycles"] is None
+    assert _stats.call_distribution(u64([7])).stdev_cycles is None
 
 
 def test_trial_means_and_their_median():
@@ -87,29 +87,29 @@ def test_aggregate_on_known_trials():
     trials = [u64([2000] * 10), u64([2000] * 10), u64([2200] * 10)]
     seconds = [1e-5, 1e-5, 1e-5]                  # 1 µs per call
     stats = _stats.aggregate(trials, seconds, [1.0, 1.0, 0.9], message_bytes=32, cpu=2)
-    assert stats["trials"] == 3 and stats["calls"] == 30
-    assert stats["mean_cycles"] == pytest.approx(6200 * 10 / 30)
-    assert stats["median_cycles"] == 2000.0
-    assert stats["min_cycles"] == 2000
-    assert stats["median_of_trial_means_cycles"] == 2000.0
-    assert stats["cycles_per_byte"] == pytest.approx(stats["mean_cycles"] / 32)
-    assert stats["mean_seconds"] == pytest.approx(1e-6)
-    assert stats["mb_per_s"] == pytest.approx(32.0)      # 32 bytes per µs, decimal MB
-    assert stats["outlying_trials"] == [2]              # 2200 is 10 % above 2000
-    assert stats["disturbed_trials"] == [2]
+    assert stats.trials == 3 and stats.calls == 30
+    assert stats.mean_cycles == pytest.approx(6200 * 10 / 30)
+    assert stats.median_cycles == 2000.0
+    assert stats.min_cycles == 2000
+    assert stats.median_of_trial_means_cycles == 2000.0
+    assert stats.cycles_per_byte == pytest.approx(stats.mean_cycles / 32)
+    assert stats.mean_seconds == pytest.approx(1e-6)
+    assert stats.mb_per_s == pytest.approx(32.0)      # 32 bytes per µs, decimal MB
+    assert stats.outlying_trials == (2,)              # 2200 is 10 % above 2000
+    assert stats.disturbed_trials == (2,)
     half = T_975_DF2 * np.std([2000, 2000, 2200], ddof=1) / math.sqrt(3)
-    assert stats["ci95_half_width_cycles"] == pytest.approx(half)
-    assert stats["ci95_relative"] == pytest.approx(half / (6200 / 3))
-    messages = [flag["message"] for flag in stats["flags"]]
+    assert stats.ci95_half_width_cycles == pytest.approx(half)
+    assert stats.ci95_relative == pytest.approx(half / (6200 / 3))
+    messages = [flag.message for flag in stats.flags]
     assert any("trial 2" in m and "+10.0 %" in m and "CPU 2" in m for m in messages)
     assert any("90 % of the nominal counter rate" in m and "CPU 2" in m for m in messages)
 
 
 def test_aggregate_single_trial_has_no_interval_and_no_nan():
     stats = _stats.aggregate([u64([10, 20, 30])], [3e-6], [None], message_bytes=0)
-    assert stats["ci95_low_cycles"] is None and stats["ci95_relative"] is None
-    assert stats["cycles_per_byte"] is None
-    assert all(not (isinstance(v, float) and math.isnan(v)) for v in stats.values())
+    assert stats.ci95_low_cycles is None and stats.ci95_relative is None
+    assert stats.cycles_per_byte is None
+    assert all(not (isinstance(v, float) and math.isnan(v)) for v in stats.to_json().values())
 
 
 def test_empty_inputs_are_refused():

@@ -65,10 +65,11 @@ def test_tampered_statistic_names_the_record(run_dir: Path) -> None:
 
 
 def test_tampered_trial_names_the_record(run_dir: Path) -> None:
-    edit_record(run_dir / RECORD, lambda d: d["trials"][1].__setitem__("min_cycles", 1))
+    edit_record(run_dir / RECORD,
+                lambda d: d["trials"][1]["statistics"].__setitem__("min_cycles", 1))
     result = validate(run_dir)
     assert [d.what.split(" is ")[0] for d in result.differences if d.file == RECORD] == [
-        "trials[1].min_cycles"]
+        "trials[1].statistics.min_cycles"]
 
 
 def test_tampered_resources_names_the_record(run_dir: Path) -> None:
@@ -97,7 +98,7 @@ def test_raw_samples_and_record_changed_together(run_dir: Path) -> None:
     assert files(result) == {RECORD}
     whats = [d.what for d in result.differences]
     assert any(w.startswith("statistics.mean_cycles") for w in whats)
-    assert any(w.startswith("trials[2].mean_cycles") for w in whats)
+    assert any(w.startswith("trials[2].statistics.mean_cycles") for w in whats)
 
 
 def test_tampered_page_names_the_page(run_dir: Path) -> None:

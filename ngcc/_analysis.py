@@ -1,0 +1,77 @@
+"""What a run's records say beyond each record: grouping and the ratio to the baseline.
+
+Pure functions of the records (the evidence model's objects), used by the report
+pages and by the data frames alike, so a figure reads the same in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from ngcc._model import BuildEntry, Record
+
+#: The family whose same-width instance is the speed baseline of every record.
+BASELINE_FAMILY = "pseudoXOF"
+
+R = TypeVar("R", bound=Record)
+
+
+def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:
+    """The candidate ids of a run, in plan order (then any others the records have)."""
+    found: list[str] = []
+    for candidate in [*plan_candidates, *(record.candidate for record in records)]:
+        if candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def of_candidate(items: Sequence[R], candidate: str) -> list[R]:
+    """The records of one candidate, in their order."""
+    return [item for item in items if item.candidate == candidate]
+
+
+def entries_of_candidate(entries: Sequence[BuildEntry], candidate: str) -> list[BuildEntry]:
+    """The ``build.json`` entries of one candidate, in their order."""
+    return [entry for entry in entries if entry.candidate == candidate]
+
+
+def labels(records: Sequence[Record], entries: Sequence[BuildEntry] = ()) -> list[str]:
+    """The library labels of build entries and records, each once, in order."""
+    found = [entry.label for entry in entries]
+    for record in records:
+        if record.label not in found:
+            found.append(record.label)
+    return found
+
+
+def baseline_record(records: Sequence[R], record: Record) -> R | None:
+    """The pseudoXOF record of the same output width and length, if the run has one."""
+    name = "%s-%d" % (BASELINE_FAMILY, record.digest_bits)
+    for other in records:
+        if other.instance == name and other.message_bytes == record.message_bytes:
+            return other
+    return None
+
+
+def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
+    """Mean cycles of ``record`` over those of its pseudoXOF baseline (``None`` if absent)."""
+    baseline = baseline_record(records, record)
+    if baseline is None:
+        return None
+    return record.statistics.mean_cycles / baseline.statistics.mean_cycles
+
+
+def distribution_records(records: Sequence[R]) -> list[R]:
+    """The records whose distributions a report draws: each library's shortest length
+    (where per-call noise matters most relative to the work)."""
+    chosen: dict[str, R] = {}
+    for record in records:
+        if record.label not in chosen or record.message_bytes < chosen[record.label].message_bytes:
+            chosen[record.label] = record
+    return list(chosen.values())
+
+
+def calls_per_trial(record: Record) -> list[int]:
+    """How many calls each trial timed."""
+    return [trial.calls for trial in record.trials]

@@ -1,0 +1,693 @@
+"""The evidence of a run, written once: typed, frozen dataclasses for every file and part.
+
+A campaign fills these objects, the store (``_records``) writes and reads them as
+JSON (``_codec``: one ``to_json``, one ``from_json``, one check), readers use their
+attributes and ``ngcc validate`` compares them. The files (``docs/evidence-format.md``):
+
+* ``campaign.json``: :class:`CampaignState` (plan, environment, starts, jobs);
+* ``build.json``: :class:`BuildState`, one :class:`BuildEntry` per library (its
+  :class:`Implementation` and KAT gate facts, :class:`KatFacts`);
+* ``records/<candidate>/<label>__hash_<bytes>.json``: :class:`Record` (trials,
+  statistics, resources, raw-sample reference, provenance);
+
+each versioned by its schema string (:data:`SCHEMAS`). The file names of a run
+directory are built here, by string concatenation, from names checked against the
+one name rule (``ngcc._names``); every stored path must equal the one derived from
+its names, so no evidence file can point outside its run directory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ngcc._codec import Evidence, FieldError, JsonObject
+from ngcc._measure import UNITS
+from ngcc._names import check_name, is_valid_name
+
+if TYPE_CHECKING:
+    from ngcc._measure import TrialMeasurement
+    from ngcc._registry import Instance
+
+SCHEMA_CAMPAIGN = "ngcc.campaign/2"
+SCHEMA_BUILD = "ngcc.build/2"
+SCHEMA_RECORD = "ngcc.record/2"
+SCHEMA_RAW = "ngcc.raw/1"
+#: The schema strings this version writes, by file kind.
+SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_RECORD}
+
+#: A job's status: see ``docs/evidence-format.md``.
+JOB_STATUSES = ("pending", "done", "refused", "crash", "timeout", "error", "protocol")
+#: The KAT verdicts of ``ngcc.kat`` (tests check they are the same).
+KAT_VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
+#: Verdicts that say the generator could not run here (disk full, no memory …), not
+#: what the library computes: never reused from build.json, checked again next run.
+RETRIED_VERDICTS = ("ERROR",)
+#: What the gate made of a verdict.
+GATES = ("pass", "baseline", "override", "refused")
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+# ------------------------------------------------------------------ file names
+
+def operation(message_bytes: int) -> str:
+    """The operation name of a timing job: ``hash_<bytes>``."""
+    return "hash_%d" % message_bytes
+
+
+def record_relpath(candidate: str, label: str, message_bytes: int) -> str:
+    """``records/<candidate>/<label>__hash_<bytes>.json``, relative to the run directory."""
+    return "records/%s/%s__%s.json" % (check_name(candidate, "candidate id"),
+                                      check_name(label, "label"), operation(message_bytes))
+
+
+def raw_relpath(candidate: str, label: str, message_bytes: int) -> str:
+    """``raw/<candidate>/<label>__hash_<bytes>.npz``, relative to the run directory."""
+    return "raw/%s/%s__%s.npz" % (check_name(candidate, "candidate id"),
+                                 check_name(label, "label"), operation(message_bytes))
+
+
+def kat_log_relpath(candidate: str, label: str) -> str:
+    """``kat/<candidate>/<label>.log``, relative to the run directory."""
+    return "kat/%s/%s.log" % (check_name(candidate, "candidate id"), check_name(label, "label"))
+
+
+def page_name(candidate: str) -> str:
+    """File name of a candidate's report page in ``report/``: ``<candidate>.md``."""
+    return check_name(candidate, "candidate id") + ".md"
+
+
+def plot_stem_cpb(candidate: str) -> str:
+    """File stem of a candidate's cycles/byte plot in ``report/``: ``<candidate>-cpb``."""
+    return check_name(candidate, "candidate id") + "-cpb"
+
+
+def plot_stem_distribution(label: str, message_bytes: int) -> str:
+    """File stem of a per-call distribution plot: ``<label>__hash_<bytes>-calls``."""
+    return "%s__%s-calls" % (check_name(label, "label"), operation(message_bytes))
+
+
+# ------------------------------------------------------------------ checks
+
+def _name(value: str, where: str) -> None:
+    if not is_valid_name(value):
+        raise FieldError(where, "is %r, not a valid name (letters, digits and - _ . + @, "
+                                "starting with a letter or digit)" % value[:60])
+
+
+def _at_least(value: float | None, low: float, where: str) -> None:
+    if value is not None and value < low:
+        raise FieldError(where, "is %r, below %r" % (value, low))
+
+
+def _positive(value: float | None, where: str) -> None:
+    if value is not None and not value > 0:
+        raise FieldError(where, "is %r, not positive" % value)
+
+
+def _one_of(value: str, options: tuple[str, ...], where: str) -> None:
+    if value not in options:
+        raise FieldError(where, "is %r, not one of %s" % (value[:60], ", ".join(options)))
+
+
+def _sha256(value: str | None, where: str) -> None:
+    if value is not None and not _SHA256.fullmatch(value):
+        raise FieldError(where, "is %r, not a hex sha256" % value[:70])
+
+
+def _utc(value: str | None, where: str) -> None:
+    if value is not None and not _UTC.fullmatch(value):
+        raise FieldError(where, "is %r, not a UTC time like 2026-09-25T10:02:21Z" % value[:40])
+
+
+def _derived(value: str | None, expected: str, where: str) -> None:
+    """A stored path must be the one its names give (so it stays in the run directory)."""
+    if value != expected:
+        raise FieldError(where, "is %r, but its names give %r" % (str(value)[:80], expected))
+
+
+# ------------------------------------------------------------------ the library
+
+@dataclass(frozen=True)
+class Implementation(Evidence):
+    """Which implementation of an instance was timed, from the registry or the sidecar.
+
+    Attributes:
+        variant: ``ref``, ``opt``, … or ``external`` (a library made by ``ngcc build``).
+        library: the library's absolute path when it was measured.
+        library_sha256: the sha256 of its bytes.
+        compiler, cflags: how it was built.
+        description: the implementation string (``portable C99, 64-bit lanes, …``).
+        cpu_features: CPU features it needs; constant_time: whether it claims so.
+        build: for an external library, the facts its ``ngcc build`` sidecar records
+            (source folder, sources, flags …) except the compiler's warnings.
+    """
+
+    variant: str
+    library: str
+    library_sha256: str
+    compiler: str = ""
+    cflags: tuple[str, ...] = ()
+    description: str = ""
+    cpu_features: tuple[str, ...] = ()
+    constant_time: bool | None = None
+    build: JsonObject | None = None
+
+    def _check(self, where: str) -> None:
+        _name(self.variant, where + "variant")
+        _sha256(self.library_sha256, where + "library_sha256")
+
+    @classmethod
+    def of(cls, instance: Instance, library_sha256: str) -> Implementation:
+        """The implementation facts of a registry instance."""
+        build = ({key: value for key, value in instance.sidecar.items() if key != "warnings"}
+                 if instance.sidecar is not None else None)
+        return cls(variant=instance.variant, library=str(instance.library),
+                   library_sha256=library_sha256, compiler=instance.compiler,
+                   cflags=tuple(instance.cflags), description=instance.description,
+                   cpu_features=tuple(instance.cpu_features),
+                   constant_time=instance.constant_time, build=build)
+
+
+@dataclass(frozen=True)
+class KatFacts(Evidence):
+    """The KAT gate's facts about one library (``build.json`` and every record).
+
+    ``verdict`` is ``ngcc.kat.check``'s; ``gate`` what the gate made of it (``pass``,
+    ``baseline``, ``override``, ``refused``); ``log`` the KAT log, relative to the run
+    directory. ``timed_without_pass`` is true exactly under the override.
+    """
+
+    verdict: str
+    files: tuple[str, ...]
+    log: str
+    log_sha256: str | None
+    gate: str
+    timed_without_pass: bool
+
+    def _check(self, where: str) -> None:
+        _one_of(self.verdict, KAT_VERDICTS, where + "verdict")
+        _one_of(self.gate, GATES, where + "gate")
+        _sha256(self.log_sha256, where + "log_sha256")
+        if self.timed_without_pass != (self.gate == "override"):
+            raise FieldError(where + "timed_without_pass", "is %r but the gate is %r"
+                             % (self.timed_without_pass, self.gate))
+
+    @property
+    def retried(self) -> bool:
+        """True when the verdict is environmental and is checked again on the next run."""
+        return self.verdict in RETRIED_VERDICTS
+
+
+@dataclass(frozen=True)
+class BuildEntry(Evidence):
+    """One library of a run in ``build.json``: what it is, its size, its KAT verdict."""
+
+    candidate: str
+    instance: str
+    label: str
+    family: str
+    digest_bits: int
+    implementation: Implementation
+    elf_image_bytes: int | None
+    kat: KatFacts
+
+    def _check(self, where: str) -> None:
+        _name(self.candidate, where + "candidate")
+        _name(self.instance, where + "instance")
+        _name(self.label, where + "label")
+        _positive(self.digest_bits, where + "digest_bits")
+        _at_least(self.elf_image_bytes, 0, where + "elf_image_bytes")
+        _derived(self.kat.log, kat_log_relpath(self.candidate, self.label), where + "kat.log")
+
+
+@dataclass(frozen=True)
+class BuildState(Evidence):
+    """``build.json``: the libraries of a run and their KAT gate facts."""
+
+    run_id: str
+    libraries: tuple[BuildEntry, ...]
+
+    def _check(self, where: str) -> None:
+        labels = [entry.label for entry in self.libraries]
+        for index, label in enumerate(labels):
+            if labels.index(label) != index:
+                raise FieldError("%slibraries[%d].label" % (where, index),
+                                 "%r is given to two libraries" % label)
+
+    def entry(self, label: str) -> BuildEntry | None:
+        """The entry of the library labelled ``label``, if any."""
+        return next((e for e in self.libraries if e.label == label), None)
+
+
+# ------------------------------------------------------------------ the campaign
+
+@dataclass(frozen=True)
+class PlanLibrary(Evidence):
+    """One library a campaign measures: its instance, label and the sha256 it must keep."""
+
+    candidate: str
+    instance: str
+    label: str
+    variant: str
+    library: str
+    library_sha256: str
+
+    def _check(self, where: str) -> None:
+        _name(self.candidate, where + "candidate")
+        _name(self.instance, where + "instance")
+        _name(self.label, where + "label")
+        _sha256(self.library_sha256, where + "library_sha256")
+
+
+@dataclass(frozen=True)
+class Plan(Evidence):
+    """The settings that must not change while a run is resumed (compared key by key)."""
+
+    libraries: tuple[PlanLibrary, ...]
+    lengths: tuple[int, ...]
+    trials: int
+    trial_target_seconds: float
+    op_budget_seconds: float
+    max_calls: int
+    min_calls: int
+    cpu: int
+    quick: bool
+    target_ci_percent: float | None
+    max_trials: int
+    kat_files: tuple[str, ...]
+    kat_override: bool
+
+    def _check(self, where: str) -> None:
+        if not self.lengths:
+            raise FieldError(where + "lengths", "is empty")
+        for index, length in enumerate(self.lengths):
+            _at_least(length, 1, "%slengths[%d]" % (where, index))
+        for name in ("trials", "max_calls", "min_calls", "max_trials"):
+            _at_least(getattr(self, name), 1, where + name)
+        _positive(self.trial_target_seconds, where + "trial_target_seconds")
+        _positive(self.op_budget_seconds, where + "op_budget_seconds")
+        _positive(self.target_ci_percent, where + "target_ci_percent")
+        _at_least(self.cpu, 0, where + "cpu")
+        labels = [library.label for library in self.libraries]
+        for index, label in enumerate(labels):
+            if labels.index(label) != index:
+                raise FieldError("%slibraries[%d].label" % (where, index),
+                                 "%r is given to two libraries" % label)
+
+
+@dataclass(frozen=True)
+class Settings(Evidence):
+    """Settings of one start that may change between starts (not part of the plan)."""
+
+    kat_timeout_seconds: float | None
+    trial_timeout_seconds: float | None
+    strict: bool
+    runner: str
+
+
+@dataclass(frozen=True)
+class HostWarning(Evidence):
+    """One reason the host is not fixed for measurement; the message quotes the measured
+    value and the remedy."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Counter(Evidence):
+    """The cycle counter as calibrated when the campaign started."""
+
+    name: str
+    frequency_hz: float
+    overhead_min: int
+    overhead_median: int
+
+
+@dataclass(frozen=True)
+class Environment(Evidence):
+    """The host fingerprint (``_host.fingerprint``); ``None`` where the host does not say."""
+
+    cpu_model: str | None
+    machine: str
+    cpu: int
+    cpu_count: int | None
+    cpu_max_mhz: float | None
+    governor: str | None
+    turbo: bool | None
+    smt_siblings: tuple[int, ...]
+    virtualization: str | None
+    perf_event_paranoid: int | None
+    memory_mib: int | None
+    counter: Counter | None
+    load_average_start: tuple[float, float, float]
+    kernel: str
+    os: str | None
+    compiler: str | None
+    python: str
+    numpy: str
+    ngcc_version: str
+    git_commit: str | None
+    git_dirty: bool | None
+    executable: str | None = None
+
+    def _check(self, where: str) -> None:
+        _at_least(self.cpu, 0, where + "cpu")
+
+
+@dataclass(frozen=True)
+class Remeasured(Evidence):
+    """A record a start found defective (its path and why) and measured again."""
+
+    record: str
+    defect: str
+
+
+@dataclass(frozen=True)
+class Start(Evidence):
+    """One start of the campaign in this run directory (the first one created it)."""
+
+    at: str
+    command: tuple[str, ...] | None
+    settings: Settings | None
+    load_average_start: tuple[float, float, float]
+    host_warnings: tuple[HostWarning, ...]
+    remeasured: tuple[Remeasured, ...] = ()
+
+    def _check(self, where: str) -> None:
+        _utc(self.at, where + "at")
+
+
+@dataclass(frozen=True)
+class Job(Evidence):
+    """One library × message length: its status, calibration and plan, its files."""
+
+    candidate: str
+    instance: str
+    label: str
+    message_bytes: int
+    status: str
+    t1_seconds: float | None
+    calls_per_trial: int | None
+    warmup_calls: int | None
+    trials_planned: int
+    estimated_seconds: float | None
+    record: str
+    raw: str
+    error: str | None
+
+    def _check(self, where: str) -> None:
+        _name(self.candidate, where + "candidate")
+        _name(self.instance, where + "instance")
+        _name(self.label, where + "label")
+        _at_least(self.message_bytes, 1, where + "message_bytes")
+        _one_of(self.status, JOB_STATUSES, where + "status")
+        _positive(self.t1_seconds, where + "t1_seconds")
+        _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
+        _at_least(self.warmup_calls, 0, where + "warmup_calls")
+        _at_least(self.trials_planned, 1, where + "trials_planned")
+        _derived(self.record, record_relpath(self.candidate, self.label, self.message_bytes),
+                 where + "record")
+        _derived(self.raw, raw_relpath(self.candidate, self.label, self.message_bytes),
+                 where + "raw")
+        if self.status not in ("pending", "done") and not self.error:
+            raise FieldError(where + "error", "is empty for a %s job" % self.status)
+
+
+@dataclass(frozen=True)
+class CampaignState(Evidence):
+    """``campaign.json``: plan, environment of the first start, every start, every job."""
+
+    run_id: str
+    created: str
+    updated: str | None
+    finished: str | None
+    plan: Plan
+    environment: Environment
+    starts: tuple[Start, ...]
+    load_average_end: tuple[float, float, float] | None
+    jobs: tuple[Job, ...]
+
+    def _check(self, where: str) -> None:
+        if not self.run_id:
+            raise FieldError(where + "run_id", "is empty")
+        for name in ("created", "updated", "finished"):
+            _utc(getattr(self, name), where + name)
+        if not self.starts:
+            raise FieldError(where + "starts", "is empty")
+        labels = {library.label for library in self.plan.libraries}
+        seen: set[tuple[str, int]] = set()
+        for index, job in enumerate(self.jobs):
+            key = (job.label, job.message_bytes)
+            if job.label not in labels:
+                raise FieldError("%sjobs[%d].label" % (where, index),
+                                 "%r is no library of the plan" % job.label)
+            if key in seen:
+                raise FieldError("%sjobs[%d]" % (where, index),
+                                 "%s at %d B is listed twice" % key)
+            seen.add(key)
+
+
+# ------------------------------------------------------------------ the record
+
+@dataclass(frozen=True)
+class TrialStatistics(Evidence):
+    """Statistics of one trial's per-call counts (``_stats.trial_statistics``)."""
+
+    mean_cycles: float
+    median_cycles: float
+    min_cycles: int
+    p5_cycles: float
+    p95_cycles: float
+    stdev_cycles: float | None
+    counter_rate_ratio: float | None
+
+
+@dataclass(frozen=True)
+class Trial(Evidence):
+    """One trial (a fresh process pinned to ``cpu``): every fact its runner reported
+    (``ngcc._measure.TrialMeasurement``; ``None`` where the runner cannot observe it)
+    and the statistics of its calls. The per-call counts are in the raw file."""
+
+    index: int
+    started: str
+    pid: int
+    cpu: int
+    calls: int
+    warmup_calls: int
+    counter: str
+    unit: str
+    frequency_hz: float
+    loop_ticks: int
+    loop_ns: int
+    overhead_min_ticks: int
+    overhead_median_ticks: int | None
+    baseline_rss_kib: int
+    peak_rss_kib: int
+    load_average: tuple[float, float, float]
+    statistics: TrialStatistics
+    batch_calls: int | None = None
+    batch_ticks: int | None = None
+    batch_ns: int | None = None
+    core_cycles_per_tick: float | None = None
+    thread_cpu_ns: int | None = None
+    voluntary_switches: int | None = None
+    involuntary_switches: int | None = None
+    affinity_changed: bool | None = None
+    parent_wall_ns: int | None = None
+
+    def _check(self, where: str) -> None:
+        _at_least(self.index, 0, where + "index")
+        _utc(self.started, where + "started")
+        _at_least(self.cpu, 0, where + "cpu")
+        _at_least(self.calls, 1, where + "calls")
+        _at_least(self.warmup_calls, 0, where + "warmup_calls")
+        _one_of(self.unit, UNITS, where + "unit")
+        _positive(self.frequency_hz, where + "frequency_hz")
+        for name in ("loop_ticks", "loop_ns", "baseline_rss_kib", "peak_rss_kib"):
+            _at_least(getattr(self, name), 0, where + name)
+
+    @property
+    def loop_seconds(self) -> float:
+        """Wall-clock seconds of the per-call loop."""
+        return self.loop_ns / 1e9
+
+    @classmethod
+    def of(cls, index: int, started: str, warmup_calls: int, measured: TrialMeasurement,
+           statistics: TrialStatistics) -> Trial:
+        """A trial entry from a runner's measurement: every fact but the cycles."""
+        return cls(
+            index=index, started=started, pid=measured.pid, cpu=measured.cpu,
+            calls=len(measured.cycles), warmup_calls=warmup_calls, counter=measured.counter,
+            unit=measured.unit, frequency_hz=measured.frequency_hz,
+            loop_ticks=measured.loop_ticks, loop_ns=measured.loop_ns,
+            overhead_min_ticks=measured.overhead_min_ticks,
+            overhead_median_ticks=measured.overhead_median_ticks,
+            baseline_rss_kib=measured.baseline_rss_kib, peak_rss_kib=measured.peak_rss_kib,
+            load_average=measured.load_average, statistics=statistics,
+            batch_calls=measured.batch_calls, batch_ticks=measured.batch_ticks,
+            batch_ns=measured.batch_ns, core_cycles_per_tick=measured.core_cycles_per_tick,
+            thread_cpu_ns=measured.thread_cpu_ns,
+            voluntary_switches=measured.voluntary_switches,
+            involuntary_switches=measured.involuntary_switches,
+            affinity_changed=measured.affinity_changed,
+            parent_wall_ns=measured.parent_wall_ns)
+
+
+@dataclass(frozen=True)
+class Flag(Evidence):
+    """A flagged trial: why (``outlying_trial``, ``counter_rate``), which, and the message."""
+
+    code: str
+    trial: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Statistics(Evidence):
+    """The aggregate statistics of one job over its trials (``_stats.aggregate``)."""
+
+    trials: int
+    calls: int
+    mean_cycles: float
+    median_cycles: float
+    min_cycles: int
+    p5_cycles: float
+    p95_cycles: float
+    stdev_cycles: float | None
+    median_of_trial_means_cycles: float
+    ci95_low_cycles: float | None
+    ci95_high_cycles: float | None
+    ci95_half_width_cycles: float | None
+    ci95_relative: float | None
+    cycles_per_byte: float | None
+    mean_seconds: float
+    mb_per_s: float | None
+    outlying_trials: tuple[int, ...]
+    disturbed_trials: tuple[int, ...]
+    flags: tuple[Flag, ...]
+
+    def _check(self, where: str) -> None:
+        _at_least(self.trials, 1, where + "trials")
+        _at_least(self.calls, 1, where + "calls")
+
+
+@dataclass(frozen=True)
+class JobPlan(Evidence):
+    """The plan of one job as it was measured (calibration, calls, warm-up, budget)."""
+
+    t1_seconds: float
+    calls_per_trial: int
+    warmup_calls: int
+    trials_planned: int
+    trial_target_seconds: float
+    op_budget_seconds: float
+    target_ci_percent: float | None
+    max_trials: int
+    cpu: int
+    estimated_seconds: float
+
+    def _check(self, where: str) -> None:
+        _positive(self.t1_seconds, where + "t1_seconds")
+        _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
+        _at_least(self.warmup_calls, 0, where + "warmup_calls")
+        _at_least(self.cpu, 0, where + "cpu")
+
+
+@dataclass(frozen=True)
+class Resources(Evidence):
+    """Static memory (the library's ELF image) and the maxima of the trials' RSS."""
+
+    elf_image_bytes: int | None
+    baseline_rss_kib: int
+    peak_rss_kib: int
+
+
+@dataclass(frozen=True)
+class RawRef(Evidence):
+    """Where a job's per-call cycles are (relative path), their sha256, calls per trial."""
+
+    path: str
+    sha256: str
+    calls_per_trial: tuple[int, ...]
+
+    def _check(self, where: str) -> None:
+        _sha256(self.sha256, where + "sha256")
+
+
+@dataclass(frozen=True)
+class Provenance(Evidence):
+    """Who wrote a record, when, with which command, runner and message."""
+
+    created: str
+    ngcc_version: str
+    git_commit: str | None
+    command: tuple[str, ...]
+    runner: str
+    message: str
+
+    def _check(self, where: str) -> None:
+        _utc(self.created, where + "created")
+
+
+@dataclass(frozen=True)
+class Record(Evidence):
+    """One timed job (library × message length): its trials, statistics and provenance.
+
+    The record is the commit point of a job: it names its raw samples by path and
+    sha256, and ``ngcc validate`` recomputes its statistics from them.
+    """
+
+    run_id: str
+    candidate: str
+    instance: str
+    label: str
+    family: str
+    digest_bits: int
+    operation: str
+    message_bytes: int
+    implementation: Implementation
+    kat: KatFacts
+    plan: JobPlan
+    environment: Environment
+    trials: tuple[Trial, ...]
+    statistics: Statistics
+    resources: Resources
+    raw: RawRef
+    provenance: Provenance
+
+    def _check(self, where: str) -> None:
+        _name(self.candidate, where + "candidate")
+        _name(self.instance, where + "instance")
+        _name(self.label, where + "label")
+        _at_least(self.message_bytes, 1, where + "message_bytes")
+        _derived(self.operation, operation(self.message_bytes), where + "operation")
+        _derived(self.raw.path, raw_relpath(self.candidate, self.label, self.message_bytes),
+                 where + "raw.path")
+        _derived(self.kat.log, kat_log_relpath(self.candidate, self.label), where + "kat.log")
+        if not self.trials:
+            raise FieldError(where + "trials", "is empty")
+        for index, trial in enumerate(self.trials):
+            if trial.index != index:
+                raise FieldError("%strials[%d].index" % (where, index),
+                                 "is %d, not %d" % (trial.index, index))
+
+    @property
+    def relpath(self) -> str:
+        """Where this record is, relative to the run directory."""
+        return record_relpath(self.candidate, self.label, self.message_bytes)
+
+    def __repr__(self) -> str:
+        stats = self.statistics
+        return "<Record %s %s %d B: %.1f cycles/byte, ±%.2f %% over %d trials>" % (
+            self.candidate, self.label, self.message_bytes, stats.cycles_per_byte or 0.0,
+            100 * (stats.ci95_relative or 0.0), stats.trials)
+
+
+#: The evidence class of each schema string this version reads.
+FILE_CLASSES: dict[str, type[Evidence]] = {
+    SCHEMA_CAMPAIGN: CampaignState, SCHEMA_BUILD: BuildState, SCHEMA_RECORD: Record}
