@@ -65,7 +65,14 @@ from ngcc._model import (
     raw_relpath,
     record_relpath,
 )
-from ngcc._registry import Instance, external_instance, instance, instances, stem
+from ngcc._registry import (
+    Instance,
+    external_instance,
+    instance,
+    instances,
+    is_library_path,
+    run_labels,
+)
 from ngcc._run import Run
 
 #: The eight message lengths of the NGCC guide (S1–S8), in bytes.
@@ -119,36 +126,38 @@ def _new_run_id() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def _is_path(name: object) -> bool:
-    return isinstance(name, os.PathLike) or (
-        isinstance(name, str) and (os.sep in name or name.endswith(".so")))
-
-
 def _resolve_instances(names: Sequence[str | os.PathLike[str] | Instance],
-                       candidate: str | None, all_instances: bool) -> list[Instance]:
-    """The instances a campaign measures, each once: with ``all_instances`` every
-    built-in one; with ``candidate`` the built-in instances of that candidate (unless
-    library paths are named: ``candidate`` is then their id); then the named ones."""
-    chosen: list[Instance] = []
+                       candidate: str | None, all_instances: bool,
+                       labels: Sequence[str | None] = ()) -> tuple[list[Instance], list[str]]:
+    """The libraries a campaign measures and their labels: with ``all_instances`` every
+    built-in instance; with ``candidate`` the built-in instances of that candidate
+    (unless library paths are named: ``candidate`` is then their id); then the named
+    ones, ``labels[i]`` (if given) labelling ``names[i]``. A library named twice with
+    the same label is measured once; different libraries are never merged: each gets
+    its own label (:func:`ngcc._registry.run_labels`)."""
+    if len(labels) > len(names):
+        raise ValueError("%d labels given for %d libraries named; give at most one label "
+                         "per library, in their order" % (len(labels), len(names)))
+    chosen: list[tuple[Instance, str | None]] = []
     if all_instances:
-        chosen.extend(instances())
-    elif candidate and not any(_is_path(name) for name in names):
-        chosen.extend(i for i in instances() if i.candidate == candidate)
+        chosen.extend((i, None) for i in instances())
+    elif candidate and not any(is_library_path(name) for name in names):
+        chosen.extend((i, None) for i in instances() if i.candidate == candidate)
         if not chosen:
             raise NgccError("no built-in instance of candidate %r; candidates: %s"
                             % (candidate, ", ".join(sorted({i.candidate for i in instances()}))))
-    for name in names:
-        if candidate and _is_path(name):
-            chosen.append(external_instance(Path(name), candidate))  # type: ignore[arg-type]
+    for index, name in enumerate(names):
+        wanted = labels[index] if index < len(labels) else None
+        if candidate and is_library_path(name):
+            chosen.append((external_instance(Path(name), candidate), wanted))  # type: ignore[arg-type]
         else:
-            chosen.append(instance(name))
-    unique: dict[tuple[str, str], Instance] = {}
-    for inst in chosen:
-        unique.setdefault((inst.candidate, stem(inst)), inst)
+            chosen.append((instance(name), wanted))
+    unique = list(dict.fromkeys(chosen))
     if not unique:
         raise NgccError("no instance to measure: name instances, or use --candidate ID or "
                         "--all (see `ngcc list`)")
-    return list(unique.values())
+    libraries = [inst for inst, _ in unique]
+    return libraries, run_labels(libraries, [wanted for _, wanted in unique])
 
 
 def _plan_differences(stored: Plan, asked: Plan) -> list[str]:
@@ -180,12 +189,13 @@ def _runner_name(runner: object) -> str:
 class KatChecker(Protocol):
     """What the KAT gate calls to check instances: :func:`ngcc.kat.check` by default.
 
-    It returns one :class:`~ngcc.kat.KatResult` per instance, in order, each naming the
-    KAT log it wrote under ``out_dir``; tests hand the campaign a fake.
+    It returns one :class:`~ngcc.kat.KatResult` per instance, in order, having written
+    each KAT log to ``<out_dir>/<candidate>/<label>.log``; tests hand the campaign a fake.
     """
 
-    def __call__(self, instances: Sequence[Instance], *, files: Sequence[str], out_dir: Path,
-                 progress: bool, timeout: float | None) -> list[kat.KatResult]:
+    def __call__(self, instances: Sequence[Instance], *, labels: Sequence[str | None],
+                 files: Sequence[str], out_dir: Path, progress: bool,
+                 timeout: float | None) -> list[kat.KatResult]:
         ...
 
 
@@ -204,6 +214,11 @@ class Campaign:
     Args:
         instances: instance names (``"Wish512"``), :class:`Instance` objects or
             library paths.
+        labels: a label for each of ``instances``, in order (None or missing: the
+            instance's own, else derived: the instance name, ``Wish512@opt`` for
+            another built-in variant, ``Pavelor-512@perf`` for one of several builds
+            of one instance). Labels name the libraries in files, tables and plots;
+            the instance name still selects the KAT manifest line.
         candidate: also measure every built-in instance of this candidate id, or,
             when library paths are named, the candidate id of those libraries.
         all_instances: measure every built-in instance.
@@ -247,12 +262,13 @@ class Campaign:
                  kat_files: Sequence[str] = KAT_FILES, kat_timeout: float | None = None,
                  trial_timeout: float | None = None,
                  progress: bool = True, command: Sequence[str] | None = None,
-                 runner: TrialRunner | None = None, kat_checker: KatChecker | None = None):
+                 labels: Sequence[str | None] = (), runner: TrialRunner | None = None,
+                 kat_checker: KatChecker | None = None):
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
-        self.instances = _resolve_instances(list(instances), candidate, all_instances)
-        self.labels = [stem(inst) for inst in self.instances]
+        self.instances, self.labels = _resolve_instances(list(instances), candidate,
+                                                         all_instances, list(labels))
         self.lengths = [int(n) for n in lengths]
         if not self.lengths or min(self.lengths) < 1:
             raise ValueError("message lengths must be positive byte counts, got %s"
@@ -457,7 +473,7 @@ class Campaign:
         to_check = [label for label in self._by_label if label not in entries]
         if to_check:
             results = self.kat_checker([self._by_label[label] for label in to_check],
-                                       files=tuple(self.kat_files),
+                                       labels=to_check, files=tuple(self.kat_files),
                                        out_dir=self.run_dir / "kat", progress=self.progress,
                                        timeout=self.kat_timeout)
             for label, result in zip(to_check, results, strict=True):

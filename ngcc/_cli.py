@@ -22,7 +22,7 @@ from tqdm import tqdm
 from ngcc import _build, _campaign, _format, _host, _locks, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
-from ngcc._registry import instance, instances
+from ngcc._registry import instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc._version import __version__
 
@@ -117,10 +117,10 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
                              "messages: minutes, 1 GiB of memory), loop (10^6 hash calls); "
                              "default: %(default)s")
     parser.add_argument("--out", type=Path, default=Path("ngcc-kat"), metavar="DIR",
-                        help="folder for the logs (DIR/<candidate>/<instance>.log) and the "
+                        help="folder for the logs (DIR/<candidate>/<label>.log) and the "
                              "generated files; default: %(default)s")
     parser.add_argument("--keep", action="store_true",
-                        help="keep the generated KAT files (DIR/<candidate>/<instance>/)")
+                        help="keep the generated KAT files (DIR/<candidate>/<label>/)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="time allowed per file and for the guard probe (default: 600 s "
                              "for 2_12 and 2_23, 7200 s for 2_33 and loop)")
@@ -132,25 +132,43 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
                         help="candidate id of the library paths named (e.g. hash-34), whose "
                              "manifest is used; default: from `ngcc build --candidate`, else "
                              "the manifest that lists the instance name")
+    parser.add_argument("--label", action="append", default=[], metavar="NAME",
+                        help="the label of a library path in file names and tables "
+                             "(repeatable, in the order of the library paths; default: the "
+                             "instance name, with @<folder> when two builds clash)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(run=_run_kat)
 
 
 def _run_kat(args: argparse.Namespace) -> int:
     results = kat.check(args.instances, files=args.files, out_dir=args.out,
-                             keep=args.keep, progress=not args.no_progress,
-                             timeout=args.timeout, official_dir=args.official,
-                             candidate=args.candidate)
+                        keep=args.keep, progress=not args.no_progress,
+                        timeout=args.timeout, official_dir=args.official,
+                        candidate=args.candidate,
+                        labels=_path_labels(args.instances, args.label))
     rows = [("instance", "candidate", "verdict", "files", "log")]
-    rows += [(r.instance, r.candidate, r.verdict,
+    rows += [(r.label, r.candidate, r.verdict,
               " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), str(r.log))
              for r in results]
     print(_table(rows))
     for r in results:
         for f in r.files:
             if f.verdict != "PASS":
-                print("%s %s %s: %s" % (r.instance, f.name, f.verdict, f.detail))
+                print("%s %s %s: %s" % (r.label, f.name, f.verdict, f.detail))
     return 0 if all(r.passed for r in results) else 1
+
+
+def _path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]:
+    """The ``--label`` values (given in the order of the library paths) aligned with
+    every name of the command line (None for the others)."""
+    paths = [index for index, name in enumerate(names) if is_library_path(name)]
+    if len(labels) > len(paths):
+        raise NgccError("%d --label given for %d library path(s): --label names library "
+                        "paths, one each, in their order" % (len(labels), len(paths)))
+    aligned: list[str | None] = [None] * len(names)
+    for index, label in zip(paths, labels, strict=False):
+        aligned[index] = label
+    return aligned
 
 
 # ---------------------------------------------------------------------- campaign, check
@@ -217,6 +235,10 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="kill a trial after this long (default: 10x its estimate + 60 s)")
     parser.add_argument("--strict", action="store_true",
                         help="refuse to measure on an unfixed host (see `ngcc check`)")
+    parser.add_argument("--label", action="append", default=[], metavar="NAME",
+                        help="the label of a library path in file names, tables and plots "
+                             "(repeatable, in the order of the library paths; default: the "
+                             "instance name, with @<folder> when two builds clash)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     parser.set_defaults(run=_run_campaign)
 
@@ -237,6 +259,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         strict=args.strict, target_ci=args.target_ci, max_trials=args.max_trials,
         allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout, progress=not args.quiet,
+        labels=_path_labels(args.instances, args.label),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)

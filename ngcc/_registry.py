@@ -16,14 +16,14 @@ import difflib
 import functools
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ngcc import _core
 from ngcc._errors import InvalidNameError, LibraryError, NgccError, UnknownInstanceError
-from ngcc._names import check_name
+from ngcc._names import assign_labels, check_name
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")
@@ -173,15 +173,53 @@ def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = No
     raise UnknownInstanceError(text, [names[c] for c in close])
 
 
-def stem(inst: Instance) -> str:
-    """The instance's name in evidence and KAT log file names: the name, plus
-    ``.<variant>`` unless the bare name means this very instance (``Wish512``,
-    ``Wish512.opt``, an external library named like a built-in one: ``Wish512.external``)."""
+def is_library_path(name: object) -> bool:
+    """True for a name that can only be a library path (``built/X.so``, a Path)."""
+    return isinstance(name, os.PathLike) or (
+        isinstance(name, str) and (os.sep in name or name.endswith(".so")))
+
+
+def default_label(inst: Instance) -> str:
+    """The label a library carries unless told otherwise: the instance name for the
+    variant the bare name means (``Wish512``), ``<name>@<variant>`` for another built-in
+    variant (``Wish512@opt``), the instance name for an external library."""
+    if not inst.builtin:
+        return inst.name
     try:
         default: Instance | None = instance(inst.name)
-    except NgccError:  # an external library named like nothing built in
+    except NgccError:
         default = None
-    return inst.name if default == inst else "%s.%s" % (inst.name, inst.variant)
+    return inst.name if default == inst else "%s@%s" % (inst.name, inst.variant)
+
+
+def _folder_hints(inst: Instance, depth: int = 4) -> list[str]:
+    """The folders of an external library, nearest first: what tells two builds apart."""
+    if inst.builtin:
+        return [inst.variant]
+    return [parent.name for parent in list(inst.library.parents)[:depth] if parent.name]
+
+
+def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) -> list[str]:
+    """A unique label for every library of a run, in order (``_names.assign_labels``).
+
+    ``wanted`` gives an explicit label per library (None: the instance's own ``label``,
+    from its sidecar, else derived). Built-in libraries keep their default first, so
+    ``Pavelor-512`` means the built-in one and two builds of it become
+    ``Pavelor-512@perf`` and ``Pavelor-512@opt`` (their nearest differing folder).
+
+    Raises:
+        InvalidNameError: an explicit label that breaks the name rule or is given twice.
+    """
+    explicit = [(wanted[i] if i < len(wanted) else None) or inst.label
+                for i, inst in enumerate(chosen)]
+    order = sorted(range(len(chosen)), key=lambda i: not chosen[i].builtin)
+    labels = assign_labels([default_label(chosen[i]) for i in order],
+                           [explicit[i] for i in order],
+                           [_folder_hints(chosen[i]) for i in order])
+    result = [""] * len(chosen)
+    for position, index in enumerate(order):
+        result[index] = labels[position]
+    return result
 
 
 def external_instance(path: Path, candidate: str | None = None) -> Instance:

@@ -44,8 +44,9 @@ from typing import Any
 from ngcc import _child
 from ngcc._errors import KatError
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
+from ngcc._names import check_name
 from ngcc._records import atomic_write_bytes, sha256_file
-from ngcc._registry import Instance, instance, manifest_path, sidecar_path, stem
+from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
 from ngcc._version import __version__
 
 __all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult", "KatResult",
@@ -123,12 +124,13 @@ class KatResult:
         instance: the instance name, e.g. ``"Wish512"``.
         candidate: its candidate id, e.g. ``"hash-35"``.
         verdict: the worst verdict of its files (``"PASS"`` only if every file passed).
-        log: the KAT log, ``<out_dir>/<candidate>/<instance>.log``; for a variant the
-            bare name does not mean (``Wish512:opt``, or an external library named like
-            a built-in instance) ``<instance>.<variant>.log``.
+        log: the KAT log, ``<out_dir>/<candidate>/<label>.log``.
         files: one :class:`KatFileResult` per file checked, in generator order.
         variant: the implementation checked (``"ref"``, ``"opt"``, ``"external"``).
         probe: the guard probe (its verdict counts in ``verdict``).
+        label: the library's label: the instance name, ``Wish512@opt`` for another
+            built-in variant, ``Pavelor-512@perf`` for one of two builds of one
+            instance, or the label given (see :func:`ngcc._registry.run_labels`).
     """
 
     instance: str
@@ -138,6 +140,7 @@ class KatResult:
     files: tuple[KatFileResult, ...]
     variant: str = ""
     probe: KatProbeResult | None = None
+    label: str = ""
 
     @property
     def passed(self) -> bool:
@@ -155,7 +158,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
           out_dir: _PathArg | None = None,
           keep: bool = False, progress: bool = True, timeout: float | None = None,
           official_dir: _PathArg | None = None,
-          candidate: str | None = None) -> list[KatResult]:
+          candidate: str | None = None,
+          labels: Iterable[str | None] = ()) -> list[KatResult]:
     """Generate the KAT files of each instance and check them against the manifest.
 
     Instances are checked one after another (KAT_2_33 needs 1 GiB of memory per
@@ -171,8 +175,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
             (case-insensitive; a comma-separated string is fine). The default is
             the two quick ones; ``2_33`` takes minutes and 1 GiB, ``loop`` makes
             10^6 hash calls.
-        out_dir: where the logs go (``<out_dir>/<candidate>/<instance>.log``) and the
-            files are generated (``<out_dir>/<candidate>/<instance>/``). Default: a
+        out_dir: where the logs go (``<out_dir>/<candidate>/<label>.log``) and the
+            files are generated (``<out_dir>/<candidate>/<label>/``). Default: a
             new temporary folder, kept so the logs can be read.
         keep: keep the generated files (otherwise they are deleted after the check).
         progress: show a progress bar per file (on stderr).
@@ -186,6 +190,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
         candidate: the candidate id of the library paths among ``instances``, whose
             manifest is then used (default: from the ``ngcc build`` sidecar, else the
             manifest that lists the instance name).
+        labels: a label per instance, in order (None or missing: derived, so two
+            builds of one instance get two logs); the instance name still selects the
+            manifest line.
 
     Returns:
         One :class:`KatResult` per instance, in the order given.
@@ -193,15 +200,17 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
     Raises:
         UnknownInstanceError, LibraryError: an instance that cannot be found.
         ValueError: an unknown file kind, or a timeout that is not a positive number.
+        InvalidNameError: a label that breaks the name rule or is given twice.
         KatError: a corrupt manifest.
     """
     chosen = _resolve_instances(instances, candidate)
+    named = run_labels(chosen, list(labels))
     kinds = _normalise_files(files)
     if timeout is not None and not timeout > 0:  # NaN too
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
-    return [_check_instance(inst, kinds, root, keep, progress, timeout, official_dir)
-            for inst in chosen]
+    return [_check_instance(inst, label, kinds, root, keep, progress, timeout, official_dir)
+            for inst, label in zip(chosen, named, strict=True)]
 
 
 def _resolve_instances(instances: object, candidate: str | None) -> list[Instance]:
@@ -226,10 +235,11 @@ def _normalise_files(files: str | Iterable[str]) -> list[str]:
     return [kind for kind in FILES if kind in wanted]
 
 
-def _check_instance(inst: Instance, kinds: list[str], root: Path, keep: bool, progress: bool,
-                    timeout: float | None, official_dir: _PathArg | None) -> KatResult:
-    label = stem(inst)  # Wish512:opt, an external Pavelor-512: not the default's log
-    folder = root / inst.candidate / label
+def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, keep: bool,
+                    progress: bool, timeout: float | None,
+                    official_dir: _PathArg | None) -> KatResult:
+    # names are data, never paths: the log's and the files' names obey the name rule
+    folder = root / check_name(inst.candidate, "candidate id") / check_name(label, "label")
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(kind, folder / file_name(kind, inst.name)) for kind in kinds]
     manifest = _manifest(inst.candidate)
@@ -243,9 +253,10 @@ def _check_instance(inst: Instance, kinds: list[str], root: Path, keep: bool, pr
         _remove_if_empty(folder)
     verdicts = [r.verdict for r in results] + [probe.verdict]
     verdict = next(v for v in _SEVERITY if v in verdicts)
-    log = root / inst.candidate / ("%s.log" % label)
-    _write_log(log, inst, results, probe, verdict)
-    return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant, probe)
+    log = root / inst.candidate / (label + ".log")
+    _write_log(log, inst, label, results, probe, verdict)
+    return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant, probe,
+                     label)
 
 
 @dataclass(frozen=True)
@@ -444,13 +455,14 @@ def _remove_if_empty(folder: Path) -> None:
 
 # ------------------------------------------------------------------------------ log
 
-def _write_log(log: Path, inst: Instance, results: tuple[KatFileResult, ...],
+def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
                probe: KatProbeResult, verdict: str) -> None:
     """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
         "date        %s" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "instance    %s" % inst.name,
+        "label       %s" % label,
         "candidate   %s" % inst.candidate,
         "variant     %s" % inst.variant,
         "digest      %d bits" % inst.digest_bits,

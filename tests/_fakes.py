@@ -20,7 +20,7 @@ import numpy as np
 from ngcc import _host, _records, kat
 from ngcc._measure import TrialMeasurement
 from ngcc._model import Counter, Environment
-from ngcc._registry import Instance, stem
+from ngcc._registry import Instance, run_labels
 
 FREQUENCY_HZ = 2.1e9
 #: A fixed host, so a fake campaign neither calibrates a counter nor asks systemd.
@@ -103,16 +103,17 @@ class FakeKat:
         self.verdicts = dict(verdicts or {})
         self.checked: list[str] = []
 
-    def __call__(self, instances: Sequence[Instance], *, files: Sequence[str], out_dir: Path,
-                 progress: bool, timeout: float | None) -> list[kat.KatResult]:
+    def __call__(self, instances: Sequence[Instance], *, labels: Sequence[str | None] = (),
+                 files: Sequence[str] = (), out_dir: Path = Path("kat"), progress: bool = False,
+                 timeout: float | None = None) -> list[kat.KatResult]:
         results = []
-        for inst in instances:
+        for inst, label in zip(instances, run_labels(instances, labels), strict=True):
             verdict = self.verdicts.get(inst.name) or (
                 "NOKAT" if inst.candidate == "baseline" else "PASS")
             self.checked.append(inst.name)
-            log = Path(out_dir) / inst.candidate / ("%s.log" % stem(inst))
+            log = Path(out_dir) / inst.candidate / (label + ".log")
             _records.atomic_write_bytes(log, ("RESULT %s %s %s\n" % (
                 inst.candidate, inst.name, verdict)).encode())
             results.append(kat.KatResult(inst.name, inst.candidate, verdict, log, (),
-                                         inst.variant))
+                                         inst.variant, label))
         return results

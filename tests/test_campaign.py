@@ -24,12 +24,13 @@ import pytest
 from _fakes import FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _host, _records, _stats, _worker, kat
+from ngcc import _campaign, _host, _records, _report, _stats, _worker, kat
 from ngcc._campaign import calls_per_trial, warmup_calls
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
     HostError,
+    InvalidNameError,
     KatGateError,
     MeasurementWarning,
     PlanMismatchError,
@@ -365,7 +366,7 @@ def test_kat_gate_refuses_a_wrong_instance(fake, tmp_path):
     library = _external(tmp_path / "lib", "WChain-V1-512", like="WChain-V1-512")
     run_dir = tmp_path / "run"
     runner = FakeRunner()
-    with pytest.raises(KatGateError, match=r"WChain-V1-512\S* MISMATCH.*--allow-kat-fail"), \
+    with pytest.raises(KatGateError, match=r"WChain-V1-512 MISMATCH.*--allow-kat-fail"), \
             pytest.warns(MeasurementWarning, match="not timed"):
         fake([str(library)], candidate="hash-34", runner=runner,
              kat_checker=FakeKat({"WChain-V1-512": "MISMATCH"})).run()
@@ -375,7 +376,8 @@ def test_kat_gate_refuses_a_wrong_instance(fake, tmp_path):
     assert not (run_dir / "records").exists()
     [entry] = _records.load_build(run_dir).libraries
     assert entry.kat.verdict == "MISMATCH" and entry.kat.gate == "refused"
-    assert entry.label == "WChain-V1-512.external"     # no clash with the built-in one
+    assert entry.label == "WChain-V1-512"           # alone in the run: its instance name
+    assert entry.implementation.variant == "external"
 
 
 def test_kat_gate_refuses_one_and_times_the_others(fake):
@@ -398,7 +400,68 @@ def test_kat_gate_override_marks_every_record(fake, tmp_path):
         assert record.kat.verdict == "MISMATCH"
         assert record.kat.timed_without_pass and record.kat.gate == "override"
         assert record.path.parent.name == "hash-34"
-        assert record.path.name.startswith("WChain-V1-512.external__hash_")
+        assert record.path.name.startswith("WChain-V1-512__hash_")
+
+
+def test_several_builds_of_one_instance_are_measured_under_their_own_labels(fake, tmp_path):
+    """`ngcc campaign a/X.so b/X.so c/X.so X`: four libraries, four labels, in every file,
+    table, plot series and link (it used to measure two and drop the others)."""
+    builds = [_external(tmp_path / folder, "SM3", candidate="baseline")
+              for folder in ("a", "b", "c")]
+    run = fake([*map(str, builds), "SM3"], lengths=[32]).run()
+    assert [lib.label for lib in run.plan.libraries] == ["SM3@a", "SM3@b", "SM3@c", "SM3"]
+    assert sorted(r.label for r in run.records) == ["SM3", "SM3@a", "SM3@b", "SM3@c"]
+    assert {r.instance for r in run.records} == {"SM3"}     # the KAT identity is kept
+    assert sorted(p.name for p in (run.path / "kat/baseline").glob("*.log")) == [
+        "SM3.log", "SM3@a.log", "SM3@b.log", "SM3@c.log"]
+    assert run.record("SM3", 32).implementation.variant == "ref"     # the bare name
+    assert run.record("SM3@b", 32).implementation.library == str(builds[1].resolve())
+    page = _report.candidate_page(run, "baseline")
+    for label in ("SM3", "SM3@a", "SM3@b", "SM3@c"):
+        assert "| `%s` | 32 B |" % label in page
+        assert "(%s__hash_32-calls.png)" % label in page
+    assert run.summary()["label"].nunique() == 4
+    assert "SM3@c" in _cli_summary(run)
+
+
+def test_labels_given_explicitly(fake, tmp_path):
+    builds = [_external(tmp_path / folder, "SM3", candidate="baseline") for folder in "xy"]
+    run = fake([*map(str, builds)], labels=["theirs.perf", "theirs+opt"], lengths=[32]).run()
+    assert sorted(r.label for r in run.records) == ["theirs+opt", "theirs.perf"]
+    assert (run.path / "records/baseline/theirs.perf__hash_32.json").is_file()
+    with pytest.raises(InvalidNameError, match="given to two libraries"):
+        fake([*map(str, builds)], labels=["same", "same"])
+    with pytest.raises(InvalidNameError, match=r"label '\.\./escape' is not a valid name"):
+        fake([str(builds[0])], labels=["../escape"])
+    with pytest.raises(ValueError, match="2 labels given for 1 libraries"):
+        fake([str(builds[0])], labels=["a", "b"])
+    sidecar = _external(tmp_path / "z", "SM3", label="from-sidecar")
+    assert fake([str(sidecar), "SM3"]).labels == ["from-sidecar", "SM3"]
+
+
+def test_one_library_named_twice_is_measured_once(fake, tmp_path):
+    build = _external(tmp_path / "a", "SM3")
+    assert fake(["SM3", "sm3", str(build), str(build)]).labels == ["SM3", "SM3@a"]
+
+
+def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
+    from ngcc._cli import main
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_worker, "PythonChildRunner", FakeRunner)
+    monkeypatch.setattr(kat, "check", FakeKat())
+    build = _external(tmp_path / "a", "SM3")
+    assert main(["campaign", "SM3", str(build), "--label", "mine", "--quick", "--lengths",
+                 "32", "--run-dir", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines()[1:3]] == ["SM3", "mine"]
+    assert main(["campaign", "SM3", "--label", "mine", "--run-dir",
+                 str(tmp_path / "other")]) == 1
+    assert "1 --label given for 0 library path(s)" in capsys.readouterr().err
+
+
+def _cli_summary(run) -> str:
+    from ngcc._cli import _campaign_summary
+    return _campaign_summary(run)
 
 
 def test_failed_children_are_job_entries_and_the_campaign_goes_on(fake):

@@ -276,7 +276,8 @@ def test_wrong_instance_gives_mismatch_naming_the_first_differing_record(
     log = result.log.read_text()
     assert "record 1000 (line 5001, Msg_Len = 1000)" in log
     assert log.splitlines()[-1] == "RESULT %s %s MISMATCH" % (real.candidate, real.name)
-    assert result.log.name == "%s.external.log" % real.name  # not the built-in's log
+    # alone in the check, the build carries its instance name (its label) in the log's name
+    assert result.label == real.name and result.log.name == "%s.log" % real.name
 
 
 def test_mismatch_without_the_official_file(tmp_path, bad_libraries):
@@ -422,3 +423,26 @@ def test_cli_exit_status_is_zero_only_if_all_pass(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "NOKAT" in out and "KAT_2_23_SM3.txt" in out
     assert (tmp_path / "baseline" / "SM3.log").is_file()
+
+
+def test_two_builds_of_one_instance_get_two_logs(tmp_path, capsys):
+    """The label, not the instance name, names the log: two builds of one instance (and
+    a --label) each keep their own log; the instance name still picks the manifest line."""
+    paths = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        library = tmp_path / folder / "SM3.so"
+        library.write_bytes(ngcc.instance("SM3").library.read_bytes())
+        (tmp_path / folder / "SM3.so.json").write_text(json.dumps(
+            {"name": "SM3", "digest_bits": 256, "candidate": "baseline"}))
+        paths.append(str(library))
+    results = ngcc.kat.check([*paths, "SM3"], files="2_23", out_dir=tmp_path / "logs",
+                             progress=False)
+    assert [r.label for r in results] == ["SM3@a", "SM3@b", "SM3"]
+    assert [r.log.name for r in results] == ["SM3@a.log", "SM3@b.log", "SM3.log"]
+    assert all(r.verdict == "NOKAT" and r.log.is_file() for r in results)
+    assert "label       SM3@b" in results[1].log.read_text()
+    assert main(["kat", paths[0], "--label", "theirs", "--files", "2_23", "--no-progress",
+                 "--out", str(tmp_path / "cli")]) == 1                   # NOKAT
+    assert (tmp_path / "cli" / "baseline" / "theirs.log").is_file()
+    assert "theirs" in capsys.readouterr().out

@@ -257,3 +257,43 @@ def test_the_c_feature_check_agrees_with_the_binding(tmp_path):
     assert listed == ",".join((["sse2"] if "sse2" not in have else [])
                               + ["no_such_feature", *absent])
     assert set(lines[1:]) == have
+
+
+# ------------------------------------------------------------------------------ labels
+
+def _copy(folder: Path, like: str = "SM3", **sidecar) -> Instance:
+    """A copy of a built-in library with a sidecar, as ``ngcc build`` would leave it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    library = folder / ("%s.so" % like)
+    library.write_bytes(ngcc.instance(like).library.read_bytes())
+    (folder / ("%s.so.json" % like)).write_text(json.dumps(
+        {"name": like, "digest_bits": ngcc.instance(like).digest_bits, **sidecar}))
+    return ngcc.instance(str(library))
+
+
+def test_labels_tell_every_library_of_a_run_apart(tmp_path):
+    builtin = ngcc.instance("SM3")
+    built = _copy(tmp_path / "built")
+    perf = _copy(tmp_path / "built" / "perf")
+    opt = _copy(tmp_path / "built" / "opt")
+    # the built-in instance keeps its bare name wherever it is listed
+    assert _registry.run_labels([built, perf, opt, builtin]) == [
+        "SM3@built", "SM3@perf", "SM3@opt", "SM3"]
+    assert _registry.run_labels([built]) == ["SM3"]        # alone: its instance name
+    same_folder = _copy(tmp_path / "x" / "built")
+    assert _registry.run_labels([builtin, built, same_folder]) == ["SM3", "SM3@built",
+                                                                   "SM3@x"]
+    assert _registry.run_labels([builtin, built], [None, "mine"]) == ["SM3", "mine"]
+    labelled = _copy(tmp_path / "l", label="from-sidecar")
+    assert labelled.label == "from-sidecar"
+    assert _registry.run_labels([labelled, builtin]) == ["from-sidecar", "SM3"]
+
+
+def test_default_label_of_a_variant():
+    for inst in ngcc.instances(all_variants=True):
+        expected = inst.name if ngcc.instance(inst.name) == inst else "%s@%s" % (
+            inst.name, inst.variant)
+        assert _registry.default_label(inst) == expected
+    assert _registry.default_label(ngcc.instance("SM3")) == "SM3"
+    other = dataclasses.replace(ngcc.instance("SM3"), variant="opt")
+    assert _registry.default_label(other) == "SM3@opt"
