@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
-from ngcc import _host, _locks, _records, _schema1, _stats, _worker, kat
+from ngcc import _host, _locks, _records, _schema1, _stats, _validate, _worker, kat
 from ngcc._elf import elf_image_bytes
 from ngcc._errors import (
     CorruptRecordError,
@@ -56,6 +56,7 @@ from ngcc._model import (
     Provenance,
     RawRef,
     Record,
+    Remeasured,
     Resources,
     Settings,
     Start,
@@ -73,7 +74,7 @@ from ngcc._registry import (
     is_library_path,
     run_labels,
 )
-from ngcc._run import Run
+from ngcc._run import Run, RunRecord
 
 #: The eight message lengths of the NGCC guide (S1–S8), in bytes.
 DEFAULT_LENGTHS = (32, 128, 512, 1024, 4096, 8192, 16384, 65536)
@@ -390,22 +391,55 @@ class Campaign:
                 % (self.run_dir, "; ".join(differences)))
         _records.remove_temp_files(self.run_dir)
         self._state = state
-        self._jobs = [self._reconcile(job) for job in state.jobs]
+        self._jobs = list(state.jobs)
         self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
 
-    def _reconcile(self, job: Job) -> Job:
-        """The record decides: a complete record is ``done``; anything else is retried."""
-        record_path = self.run_dir / job.record
-        if not record_path.exists():
-            return replace(job, status="pending", error=None)
-        record = _records.load_job_record(self.run_dir, job)
+    def _reconcile(self) -> None:
+        """The records decide: a job whose record passes every check of ``ngcc validate``
+        (it belongs to its job, its raw samples match their sha256 and its statistics
+        recompute from them, its KAT and implementation facts are the library's in
+        build.json) is ``done``; any other job is measured (again)."""
+        remeasured: list[Remeasured] = []
+        for index, job in enumerate(self._jobs):
+            defect = self._record_defect(job) if self._has_record(job) else "no record"
+            if defect is None:
+                self._jobs[index] = replace(job, status="done", error=None)
+                continue
+            if defect != "no record":
+                remeasured.append(Remeasured(record=job.record, defect=defect))
+                warnings.warn("%s at %d B: measured again, its record %s is defective (%s)"
+                              % (job.label, job.message_bytes, self.run_dir / job.record,
+                                 defect), MeasurementWarning, stacklevel=3)
+            self._jobs[index] = replace(job, status="pending", error=None)
+        if remeasured:
+            *earlier, start = self._campaign.starts
+            self._save(starts=(*earlier, replace(start, remeasured=tuple(remeasured))))
+
+    def _has_record(self, job: Job) -> bool:
+        """Whether the job's record file exists.
+
+        Raises:
+            CorruptRecordError: a directory where the record or its raw file belongs,
+                which a new measurement could not replace.
+        """
+        for where in (self.run_dir / job.record, self.run_dir / job.raw):
+            if where.is_dir():
+                raise CorruptRecordError(where, "is a directory, not a file",
+                                         "Remove it to measure that job again.")
+        return (self.run_dir / job.record).exists()
+
+    def _record_defect(self, job: Job) -> str | None:
+        """What is wrong with the job's record, or None when ``ngcc validate`` finds
+        nothing."""
+        path = self.run_dir / job.record
         try:
-            _records.load_raw(_records.path_in(self.run_dir, record.raw.path),
-                              record.raw.sha256)
+            record = RunRecord.located(_records.load_job_record(self.run_dir, job), path,
+                                       self.run_dir)
         except CorruptRecordError as exc:
-            raise CorruptRecordError(record_path, "its raw samples are unusable (%s)"
-                                     % exc.defect) from exc
-        return replace(job, status="done", error=None)
+            return exc.defect
+        build = BuildState(run_id=self._campaign.run_id, libraries=tuple(self._build.values()))
+        problems = _validate.record_problems(record, self._campaign.run_id, build)
+        return "; ".join(str(problem) for problem in problems) or None
 
     # ------------------------------------------------------------ the phases
 
@@ -414,8 +448,9 @@ class Campaign:
 
         Raises:
             HostError: ``strict`` and the host is not fixed for measurement.
-            ForeignRunDirError, PlanMismatchError, CorruptRecordError: the run
-                directory cannot be used (the message says what to do).
+            ForeignRunDirError, PlanMismatchError, RunDirError, CorruptRecordError: the
+                run directory cannot be used (the message says what to do); a defective
+                record is not an error: its job is measured again.
             KatGateError: the KAT gate refused every instance.
             RunDirBusyError, CpuBusyError: another campaign holds the run directory,
                 or the CPU (the message names its pid).
@@ -436,6 +471,8 @@ class Campaign:
         for issue in issues:
             warnings.warn(issue.message, MeasurementWarning, stacklevel=2)
         self._kat_gate()
+        self._reconcile()
+        self._apply_gate()
         self._calibrate()
         self._measure()
         self._finish()
@@ -481,7 +518,6 @@ class Campaign:
         self._build = {label: entries[label] for label in self._by_label}
         _records.dump_build(self.run_dir, BuildState(run_id=self._campaign.run_id,
                                                      libraries=tuple(self._build.values())))
-        self._apply_gate()
 
     def _gate(self, candidate: str, verdict: str) -> str:
         """How the gate treats a verdict: ``pass``, ``baseline``, ``override`` or ``refused``.

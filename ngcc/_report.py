@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ngcc import _analysis, _format, _host
 from ngcc._errors import ReportError
 from ngcc._model import (
@@ -433,11 +435,14 @@ def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots:
     Raises:
         ReportError: a chosen distribution has no record in the run (checked before
             anything is written).
+        CorruptRecordError: a raw file to draw is missing or does not match its
+            record (checked before anything is written).
 
     Returns:
         The files written, pages first.
     """
     chosen = chosen_records(run, distributions)
+    samples = _distribution_samples(run, chosen) if plots else {}  # raw files checked first
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -446,8 +451,22 @@ def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     if plots:
-        written += write_plots(run, out, chosen)
+        written += write_plots(run, out, samples)
     return written
+
+
+def _distribution_samples(run: Run, chosen: Sequence[RunRecord]
+                          ) -> dict[tuple[str, int], tuple[RunRecord, list[np.ndarray]]]:
+    """The records whose per-call distributions are drawn (each library's shortest
+    length, and those chosen), with their raw samples, checked against their sha256.
+
+    Raises:
+        CorruptRecordError: a raw file that is missing or does not match its record.
+    """
+    drawn = [r for c in _candidates(run)
+             for r in _analysis.distribution_records(_analysis.of_candidate(run.records, c))]
+    drawn += [record for record in chosen if record not in drawn]
+    return {(r.label, r.message_bytes): (r, r.cycles()) for r in drawn}
 
 
 def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[RunRecord]:
@@ -467,26 +486,23 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
     return chosen
 
 
-def write_plots(run: Run, out: Path, chosen: Sequence[RunRecord] = ()) -> list[Path]:
-    """Draw every plot the pages link to into ``out``, and the distributions of the
-    ``chosen`` records; return the files."""
+def write_plots(run: Run, out: Path,
+                samples: dict[tuple[str, int], tuple[RunRecord, list[np.ndarray]]]
+                ) -> list[Path]:
+    """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
+    distributions of ``samples``; return the files."""
     from ngcc import _plot
 
     summary = run.summary()
     written = _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte"),
                          out / PLOT_RUN_CPB)
-    candidates = _candidates(run)
-    for candidate in candidates:
+    for candidate in _candidates(run):
         rows = summary[summary["candidate"] == candidate]
         if len(rows):
             figure = _plot.cycles_per_byte(rows, f"{candidate}: cycles/byte")
             written += _plot.save(figure, out / plot_stem_cpb(candidate))
-    drawn = [r for c in candidates
-             for r in _analysis.distribution_records(_analysis.of_candidate(run.records, c))]
-    drawn += [record for record in chosen if record not in drawn]
-    for record in drawn:
-        figure = _plot.distribution(record.cycles(), f"{record.label}, "
-                                    f"{_format.message(record.message_bytes)}: cycles per call")
-        written += _plot.save(figure, out / plot_stem_distribution(record.label,
-                                                                   record.message_bytes))
+    for (label, length), (_, cycles) in samples.items():
+        figure = _plot.distribution(cycles, f"{label}, {_format.message(length)}: "
+                                    "cycles per call")
+        written += _plot.save(figure, out / plot_stem_distribution(label, length))
     return written

@@ -20,7 +20,7 @@ import numpy as np
 
 from ngcc import _report, _stats
 from ngcc._errors import CorruptRecordError, ValidationError
-from ngcc._model import Record, Resources
+from ngcc._model import BuildState, Record, Resources
 from ngcc._run import Run, RunRecord, load_run
 
 RELATIVE_TOLERANCE = 1e-9
@@ -78,8 +78,7 @@ def validate(path: str | os.PathLike[str]) -> Validation:
     run = load_run(path)
     result = Validation(run_dir=run.path)
     for record in run.records:
-        result.differences += check_record(record)
-        result.differences += check_against_run(run, record)
+        result.differences += record_problems(record, run.run_id, run.build)
         result.records_checked += 1
     result.differences += _unlisted_records(run)
     result.differences += check_pages(run)
@@ -89,9 +88,17 @@ def validate(path: str | os.PathLike[str]) -> Validation:
 
 # ------------------------------------------------------------------ records
 
+def record_problems(record: RunRecord, run_id: str, build: BuildState | None
+                    ) -> list[Difference]:
+    """Everything ``validate`` finds wrong with one record: :func:`check_record` and
+    :func:`check_against_run`. A resumed campaign keeps a record only when this is
+    empty, and measures the job again otherwise."""
+    return check_record(record) + check_against_run(record, run_id, build)
+
+
 def check_record(record: RunRecord) -> list[Difference]:
     """Recompute one record's per-trial and aggregate statistics and its resources from
-    its raw samples; what the campaign's resume runs on every record it keeps."""
+    its raw samples."""
     name = record.relpath
     try:
         cycles = record.cycles()
@@ -109,11 +116,12 @@ def check_record(record: RunRecord) -> list[Difference]:
     return [Difference(name, what) for what in found]
 
 
-def check_against_run(run: Run, record: Record) -> list[Difference]:
+def check_against_run(record: Record, run_id: str, build: BuildState | None
+                      ) -> list[Difference]:
     """What a record repeats from its run must agree with it: the run id, and the
     library's implementation and KAT facts in ``build.json``."""
-    found = _compare("run_id", record.run_id, run.run_id, "in campaign.json")
-    entry = run.build.entry(record.label) if run.build is not None else None
+    found = _compare("run_id", record.run_id, run_id, "in campaign.json")
+    entry = build.entry(record.label) if build is not None else None
     if entry is not None:
         kat = entry.kat.to_json()
         if not record.kat.files:  # a schema-1 record did not keep the files checked

@@ -226,37 +226,6 @@ def _copy_run(quick_run, tmp_path) -> Path:
     return copy
 
 
-def test_a_corrupt_record_is_reported_by_name(quick_run, tmp_path):
-    copy = _copy_run(quick_run, tmp_path)
-    victim = copy / "records/baseline/SM3__hash_1024.json"
-    victim.write_text(victim.read_text()[:100])               # cut short
-    with pytest.raises(CorruptRecordError) as caught:
-        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
-    assert str(victim) in str(caught.value) and "Delete it" in str(caught.value)
-    with pytest.raises(CorruptRecordError, match=r"SM3__hash_1024\.json"):
-        ngcc.load_run(copy)
-
-
-def test_a_record_of_another_schema_is_reported_by_name(quick_run, tmp_path):
-    copy = _copy_run(quick_run, tmp_path)
-    victim = copy / "records/hash-34/WChain-V1-512__hash_32.json"
-    data = json.loads(victim.read_text())
-    data["schema"] = "ngcc.record/99"
-    victim.write_text(json.dumps(data))
-    with pytest.raises(CorruptRecordError, match=r"WChain-V1-512__hash_32\.json.*ngcc.record/99"):
-        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
-
-
-def test_tampered_raw_samples_are_reported_with_their_record(quick_run, tmp_path):
-    copy = _copy_run(quick_run, tmp_path)
-    raw = copy / "raw/baseline/SM3__hash_32.npz"
-    data = bytearray(raw.read_bytes())
-    data[len(data) // 2] ^= 0xFF                              # one flipped byte
-    raw.write_bytes(bytes(data))
-    with pytest.raises(CorruptRecordError, match=r"SM3__hash_32\.json.*raw samples"):
-        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, **TINY).run()
-
-
 def test_strict_refuses_an_unfixed_host_before_writing(tmp_path, monkeypatch):
     real = _host.fingerprint
 
@@ -462,6 +431,136 @@ def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
 def _cli_summary(run) -> str:
     from ngcc._cli import _campaign_summary
     return _campaign_summary(run)
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def _edit(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _halve_samples(run_dir: Path) -> None:
+    """Raw samples replaced and their sha256 updated: only the statistics give it away."""
+    raw = run_dir / "raw/baseline/SM3__hash_64.npz"
+    trials = _records.load_raw(raw)
+    sha = _records.dump_raw(raw, 64, [t // np.uint64(2) for t in trials])
+    _edit(run_dir / "records/baseline/SM3__hash_64.json",
+          lambda d: d["raw"].__setitem__("sha256", sha))
+
+
+RECORD = "records/baseline/SM3__hash_64.json"
+# What a resume finds wrong with one record, and the words of its defect.
+REJECTED = {
+    "truncated": (lambda d: _truncate(d / RECORD), "not valid JSON"),
+    "other schema": (lambda d: _edit(d / RECORD, lambda r: r.__setitem__(
+        "schema", "ngcc.record/99")), "schema 'ngcc.record/99'"),
+    "wrong type": (lambda d: _edit(d / RECORD, lambda r: r["statistics"].__setitem__(
+        "mean_cycles", "fast")), "statistics.mean_cycles is 'fast', not a number"),
+    "tampered statistic": (lambda d: _edit(d / RECORD, lambda r: r["statistics"].__setitem__(
+        "median_cycles", 1.0)), "statistics.median_cycles is 1.0, recomputed from the raw"),
+    "tampered raw": (lambda d: _flip_a_byte(d / "raw/baseline/SM3__hash_64.npz"),
+                     "sha256 differs"),
+    "raw replaced": (_halve_samples, "statistics.mean_cycles is"),
+    "raw missing": (lambda d: (d / "raw/baseline/SM3__hash_64.npz").unlink(),
+                    "cannot be read"),
+    "another job's record": (lambda d: (d / RECORD).write_bytes(
+        (d / "records/baseline/SM3__hash_32.json").read_bytes()), "not of its job"),
+    "stale KAT facts": (lambda d: _edit(d / RECORD, lambda r: r["kat"].__setitem__(
+        "log_sha256", "0" * 64)), "kat.log_sha256 is '000"),
+    "raw path outside": (lambda d: _edit(d / RECORD, lambda r: r["raw"].__setitem__(
+        "path", "../../elsewhere.npz")), "raw.path is '../../elsewhere.npz'"),
+}
+
+
+@pytest.mark.parametrize("damage", list(REJECTED))
+def test_resume_measures_again_what_validate_rejects(fake, tmp_path, damage):
+    """A resume keeps a record only when ``ngcc validate`` would: never ``done`` for a
+    record validate rejects (it used to be, with status 0)."""
+    lengths = [32, 64, 128]
+    fake(["SM3"], lengths=lengths).run()
+    run_dir = tmp_path / "run"
+    kept = {p: p.stat().st_mtime_ns for p in (run_dir / "records").rglob("*.json")
+            if p.name != "SM3__hash_64.json"}
+    harm, words = REJECTED[damage]
+    harm(run_dir)
+    runner = FakeRunner()
+    with pytest.warns(MeasurementWarning, match=r"SM3 at 64 B: measured again, its record"):
+        run = fake(["SM3"], runner=runner, lengths=lengths).run()
+    assert {(name, n) for name, n, _ in runner.trials_run()} == {("SM3", 64)}
+    [remeasured] = run.campaign.starts[-1].remeasured
+    assert remeasured.record == RECORD and words in remeasured.defect
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept
+    run.report(plots=False)
+    assert ngcc.validate(run.path).ok and run.complete and len(run.records) == 3
+
+
+def test_a_directory_where_a_record_belongs_is_refused_by_name(fake, tmp_path):
+    fake(["SM3"]).run()
+    record = tmp_path / "run" / "records/baseline/SM3__hash_1024.json"
+    record.unlink()
+    record.mkdir()
+    with pytest.raises(CorruptRecordError, match=r"SM3__hash_1024\.json: is a directory.*"
+                                                 r"Remove it"):
+        fake(["SM3"]).run()
+
+
+@pytest.mark.parametrize(("name", "damage", "words"), [
+    ("campaign.json", _truncate, "not valid JSON"),
+    ("campaign.json", lambda p: (p.unlink(), p.mkdir()), "is a directory"),
+    ("campaign.json", lambda p: _edit(p, lambda d: d["jobs"][1].__setitem__("status", 7)),
+     "jobs[1].status is 7, not a string"),
+    ("build.json", _truncate, "not valid JSON"),
+    ("build.json", lambda p: _edit(p, lambda d: d["libraries"][0].__setitem__(
+        "label", "../up")), "libraries[0].label is '../up', not a valid name"),
+], ids=["campaign-truncated", "campaign-directory", "campaign-type", "build-truncated",
+        "build-label"])
+def test_resume_of_a_corrupt_run_directory_is_refused_by_name(fake, tmp_path, name, damage,
+                                                             words):
+    fake(["SM3"]).run()
+    damage(tmp_path / "run" / name)
+    with pytest.raises(CorruptRecordError) as caught:
+        fake(["SM3"]).run()
+    assert name in str(caught.value) and words in str(caught.value)
+
+
+def test_an_environmental_kat_verdict_is_checked_again(fake, tmp_path):
+    """ERROR (a full disk, no memory during the gate) is not kept as the final verdict:
+    the next run checks again, and times the instance once it passes."""
+    with pytest.raises(KatGateError, match="WChain-V1-512 ERROR"), \
+            pytest.warns(MeasurementWarning):
+        fake(["WChain-V1-512"], kat_checker=FakeKat({"WChain-V1-512": "ERROR"})).run()
+    checker = FakeKat()
+    run = fake(["WChain-V1-512"], kat_checker=checker).run()
+    assert checker.checked == ["WChain-V1-512"]
+    assert run.complete and not run.failed_jobs and len(run.records) == 2
+    assert run.build is not None and run.build.libraries[0].kat.verdict == "PASS"
+    again = FakeKat()
+    fake(["WChain-V1-512"], kat_checker=again).run()
+    assert again.checked == []                         # PASS is kept
+
+
+def test_records_with_a_changed_kat_verdict_are_measured_again(fake, tmp_path):
+    """Timed under the override after an ERROR, then checked again and passed: the
+    records carried the old verdict, so they are measured again with the new one."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementWarning)
+        fake(["WChain-V1-512"], allow_kat_fail=True,
+             kat_checker=FakeKat({"WChain-V1-512": "ERROR"})).run()
+        runner = FakeRunner()
+        run = fake(["WChain-V1-512"], allow_kat_fail=True, runner=runner).run()
+    assert len(runner.trials_run()) == 4
+    assert {r.kat.verdict for r in run.records} == {"PASS"}
+    assert not any(r.kat.timed_without_pass for r in run.records)
 
 
 def test_failed_children_are_job_entries_and_the_campaign_goes_on(fake):

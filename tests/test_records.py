@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 import ngcc
 from ngcc import _model, _records, _stats, _validate
+from ngcc._cli import main
 from ngcc._errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
 from ngcc._measure import TrialMeasurement
 
@@ -187,7 +189,6 @@ def test_schema1_run_converts_to_the_same_facts():
 
 
 def test_a_schema1_run_is_read_but_not_resumed(tmp_path):
-    import shutil
     copy = Path(shutil.copytree(SCHEMA1_RUN, tmp_path / "run"))
     with pytest.raises(RunDirError, match=r"schema 1.*ngcc report.*new --run-dir"):
         ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=copy, quick=True, trials=2,
@@ -227,3 +228,149 @@ def test_kat_verdicts_are_those_of_ngcc_kat():
 def test_load_run_of_a_foreign_folder(tmp_path):
     with pytest.raises(ForeignRunDirError, match=r"no campaign\.json"):
         ngcc.load_run(tmp_path)
+
+
+# ------------------------------------------------------------------------ corrupt run dirs
+
+WCHAIN = "records/hash-34/WChain-V1-512__hash_32.json"
+WCHAIN_RAW = "raw/hash-34/WChain-V1-512__hash_32.npz"
+CAMPAIGN_WORDS = "start a new --run-dir"
+BUILD_WORDS = "check the KAT verdicts again"
+RECORD_WORDS = "Delete it to measure that job again"
+RAW_WORDS = "Delete its record to measure that job again"
+
+
+def _json_edit(relpath, change):
+    def damage(run_dir):
+        path = run_dir / relpath
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+    return damage
+
+
+def _replace_by_directory(relpath):
+    def damage(run_dir):
+        (run_dir / relpath).unlink()
+        (run_dir / relpath).mkdir()
+    return damage
+
+
+def _write(relpath, data: bytes):
+    def damage(run_dir):
+        (run_dir / relpath).write_bytes(data)
+    return damage
+
+
+def _escape_by_symlink(run_dir):
+    outside = run_dir.parent / "outside"
+    shutil.copytree(run_dir / "records/hash-34", outside)
+    shutil.rmtree(run_dir / "records/hash-34")
+    (run_dir / "records/hash-34").symlink_to(outside)
+
+
+def _float_samples(run_dir):
+    path = run_dir / WCHAIN_RAW
+    np.savez(path, schema=np.array(_model.SCHEMA_RAW), message_bytes=np.array(32),
+             trial_0=np.arange(3, dtype=np.float64))
+    _json_edit(WCHAIN, lambda d: d["raw"].__setitem__("sha256", _records.sha256_file(path)))(
+        run_dir)
+
+
+# name: (damage, file named in the message, words of the defect, words of the remedy)
+CORRUPT_JSON = {
+    "campaign truncated": (_write("campaign.json", b'{"schema": "ngcc.campaign/2", "ru'),
+                           "campaign.json", "not valid JSON", CAMPAIGN_WORDS),
+    "campaign garbled": (_write("campaign.json", b"\xff\xfe\x00garbage\x81"),
+                         "campaign.json", "not UTF-8", CAMPAIGN_WORDS),
+    "campaign not an object": (_write("campaign.json", b"[1, 2, 3]"),
+                               "campaign.json", "not a JSON object", CAMPAIGN_WORDS),
+    "campaign is a directory": (_replace_by_directory("campaign.json"),
+                                "campaign.json", "is a directory", CAMPAIGN_WORDS),
+    "campaign wrong type": (_json_edit("campaign.json", lambda d: d["jobs"][0].__setitem__(
+        "message_bytes", "32")), "campaign.json", "jobs[0].message_bytes is '32', not an int",
+        CAMPAIGN_WORDS),
+    "campaign NaN": (_json_edit("campaign.json", lambda d: d["plan"].__setitem__(
+        "trial_target_seconds", float("nan"))), "campaign.json", "not a finite number",
+        CAMPAIGN_WORDS),
+    "campaign job path outside": (_json_edit("campaign.json", lambda d: d["jobs"][0].__setitem__(
+        "record", "../../../etc/passwd")), "campaign.json", "jobs[0].record is '../../../etc",
+        CAMPAIGN_WORDS),
+    "build truncated": (_write("build.json", b'{"schema": "ngcc.build/2", "libr'),
+                        "build.json", "not valid JSON", BUILD_WORDS),
+    "build wrong type": (_json_edit("build.json", lambda d: d["libraries"][0]["kat"].__setitem__(
+        "verdict", 5)), "build.json", "libraries[0].kat.verdict is 5, not a string",
+        BUILD_WORDS),
+    "build is a directory": (_replace_by_directory("build.json"), "build.json",
+                             "is a directory", BUILD_WORDS),
+    "record truncated": (_write(WCHAIN, b'{"schema": "ngcc.record/2", "trials": ['),
+                         WCHAIN, "not valid JSON", RECORD_WORDS),
+    "record garbled": (_write(WCHAIN, bytes(range(256))), WCHAIN, "not valid JSON",
+                       RECORD_WORDS),
+    "record wrong type": (_json_edit(WCHAIN, lambda d: d["trials"][0].__setitem__("cpu", "one")),
+                          WCHAIN, "trials[0].cpu is 'one', not an integer", RECORD_WORDS),
+    "record unknown field": (_json_edit(WCHAIN, lambda d: d.__setitem__("extra", 1)), WCHAIN,
+                             "extra is not a field", RECORD_WORDS),
+    "record is a directory": (_replace_by_directory(WCHAIN), WCHAIN, "is a directory",
+                              RECORD_WORDS),
+    "record missing": (lambda d: (d / WCHAIN).unlink(), WCHAIN, "cannot be read",
+                       RECORD_WORDS),
+    "record raw path outside": (_json_edit(WCHAIN, lambda d: d["raw"].__setitem__(
+        "path", "../../../outside.npz")), WCHAIN, "raw.path is '../../../outside.npz'",
+        RECORD_WORDS),
+    "record KAT log absolute": (_json_edit(WCHAIN, lambda d: d["kat"].__setitem__(
+        "log", "/etc/passwd")), WCHAIN, "kat.log is '/etc/passwd'", RECORD_WORDS),
+    "record of another job": (_write(WCHAIN, (FIXTURE_RUN / "records/baseline/SM3__hash_32.json")
+                                     .read_bytes()), WCHAIN, "not of its job", RECORD_WORDS),
+    "records behind a symlink": (_escape_by_symlink, "WChain-V1-512__hash_32.json",
+                                 "outside", RECORD_WORDS),
+}
+CORRUPT_RAW = {
+    "raw truncated": (_write(WCHAIN_RAW, b"PK\x03\x04 truncated"), "sha256 differs"),
+    "raw is a directory": (_replace_by_directory(WCHAIN_RAW), "cannot be read"),
+    "raw missing": (lambda d: (d / WCHAIN_RAW).unlink(), "cannot be read"),
+    "raw float samples": (_float_samples, "float64 array"),
+}
+
+
+def _damaged(tmp_path, damage):
+    run_dir = Path(shutil.copytree(FIXTURE_RUN, tmp_path / "run"))
+    damage(run_dir)
+    return run_dir
+
+
+def _one_error_line(err: str) -> str:
+    assert "Traceback" not in err
+    [line] = err.strip().splitlines()
+    assert line.startswith("ngcc: error: ")
+    return line
+
+
+@pytest.mark.parametrize("case", list(CORRUPT_JSON))
+def test_a_corrupt_run_directory_is_a_clear_error(tmp_path, case, capsys):
+    """Every way a run directory's JSON can be broken ends in one error naming the file,
+    the defect and the remedy: for the API, ngcc report and ngcc validate alike."""
+    damage, named, defect, remedy = CORRUPT_JSON[case]
+    run_dir = _damaged(tmp_path, damage)
+    with pytest.raises(RunDirError) as caught:
+        ngcc.load_run(run_dir)
+    message = str(caught.value)
+    assert named in message and defect in message and remedy in message, message
+    for command in (["report", str(run_dir), "--no-plots"], ["validate", str(run_dir)]):
+        assert main(command) == 1
+        line = _one_error_line(capsys.readouterr().err)
+        assert named in line and defect in line and remedy in line
+
+
+@pytest.mark.parametrize("case", list(CORRUPT_RAW))
+def test_corrupt_raw_samples_are_named(tmp_path, case, capsys):
+    damage, defect = CORRUPT_RAW[case]
+    run_dir = _damaged(tmp_path, damage)
+    assert main(["report", str(run_dir)]) == 1           # before any plot is drawn
+    line = _one_error_line(capsys.readouterr().err)
+    assert WCHAIN_RAW in line and defect in line and RAW_WORDS in line
+    assert not (run_dir / "report").exists()
+    assert main(["validate", str(run_dir)]) == 1
+    err = capsys.readouterr().err
+    assert "ngcc: difference: %s: " % WCHAIN_RAW in err and defect in err
+    assert "Traceback" not in err
