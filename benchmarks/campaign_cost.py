@@ -20,16 +20,16 @@ import warnings
 from pathlib import Path
 
 import ngcc
-from ngcc import _campaign
+from ngcc import _plan
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("instances", nargs="*", default=["WChain-V1-512", "SM3"])
-    parser.add_argument("--lengths", default=",".join(map(str, _campaign.DEFAULT_LENGTHS)))
-    parser.add_argument("--trials", type=int, default=_campaign.DEFAULT_TRIALS)
-    parser.add_argument("--trial-target", type=float, default=_campaign.DEFAULT_TRIAL_TARGET)
-    parser.add_argument("--op-budget", type=float, default=_campaign.DEFAULT_OP_BUDGET)
+    parser.add_argument("--lengths", default=",".join(map(str, _plan.DEFAULT_LENGTHS)))
+    parser.add_argument("--trials", type=int, default=_plan.DEFAULT_TRIALS)
+    parser.add_argument("--trial-target", type=float, default=_plan.DEFAULT_TRIAL_TARGET)
+    parser.add_argument("--op-budget", type=float, default=_plan.DEFAULT_OP_BUDGET)
     parser.add_argument("--cpu", type=int)
     parser.add_argument("--run-dir", type=Path, help="default: a new temporary folder")
     return parser.parse_args()

@@ -1,42 +1,38 @@
 """A campaign: KAT gate → calibrate → plan → measure → write, resumable.
 
-``Campaign(["WChain-V1-512", "SM3"]).run()`` times every instance at every message
-length in trials of fresh, pinned child processes (``_worker``) and leaves the
-evidence in a run directory (``_records``, format in ``docs/evidence-format.md``).
-The plan rule is the independent NGCC harness's, so the figures are comparable:
-
-    calls  = min(20000, max(ceil(T / t1), 20))
-    if trials · calls · t1 > budget:  calls = max(1, floor(budget / (trials · t1)))
-    warm-up = 3 if t1 < 50 ms, 1 if t1 < 5 s, else 0
+``Campaign(["WChain-V1-512", "SM3"]).run()`` times every library at every message
+length in trials run by a :class:`~ngcc._measure.TrialRunner` (by default each trial a
+fresh process pinned to one CPU, ``_worker``), checks every library with a KAT
+checker first (``ngcc.kat.check``), and leaves the evidence in a run directory
+(``_records``; the evidence model ``_model``, format in ``docs/evidence-format.md``).
+The plan (libraries, labels, the harness's call-count rule) is ``_plan``.
 
 The campaign can be stopped at any instant and run again with the same settings:
-it skips every job whose record is complete and measures the rest.
+it keeps every job whose record passes the checks of ``ngcc validate`` and measures
+the rest.
 """
 
 from __future__ import annotations
 
 import datetime
-import math
 import os
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from ngcc import _host, _locks, _records, _schema1, _stats, _validate, _worker, kat
-from ngcc._elf import elf_image_bytes
+from ngcc import _gate, _host, _locks, _plan, _records, _schema1, _stats, _validate, _worker, kat
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
     HostError,
     KatGateError,
     MeasurementWarning,
-    NgccError,
     PlanMismatchError,
     RunDirError,
 )
@@ -47,10 +43,8 @@ from ngcc._model import (
     CampaignState,
     Environment,
     HostWarning,
-    Implementation,
     Job,
     JobPlan,
-    KatFacts,
     Plan,
     PlanLibrary,
     Provenance,
@@ -61,61 +55,14 @@ from ngcc._model import (
     Settings,
     Start,
     Trial,
-    kat_log_relpath,
     operation,
     raw_relpath,
     record_relpath,
 )
 from ngcc._registry import (
     Instance,
-    external_instance,
-    instance,
-    instances,
-    is_library_path,
-    run_labels,
 )
 from ngcc._run import Run, RunRecord
-
-#: The eight message lengths of the NGCC guide (S1–S8), in bytes.
-DEFAULT_LENGTHS = (32, 128, 512, 1024, 4096, 8192, 16384, 65536)
-MAX_CALLS = 20000
-MIN_CALLS = 20
-DEFAULT_TRIALS = 5
-DEFAULT_TRIAL_TARGET = 1.0     # seconds of calls per trial (T)
-DEFAULT_OP_BUDGET = 900.0      # seconds for all trials of one instance × length
-QUICK_TRIALS = 3
-QUICK_TRIAL_TARGET = 0.02
-QUICK_OP_BUDGET = 5.0
-TARGET_CI_MAX_TRIALS = 20      # the cap on trials in --target-ci mode
-CHILD_STARTUP_SECONDS = 0.25   # a fresh interpreter with numpy, for the progress ETA
-KAT_FILES = ("2_12", "2_23")
-
-
-# ---------------------------------------------------------------- the plan rule
-
-def calls_per_trial(t1: float, trial_target: float = DEFAULT_TRIAL_TARGET,
-                    op_budget: float = DEFAULT_OP_BUDGET, trials: int = DEFAULT_TRIALS,
-                    max_calls: int = MAX_CALLS, min_calls: int = MIN_CALLS) -> int:
-    """Calls per trial for a cold-call time ``t1`` (seconds), by the harness's rule.
-
-    Enough calls to fill ``trial_target`` seconds, at least ``min_calls`` and at most
-    ``max_calls``; then, if all trials together would exceed ``op_budget``, as many as
-    the budget allows (at least one).
-    """
-    if t1 <= 0:
-        return max_calls
-    calls = min(max_calls, max(math.ceil(trial_target / t1), min_calls))
-    if trials * calls * t1 > op_budget:
-        calls = max(1, math.floor(op_budget / (trials * t1)))
-    return calls
-
-
-def warmup_calls(t1: float) -> int:
-    """Untimed warm-up calls before a trial: 3 if t1 < 50 ms, 1 if t1 < 5 s, else 0."""
-    if t1 < 0.05:
-        return 3
-    return 1 if t1 < 5.0 else 0
-
 
 # ---------------------------------------------------------------- small helpers
 
@@ -125,50 +72,6 @@ def _utc_now() -> str:
 
 def _new_run_id() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def _resolve_instances(names: Sequence[str | os.PathLike[str] | Instance],
-                       candidate: str | None, all_instances: bool,
-                       labels: Sequence[str | None] = ()) -> tuple[list[Instance], list[str]]:
-    """The libraries a campaign measures and their labels: with ``all_instances`` every
-    built-in instance; with ``candidate`` the built-in instances of that candidate
-    (unless library paths are named: ``candidate`` is then their id); then the named
-    ones, ``labels[i]`` (if given) labelling ``names[i]``. A library named twice with
-    the same label is measured once; different libraries are never merged: each gets
-    its own label (:func:`ngcc._registry.run_labels`)."""
-    if len(labels) > len(names):
-        raise ValueError("%d labels given for %d libraries named; give at most one label "
-                         "per library, in their order" % (len(labels), len(names)))
-    chosen: list[tuple[Instance, str | None]] = []
-    if all_instances:
-        chosen.extend((i, None) for i in instances())
-    elif candidate and not any(is_library_path(name) for name in names):
-        chosen.extend((i, None) for i in instances() if i.candidate == candidate)
-        if not chosen:
-            raise NgccError("no built-in instance of candidate %r; candidates: %s"
-                            % (candidate, ", ".join(sorted({i.candidate for i in instances()}))))
-    for index, name in enumerate(names):
-        wanted = labels[index] if index < len(labels) else None
-        if candidate and is_library_path(name):
-            chosen.append((external_instance(Path(name), candidate), wanted))  # type: ignore[arg-type]
-        else:
-            chosen.append((instance(name), wanted))
-    unique = list(dict.fromkeys(chosen))
-    if not unique:
-        raise NgccError("no instance to measure: name instances, or use --candidate ID or "
-                        "--all (see `ngcc list`)")
-    libraries = [inst for inst, _ in unique]
-    return libraries, run_labels(libraries, [wanted for _, wanted in unique])
-
-
-def _plan_differences(stored: Plan, asked: Plan) -> list[str]:
-    def show(value: Any) -> str:
-        if isinstance(value, tuple) and value and isinstance(value[0], PlanLibrary):
-            return ", ".join("%s(%s)" % (v.label, v.library_sha256[:12]) for v in value)
-        return repr(list(value) if isinstance(value, tuple) else value)
-    return ["%s: %s in the run, %s asked" % (f.name, show(getattr(stored, f.name)),
-                                            show(getattr(asked, f.name)))
-            for f in fields(Plan) if getattr(stored, f.name) != getattr(asked, f.name)]
 
 
 def _check_positive(**settings: float | None) -> None:
@@ -187,19 +90,8 @@ def _runner_name(runner: object) -> str:
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
 
 
-class KatChecker(Protocol):
-    """What the KAT gate calls to check instances: :func:`ngcc.kat.check` by default.
-
-    It returns one :class:`~ngcc.kat.KatResult` per instance, in order, having written
-    each KAT log to ``<out_dir>/<candidate>/<label>.log``; tests hand the campaign a fake.
-    """
-
-    def __call__(self, instances: Sequence[Instance], *, labels: Sequence[str | None],
-                 files: Sequence[str], out_dir: Path, progress: bool,
-                 timeout: float | None) -> list[kat.KatResult]:
-        ...
-
-
+#: Seconds a fresh trial process needs before its first call, for the progress ETA.
+CHILD_STARTUP_SECONDS = 0.25
 #: The message every trial hashes, as records state it.
 MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
 
@@ -255,34 +147,34 @@ class Campaign:
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
                  candidate: str | None = None, all_instances: bool = False,
-                 lengths: Iterable[int] = DEFAULT_LENGTHS, trials: int | None = None,
+                 lengths: Iterable[int] = _plan.DEFAULT_LENGTHS, trials: int | None = None,
                  trial_target: float | None = None, op_budget: float | None = None,
                  cpu: int | None = None, run_dir: str | os.PathLike[str] | None = None,
                  quick: bool = False, strict: bool = False, target_ci: float | None = None,
                  max_trials: int | None = None, allow_kat_fail: bool = False,
-                 kat_files: Sequence[str] = KAT_FILES, kat_timeout: float | None = None,
+                 kat_files: Sequence[str] = _plan.KAT_FILES, kat_timeout: float | None = None,
                  trial_timeout: float | None = None,
                  progress: bool = True, command: Sequence[str] | None = None,
                  labels: Sequence[str | None] = (), runner: TrialRunner | None = None,
-                 kat_checker: KatChecker | None = None):
+                 kat_checker: _gate.KatChecker | None = None):
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
-        self.instances, self.labels = _resolve_instances(list(instances), candidate,
+        self.instances, self.labels = _plan.resolve_libraries(list(instances), candidate,
                                                          all_instances, list(labels))
         self.lengths = [int(n) for n in lengths]
         if not self.lengths or min(self.lengths) < 1:
             raise ValueError("message lengths must be positive byte counts, got %s"
                              % self.lengths)
-        self.trials = trials or (QUICK_TRIALS if quick else DEFAULT_TRIALS)
-        self.trial_target = trial_target or (QUICK_TRIAL_TARGET if quick
-                                             else DEFAULT_TRIAL_TARGET)
-        self.op_budget = op_budget or (QUICK_OP_BUDGET if quick else DEFAULT_OP_BUDGET)
+        self.trials = trials or (_plan.QUICK_TRIALS if quick else _plan.DEFAULT_TRIALS)
+        self.trial_target = trial_target or (_plan.QUICK_TRIAL_TARGET if quick
+                                             else _plan.DEFAULT_TRIAL_TARGET)
+        self.op_budget = op_budget or (_plan.QUICK_OP_BUDGET if quick else _plan.DEFAULT_OP_BUDGET)
         self.cpu = _host.default_cpu() if cpu is None else _locks.check_cpu(cpu)
         self._cpu_asked = cpu  # None: run() takes a CPU no other campaign holds
         self.target_ci = target_ci
         self.max_trials = max(self.trials, max_trials or (
-            TARGET_CI_MAX_TRIALS if target_ci else self.trials))
+            _plan.TARGET_CI_MAX_TRIALS if target_ci else self.trials))
         self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
         self.kat_files = list(kat_files)
         kat._normalise_files(self.kat_files)  # a typo is refused before the run directory
@@ -291,7 +183,7 @@ class Campaign:
         self.progress = progress and sys.stderr.isatty()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.runner: TrialRunner = runner if runner is not None else _worker.PythonChildRunner()
-        self.kat_checker: KatChecker = kat_checker if kat_checker is not None else kat.check
+        self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _records.sha256_file(inst.library)
@@ -313,7 +205,8 @@ class Campaign:
                             for label, inst in self._by_label.items()),
             lengths=tuple(self.lengths), trials=self.trials,
             trial_target_seconds=float(self.trial_target),
-            op_budget_seconds=float(self.op_budget), max_calls=MAX_CALLS, min_calls=MIN_CALLS,
+            op_budget_seconds=float(self.op_budget), max_calls=_plan.MAX_CALLS,
+            min_calls=_plan.MIN_CALLS,
             cpu=self.cpu, quick=self.quick,
             target_ci_percent=None if self.target_ci is None else float(self.target_ci),
             max_trials=self.max_trials, kat_files=tuple(self.kat_files),
@@ -383,7 +276,7 @@ class Campaign:
                 "(ngcc report, ngcc validate, ngcc.load_run) but not resumed; start a new "
                 "--run-dir" % self.run_dir)
         state = _records.load_campaign(self.run_dir)
-        differences = _plan_differences(state.plan, self.plan)
+        differences = _plan.plan_differences(state.plan, self.plan)
         if differences:
             raise PlanMismatchError(
                 "run directory %s was started with another plan (%s); rerun with the run's "
@@ -492,60 +385,15 @@ class Campaign:
     # KAT gate ----------------------------------------------------------------
 
     def _kat_gate(self) -> None:
-        """Check every library against its official KAT files; refuse failures.
-
-        Libraries already checked in this run directory (same instance, library sha256
-        and files) keep their verdict, unless it was environmental (``ERROR``: a full
-        disk, no memory), which is checked again; the others go through the checker.
-        """
+        """Check every library against its official KAT files (``_gate``) and write
+        ``build.json``; the refusals follow in :meth:`_apply_gate`."""
         stored = (_records.load_build(self.run_dir)
                   if (self.run_dir / _records.BUILD_FILE).exists() else None)
-        entries: dict[str, BuildEntry] = {}
-        for label, inst in self._by_label.items():
-            entry = stored.entry(label) if stored is not None else None
-            if (entry is not None and not entry.kat.retried and entry.instance == inst.name
-                    and entry.implementation.library_sha256 == self._sha[label]
-                    and entry.kat.files == tuple(self.kat_files)):
-                entries[label] = entry
-        to_check = [label for label in self._by_label if label not in entries]
-        if to_check:
-            results = self.kat_checker([self._by_label[label] for label in to_check],
-                                       labels=to_check, files=tuple(self.kat_files),
-                                       out_dir=self.run_dir / "kat", progress=self.progress,
-                                       timeout=self.kat_timeout)
-            for label, result in zip(to_check, results, strict=True):
-                entries[label] = self._build_entry(label, result.verdict)
-        self._build = {label: entries[label] for label in self._by_label}
+        self._build = _gate.check(self.kat_checker, self._by_label, self._sha, self.kat_files,
+                                  self.run_dir, stored, self.allow_kat_fail, self.progress,
+                                  self.kat_timeout)
         _records.dump_build(self.run_dir, BuildState(run_id=self._campaign.run_id,
                                                      libraries=tuple(self._build.values())))
-
-    def _gate(self, candidate: str, verdict: str) -> str:
-        """How the gate treats a verdict: ``pass``, ``baseline``, ``override`` or ``refused``.
-
-        A baseline instance (SM3, pseudohash, pseudoXOF) is no submission and has no
-        official KAT: its ``NOKAT`` is admitted (its vectors are checked by the test
-        suite). Any other verdict but ``PASS`` needs the explicit override.
-        """
-        if verdict == "PASS":
-            return "pass"
-        if candidate == "baseline" and verdict == "NOKAT":
-            return "baseline"
-        return "override" if self.allow_kat_fail else "refused"
-
-    def _build_entry(self, label: str, verdict: str) -> BuildEntry:
-        inst = self._by_label[label]
-        gate = self._gate(inst.candidate, verdict)
-        log = kat_log_relpath(inst.candidate, label)
-        log_path = _records.path_in(self.run_dir, log)
-        return BuildEntry(
-            candidate=inst.candidate, instance=inst.name, label=label, family=inst.family,
-            digest_bits=inst.digest_bits,
-            implementation=Implementation.of(inst, self._sha[label]),
-            elf_image_bytes=elf_image_bytes(inst.library),
-            kat=KatFacts(verdict=verdict, files=tuple(self.kat_files), log=log,
-                         log_sha256=(_records.sha256_file(log_path) if log_path.is_file()
-                                     else None),
-                         gate=gate, timed_without_pass=gate == "override"))
 
     def _apply_gate(self) -> None:
         refused = []
@@ -553,10 +401,7 @@ class Campaign:
             if entry.kat.gate != "refused":
                 continue
             refused.append("%s %s" % (label, entry.kat.verdict))
-            message = ("%s: KAT verdict %s (log %s), so it is not timed; fix the "
-                       "implementation, or rerun with --allow-kat-fail to time it anyway "
-                       "(every record is then marked ⚠)"
-                       % (label, entry.kat.verdict, self.run_dir / entry.kat.log))
+            message = _gate.refusal(label, entry, self.run_dir)
             self._jobs = [replace(job, status="refused", error=message)
                           if job.label == label and job.status != "done" else job
                           for job in self._jobs]
@@ -589,8 +434,8 @@ class Campaign:
                 bar.update(1)
 
     def _planned(self, job: Job, t1: float) -> Job:
-        calls = calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
-        warmup = warmup_calls(t1)
+        calls = _plan.calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
+        warmup = _plan.warmup_calls(t1)
         return replace(job, t1_seconds=t1, calls_per_trial=calls, warmup_calls=warmup,
                        estimated_seconds=self.trials * (calls + warmup) * t1)
 

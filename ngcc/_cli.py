@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from tqdm import tqdm
 
-from ngcc import _build, _campaign, _format, _host, _locks, kat
+from ngcc import _build, _campaign, _format, _host, _locks, _plan, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
 from ngcc._registry import instance, instances, is_library_path
@@ -200,7 +200,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                              "hash-35, baseline), or the id of the libraries named")
     parser.add_argument("--all", action="store_true", help="every built-in instance")
     parser.add_argument("--lengths", type=_lengths, metavar="LIST",
-                        default=list(_campaign.DEFAULT_LENGTHS),
+                        default=list(_plan.DEFAULT_LENGTHS),
                         help="message lengths in bytes (default: the eight guide lengths "
                              "32,128,512,1024,4096,8192,16384,65536)")
     parser.add_argument("--trials", type=int, metavar="N",

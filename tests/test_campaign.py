@@ -24,8 +24,7 @@ import pytest
 from _fakes import FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _host, _records, _report, _stats, _worker, kat
-from ngcc._campaign import calls_per_trial, warmup_calls
+from ngcc import _host, _plan, _records, _report, _stats, _worker, kat
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
@@ -36,6 +35,7 @@ from ngcc._errors import (
     PlanMismatchError,
 )
 from ngcc._measure import ChildError
+from ngcc._plan import calls_per_trial, warmup_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")  # busy test hosts
 
@@ -116,7 +116,7 @@ def test_quick_campaign_records_follow_the_plan(quick_run):
     for record in quick_run.records:
         plan, stats = record.plan, record.statistics
         assert plan.calls_per_trial == calls_per_trial(
-            plan.t1_seconds, 0.002, _campaign.QUICK_OP_BUDGET, 2)
+            plan.t1_seconds, 0.002, _plan.QUICK_OP_BUDGET, 2)
         assert plan.warmup_calls == warmup_calls(plan.t1_seconds)
         assert stats.trials == 2 and len(record.trials) == 2
         assert stats.calls == 2 * plan.calls_per_trial
@@ -302,7 +302,7 @@ def test_fake_campaign_follows_the_plan_rule(fake):
         t1 = cost_cycles(record.instance, record.message_bytes) / 2.1e9
         plan = record.plan
         assert plan.t1_seconds == t1
-        assert plan.calls_per_trial == calls_per_trial(t1, 0.002, _campaign.QUICK_OP_BUDGET, 3)
+        assert plan.calls_per_trial == calls_per_trial(t1, 0.002, _plan.QUICK_OP_BUDGET, 3)
         assert plan.warmup_calls == warmup_calls(t1) == 3
         assert plan.estimated_seconds == pytest.approx(3 * (plan.calls_per_trial + 3) * t1)
         assert [t.calls for t in record.trials] == [plan.calls_per_trial] * 3

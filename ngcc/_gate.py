@@ -1,0 +1,101 @@
+"""The KAT gate: which libraries a campaign may time, decided from their KAT verdicts.
+
+Every library is checked against its official KAT files by a :class:`KatChecker`
+(:func:`ngcc.kat.check`, or a fake in tests) before anything is timed. Only ``PASS``
+is timed, and ``NOKAT`` for a baseline function (which has no official KAT); any
+other verdict is refused unless the campaign overrides it, and then every record is
+marked. A library already checked in the run directory keeps its verdict when its
+instance, library sha256 and KAT files are the same, unless the verdict was
+environmental (``ERROR``: a full disk, no memory), which is checked again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from ngcc import _records, kat
+from ngcc._elf import elf_image_bytes
+from ngcc._model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
+from ngcc._registry import Instance
+
+
+class KatChecker(Protocol):
+    """What the KAT gate calls to check libraries: :func:`ngcc.kat.check` by default.
+
+    It returns one :class:`~ngcc.kat.KatResult` per library, in order, having written
+    each KAT log to ``<out_dir>/<candidate>/<label>.log``.
+    """
+
+    def __call__(self, instances: Sequence[Instance], *, labels: Sequence[str | None],
+                 files: Sequence[str], out_dir: Path, progress: bool,
+                 timeout: float | None) -> list[kat.KatResult]:
+        ...
+
+
+def gate(candidate: str, verdict: str, override: bool) -> str:
+    """How the gate treats a verdict: ``pass``, ``baseline``, ``override`` or ``refused``.
+
+    A baseline instance (SM3, pseudohash, pseudoXOF) is no submission and has no
+    official KAT: its ``NOKAT`` is admitted (its vectors are checked by the test
+    suite). Any other verdict but ``PASS`` needs the explicit override.
+    """
+    if verdict == "PASS":
+        return "pass"
+    if candidate == "baseline" and verdict == "NOKAT":
+        return "baseline"
+    return "override" if override else "refused"
+
+
+def reusable(entry: BuildEntry, inst: Instance, library_sha256: str,
+             files: Sequence[str]) -> bool:
+    """Whether a stored entry still holds for the library: same instance, same library
+    bytes, same KAT files, and a verdict that is not environmental."""
+    return (not entry.kat.retried and entry.instance == inst.name
+            and entry.implementation.library_sha256 == library_sha256
+            and entry.kat.files == tuple(files))
+
+
+def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
+                files: Sequence[str], run_dir: Path, override: bool) -> BuildEntry:
+    """The ``build.json`` entry of a library checked with ``verdict``."""
+    decision = gate(inst.candidate, verdict, override)
+    log = kat_log_relpath(inst.candidate, label)
+    log_path = _records.path_in(run_dir, log)
+    return BuildEntry(
+        candidate=inst.candidate, instance=inst.name, label=label, family=inst.family,
+        digest_bits=inst.digest_bits, implementation=Implementation.of(inst, library_sha256),
+        elf_image_bytes=elf_image_bytes(inst.library),
+        kat=KatFacts(verdict=verdict, files=tuple(files), log=log,
+                     log_sha256=_records.sha256_file(log_path) if log_path.is_file() else None,
+                     gate=decision, timed_without_pass=decision == "override"))
+
+
+def check(checker: KatChecker, libraries: Mapping[str, Instance],
+          library_sha256: Mapping[str, str], files: Sequence[str], run_dir: Path,
+          stored: BuildState | None, override: bool, progress: bool,
+          timeout: float | None) -> dict[str, BuildEntry]:
+    """The entry of every library (label → entry, in order): kept from ``stored`` where
+    :func:`reusable`, else checked now (logs under ``run_dir/kat``)."""
+    entries: dict[str, BuildEntry] = {}
+    for label, inst in libraries.items():
+        entry = stored.entry(label) if stored is not None else None
+        if entry is not None and reusable(entry, inst, library_sha256[label], files):
+            entries[label] = entry
+    to_check = [label for label in libraries if label not in entries]
+    if to_check:
+        results = checker([libraries[label] for label in to_check], labels=to_check,
+                          files=tuple(files), out_dir=run_dir / "kat", progress=progress,
+                          timeout=timeout)
+        for label, result in zip(to_check, results, strict=True):
+            entries[label] = build_entry(libraries[label], label, library_sha256[label],
+                                         result.verdict, files, run_dir, override)
+    return {label: entries[label] for label in libraries}
+
+
+def refusal(label: str, entry: BuildEntry, run_dir: Path) -> str:
+    """Why a refused library is not timed, and what to do."""
+    return ("%s: KAT verdict %s (log %s), so it is not timed; fix the implementation, or "
+            "rerun with --allow-kat-fail to time it anyway (every record is then marked ⚠)"
+            % (label, entry.kat.verdict, run_dir / entry.kat.log))
