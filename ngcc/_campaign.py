@@ -2,7 +2,7 @@
 
 ``Campaign(["WChain-V1-512", "SM3"]).run()`` times every library at every message
 length in trials run by a :class:`~ngcc._measure.TrialRunner` (by default each trial a
-fresh process pinned to one CPU, ``_worker``), checks every library with a KAT
+fresh ``ngcc-driver`` pinned to one CPU, ``_child``), checks every library with a KAT
 checker first (``ngcc.kat.check``), and leaves the evidence in a run directory
 (``_records``; the evidence model ``_model``, format in ``docs/evidence-format.md``).
 The plan (libraries, labels, the harness's call-count rule) is ``_plan``.
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ngcc import _gate, _host, _locks, _plan, _records, _schema1, _stats, _validate, _worker, kat
+from ngcc import _child, _gate, _host, _locks, _plan, _records, _schema1, _stats, _validate, kat
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
@@ -86,7 +86,7 @@ def _is_temp_file(path: Path) -> bool:
 
 
 def _runner_name(runner: object) -> str:
-    """``ngcc._worker.PythonChildRunner``: the runner as records name it."""
+    """``ngcc._child.DriverRunner``: the runner as records name it."""
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
 
 
@@ -140,8 +140,8 @@ class Campaign:
             cold call).
         progress: show a progress bar on a terminal.
         command: the command line recorded as provenance.
-        runner: what runs the cold calls and trials (default: each in a fresh pinned
-            Python child, :class:`ngcc._worker.PythonChildRunner`).
+        runner: what runs the cold calls and trials (default: each in a fresh
+            ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc._child.DriverRunner`).
         kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
     """
 
@@ -182,7 +182,7 @@ class Campaign:
         self.trial_timeout = trial_timeout
         self.progress = progress and sys.stderr.isatty()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
-        self.runner: TrialRunner = runner if runner is not None else _worker.PythonChildRunner()
+        self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner()
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
@@ -425,7 +425,7 @@ class Campaign:
                 try:
                     t1 = self.runner.cold_call(self._by_label[job.label], job.message_bytes,
                                                self.cpu, self.trial_timeout
-                                               or _worker.CALIBRATION_TIMEOUT)
+                                               or _child.COLD_TIMEOUT)
                 except ChildError as exc:
                     self._jobs[index] = replace(job, status=exc.status, error=str(exc))
                 else:
@@ -470,7 +470,7 @@ class Campaign:
         trials: list[tuple[str, TrialMeasurement]] = []
         while not self._enough([measured.cycles for _, measured in trials]):
             started = _utc_now()
-            timeout = self.trial_timeout or _worker.trial_timeout(t1 or 0.0, calls, warmup)
+            timeout = self.trial_timeout or _child.trial_timeout(t1 or 0.0, calls, warmup)
             measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
                                          len(trials), timeout)
             trials.append((started, measured))

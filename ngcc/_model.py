@@ -499,6 +499,8 @@ class Trial(Evidence):
     involuntary_switches: int | None = None
     affinity_changed: bool | None = None
     parent_wall_ns: int | None = None
+    batch_thread_cpu_ns: int | None = None
+    batch_involuntary_switches: int | None = None
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
@@ -535,7 +537,9 @@ class Trial(Evidence):
             voluntary_switches=measured.voluntary_switches,
             involuntary_switches=measured.involuntary_switches,
             affinity_changed=measured.affinity_changed,
-            parent_wall_ns=measured.parent_wall_ns)
+            parent_wall_ns=measured.parent_wall_ns,
+            batch_thread_cpu_ns=measured.batch_thread_cpu_ns,
+            batch_involuntary_switches=measured.batch_involuntary_switches)
 
 
 @dataclass(frozen=True)

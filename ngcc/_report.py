@@ -365,8 +365,8 @@ def _evidence_index(run: Run, records: Sequence[Record],
             "environment and trials, and the sha256 of its raw samples (format: "
             f"{code('docs/evidence-format.md')}).", ""] + table(
         EVIDENCE_COLUMNS, evidence_rows(records, builds)) + [
-        "", f"Scripts: {code('ngcc/_campaign.py')}, {code('ngcc/_worker.py')}, "
-            f"{code('csrc/bench.c')} in ngcc {run.environment.ngcc_version}"
+        "", f"Scripts: {code('ngcc/_campaign.py')}, {code('ngcc/_child.py')}, "
+            f"{code('csrc/driver.c')} in ngcc {run.environment.ngcc_version}"
             f"{_host.commit_text(run.environment)}."]
 
 

@@ -24,7 +24,7 @@ import pytest
 from _fakes import FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _host, _plan, _records, _report, _stats, _worker, kat
+from ngcc import _child, _host, _plan, _records, _report, _stats, _worker, kat
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
@@ -157,7 +157,7 @@ def test_quick_campaign_kat_gate_and_environment(quick_run):
     assert wchain.implementation.description == builtin.description != ""
     assert wchain.implementation.library == str(builtin.library)
     assert wchain.implementation.cflags == builtin.cflags
-    assert wchain.provenance.runner == "ngcc._worker.PythonChildRunner"
+    assert wchain.provenance.runner == "ngcc._child.DriverRunner"
     assert quick_run.campaign.load_average_end is not None
     build = {e.instance: e for e in quick_run.build_entries}
     assert build["WChain-V1-512"].implementation.library_sha256 == _records.sha256_file(
@@ -416,7 +416,7 @@ def test_one_library_named_twice_is_measured_once(fake, tmp_path):
 def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
     from ngcc._cli import main
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_worker, "PythonChildRunner", FakeRunner)
+    monkeypatch.setattr(_child, "DriverRunner", FakeRunner)
     monkeypatch.setattr(kat, "check", FakeKat())
     build = _external(tmp_path / "a", "SM3")
     assert main(["campaign", "SM3", str(build), "--label", "mine", "--quick", "--lengths",
@@ -630,7 +630,7 @@ def test_progress_bars_show_each_phase(fake, monkeypatch, capsys):
 def test_cli_campaign_prints_a_summary(tmp_path, monkeypatch, capsys):
     from ngcc._cli import main
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_worker, "PythonChildRunner", FakeRunner)
+    monkeypatch.setattr(_child, "DriverRunner", FakeRunner)
     monkeypatch.setattr(kat, "check", FakeKat())
     status = main(["campaign", "SM3", "--quick", "--trials", "2", "--trial-target", "0.002",
                    "--lengths", "64", "--run-dir", str(tmp_path / "run")])
@@ -643,7 +643,7 @@ def test_cli_campaign_prints_a_summary(tmp_path, monkeypatch, capsys):
 def test_cli_campaign_interrupted_says_how_to_resume(tmp_path, monkeypatch, capsys):
     from ngcc._cli import main
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_worker, "PythonChildRunner",
+    monkeypatch.setattr(_child, "DriverRunner",
                         lambda: FakeRunner(fail={("SM3", 64, 0): KeyboardInterrupt()}))
     monkeypatch.setattr(kat, "check", FakeKat())
     status = main(["campaign", "SM3", "--quick", "--lengths", "64", "--quiet",
@@ -655,7 +655,7 @@ def test_cli_campaign_interrupted_says_how_to_resume(tmp_path, monkeypatch, caps
 def test_cli_campaign_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
     from ngcc._cli import main
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_worker, "PythonChildRunner", lambda: FakeRunner(fail={
+    monkeypatch.setattr(_child, "DriverRunner", lambda: FakeRunner(fail={
         ("SM3", 64, 0): ChildError("crash", "SM3 at 64 B (trial 0) crashed: SIGSEGV")}))
     monkeypatch.setattr(kat, "check", FakeKat())
     assert main(["campaign", "SM3", "--quick", "--lengths", "32,64", "--quiet",
@@ -741,7 +741,7 @@ def test_a_hanging_trial_is_a_timeout_entry(tmp_path):
         {"name": "Hangs-512", "family": "Fake", "digest_bits": 512}))
     inst = ngcc.instance(str(library))
     cpu = max(os.sched_getaffinity(0))
-    runner = _worker.PythonChildRunner()
+    runner = _child.DriverRunner()
     assert runner.cold_call(inst, 32, cpu, timeout=60) > 0
     with pytest.raises(ChildError) as caught:
         runner.trial(inst, 64, calls=10, warmup=0, cpu=cpu, index=2, timeout=3)
