@@ -13,7 +13,6 @@ its dotted path (``trials[1].cpu``), which the store turns into a
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import types
 import typing
@@ -40,9 +39,14 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-@functools.cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    """The resolved annotations of ``cls`` (cached: they do not change)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _json_fields(cls: type) -> list[dataclasses.Field[Any]]:

@@ -5,7 +5,7 @@ bindings rather than editing the others.
 """
 
 from collections.abc import Callable
-from typing import TypedDict
+from typing import TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,7 @@ import numpy.typing as npt
 #: The most timed or warm-up calls one ``Library.time_calls`` accepts (2**26).
 MAX_CALLS: int
 
+@final
 class Library:
     """An ICCS instance library loaded with dlopen; raises LibraryError naming the
     file when it cannot be loaded or exports no ``CryptHash``."""
@@ -37,13 +38,13 @@ class Library:
 
 # ------------------------------------------------------------------- counter (timer.c)
 
-class CounterCalibration(TypedDict):
+class _CounterCalibration(TypedDict):  # a dict at run time; named for type checkers only
     name: str
     frequency_hz: float
     overhead_min: int
     overhead_median: int
 
-def counter_calibrate() -> CounterCalibration:
+def counter_calibrate() -> _CounterCalibration:
     """Measure the counter afresh (about 50 ms): frequency against
     CLOCK_MONOTONIC_RAW, and the minimum and median ticks of an empty timed region."""
 
@@ -60,6 +61,7 @@ def cpu_features() -> frozenset[str]:
 
 # ------------------------------------------------------------- KAT, DRNG (drng.c, kat.c)
 
+@final
 class Drng:
     """The ICCS SM3 DRNG that makes the KAT messages (spec/drng.md), from a seed of
     any length."""
