@@ -4,6 +4,7 @@ its submodules), and the version is written once (``ngcc/_version.py``)."""
 from __future__ import annotations
 
 import ast
+import functools
 import pkgutil
 import re
 
@@ -44,23 +45,19 @@ def test_the_version_is_written_once():
     assert not re.search(r"\b0\.\d+\.\d+\b", (PACKAGE / "__init__.py").read_text())
 
 
-def _in_type_checking(node, parents):
-    """True when ``node`` sits under ``if TYPE_CHECKING:`` (a type-only import)."""
-    return any(isinstance(p, ast.If) and isinstance(p.test, ast.Name)
-               and p.test.id == "TYPE_CHECKING" and node in ast.walk(p) for p in parents)
-
-
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """module → the ngcc modules it imports at run time (function-level imports
     included, ``if TYPE_CHECKING:`` imports left out), read from the source with ast."""
     graph: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.glob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
-        guards = [node for node in ast.walk(tree) if isinstance(node, ast.If)
-                  and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"]
+        type_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
+                     and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                     for inner in ast.walk(node)}
         targets: set[str] = set()
         for node in ast.walk(tree):
-            if _in_type_checking(node, guards):
+            if id(node) in type_only:
                 continue
             if isinstance(node, ast.Import):
                 targets |= {a.name.split(".")[1] for a in node.names

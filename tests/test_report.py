@@ -192,16 +192,47 @@ def test_pages_are_byte_stable_and_relative(run: Run, tmp_path: Path) -> None:
     assert _report.pages(load_run(copy)) == first
 
 
-def test_write_report_writes_pages_and_plots(run: Run, tmp_path: Path) -> None:
-    written = run.report(tmp_path / "out")
-    names = {path.name for path in written}
+@pytest.fixture(scope="module")
+def written(run: Run, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """``ngcc report RUN --out DIR --distribution Pavelor-1024:65536``, drawn once for the
+    tests below (the plots are most of a report's time): the folder and the lines printed."""
+    import contextlib
+    import io
+
+    out = tmp_path_factory.mktemp("report") / "out"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["report", str(run.path), "--out", str(out),
+                     "--distribution", "Pavelor-1024:65536"]) == 0
+    return out, printed.getvalue().splitlines()
+
+
+def test_write_report_writes_pages_and_plots(written: tuple[Path, list[str]]) -> None:
+    out, printed = written
+    names = {Path(line).name for line in printed}
     assert {"hash-22.md", "baseline.md", "summary.md", "run-cpb.png", "run-cpb.svg",
             "hash-22-cpb.png", "Pavelor-512__hash_32-calls.svg"} <= names
-    for path in written:
-        assert path.stat().st_size > 0
-    page = (tmp_path / "out" / "hash-22.md").read_text(encoding="utf-8")
-    for link in re.findall(r"\]\(([^)]+\.png)\)", page):
-        assert (tmp_path / "out" / link).is_file(), link
+    assert printed[:3] == [str(out / name) for name in ("hash-22.md", "baseline.md",
+                                                        "summary.md")]     # pages first
+    for line in printed:
+        assert Path(line).stat().st_size > 0
+    for page in ("hash-22.md", "summary.md"):
+        for link in re.findall(r"\]\(([^)]+\.png)\)", (out / page).read_text(encoding="utf-8")):
+            assert (out / link).is_file(), link
+
+
+def test_cli_report_chosen_distribution(written: tuple[Path, list[str]]) -> None:
+    out, printed = written
+    assert (out / "Pavelor-1024__hash_65536-calls.png").is_file()
+    assert str(out / "Pavelor-1024__hash_65536-calls.svg") in printed
+
+
+def test_the_python_api_writes_the_same_pages(run: Run, written: tuple[Path, list[str]],
+                                              tmp_path: Path) -> None:
+    pages = run.report(tmp_path / "api", plots=False)
+    assert [p.name for p in pages] == ["hash-22.md", "baseline.md", "summary.md"]
+    for page in pages:
+        assert page.read_bytes() == (written[0] / page.name).read_bytes()
 
 
 # ------------------------------------------------------------------ bad input
@@ -243,15 +274,6 @@ def test_cli_report_unknown_distribution(run: Run, tmp_path: Path,
     assert not out.exists()  # refused before anything was written
     with pytest.raises(ReportError):
         _report.chosen_records(run, [("Pavelor-512", 4096)])
-
-
-def test_cli_report_chosen_distribution(run: Run, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out"
-    assert main(["report", str(run.path), "--out", str(out),
-                 "--distribution", "Pavelor-1024:65536"]) == 0
-    assert (out / "Pavelor-1024__hash_65536-calls.png").is_file()
-    assert str(out / "summary.md") in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ Jupyter
