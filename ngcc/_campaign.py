@@ -59,9 +59,7 @@ from ngcc._model import (
     raw_relpath,
     record_relpath,
 )
-from ngcc._registry import (
-    Instance,
-)
+from ngcc._registry import Instance
 from ngcc._run import Run, RunRecord
 
 # ---------------------------------------------------------------- small helpers
@@ -102,7 +100,7 @@ class Campaign:
     Build it with the settings, inspect :attr:`plan`, then :meth:`run` it::
 
         run = ngcc.Campaign(["WChain-V1-512", "SM3"], quick=True).run()
-        run.record("SM3", 1024).statistics["cycles_per_byte"]
+        run.record("SM3", 1024).statistics.cycles_per_byte
 
     Args:
         instances: instance names (``"Wish512"``), :class:`Instance` objects or
@@ -160,8 +158,8 @@ class Campaign:
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
-        self.instances, self.labels = _plan.resolve_libraries(list(instances), candidate,
-                                                         all_instances, list(labels))
+        self.instances, self.labels = _plan.resolve_libraries(
+            list(instances), candidate, all_instances, list(labels))
         self.lengths = [int(n) for n in lengths]
         if not self.lengths or min(self.lengths) < 1:
             raise ValueError("message lengths must be positive byte counts, got %s"
