@@ -365,9 +365,27 @@ def _evidence_index(run: Run, records: Sequence[Record],
             "environment and trials, and the sha256 of its raw samples (format: "
             f"{code('docs/evidence-format.md')}).", ""] + table(
         EVIDENCE_COLUMNS, evidence_rows(records, builds)) + [
-        "", f"Scripts: {code('ngcc/_campaign.py')}, {code('ngcc/_child.py')}, "
-            f"{code('csrc/driver.c')} in ngcc {run.environment.ngcc_version}"
-            f"{_host.commit_text(run.environment)}."]
+        "", f"Scripts: {', '.join(code(s) for s in scripts(records))} in ngcc "
+            f"{run.environment.ngcc_version}{_host.commit_text(run.environment)}."]
+
+
+#: The source files that ran a runner's trials, by the runner a record names.
+RUNNER_SCRIPTS = {
+    "ngcc._child.DriverRunner": ("ngcc/_child.py", "csrc/driver.c"),
+    "python -m ngcc._isolate → ngcc._worker.trial": ("ngcc/_worker.py", "csrc/bench.c"),
+}
+
+
+def scripts(records: Sequence[Record]) -> list[str]:
+    """The campaign and the sources of the runners that timed ``records`` (a runner
+    ngcc does not know is named as the record names it)."""
+    found = ["ngcc/_campaign.py"]
+    runners = [r.provenance.runner for r in records] or ["ngcc._child.DriverRunner"]
+    for runner in runners:
+        for script in RUNNER_SCRIPTS.get(runner, (runner,)):
+            if script not in found:
+                found.append(script)
+    return found
 
 
 # ------------------------------------------------------------------ summary page
