@@ -1,0 +1,259 @@
+"""Is A faster than B, and is the difference real? The statistics of a comparison.
+
+Pure functions on per-trial statistics (one positive number per trial: that trial's
+median or mean cycles per call); no I/O. The trials are the independent samples:
+each is a fresh pinned process, while the calls inside one trial share its cache and
+frequency state and do not narrow an interval.
+
+The method (the README's ``ngcc compare`` section says why):
+
+* **Figure** of one side: the geometric mean of its per-trial statistics, so that the
+  ratio of two figures is exactly the ratio the test is about.
+* **Ratio** A/B and its confidence interval: Welch's t on the natural logarithms of the
+  per-trial statistics. The log-ratio ``mean(log a) − mean(log b)`` has the standard
+  error ``√(s²_a/n_a + s²_b/n_b)`` and the Welch–Satterthwaite degrees of freedom; the
+  interval ``exp(log-ratio ± t · se)`` is always positive, and swapping A and B inverts
+  it exactly. Timing noise is multiplicative (a disturbance costs a share of the run,
+  not a fixed count), and logarithms make it additive and less skewed.
+* **Verdict**: two-sided p-value of the same t; significant when p < α. The interval's
+  confidence is 1 − α, so it excludes 1 exactly when the verdict is significant.
+* **Geometric-mean summary** of one pair across message lengths: the mean of the
+  per-length log-ratios, whose variance is the mean of their variances / L (the
+  lengths are measured by different processes, hence independent) and whose degrees
+  of freedom follow Welch–Satterthwaite over every variance component.
+
+Every estimate is vectorised over leading axes (the last axis holds the trials), so
+simulations of thousands of comparisons run as array operations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+#: The significance level used unless another is asked for.
+ALPHA = 0.05
+#: The per-trial statistics a comparison can be about.
+STATISTICS = ("median", "mean")
+#: Fewest trials per side for a variance, hence for an interval and a verdict.
+MIN_TRIALS = 2
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A log-ratio (log A − log B) with its Welch–Satterthwaite uncertainty.
+
+    Each field is an array of the same shape (one entry per comparison), or a 0-d
+    array for one comparison.
+
+    Attributes:
+        log_ratio: the difference of the mean logarithms.
+        variance: the variance of ``log_ratio`` (NaN where a side has < 2 trials).
+        df: Welch–Satterthwaite degrees of freedom; ``inf`` where ``variance`` is 0
+            (no spread in the trials: the difference is known exactly).
+    """
+
+    log_ratio: np.ndarray
+    variance: np.ndarray
+    df: np.ndarray
+
+    def p_value(self) -> np.ndarray:
+        """Two-sided p-value of Welch's t = log_ratio / √variance against "no difference".
+
+        Where the variance is 0 the p-value is 0 for a nonzero difference and 1 for
+        none; NaN where the variance is undefined.
+        """
+        from scipy.special import stdtr
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.abs(self.log_ratio) / np.sqrt(self.variance)
+            p = 2.0 * stdtr(self.df, -t)
+        exact = self.variance == 0
+        return np.where(exact, np.where(self.log_ratio == 0, 1.0, 0.0), p)
+
+    def ratio_interval(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """The ``confidence`` interval of the ratio A/B: exp(log_ratio ± t_q(df) · se)."""
+        from scipy.special import stdtrit
+
+        quantile = stdtrit(self.df, 0.5 + confidence / 2)
+        half = quantile * np.sqrt(self.variance)
+        half = np.where(self.variance == 0, 0.0, half)  # t_q(inf) · 0, not NaN
+        return np.exp(self.log_ratio - half), np.exp(self.log_ratio + half)
+
+
+def _logs(values: ArrayLike, side: str) -> np.ndarray:
+    logs = np.asarray(values, dtype=np.float64)
+    if logs.ndim == 0 or logs.shape[-1] == 0:
+        raise ValueError("side %s has no trials to compare" % side)
+    if not np.all(np.isfinite(logs)) or np.any(logs <= 0):
+        raise ValueError("side %s holds a per-trial figure that is not a positive finite "
+                         "number; cycle counts are > 0" % side)
+    return np.log(logs)
+
+
+def log_ratio(a: ArrayLike, b: ArrayLike) -> Estimate:
+    """Welch's estimate of log A − log B from per-trial statistics (trials on the last axis).
+
+    ``a`` and ``b`` hold positive per-trial figures; their leading axes broadcast, so
+    ``a`` of shape (1000, 5) against ``b`` of shape (1000, 8) is 1000 comparisons of 5
+    trials against 8.
+
+    Raises:
+        ValueError: a side is empty or holds a value that is not positive and finite.
+    """
+    log_a, log_b = _logs(a, "A"), _logs(b, "B")
+    n_a, n_b = log_a.shape[-1], log_b.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # each side's variance of its mean log; NaN for a single trial (ddof = 1)
+        var_a = np.var(log_a, axis=-1, ddof=1) / n_a if n_a >= MIN_TRIALS else \
+            np.full(log_a.shape[:-1], np.nan)
+        var_b = np.var(log_b, axis=-1, ddof=1) / n_b if n_b >= MIN_TRIALS else \
+            np.full(log_b.shape[:-1], np.nan)
+        variance = var_a + var_b
+        spread = (var_a ** 2 / (n_a - 1) if n_a > 1 else np.nan) + \
+                 (var_b ** 2 / (n_b - 1) if n_b > 1 else np.nan)
+        df = np.where(variance == 0, np.inf, variance ** 2 / spread)
+    difference = np.mean(log_a, axis=-1) - np.mean(log_b, axis=-1)
+    return Estimate(np.asarray(difference), np.asarray(variance), np.asarray(df))
+
+
+def mean_log_ratio(estimate: Estimate, axis: int = -1) -> Estimate:
+    """The geometric-mean ratio over ``axis`` (e.g. message lengths) of independent estimates.
+
+    Mean of the log-ratios; variance Σ variance / L²; degrees of freedom by
+    Welch–Satterthwaite over every component: (Σ V)² / Σ (V² / df), which is exactly
+    the formula over every side's variance at every length.
+    """
+    count = estimate.log_ratio.shape[axis]
+    variance = np.sum(estimate.variance, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.sum(estimate.variance ** 2 / estimate.df, axis=axis)  # V²/inf = 0
+        df = np.where(variance == 0, np.inf, variance ** 2 / spread)
+    return Estimate(np.asarray(np.mean(estimate.log_ratio, axis=axis)),
+                    np.asarray(variance / count ** 2), np.asarray(df))
+
+
+def geometric_mean(values: ArrayLike) -> float:
+    """The figure of one side: the geometric mean of its per-trial statistics."""
+    return float(np.exp(np.mean(_logs(values, "of the figure"))))
+
+
+# ---------------------------------------------------------------------------- one pair
+
+@dataclass(frozen=True)
+class Comparison:
+    """A/B of one figure: the ratio, its confidence interval, the test and its words.
+
+    Attributes:
+        ratio: A/B (below 1: A takes fewer cycles, A is faster).
+        ci_low, ci_high: the interval of the ratio at ``confidence`` = 1 − ``alpha``
+            (``None`` with fewer than 2 trials on a side).
+        p_value: two-sided p-value of Welch's t on the logarithms (``None`` likewise).
+        df: Welch–Satterthwaite degrees of freedom (``inf``: no spread at all).
+        alpha: the significance level of the verdict.
+        estimate: the log-scale estimate, for summaries across lengths.
+    """
+
+    ratio: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    df: float | None
+    alpha: float
+    estimate: Estimate = field(repr=False, compare=False)
+
+    @property
+    def confidence(self) -> float:
+        """The interval's confidence level, 1 − alpha."""
+        return 1.0 - self.alpha
+
+    @property
+    def significant(self) -> bool:
+        """True when the difference is larger than the noise: p < alpha."""
+        return self.p_value is not None and self.p_value < self.alpha
+
+    @property
+    def words(self) -> str:
+        """The verdict in plain words: ``1.84× faster``, ``1.05× slower``, ``not significant``."""
+        return verdict(self.ratio, self.p_value, self.alpha)
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError("alpha is %r; a significance level lies strictly between 0 and 1, "
+                         "e.g. 0.05" % alpha)
+
+
+def _comparison(estimate: Estimate, alpha: float) -> Comparison:
+    _check_alpha(alpha)
+    ratio = float(np.exp(estimate.log_ratio))
+    variance = float(estimate.variance)
+    if math.isnan(variance):
+        return Comparison(ratio, None, None, None, None, alpha, estimate)
+    low, high = estimate.ratio_interval(1.0 - alpha)
+    return Comparison(ratio, float(low), float(high), float(estimate.p_value()),
+                      float(estimate.df), alpha, estimate)
+
+
+def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA) -> Comparison:
+    """Compare one figure of A and B from their per-trial statistics (1-d arrays).
+
+    Args:
+        a, b: each trial's statistic (median or mean cycles per call), one per trial.
+        alpha: significance level; the interval's confidence is 1 − alpha.
+
+    Raises:
+        ValueError: a side is empty or not positive, or alpha is outside (0, 1).
+    """
+    if np.ndim(a) != 1 or np.ndim(b) != 1:
+        raise ValueError("compare() takes one 1-d array of per-trial figures per side")
+    return _comparison(log_ratio(a, b), alpha)
+
+
+def summarize(comparisons: Sequence[Comparison], alpha: float = ALPHA) -> Comparison:
+    """The geometric-mean ratio of one pair across message lengths, with its interval.
+
+    Only comparisons with an interval count (a length with fewer than 2 trials on a
+    side has no variance to add).
+
+    Raises:
+        ValueError: no comparison with at least 2 trials per side.
+    """
+    usable = [c.estimate for c in comparisons if c.p_value is not None]
+    if not usable:
+        raise ValueError("no length has at least %d trials on both sides to summarize"
+                         % MIN_TRIALS)
+    stacked = Estimate(*(np.stack([getattr(e, name) for e in usable])
+                         for name in ("log_ratio", "variance", "df")))
+    return _comparison(mean_log_ratio(stacked, axis=0), alpha)
+
+
+# ---------------------------------------------------------------------------- words
+
+def speedup_words(ratio: float) -> str:
+    """``1.84× faster`` for ratio 1/1.84, ``1.05× slower`` for 1.05 (A relative to B).
+
+    Enough digits that a ratio other than 1 never reads ``1.00×``.
+    """
+    if not ratio > 0 or math.isinf(ratio):
+        raise ValueError("a ratio of cycle counts is positive and finite, not %r" % ratio)
+    factor = 1.0 / ratio if ratio < 1 else ratio
+    digits = 2
+    while digits < 6 and round(factor, digits) == 1.0 and factor != 1.0:
+        digits += 1
+    if factor == 1.0:
+        return "same speed"
+    return "%.*f× %s" % (digits, factor, "faster" if ratio < 1 else "slower")
+
+
+def verdict(ratio: float, p_value: float | None, alpha: float = ALPHA) -> str:
+    """The plain-words verdict: the speed-up where p < alpha, else ``not significant``."""
+    if p_value is None:
+        return "too few trials"
+    if p_value < alpha:
+        return speedup_words(ratio)
+    return "not significant"
