@@ -17,6 +17,10 @@ The method (the README's ``ngcc compare`` section says why):
   not a fixed count), and logarithms make it additive and less skewed.
 * **Verdict**: two-sided p-value of the same t; significant when p < α. The interval's
   confidence is 1 − α, so it excludes 1 exactly when the verdict is significant.
+  Where neither side's trials spread at all (identical per-trial medians, which a
+  counter's resolution makes common on a quiet machine) t is undefined: the p-value
+  is then the exact permutation test's (5 equal trials against 5 others: 2/252), and
+  no interval is claimed.
 * **Geometric-mean summary** of one pair across message lengths: the mean of the
   per-length log-ratios, whose variance is the mean of their variances / L (the
   lengths are measured by different processes, hence independent) and whose degrees
@@ -52,37 +56,57 @@ class Estimate:
 
     Attributes:
         log_ratio: the difference of the mean logarithms.
-        variance: the variance of ``log_ratio`` (NaN where a side has < 2 trials).
-        df: Welch–Satterthwaite degrees of freedom; ``inf`` where ``variance`` is 0
-            (no spread in the trials: the difference is known exactly).
+        variance: the variance of ``log_ratio`` (NaN where a side has < 2 trials; 0
+            where neither side's trials spread at all).
+        df: Welch–Satterthwaite degrees of freedom (``inf`` where ``variance`` is 0).
+        exact_p: the p-value where ``variance`` is 0: that of the exact permutation
+            test of two constant sides (NaN where unknown, as for a summary).
     """
 
     log_ratio: np.ndarray
     variance: np.ndarray
     df: np.ndarray
+    exact_p: np.ndarray
 
     def p_value(self) -> np.ndarray:
         """Two-sided p-value of Welch's t = log_ratio / √variance against "no difference".
 
-        Where the variance is 0 the p-value is 0 for a nonzero difference and 1 for
-        none; NaN where the variance is undefined.
+        Where the variance is 0 (identical per-trial figures on each side, as per-trial
+        medians on a quiet machine can be) the t statistic is undefined, and the
+        p-value is :attr:`exact_p`; NaN where the variance is undefined.
         """
         from scipy.special import stdtr
 
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.abs(self.log_ratio) / np.sqrt(self.variance)
             p = 2.0 * stdtr(self.df, -t)
-        exact = self.variance == 0
-        return np.where(exact, np.where(self.log_ratio == 0, 1.0, 0.0), p)
+        return np.where(self.variance == 0, self.exact_p, p)
 
     def ratio_interval(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        """The ``confidence`` interval of the ratio A/B: exp(log_ratio ± t_q(df) · se)."""
+        """The ``confidence`` interval of the ratio A/B: exp(log_ratio ± t_q(df) · se).
+
+        NaN where the variance is 0 or undefined: trials that do not spread at all
+        show the counter's resolution, not the uncertainty, so no interval is claimed.
+        """
         from scipy.special import stdtrit
 
         quantile = stdtrit(self.df, 0.5 + confidence / 2)
-        half = quantile * np.sqrt(self.variance)
-        half = np.where(self.variance == 0, 0.0, half)  # t_q(inf) · 0, not NaN
+        half = np.where(self.variance > 0, quantile * np.sqrt(self.variance), np.nan)
         return np.exp(self.log_ratio - half), np.exp(self.log_ratio + half)
+
+
+def separation_p_value(n_a: int, n_b: int) -> float:
+    """Exact two-sided permutation p-value of A's n_a equal values against B's n_b others.
+
+    Of the C(n_a + n_b, n_a) ways to deal the values into sides, those that swap k
+    values give a difference of means (1 − k(n_a + n_b)/(n_a n_b)) times the observed
+    one; the p-value is the share with a difference at least as large: k = 0, and
+    k = n_a = n_b (the mirror) when the sides are equal in size. 5 against 5: 2/252.
+    """
+    total = n_a + n_b
+    extreme = sum(math.comb(n_a, k) * math.comb(n_b, k) for k in range(min(n_a, n_b) + 1)
+                  if abs(1 - k * total / (n_a * n_b)) >= 1 - 1e-12)
+    return extreme / math.comb(total, n_a)
 
 
 def _logs(values: ArrayLike, side: str) -> np.ndarray:
@@ -118,7 +142,9 @@ def log_ratio(a: ArrayLike, b: ArrayLike) -> Estimate:
                  (var_b ** 2 / (n_b - 1) if n_b > 1 else np.nan)
         df = np.where(variance == 0, np.inf, variance ** 2 / spread)
     difference = np.mean(log_a, axis=-1) - np.mean(log_b, axis=-1)
-    return Estimate(np.asarray(difference), np.asarray(variance), np.asarray(df))
+    exact_p = np.where(difference == 0, 1.0, separation_p_value(n_a, n_b))
+    return Estimate(np.asarray(difference), np.asarray(variance), np.asarray(df),
+                    np.asarray(exact_p))
 
 
 def mean_log_ratio(estimate: Estimate, axis: int = -1) -> Estimate:
@@ -126,15 +152,17 @@ def mean_log_ratio(estimate: Estimate, axis: int = -1) -> Estimate:
 
     Mean of the log-ratios; variance Σ variance / L²; degrees of freedom by
     Welch–Satterthwaite over every component: (Σ V)² / Σ (V² / df), which is exactly
-    the formula over every side's variance at every length.
+    the formula over every side's variance at every length. Give it estimates with a
+    positive variance (a summary of constant sides has no exact p-value: NaN).
     """
     count = estimate.log_ratio.shape[axis]
     variance = np.sum(estimate.variance, axis=axis)
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = np.sum(estimate.variance ** 2 / estimate.df, axis=axis)  # V²/inf = 0
         df = np.where(variance == 0, np.inf, variance ** 2 / spread)
-    return Estimate(np.asarray(np.mean(estimate.log_ratio, axis=axis)),
-                    np.asarray(variance / count ** 2), np.asarray(df))
+    mean = np.mean(estimate.log_ratio, axis=axis)
+    return Estimate(np.asarray(mean), np.asarray(variance / count ** 2), np.asarray(df),
+                    np.full(np.shape(mean), np.nan))
 
 
 def geometric_mean(values: ArrayLike) -> float:
@@ -151,8 +179,11 @@ class Comparison:
     Attributes:
         ratio: A/B (below 1: A takes fewer cycles, A is faster).
         ci_low, ci_high: the interval of the ratio at ``confidence`` = 1 − ``alpha``
-            (``None`` with fewer than 2 trials on a side).
-        p_value: two-sided p-value of Welch's t on the logarithms (``None`` likewise).
+            (``None`` with fewer than 2 trials on a side, or when neither side's trials
+            spread at all: see :attr:`has_interval`).
+        p_value: two-sided p-value of Welch's t on the logarithms (``None`` with fewer
+            than 2 trials on a side; the exact permutation test's for two constant
+            sides).
         df: Welch–Satterthwaite degrees of freedom (``inf``: no spread at all).
         alpha: the significance level of the verdict.
         estimate: the log-scale estimate, for summaries across lengths.
@@ -170,6 +201,11 @@ class Comparison:
     def confidence(self) -> float:
         """The interval's confidence level, 1 − alpha."""
         return 1.0 - self.alpha
+
+    @property
+    def has_interval(self) -> bool:
+        """True when the trials gave an interval (both sides have 2 trials, one spreads)."""
+        return self.ci_low is not None
 
     @property
     def significant(self) -> bool:
@@ -194,9 +230,12 @@ def _comparison(estimate: Estimate, alpha: float) -> Comparison:
     variance = float(estimate.variance)
     if math.isnan(variance):
         return Comparison(ratio, None, None, None, None, alpha, estimate)
+    p_value = float(estimate.p_value())
+    if variance == 0:
+        return Comparison(ratio, None, None, p_value, math.inf, alpha, estimate)
     low, high = estimate.ratio_interval(1.0 - alpha)
-    return Comparison(ratio, float(low), float(high), float(estimate.p_value()),
-                      float(estimate.df), alpha, estimate)
+    return Comparison(ratio, float(low), float(high), p_value, float(estimate.df), alpha,
+                      estimate)
 
 
 def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA) -> Comparison:
@@ -217,18 +256,19 @@ def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA) -> Comparison:
 def summarize(comparisons: Sequence[Comparison], alpha: float = ALPHA) -> Comparison:
     """The geometric-mean ratio of one pair across message lengths, with its interval.
 
-    Only comparisons with an interval count (a length with fewer than 2 trials on a
-    side has no variance to add).
+    Only comparisons with an interval count: a length with fewer than 2 trials on a
+    side has no variance to add, and one whose trials do not spread at all would
+    claim a certainty the counter's resolution does not give.
 
     Raises:
-        ValueError: no comparison with at least 2 trials per side.
+        ValueError: no comparison with an interval.
     """
-    usable = [c.estimate for c in comparisons if c.p_value is not None]
+    usable = [c.estimate for c in comparisons if c.has_interval]
     if not usable:
-        raise ValueError("no length has at least %d trials on both sides to summarize"
-                         % MIN_TRIALS)
+        raise ValueError("no length has an interval to summarize (at least %d trials per "
+                         "side, and some spread between them)" % MIN_TRIALS)
     stacked = Estimate(*(np.stack([getattr(e, name) for e in usable])
-                         for name in ("log_ratio", "variance", "df")))
+                         for name in ("log_ratio", "variance", "df", "exact_p")))
     return _comparison(mean_log_ratio(stacked, axis=0), alpha)
 
 

@@ -133,3 +133,27 @@ class ReportError(NgccError, LookupError):
 class PlotDataError(NgccError, ValueError):
     """Data a plot cannot draw honestly (two series with one label, columns of unequal
     length, a ratio that is not positive); the message names the series."""
+
+
+# --- comparisons (ngcc compare, ngcc/_compare_runs.py) ---
+
+
+class CompareError(NgccError):
+    """``ngcc compare`` cannot compare what was asked; the message says why and what to do."""
+
+
+class UnknownLabelError(CompareError, LookupError):
+    """A label given to ``--instance`` that names no library of its run; the message
+    lists the run's labels."""
+
+    def __str__(self) -> str:  # LookupError would otherwise repr() the message
+        return str(self.args[0])
+
+
+class NothingToCompareError(CompareError):
+    """Two runs (or two labels) that share no library × length measured on both sides."""
+
+
+class UnitMismatchError(CompareError):
+    """Figures in different units (TSC ticks, timer ticks, ns, ticks of another rate) and
+    no core-cycles-per-tick estimate in every trial to convert them."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -189,6 +190,30 @@ class Run:
         record = self.record(name, message_bytes)
         return _plot.distribution(record.cycles(), f"{record.label}, {message_bytes} B: "
                                                    "cycles per call")
+
+    def compare(self, other: Run | None = None, instances: Iterable[str] = (),
+                statistic: str = "median", alpha: float = 0.05) -> pd.DataFrame:
+        """Is this run's library faster than ``other``'s, and is the difference real?
+
+        One row per pair × message length (then one geometric-mean row per pair, with
+        ``message_bytes`` <NA>): both figures, the ratio self/other with its 1 − alpha
+        CI, Welch's p-value and the verdict words; ``frame.attrs["notes"]`` says what
+        differs between the hosts, what was converted and what was skipped.
+
+        Args:
+            other: the run to compare with (None: pairs of labels of this run).
+            instances: pairs ``"A=B"`` (label in this run = label in ``other``) or
+                ``"NAME"`` (that label on both sides); default: every common label.
+            statistic: the per-trial figure, ``median`` or ``mean`` cycles per call.
+            alpha: the significance level.
+
+        Raises:
+            CompareError: an unknown label, nothing in common, or units that cannot be
+                converted (the message says which and why).
+        """
+        from ngcc import _compare_runs
+
+        return _compare_runs.compare_runs(self, other, instances, statistic, alpha).to_frame()
 
     def report(self, out_dir: str | os.PathLike[str] | None = None,
                plots: bool = True) -> list[Path]:

@@ -148,7 +148,7 @@ def across_lengths(rng, true_ratios, sims=SIMS):
                  for i, (r, s, n) in enumerate(zip(true_ratios, spreads, trials,
                                                    strict=True))]
     stacked = _compare.Estimate(*(np.stack([getattr(e, name) for e in estimates], axis=-1)
-                                  for name in ("log_ratio", "variance", "df")))
+                                  for name in ("log_ratio", "variance", "df", "exact_p")))
     return _compare.mean_log_ratio(stacked)
 
 
@@ -191,15 +191,52 @@ def test_summarize_skips_lengths_without_an_interval():
 
 def test_no_spread_and_no_difference_is_not_significant():
     result = _compare.compare([1000.0] * 5, [1000.0] * 5)
-    assert (result.ratio, result.ci_low, result.ci_high, result.p_value) == (1, 1, 1, 1)
+    assert (result.ratio, result.p_value) == (1, 1)
+    assert result.ci_low is None and not result.has_interval
     assert result.words == "not significant"
 
 
-def test_no_spread_and_a_difference_is_exact():
-    # per-trial medians of a quiet machine can repeat exactly (counter steps)
+def test_no_spread_and_a_difference_takes_the_exact_permutation_p_value():
+    # per-trial medians of a quiet machine can repeat exactly (the counter's steps):
+    # t is undefined, so the p-value is the share of the C(11, 5) = 462 ways to deal
+    # the 11 trials into 5 and 6 that separate them as much: this one only.
     result = _compare.compare([1040.0] * 5, [1000.0] * 6)
-    assert result.p_value == 0 and result.ci_low == result.ci_high == pytest.approx(1.04)
+    assert result.p_value == pytest.approx(1 / 462)
+    assert result.ratio == pytest.approx(1.04) and result.ci_low is None
     assert result.words == "1.04× slower"
+    # 2 against 2: of the 6 deals, the observed one and its mirror are as extreme
+    assert _compare.compare([1040.0] * 2, [1000.0] * 2).p_value == pytest.approx(2 / 6)
+    assert _compare.compare([1040.0] * 2, [1000.0] * 2).words == "not significant"
+
+
+@pytest.mark.parametrize(("n_a", "n_b"), [(2, 2), (3, 4), (5, 5), (4, 9)])
+def test_separation_p_value_counts_the_deals(n_a, n_b):
+    import itertools
+
+    values = np.array([1.0] * n_a + [0.0] * n_b)
+    observed = 1.0
+    extreme = total = 0
+    for chosen in itertools.combinations(range(n_a + n_b), n_a):
+        mask = np.zeros(n_a + n_b, dtype=bool)
+        mask[list(chosen)] = True
+        total += 1
+        extreme += abs(values[mask].mean() - values[~mask].mean()) >= observed - 1e-12
+    assert _compare.separation_p_value(n_a, n_b) == pytest.approx(extreme / total)
+
+
+def test_one_constant_side_takes_its_uncertainty_from_the_other():
+    b = np.log([1010.0, 1030.0, 1020.0])
+    result = _compare.compare([1000.0] * 4, np.exp(b))
+    t = (b.mean() - math.log(1000.0)) / math.sqrt(np.var(b, ddof=1) / 3)
+    assert result.df == pytest.approx(2.0)            # Welch: B's n − 1 alone
+    assert result.p_value == pytest.approx(2 * stats.t.sf(t, 2)) and result.has_interval
+
+
+def test_summary_leaves_out_lengths_without_spread():
+    spread = _compare.compare([100.0, 101.0, 99.0], [110.0, 111.0, 109.0])
+    constant = _compare.compare([100.0] * 3, [50.0] * 3)
+    summary = _compare.summarize([spread, constant])
+    assert summary.ratio == pytest.approx(spread.ratio)
 
 
 def test_one_trial_has_no_interval_and_says_so():
