@@ -39,6 +39,7 @@ from ngcc._names import check_name
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from ngcc._model import Environment, Record
     from ngcc._run import Run
@@ -573,18 +574,16 @@ def plot_stem(path: Path) -> Path:
     return path.with_name(path.stem) if path.suffix.lower() in (".png", ".svg") else path
 
 
-def write_plot(result: RunComparison, path: Path) -> list[Path]:
-    """Draw each pair's ratio and CI against message length (``_plot.ratio_plot``) to
-    ``path`` as PNG and SVG (a ``.png``/``.svg`` suffix of ``path`` is dropped); return
-    the files written."""
+def ratio_figure(result: RunComparison) -> Figure:
+    """Each pair's ratio A/B and its CI against message length (``_plot.ratio_plot``):
+    hollow where not significant, the geometric mean dashed; lengths without an
+    interval are left out."""
     from ngcc import _plot
 
-    stem = plot_stem(path)
     summaries = {summary.pair: summary for summary in result.summaries}
     series = []
     for pair in dict.fromkeys(row.pair for row in result.rows):
-        rows = [row for row in result.rows if row.pair == pair
-                and row.comparison.ci_low is not None]
+        rows = [row for row in result.rows if row.pair == pair and row.comparison.has_interval]
         if not rows:
             continue
         summary = summaries.get(pair)
@@ -597,5 +596,12 @@ def write_plot(result: RunComparison, path: Path) -> list[Path]:
             significant=[row.comparison.significant for row in rows],
             geometric_mean=summary.comparison.ratio if summary else None))
     title = "A/B, %s cycles per call, %g %% CI" % (result.statistic, 100 * result.confidence)
-    figure = _plot.ratio_plot(series, title=title, a="A", b="B", statistic=result.statistic)
-    return _plot.save(figure, stem)
+    return _plot.ratio_plot(series, title=title, a="A", b="B", statistic=result.statistic)
+
+
+def write_plot(result: RunComparison, path: Path) -> list[Path]:
+    """:func:`ratio_figure` to ``path`` as PNG and SVG (a ``.png``/``.svg`` suffix of
+    ``path`` is dropped); return the files written."""
+    from ngcc import _plot
+
+    return _plot.save(ratio_figure(result), plot_stem(path))

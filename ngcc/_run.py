@@ -215,6 +215,15 @@ class Run:
 
         return _compare_runs.compare_runs(self, other, instances, statistic, alpha).to_frame()
 
+    def plot_compare(self, other: Run | None = None, instances: Iterable[str] = (),
+                     statistic: str = "median", alpha: float = 0.05) -> Figure:
+        """The ratio of :meth:`compare` and its CI against message length, one series
+        per pair (not significant points hollow, the geometric mean dashed)."""
+        from ngcc import _compare_runs
+
+        return _compare_runs.ratio_figure(
+            _compare_runs.compare_runs(self, other, instances, statistic, alpha))
+
     def report(self, out_dir: str | os.PathLike[str] | None = None,
                plots: bool = True) -> list[Path]:
         """Write the report pages (and plots) to ``out_dir`` (default: ``report/``)."""

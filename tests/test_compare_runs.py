@@ -417,3 +417,17 @@ def test_plot_file_suffixes(tmp_path):
     stem = _compare_runs.plot_stem(Path(tmp_path / "cmp.png"))
     assert stem == tmp_path / "cmp"
     assert _compare_runs.plot_stem(tmp_path / "a.b") == tmp_path / "a.b"
+
+
+def test_cli_plot_writes_png_and_svg_and_keeps_stdout_clean(two_runs, tmp_path, capsys):
+    a, b = two_runs
+    target = tmp_path / "plots" / "theirs-vs-ours.png"
+    assert _cli.main(["compare", str(a.path), str(b.path), "--format", "json",
+                      "--plot", str(target)]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    png, svg = tmp_path / "plots" / "theirs-vs-ours.png", tmp_path / "plots" / "theirs-vs-ours.svg"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = svg.read_text()
+    assert "<svg" in text and "Wish512 / Wish512" in text and "SM3 / SM3" in text
+    assert captured.err.splitlines()[-2:] == ["ngcc: wrote %s" % png, "ngcc: wrote %s" % svg]

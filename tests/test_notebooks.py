@@ -13,7 +13,8 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-ORDER = ("quickstart.ipynb", "analysis.ipynb")  # analysis reads the quick start's run
+ORDER = ("quickstart.ipynb", "analysis.ipynb",  # analysis reads the quick start's run
+         "compare.ipynb")
 
 
 @pytest.mark.parametrize("name", ORDER)
@@ -27,7 +28,8 @@ def test_stored_without_outputs(name: str) -> None:
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Both notebooks run in order, in a scratch folder, on one quick campaign."""
+    """The notebooks run in order, in a scratch folder (the first two on one quick
+    campaign; compare.ipynb builds a library and runs its own)."""
     work = tmp_path_factory.mktemp("notebooks")
     run_dir = work / "run"
     saved = {key: os.environ.get(key) for key in ("NGCC_NOTEBOOK_RUN_DIR", "PYTHONPATH")}
@@ -75,3 +77,14 @@ def test_quickstart_made_a_valid_run_and_report(executed: dict[str, Any]) -> Non
     html = [o for o in outputs(executed["notebooks"]["quickstart.ipynb"])
             if "text/html" in o.get("data", {})]
     assert any("<caption>run " in o["data"]["text/html"] for o in html)
+
+
+def test_compare_notebook_compared_theirs_with_ours(executed: dict[str, Any]) -> None:
+    found = outputs(executed["notebooks"]["compare.ipynb"])
+    frames = [o["data"]["text/plain"] for o in found if "text/html" in o.get("data", {})
+              and "label_a" in o["data"]["text/plain"]]
+    assert frames and "WChain-V1-512@theirs" in frames[0]
+    table = "".join(o.get("text", "") for o in found if o["output_type"] == "stream"
+                    and o.get("name") == "stdout")
+    assert "geometric mean over lengths" in table
+    assert ("faster" in table) or ("slower" in table) or ("not significant" in table)
