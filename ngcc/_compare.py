@@ -119,6 +119,14 @@ def _logs(values: ArrayLike, side: str) -> np.ndarray:
     return np.log(logs)
 
 
+def _variance_of_mean(logs: np.ndarray) -> np.ndarray:
+    """s² / n of the last axis (ddof = 1); NaN with fewer than 2 trials."""
+    n = logs.shape[-1]
+    if n < MIN_TRIALS:
+        return np.full(logs.shape[:-1], np.nan)
+    return np.asarray(np.var(logs, axis=-1, ddof=1) / n)
+
+
 def log_ratio(a: ArrayLike, b: ArrayLike) -> Estimate:
     """Welch's estimate of log A − log B from per-trial statistics (trials on the last axis).
 
@@ -131,15 +139,10 @@ def log_ratio(a: ArrayLike, b: ArrayLike) -> Estimate:
     """
     log_a, log_b = _logs(a, "A"), _logs(b, "B")
     n_a, n_b = log_a.shape[-1], log_b.shape[-1]
+    var_a, var_b = _variance_of_mean(log_a), _variance_of_mean(log_b)
+    variance = var_a + var_b
     with np.errstate(divide="ignore", invalid="ignore"):
-        # each side's variance of its mean log; NaN for a single trial (ddof = 1)
-        var_a = np.var(log_a, axis=-1, ddof=1) / n_a if n_a >= MIN_TRIALS else \
-            np.full(log_a.shape[:-1], np.nan)
-        var_b = np.var(log_b, axis=-1, ddof=1) / n_b if n_b >= MIN_TRIALS else \
-            np.full(log_b.shape[:-1], np.nan)
-        variance = var_a + var_b
-        spread = (var_a ** 2 / (n_a - 1) if n_a > 1 else np.nan) + \
-                 (var_b ** 2 / (n_b - 1) if n_b > 1 else np.nan)
+        spread = var_a ** 2 / max(n_a - 1, 1) + var_b ** 2 / max(n_b - 1, 1)
         df = np.where(variance == 0, np.inf, variance ** 2 / spread)
     difference = np.mean(log_a, axis=-1) - np.mean(log_b, axis=-1)
     exact_p = np.where(difference == 0, 1.0, separation_p_value(n_a, n_b))
