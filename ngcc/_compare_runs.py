@@ -35,6 +35,7 @@ import numpy as np
 
 from ngcc import _compare, _format
 from ngcc._errors import NothingToCompareError, UnitMismatchError, UnknownLabelError
+from ngcc._host import LOAD_LIMIT
 from ngcc._names import check_name
 
 if TYPE_CHECKING:
@@ -358,6 +359,7 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
     by_key_b = {(r.label, r.message_bytes): r for r in other.records}
     rows: list[Row] = []
     summaries: list[Summary] = []
+    compared_records: list[tuple[Record, Record]] = []
     for pair in chosen:
         status_a, status_b = _statuses(run_a, pair.label_a), _statuses(other, pair.label_b)
         lengths = sorted(set(status_a) | set(status_b))
@@ -371,6 +373,7 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
                 skipped.append("%d B (%s)" % (length, ", ".join(reasons)))
                 continue
             row, note = _row(pair, length, a, b, statistic, alpha)
+            compared_records.append((a, b))
             if note is not None:
                 notes.append(note)
             compared.append(row)
@@ -385,7 +388,7 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
     if not rows:
         raise NothingToCompareError("nothing to compare: no pair has a length measured on "
                                     "both sides. " + " ".join(notes))
-    notes[:0] = _host_notes(rows)
+    notes[:0] = _host_notes(rows) + _load_notes(compared_records)
     return RunComparison(str(run_a.path), str(other.path), statistic, alpha, tuple(rows),
                          tuple(summaries), tuple(dict.fromkeys(notes)))
 
@@ -434,6 +437,18 @@ def _host_notes(rows: Sequence[Row]) -> list[str]:
     share = "every row" if some == len(rows) else "%d of %d rows" % (some, len(rows))
     return ["different hosts (%s): the fingerprints differ in %s; a ratio then measures "
             "the hosts as well as the libraries" % (share, "; ".join(differences))]
+
+
+def _load_notes(pairs: Sequence[tuple[Record, Record]]) -> list[str]:
+    """A note when a side's trials ran on a busy host (1-minute load above the limit)."""
+    peaks = [max(trial.load_average[0] for record in side for trial in record.trials)
+             for side in zip(*pairs, strict=True)]
+    if max(peaks) <= LOAD_LIMIT:
+        return []
+    return ["busy host: the 1-minute load average reached %.2f during A's trials and %.2f "
+            "during B's (above %.1f): other work lands in the figures, and in each side's "
+            "at another time, so a significant ratio may be the load's; measure on an idle "
+            "host (`ngcc check`)" % (peaks[0], peaks[1], LOAD_LIMIT)]
 
 
 # ------------------------------------------------------------------ rendering

@@ -52,15 +52,18 @@ class ScaledRunner:
         report_conversion: report core cycles per tick (the C driver's estimate).
         unit, frequency_hz: the counter's.
         fail: (instance key or name, length, trial) → exception instead of a trial.
+        load: the 1-minute load average each trial reports.
     """
 
     def __init__(self, scale=None, spread=0.004, seed=0, ticks_per_cycle=1.0,
-                 report_conversion=False, unit="tsc-ticks", frequency_hz=2.1e9, fail=None):
+                 report_conversion=False, unit="tsc-ticks", frequency_hz=2.1e9, fail=None,
+                 load=0.01):
         self.scale = dict(scale or {})
         self.spread, self.seed = spread, seed
         self.ticks_per_cycle, self.report_conversion = ticks_per_cycle, report_conversion
         self.unit, self.frequency_hz = unit, frequency_hz
         self.fail = dict(fail or {})
+        self.load = load
 
     @staticmethod
     def base_cycles(name: str, message_bytes: int) -> float:
@@ -89,7 +92,7 @@ class ScaledRunner:
             loop_ns=round(loop_ticks / self.frequency_hz * 1e9), counter="rdtsc",
             unit=self.unit, frequency_hz=self.frequency_hz, overhead_min_ticks=24,
             overhead_median_ticks=26, baseline_rss_kib=1600, peak_rss_kib=1700,
-            load_average=(0.01, 0.02, 0.03),
+            load_average=(self.load, 0.02, 0.03),
             core_cycles_per_tick=1 / self.ticks_per_cycle if self.report_conversion else None)
 
 
@@ -261,6 +264,16 @@ def test_different_hosts_are_compared_and_named(make_run):
     for text in ("CPU model: Fake CPU vs Other CPU 9000", "kernel: 6.1.0 vs 6.12.0",
                  "max frequency (MHz): 2100.0 vs 3500.0"):
         assert text in note
+
+
+def test_a_busy_host_is_noted_with_its_load(make_run):
+    a = make_run("a")
+    b = make_run("b", runner=ScaledRunner(load=3.0))
+    notes = _compare_runs.compare_runs(a, b).notes
+    assert notes == ("busy host: the 1-minute load average reached 0.01 during A's trials "
+                     "and 3.00 during B's (above 0.5): other work lands in the figures, and "
+                     "in each side's at another time, so a significant ratio may be the "
+                     "load's; measure on an idle host (`ngcc check`)",)
 
 
 def test_host_differences_ignore_calibration_noise_and_software():
