@@ -130,7 +130,7 @@ _HARNESS = r"""
 /* Test-only: expose the internals of the Wish sources to tests/test_wish.py. */
 #include <stdio.h>
 #include "aes_bitsliced.c"
-#include "wish.c"
+#include "permutation.c"
 
 static void print_bytes(const char *label, const unsigned char *p, unsigned n)
 {
@@ -145,7 +145,7 @@ int main(void)
 {
     unsigned char bytes[WISH_LANES * 16];
     batch x;
-    wish_state s;
+    bitsliced_state s;
     unsigned i, k;
 
     for (k = 0; k < 4; k++) {          /* S-box of 64k .. 64k+63 */

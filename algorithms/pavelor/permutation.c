@@ -168,7 +168,7 @@ static void pavelor_round(planes out[GROUPS], planes in[GROUPS], const uint64_t 
         out[RC_GROUP][b] ^= rc[b];
 }
 
-void pavelor_permutation(uint8_t state[PAVELOR_STATE_BYTES])
+static void permutation(uint8_t state[PAVELOR_STATE_BYTES])
 {
     planes a[GROUPS], b[GROUPS];
     int t;
@@ -179,4 +179,32 @@ void pavelor_permutation(uint8_t state[PAVELOR_STATE_BYTES])
         pavelor_round(a, b, RC_PLANES[t + 1]);
     }
     from_bitsliced(state, a);
+}
+
+/* ------------------------------------------------------- the state (bytes) */
+
+#include <string.h>
+
+void pavelor_state_load(pavelor_state *state, const uint8_t bytes[PAVELOR_STATE_BYTES])
+{
+    memcpy(state->opaque, bytes, PAVELOR_STATE_BYTES);
+}
+
+void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)
+{
+    uint8_t *bytes = (uint8_t *)state->opaque;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        bytes[i] ^= block[i];
+}
+
+void pavelor_state_permute(pavelor_state *state)
+{
+    permutation((uint8_t *)state->opaque);
+}
+
+void pavelor_state_squeeze(const pavelor_state *state, unsigned char *out, size_t n)
+{
+    memcpy(out, state->opaque, n);
 }
