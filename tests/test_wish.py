@@ -195,6 +195,7 @@ def test_errors_write_nothing_and_success_writes_exactly_the_digest(name):
 _HARNESS = r"""
 /* Test-only: expose the internals of the Wish sources to tests/test_wish.py. */
 #include <stdio.h>
+#include <string.h>
 #include "aes_bitsliced.c"
 #include "permutation.c"
 
@@ -207,41 +208,55 @@ static void print_bytes(const char *label, const unsigned char *p, unsigned n)
     printf("\n");
 }
 
+/* The whole state (every lane of every word) to bitsliced form, and back. */
+static void load_state(bitsliced q, const unsigned char bytes[WISH_STATE_BYTES])
+{
+    unsigned w;
+    memset(q, 0, sizeof(bitsliced));
+    for (w = 0; w < WORDS; w++)
+        bitsliced_add_lanes(q, w, bytes + 64 * w);
+}
+
+static void store_state(unsigned char bytes[WISH_STATE_BYTES], bitsliced q)
+{
+    unsigned w;
+    for (w = 0; w < WORDS; w++)
+        bitsliced_store_lanes(bytes + 64 * w, (const uint64_t (*)[WORDS])q, w);
+}
+
 int main(void)
 {
-    unsigned char bytes[WISH_LANES * 16];
-    batch x;
-    bitsliced_state s;
+    unsigned char bytes[WISH_STATE_BYTES];
+    bitsliced q;
     unsigned i, k;
 
-    for (k = 0; k < 4; k++) {          /* S-box of 64k .. 64k+63 */
-        for (i = 0; i < BATCH_BYTES; i++)
-            bytes[i] = (unsigned char)(64 * k + i);
-        batch_pack(&x, bytes);
-        sub_bytes(x.bit);
-        batch_unpack(bytes, &x);
-        print_bytes("sbox", bytes, BATCH_BYTES);
+    for (k = 0; k < 2; k++) {          /* S-box of every byte slot: (i + 128 k) mod 256 */
+        for (i = 0; i < WISH_STATE_BYTES; i++)
+            bytes[i] = (unsigned char)(i + 128 * k);
+        load_state(q, bytes);
+        wish_sub_bytes(q);
+        store_state(bytes, q);
+        print_bytes("sbox", bytes, WISH_STATE_BYTES);
     }
-    for (i = 0; i < BATCH_BYTES; i++)  /* one AES round on four lanes */
+    for (i = 0; i < WISH_STATE_BYTES; i++)  /* one AES round on every lane */
         bytes[i] = (unsigned char)(37 * i + 11);
-    batch_pack(&x, bytes);
-    batch_aes_round(&x);
-    batch_unpack(bytes, &x);
-    print_bytes("aesr", bytes, BATCH_BYTES);
-    for (k = 0; k < 24; k++) {         /* the bitsliced round constants */
+    load_state(q, bytes);
+    bitsliced_aes_round(q);
+    store_state(bytes, q);
+    print_bytes("aesr", bytes, WISH_STATE_BYTES);
+    for (k = 0; k < 24; k++) {         /* the bitsliced round constants, in word 0 */
+        memset(q, 0, sizeof q);
         for (i = 0; i < 8; i++)
-            x.bit[i] = WISH_RCON[k][i];
-        batch_unpack(bytes, &x);
-        print_bytes("rcon", bytes, BATCH_BYTES);
+            q[i][0] = WISH_RCON[k][i];
+        store_state(bytes, q);
+        print_bytes("rcon", bytes, 64);
     }
-    for (i = 0; i < WISH_LANES * 16; i++)  /* MIX of the state whose byte i is i */
+    for (i = 0; i < WISH_STATE_BYTES; i++)  /* MIX of the state whose byte i is i */
         bytes[i] = (unsigned char)i;
-    for (k = 0; k < WISH_BATCHES; k++)
-        batch_pack(&s.batches[k], bytes + k * BATCH_BYTES);
-    mix(&s);
-    for (k = 0; k < WISH_BATCHES; k++)
-        batch_unpack(bytes + k * BATCH_BYTES, &s.batches[k]);
-    print_bytes("mix", bytes, WISH_LANES * 16);
+    load_state(q, bytes);
+    mix(q);
+    store_state(bytes, q);
+    print_bytes("mix", bytes, WISH_STATE_BYTES);
     return 0;
 }
 """
@@ -255,7 +270,7 @@ def _run_harness(cc: list[str], build_dir: Path, digest_bits: int) -> dict[str, 
     subprocess.run(cc + ["-std=c99", "-Wpedantic", "-Wall", "-Wextra", "-Werror", "-O1",
                          "-DDIGEST_BIT_LENGTH=%d" % digest_bits, "-I", str(WISH_DIR),
                          "-I", str(WISH_DIR.parent / "include"), "-o", str(program),
-                         str(source)], check=True)
+                         str(source), str(WISH_DIR / "sbox_circuit.c")], check=True)
     lines = subprocess.run([str(program)], capture_output=True, text=True,
                            check=True).stdout.split("\n")
     out: dict[str, list[bytes]] = {}
@@ -279,10 +294,13 @@ def _sbox(spec_dir: Path) -> bytes:
     return bytes.fromhex("".join((_spec(spec_dir) / "sbox.hex").read_text().split()))
 
 
-def test_sbox_circuit_matches_sbox_hex_for_all_inputs(spec_dir, harness):
-    computed = b"".join(harness[512]["sbox"])
-    assert len(computed) == 256
-    assert computed == _sbox(spec_dir)
+@pytest.mark.parametrize("digest_bits", [512, 1024])
+def test_sbox_circuit_matches_sbox_hex_for_all_inputs(spec_dir, harness, digest_bits):
+    """Every byte slot of every word, and every input value (two passes)."""
+    state_bytes = 2 * digest_bits // 8
+    expected = [bytes(_sbox(spec_dir)[(i + 128 * k) % 256] for i in range(state_bytes))
+                for k in range(2)]
+    assert harness[digest_bits]["sbox"] == expected
 
 
 def _xtime(a: int) -> int:
@@ -301,11 +319,13 @@ def _aes_round(sbox: bytes, lane: bytes) -> bytes:
     return bytes(out)
 
 
-def test_bitsliced_round_matches_the_spec_round(spec_dir, harness):
-    lanes = bytes((37 * i + 11) & 0xFF for i in range(64))
+@pytest.mark.parametrize("digest_bits", [512, 1024])
+def test_bitsliced_round_matches_the_spec_round(spec_dir, harness, digest_bits):
+    state_bytes = 2 * digest_bits // 8
+    lanes = bytes((37 * i + 11) & 0xFF for i in range(state_bytes))
     expected = b"".join(_aes_round(_sbox(spec_dir), lanes[16 * k:16 * k + 16])
-                        for k in range(4))
-    assert harness[512]["aesr"] == [expected]
+                        for k in range(state_bytes // 16))
+    assert harness[digest_bits]["aesr"] == [expected]
 
 
 def test_round_constants_match_rcon_hex(spec_dir, harness):
