@@ -447,7 +447,7 @@ static const uint64_t RC_PLANES[24][8] = {
        rc_out, rc_src, rc_group, rc_out, rc_rows))
 
 
-def aesni_schedule(aes_input: dict[int, int], key: dict[int, int], rc: tuple[int, int]):
+def aesni_schedule(aes_input: dict[int, int], key: dict[int, int], rc_src: int) -> list[int]:
     """The order in which one round can overwrite its AES inputs in place.
 
     N[j] = AESENC(W[a(j)], W[k(j)]) may take the register of W[a(j)] once W[a(j)]
@@ -456,7 +456,6 @@ def aesni_schedule(aes_input: dict[int, int], key: dict[int, int], rc: tuple[int
     ends at the word that is never an AES input (11); computing the outputs in
     chain order overwrites every word after its last use. Returns the AES inputs
     in that order."""
-    rc_out, rc_src = rc
     meets = {aes_input[j]: key[j] for j in aes_input}
     order, word = [], rc_src
     while word in meets:
@@ -470,7 +469,7 @@ def aesni_schedule(aes_input: dict[int, int], key: dict[int, int], rc: tuple[int
 def aesni_header(spec: Path) -> str:
     """P for the AES-NI variant, unrolled, updating 21 variables in place, and RC[t]."""
     aes_input, key, (rc_out, rc_src) = read_wiring(spec)
-    order = aesni_schedule(aes_input, key, (rc_out, rc_src))
+    order = aesni_schedule(aes_input, key, rc_src)
     output_of = {aes_input[j]: j for j in aes_input}
     (never_input,) = set(range(20)) - set(aes_input.values())
     holder = list(range(20))  # holder[word] = the variable that holds W[word]
