@@ -140,39 +140,36 @@ static uint64_t rotr64(uint64_t x, int n)  /* 0 < n < 64 */
     return (x >> n) | (x << (64 - n));
 }
 
-/* Row r takes column c from column c + r: the 4-bit column fields of rows 1
- * and 3 rotate by one column, then those of rows 2 and 3 by two columns. */
-static void shift_rows(bitsliced q)
+/* ShiftRows: row r takes column c from column c + r. The 4-bit column fields
+ * of rows 1 and 3 rotate by one column, then those of rows 2 and 3 by two. */
+static uint64_t shift_rows(uint64_t x)
 {
-    uint64_t *word = &q[0][0];
-    int i;
+    uint64_t t;
 
-    for (i = 0; i < 8 * GROUPS; i++) {
-        uint64_t x = word[i], t;
-
-        x = (x & UINT64_C(0x0000ffff0000ffff))
-            | ((x >> 4) & UINT64_C(0x0fff00000fff0000))
-            | ((x << 12) & UINT64_C(0xf0000000f0000000));
-        t = (x ^ (x >> 8)) & UINT64_C(0x00ff00ff00000000);
-        word[i] = x ^ t ^ (t << 8);
-    }
+    x = (x & UINT64_C(0x0000ffff0000ffff))
+        | ((x >> 4) & UINT64_C(0x0fff00000fff0000))
+        | ((x << 12) & UINT64_C(0xf0000000f0000000));
+    t = (x ^ (x >> 8)) & UINT64_C(0x00ff00ff00000000);
+    return x ^ t ^ (t << 8);
 }
 
-/* Row r of a column becomes 2 a_r + 3 a_r+1 + a_r+2 + a_r+3
- *                          = 2 (a_r + a_r+1) + a_r+1 + (a_r+2 + a_r+3).
+/* ShiftRows, then MixColumns. Row r of a column becomes
+ * 2 a_r + 3 a_r+1 + a_r+2 + a_r+3 = 2 (a_r + a_r+1) + a_r+1 + (a_r+2 + a_r+3).
  * With d = the row below (rotation by 16) and u = a + d, that is
  * 2u + d + (u two rows below, rotation by 32); 2u shifts the planes up one bit
  * and folds bit 7 back in as 0x1b. A macro, so that the loop over groups 0..3
  * below (which compilers vectorise two groups at a time) and group 4 share it. */
-#define MIX_COLUMNS_OF_GROUP(q, g)                                              \
+#define LINEAR_LAYER_OF_GROUP(q, g)                                             \
     do {                                                                        \
-        const uint64_t d0 = rotr64(q[0][g], 16), d1 = rotr64(q[1][g], 16),      \
-                       d2 = rotr64(q[2][g], 16), d3 = rotr64(q[3][g], 16),      \
-                       d4 = rotr64(q[4][g], 16), d5 = rotr64(q[5][g], 16),      \
-                       d6 = rotr64(q[6][g], 16), d7 = rotr64(q[7][g], 16);      \
-        const uint64_t u0 = q[0][g] ^ d0, u1 = q[1][g] ^ d1, u2 = q[2][g] ^ d2, \
-                       u3 = q[3][g] ^ d3, u4 = q[4][g] ^ d4, u5 = q[5][g] ^ d5, \
-                       u6 = q[6][g] ^ d6, u7 = q[7][g] ^ d7;                    \
+        const uint64_t a0 = shift_rows(q[0][g]), a1 = shift_rows(q[1][g]),      \
+                       a2 = shift_rows(q[2][g]), a3 = shift_rows(q[3][g]),      \
+                       a4 = shift_rows(q[4][g]), a5 = shift_rows(q[5][g]),      \
+                       a6 = shift_rows(q[6][g]), a7 = shift_rows(q[7][g]);      \
+        const uint64_t d0 = rotr64(a0, 16), d1 = rotr64(a1, 16), d2 = rotr64(a2, 16), \
+                       d3 = rotr64(a3, 16), d4 = rotr64(a4, 16), d5 = rotr64(a5, 16), \
+                       d6 = rotr64(a6, 16), d7 = rotr64(a7, 16);                \
+        const uint64_t u0 = a0 ^ d0, u1 = a1 ^ d1, u2 = a2 ^ d2, u3 = a3 ^ d3,  \
+                       u4 = a4 ^ d4, u5 = a5 ^ d5, u6 = a6 ^ d6, u7 = a7 ^ d7;  \
         q[0][g] = u7 ^ d0 ^ rotr64(u0, 32);                                     \
         q[1][g] = u0 ^ u7 ^ d1 ^ rotr64(u1, 32);                                \
         q[2][g] = u1 ^ d2 ^ rotr64(u2, 32);                                     \
@@ -183,13 +180,13 @@ static void shift_rows(bitsliced q)
         q[7][g] = u6 ^ d7 ^ rotr64(u7, 32);                                     \
     } while (0)
 
-static void mix_columns(bitsliced q)
+static void shift_rows_mix_columns(bitsliced q)
 {
     int g;
 
     for (g = 0; g < GROUPS - 1; g++)
-        MIX_COLUMNS_OF_GROUP(q, g);
-    MIX_COLUMNS_OF_GROUP(q, GROUPS - 1);
+        LINEAR_LAYER_OF_GROUP(q, g);
+    LINEAR_LAYER_OF_GROUP(q, GROUPS - 1);
 }
 
 /* ---------------------------------------------------------- Pavelor round */
@@ -201,8 +198,7 @@ static void pavelor_round(bitsliced out, bitsliced in, const uint64_t rc[8])
 
     gather_aes_inputs(out, in);
     pavelor_sub_bytes(out);
-    shift_rows(out);
-    mix_columns(out);
+    shift_rows_mix_columns(out);
     add_round_keys(out, in);
     for (b = 0; b < 8; b++)
         out[b][RC_GROUP] ^= rc[b];
