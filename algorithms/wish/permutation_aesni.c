@@ -10,7 +10,7 @@
 #include "wish.h"
 #include "rcon_bytes.h"
 
-#include <smmintrin.h>
+#include <emmintrin.h>
 #include <wmmintrin.h>
 
 #define CAPACITY_LANE (WISH_LANES / 2)  /* where the tweak goes */
@@ -33,17 +33,6 @@ static void store(void *p, __m128i x)
         x[a] = lo_;                                                         \
     } while (0)
 
-/* interleave_8 of §8 on the lanes (a, b), as one shuffle and two blends: on
- * this kind of core the shuffles compete with AESENC for the same two pipes,
- * blends do not. t = (a.high, b.low); a = (a.low, b.low); b = (a.high, b.high). */
-#define PAIR_64(x, a, b)                                                    \
-    do {                                                                    \
-        const __m128i t_ = _mm_castpd_si128(_mm_shuffle_pd(                 \
-            _mm_castsi128_pd(x[a]), _mm_castsi128_pd(x[b]), 1));            \
-        x[a] = _mm_blend_epi16(x[a], t_, 0xf0);                             \
-        x[b] = _mm_blend_epi16(t_, x[b], 0xf0);                             \
-    } while (0)
-
 /* The pairs (a, a + d) with bit d of a clear, for lane distance d = 1, 2, 4, 8. */
 #define PAIRS_1(x, unit) PAIR(x, unit, 0, 1); PAIR(x, unit, 2, 3); \
                          PAIR(x, unit, 4, 5); PAIR(x, unit, 6, 7)
@@ -51,9 +40,10 @@ static void store(void *p, __m128i x)
                          PAIR(x, unit, 4, 6); PAIR(x, unit, 5, 7)
 #define PAIRS_4(x, unit) PAIR(x, unit, 0, 4); PAIR(x, unit, 1, 5); \
                          PAIR(x, unit, 2, 6); PAIR(x, unit, 3, 7)
-#define PAIRS_4_64(x) PAIR_64(x, 0, 4); PAIR_64(x, 1, 5); PAIR_64(x, 2, 6); PAIR_64(x, 3, 7)
-#define PAIRS_8_64(x) PAIR_64(x, 0, 8); PAIR_64(x, 1, 9); PAIR_64(x, 2, 10); PAIR_64(x, 3, 11); \
-                      PAIR_64(x, 4, 12); PAIR_64(x, 5, 13); PAIR_64(x, 6, 14); PAIR_64(x, 7, 15)
+#define PAIRS_8(x, unit) PAIR(x, unit, 0, 8); PAIR(x, unit, 1, 9); \
+                         PAIR(x, unit, 2, 10); PAIR(x, unit, 3, 11); \
+                         PAIR(x, unit, 4, 12); PAIR(x, unit, 5, 13); \
+                         PAIR(x, unit, 6, 14); PAIR(x, unit, 7, 15)
 /* Lanes 8..15 pair among themselves the same way at distances 1, 2 and 4. */
 #define HIGH_PAIRS_1(x, unit) PAIR(x, unit, 8, 9); PAIR(x, unit, 10, 11); \
                               PAIR(x, unit, 12, 13); PAIR(x, unit, 14, 15)
@@ -69,7 +59,7 @@ static void mix(__m128i x[WISH_LANES])
 #if WISH_LANES == 8
     PAIRS_1(x, epi8);
     PAIRS_2(x, epi16);
-    PAIRS_4_64(x);
+    PAIRS_4(x, epi64);
 #else
     PAIRS_1(x, epi8);
     HIGH_PAIRS_1(x, epi8);
@@ -77,7 +67,7 @@ static void mix(__m128i x[WISH_LANES])
     HIGH_PAIRS_2(x, epi16);
     PAIRS_4(x, epi32);
     HIGH_PAIRS_4(x, epi32);
-    PAIRS_8_64(x);
+    PAIRS_8(x, epi64);
 #endif
 }
 
