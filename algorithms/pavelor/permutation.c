@@ -1,22 +1,29 @@
-/* The Pavelor permutation P (spec 3.2-3.4), bitsliced and constant-time.
+/* The Pavelor permutation P (spec 3.2-3.4), bitsliced and constant-time: the
+ * `ref` variant.
  *
- * P runs on a bitsliced copy of the 320-byte state: 5 groups of 8 bit planes
- * (uint64_t). A group holds 4 state words, one per lane (WORD_IN_LANE in
- * round_tables.h); bit 16 r + 4 c + l of plane b is bit b of byte x[4c + r]
- * (row r, column c, spec 3.1) of the word in lane l. The AES round then works
- * on 4 words at once with whole-word logic only, so neither the time taken nor
- * the memory touched depends on the state:
- *   SubBytes    the gate circuit of sbox_circuit.h, no table lookups
+ * The state stays bitsliced (bitsliced.h) from the initial value to the digest;
+ * only message blocks are converted in, and the digest bytes out. One AES round
+ * on all 20 words at once is whole-word logic only, so neither the time taken
+ * nor the memory touched depends on the state:
+ *   SubBytes    the gate circuit of sbox_circuit.c, no table lookups
  *   ShiftRows   rotations of the 4-bit column fields inside each 16-bit row
  *   MixColumns  rows are 16-bit chunks, so "the row below" is a rotation by 16
  * and the round wiring is a few mask-and-shift moves between lanes
- * (round_tables.h). The state is converted in and out once per call.
+ * (round_tables.h). The loops over planes and groups are written so that
+ * compilers turn them into vector code (SSE2 on x86-64) from plain C99.
  */
 #include "pavelor.h"
+#include "bitsliced.h"
 #include "round_tables.h"
-#include "sbox_circuit.h"
 
-typedef uint64_t planes[8];  /* one group: bit plane b of its 4 words */
+#include <string.h>
+
+static bitsliced *planes_of(pavelor_state *state)
+{
+    return (bitsliced *)(void *)state->opaque;
+}
+
+/* ------------------------------------------------------------------ layout */
 
 static uint64_t load64_le(const uint8_t *p)
 {
@@ -36,147 +43,210 @@ static void store64_le(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* ------------------------------------------------------------------ layout */
+/* Exchange the bits of *a at positions with bit `shift` set with those of *b at
+ * positions with it clear (`keep` = the positions with it clear). */
+static void exchange(uint64_t *a, uint64_t *b, int shift, uint64_t keep)
+{
+    const uint64_t t = ((*a >> shift) ^ *b) & keep;
 
-/* INDEX_BIT_CLEAR[j]: the bit positions 0..63 whose index bit j is 0. */
+    *b ^= t;
+    *a ^= t << shift;
+}
+
+/* Exchange bit j of the index of v[0..7] with bit p of the bit position: the
+ * bit at (word w, position x) moves to the word and position whose index bits j
+ * and p are swapped. Its own inverse. Written out (a macro) for the 4 pairs of
+ * words (w, w + 2^j) with bit j of w clear, so that compilers see constants. */
+#define LOW_WORD(i, j) ((((i) >> (j)) << ((j) + 1)) | ((i) & ((1 << (j)) - 1)))
+#define SWAP_INDEX_BITS(v, j, p)                                                   \
+    do {                                                                           \
+        exchange(&(v)[LOW_WORD(0, j)], &(v)[LOW_WORD(0, j) + (1 << (j))], 1 << (p), \
+                 INDEX_BIT_CLEAR[p]);                                              \
+        exchange(&(v)[LOW_WORD(1, j)], &(v)[LOW_WORD(1, j) + (1 << (j))], 1 << (p), \
+                 INDEX_BIT_CLEAR[p]);                                              \
+        exchange(&(v)[LOW_WORD(2, j)], &(v)[LOW_WORD(2, j) + (1 << (j))], 1 << (p), \
+                 INDEX_BIT_CLEAR[p]);                                              \
+        exchange(&(v)[LOW_WORD(3, j)], &(v)[LOW_WORD(3, j) + (1 << (j))], 1 << (p), \
+                 INDEX_BIT_CLEAR[p]);                                              \
+    } while (0)
+
+/* INDEX_BIT_CLEAR[p]: the bit positions 0..63 whose index bit p is 0. */
 static const uint64_t INDEX_BIT_CLEAR[6] = {
     UINT64_C(0x5555555555555555), UINT64_C(0x3333333333333333),
     UINT64_C(0x0f0f0f0f0f0f0f0f), UINT64_C(0x00ff00ff00ff00ff),
     UINT64_C(0x0000ffff0000ffff), UINT64_C(0x00000000ffffffff),
 };
 
-/* Exchange bit `word_bit` of the word index with bit `pos_bit` of the bit
- * position in v[0..7]: the bit at (word w, position p) moves to the word and
- * position whose index bits are swapped. Its own inverse. */
-static void swap_index_bits(uint64_t v[8], int word_bit, int pos_bit)
-{
-    const int word_step = 1 << word_bit, shift = 1 << pos_bit;
-    const uint64_t low = INDEX_BIT_CLEAR[pos_bit];
-    int w;
-
-    for (w = 0; w < 8; w++) {
-        if (w & word_step)  /* visit each pair once, from its lower word */
-            continue;
-        {
-            const uint64_t t = ((v[w] >> shift) ^ v[w + word_step]) & low;
-            v[w + word_step] ^= t;
-            v[w] ^= t << shift;
-        }
-    }
-}
-
 /* Loading v[4 h + l] = bytes 8h .. 8h+7 of the word in lane l puts bit b of
  * byte x[4c + r] at word index (h, l1, l0) and position (c0, r1, r0, b2, b1, b0),
  * where c = 2h + c0. These six exchanges (index bits listed high to low) give
  * word index (b2, b1, b0) and position (r1, r0, h, c0, l1, l0) = 16 r + 4 c + l. */
-static const int LAYOUT_SWAPS[6][2] = {{0, 0}, {1, 1}, {2, 3}, {2, 4}, {2, 5}, {2, 2}};
-
-static void to_bitsliced(planes group[GROUPS], const uint8_t state[PAVELOR_STATE_BYTES])
+static void to_planes(uint64_t v[8])
 {
-    int g, l, h, s;
+    SWAP_INDEX_BITS(v, 0, 0);
+    SWAP_INDEX_BITS(v, 1, 1);
+    SWAP_INDEX_BITS(v, 2, 3);
+    SWAP_INDEX_BITS(v, 2, 4);
+    SWAP_INDEX_BITS(v, 2, 5);
+    SWAP_INDEX_BITS(v, 2, 2);
+}
+
+/* The inverse of to_planes: the same exchanges in the opposite order. */
+static void from_planes(uint64_t v[8])
+{
+    SWAP_INDEX_BITS(v, 2, 2);
+    SWAP_INDEX_BITS(v, 2, 5);
+    SWAP_INDEX_BITS(v, 2, 4);
+    SWAP_INDEX_BITS(v, 2, 3);
+    SWAP_INDEX_BITS(v, 1, 1);
+    SWAP_INDEX_BITS(v, 0, 0);
+}
+
+/* Does group g hold one of the words 0 .. words-1? (A property of WORD_IN_LANE.) */
+static int group_has_word_below(int g, int words)
+{
+    int l;
+
+    for (l = 0; l < 4; l++)
+        if (WORD_IN_LANE[g][l] < words)
+            return 1;
+    return 0;
+}
+
+/* XOR bytes[0 .. 16 words - 1] into words 0 .. words-1 of the state. */
+static void add_words(bitsliced q, const uint8_t *bytes, int words)
+{
+    int g, l, h, b;
 
     for (g = 0; g < GROUPS; g++) {
+        uint64_t v[8] = {0};
+
+        if (!group_has_word_below(g, words))
+            continue;
         for (l = 0; l < 4; l++)
-            for (h = 0; h < 2; h++)
-                group[g][4 * h + l] = load64_le(state + 16 * WORD_IN_LANE[g][l] + 8 * h);
-        for (s = 0; s < 6; s++)
-            swap_index_bits(group[g], LAYOUT_SWAPS[s][0], LAYOUT_SWAPS[s][1]);
+            if (WORD_IN_LANE[g][l] < words)
+                for (h = 0; h < 2; h++)
+                    v[4 * h + l] = load64_le(bytes + 16 * WORD_IN_LANE[g][l] + 8 * h);
+        to_planes(v);
+        for (b = 0; b < 8; b++)
+            q[b][g] ^= v[b];
     }
 }
 
-static void from_bitsliced(uint8_t state[PAVELOR_STATE_BYTES], planes group[GROUPS])
-{
-    int g, l, h, s;
-
-    for (g = 0; g < GROUPS; g++) {
-        for (s = 5; s >= 0; s--)
-            swap_index_bits(group[g], LAYOUT_SWAPS[s][0], LAYOUT_SWAPS[s][1]);
-        for (l = 0; l < 4; l++)
-            for (h = 0; h < 2; h++)
-                store64_le(state + 16 * WORD_IN_LANE[g][l] + 8 * h, group[g][4 * h + l]);
-    }
-}
-
-/* --------------------------------------------------------------- AES round */
+/* ------------------------------------------------------------- AES round */
 
 static uint64_t rotr64(uint64_t x, int n)  /* 0 < n < 64 */
 {
     return (x >> n) | (x << (64 - n));
 }
 
-/* Row r takes column c from column c + r: the 4-bit column fields of rows 1
- * and 3 rotate by one column, then those of rows 2 and 3 by two columns. */
-static void shift_rows(planes q)
+/* ShiftRows: row r takes column c from column c + r. The 4-bit column fields
+ * of rows 1 and 3 rotate by one column, then those of rows 2 and 3 by two. */
+static uint64_t shift_rows(uint64_t x)
 {
-    int b;
+    uint64_t t;
 
-    for (b = 0; b < 8; b++) {
-        uint64_t x = q[b], t;
-
-        x = (x & UINT64_C(0x0000ffff0000ffff))
-            | ((x >> 4) & UINT64_C(0x0fff00000fff0000))
-            | ((x << 12) & UINT64_C(0xf0000000f0000000));
-        t = (x ^ (x >> 8)) & UINT64_C(0x00ff00ff00000000);
-        q[b] = x ^ t ^ (t << 8);
-    }
+    x = (x & UINT64_C(0x0000ffff0000ffff))
+        | ((x >> 4) & UINT64_C(0x0fff00000fff0000))
+        | ((x << 12) & UINT64_C(0xf0000000f0000000));
+    t = (x ^ (x >> 8)) & UINT64_C(0x00ff00ff00000000);
+    return x ^ t ^ (t << 8);
 }
 
-/* Row r of a column becomes 2 a_r + 3 a_r+1 + a_r+2 + a_r+3
- *                          = 2 (a_r + a_r+1) + a_r+1 + (a_r+2 + a_r+3).
+/* ShiftRows, then MixColumns. Row r of a column becomes
+ * 2 a_r + 3 a_r+1 + a_r+2 + a_r+3 = 2 (a_r + a_r+1) + a_r+1 + (a_r+2 + a_r+3).
  * With d = the row below (rotation by 16) and u = a + d, that is
  * 2u + d + (u two rows below, rotation by 32); 2u shifts the planes up one bit
- * and folds bit 7 back in as 0x1b. Written out plane by plane: compilers
- * vectorise a loop here badly (SSE2 has no 64-bit rotate). */
-static void mix_columns(planes q)
-{
-    const uint64_t d0 = rotr64(q[0], 16), d1 = rotr64(q[1], 16), d2 = rotr64(q[2], 16),
-                   d3 = rotr64(q[3], 16), d4 = rotr64(q[4], 16), d5 = rotr64(q[5], 16),
-                   d6 = rotr64(q[6], 16), d7 = rotr64(q[7], 16);
-    const uint64_t u0 = q[0] ^ d0, u1 = q[1] ^ d1, u2 = q[2] ^ d2, u3 = q[3] ^ d3,
-                   u4 = q[4] ^ d4, u5 = q[5] ^ d5, u6 = q[6] ^ d6, u7 = q[7] ^ d7;
+ * and folds bit 7 back in as 0x1b. A macro, so that the loop over groups 0..3
+ * below (which compilers vectorise two groups at a time) and group 4 share it. */
+#define LINEAR_LAYER_OF_GROUP(q, g)                                             \
+    do {                                                                        \
+        const uint64_t a0 = shift_rows(q[0][g]), a1 = shift_rows(q[1][g]),      \
+                       a2 = shift_rows(q[2][g]), a3 = shift_rows(q[3][g]),      \
+                       a4 = shift_rows(q[4][g]), a5 = shift_rows(q[5][g]),      \
+                       a6 = shift_rows(q[6][g]), a7 = shift_rows(q[7][g]);      \
+        const uint64_t d0 = rotr64(a0, 16), d1 = rotr64(a1, 16), d2 = rotr64(a2, 16), \
+                       d3 = rotr64(a3, 16), d4 = rotr64(a4, 16), d5 = rotr64(a5, 16), \
+                       d6 = rotr64(a6, 16), d7 = rotr64(a7, 16);                \
+        const uint64_t u0 = a0 ^ d0, u1 = a1 ^ d1, u2 = a2 ^ d2, u3 = a3 ^ d3,  \
+                       u4 = a4 ^ d4, u5 = a5 ^ d5, u6 = a6 ^ d6, u7 = a7 ^ d7;  \
+        q[0][g] = u7 ^ d0 ^ rotr64(u0, 32);                                     \
+        q[1][g] = u0 ^ u7 ^ d1 ^ rotr64(u1, 32);                                \
+        q[2][g] = u1 ^ d2 ^ rotr64(u2, 32);                                     \
+        q[3][g] = u2 ^ u7 ^ d3 ^ rotr64(u3, 32);                                \
+        q[4][g] = u3 ^ u7 ^ d4 ^ rotr64(u4, 32);                                \
+        q[5][g] = u4 ^ d5 ^ rotr64(u5, 32);                                     \
+        q[6][g] = u5 ^ d6 ^ rotr64(u6, 32);                                     \
+        q[7][g] = u6 ^ d7 ^ rotr64(u7, 32);                                     \
+    } while (0)
 
-    q[0] = u7 ^ d0 ^ rotr64(u0, 32);
-    q[1] = u0 ^ u7 ^ d1 ^ rotr64(u1, 32);
-    q[2] = u1 ^ d2 ^ rotr64(u2, 32);
-    q[3] = u2 ^ u7 ^ d3 ^ rotr64(u3, 32);
-    q[4] = u3 ^ u7 ^ d4 ^ rotr64(u4, 32);
-    q[5] = u4 ^ d5 ^ rotr64(u5, 32);
-    q[6] = u5 ^ d6 ^ rotr64(u6, 32);
-    q[7] = u6 ^ d7 ^ rotr64(u7, 32);
-}
-
-/* AR(x) of spec 3.2 on the 4 words of a group. */
-static void aes_round(planes q)
+static void shift_rows_mix_columns(bitsliced q)
 {
-    sub_bytes(q);
-    shift_rows(q);
-    mix_columns(q);
+    int g;
+
+    for (g = 0; g < GROUPS - 1; g++)
+        LINEAR_LAYER_OF_GROUP(q, g);
+    LINEAR_LAYER_OF_GROUP(q, GROUPS - 1);
 }
 
 /* ---------------------------------------------------------- Pavelor round */
 
 /* R_t (spec 3.3): out[j] = AR(in[a(j)]) ^ in[k(j)], out[7] = in[8] ^ RC[t]. */
-static void pavelor_round(planes out[GROUPS], planes in[GROUPS], const uint64_t rc[8])
+static void pavelor_round(bitsliced out, bitsliced in, const uint64_t rc[8])
 {
-    int g, b;
+    int b;
 
-    gather_aes_inputs(out, (const planes *)in);
-    for (g = 0; g < GROUPS; g++)
-        aes_round(out[g]);
-    add_round_keys(out, (const planes *)in);
+    gather_aes_inputs(out, in);
+    pavelor_sub_bytes(out);
+    shift_rows_mix_columns(out);
+    add_round_keys(out, in);
     for (b = 0; b < 8; b++)
-        out[RC_GROUP][b] ^= rc[b];
+        out[b][RC_GROUP] ^= rc[b];
 }
 
-void pavelor_permutation(uint8_t state[PAVELOR_STATE_BYTES])
+/* ------------------------------------------------------- the state (API) */
+
+void pavelor_state_load(pavelor_state *state, const uint8_t bytes[PAVELOR_STATE_BYTES])
 {
-    planes a[GROUPS], b[GROUPS];
+    memset(state, 0, sizeof *state);
+    add_words(*planes_of(state), bytes, 20);
+}
+
+void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)
+{
+    add_words(*planes_of(state), block, (int)(n / 16));
+}
+
+void pavelor_state_permute(pavelor_state *state)
+{
+    uint64_t (*a)[GROUPS] = *planes_of(state);
+    bitsliced b;
     int t;
 
-    to_bitsliced(a, state);
     for (t = 0; t < PAVELOR_ROUNDS; t += 2) {  /* a -> b -> a: no copies */
         pavelor_round(b, a, RC_PLANES[t]);
         pavelor_round(a, b, RC_PLANES[t + 1]);
     }
-    from_bitsliced(state, a);
+}
+
+void pavelor_state_squeeze(const pavelor_state *state, unsigned char *out, size_t n)
+{
+    const uint64_t (*q)[GROUPS] = *(const bitsliced *)(const void *)state->opaque;
+    uint8_t bytes[PAVELOR_STATE_BYTES];
+    const int words = (int)((n + 15) / 16);
+    int g, l, h, b;
+
+    for (g = 0; g < GROUPS; g++) {
+        uint64_t v[8];
+
+        if (!group_has_word_below(g, words))
+            continue;
+        for (b = 0; b < 8; b++)
+            v[b] = q[b][g];
+        from_planes(v);
+        for (l = 0; l < 4; l++)
+            for (h = 0; h < 2; h++)
+                store64_le(bytes + 16 * WORD_IN_LANE[g][l] + 8 * h, v[4 * h + l]);
+    }
+    memcpy(out, bytes, n);
 }

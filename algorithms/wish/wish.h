@@ -1,12 +1,18 @@
-/* Wish (NGCC Round 1 candidate hash-35), spec/wish.md.
+/* Wish (NGCC Round 1 candidate hash-35), spec/wish.md: what the files of this
+ * folder share.
  *
  * The instance is chosen at compile time by DIGEST_BIT_LENGTH (§1):
  * 512 -> Wish512 (8 lanes, 9 steps), 1024 -> Wish1024 (16 lanes, 12 steps).
+ *
+ * wish.c (padding and the block loop) and crypthash.c are common to every
+ * variant; a variant supplies the state and the three functions below (ref:
+ * permutation.c, bitsliced; opt: permutation_aesni.c, AES-NI). Each keeps the
+ * state in its own form from the first block to the digest.
  */
 #ifndef WISH_H
 #define WISH_H
 
-#include "aes_bitsliced.h"
+#include <stdint.h>
 
 #if DIGEST_BIT_LENGTH == 512
 #define WISH_LANES 8
@@ -18,10 +24,25 @@
 #error "Wish: DIGEST_BIT_LENGTH must be 512 (Wish512) or 1024 (Wish1024)"
 #endif
 
-#define WISH_BATCHES (WISH_LANES / BATCH_LANES)
-#define WISH_RATE_BATCHES (WISH_BATCHES / 2)          /* lanes 0 .. l/2-1 */
-#define WISH_RATE_BYTES (WISH_RATE_BATCHES * BATCH_BYTES)
+#define WISH_STATE_BYTES (16 * WISH_LANES)
+#define WISH_RATE_BYTES (WISH_STATE_BYTES / 2)        /* lanes 0 .. l/2-1 */
 #define WISH_DIGEST_BYTES (DIGEST_BIT_LENGTH / 8)     /* the capacity */
+
+/* Room for any variant's form of the state (16 bytes per lane). */
+typedef struct {
+    uint64_t opaque[2 * WISH_LANES];
+} wish_state;
+
+/* The all-zero initial state (§5). */
+void wish_state_init(wish_state *state);
+
+/* One iteration of the absorb loop (§5): XOR the block into the rate, theta if
+ * last, then P_T with the tweak of block_index, then the feed-forward. */
+void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BYTES],
+                       uint64_t block_index, int last);
+
+/* The capacity, in state byte order (§3). */
+void wish_state_digest(const wish_state *state, unsigned char digest[WISH_DIGEST_BYTES]);
 
 /* Hash the first msg_len_bits bits of msg (MSB first; at most ceil(bits/8) bytes read). */
 void wish_hash(const unsigned char *msg, unsigned long long msg_len_bits,

@@ -1,0 +1,59 @@
+"""Test every implementation variant of a family: one parameter per instance x variant.
+
+The variants come from the family's instances.json, in its order (``ref`` first). A
+variant needing CPU features (``cpu_features``) that this CPU lacks is skipped with
+the missing features named: it would be refused there, and not running it is no
+failure of the code. A variant the CPU can run must be built, so a missing library
+fails the test instead of hiding behind a skip.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ngcc._registry import cpu_features
+
+ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
+
+
+def variants(family: str) -> dict[str, dict]:
+    """``{variant: its instances.json entry}`` of ``algorithms/<family>/``, in order."""
+    return json.loads((ALGORITHMS / family / "instances.json").read_text())["variants"]
+
+
+def missing_features(family: str, variant: str) -> list[str]:
+    """The CPU features a variant needs and this CPU lacks."""
+    have = cpu_features()
+    return [f for f in variants(family)[variant].get("cpu_features", []) if f not in have]
+
+
+def _marks(family: str, variant: str) -> list:
+    missing = missing_features(family, variant)
+    return [pytest.mark.skip(reason="this CPU lacks %s" % ", ".join(missing))] if missing else []
+
+
+def variant_params(family: str, instances, *, include_ref: bool = True) -> list:
+    """``pytest.param("<instance>:<variant>")`` for each instance and variant."""
+    return [pytest.param("%s:%s" % (name, variant), id="%s:%s" % (name, variant),
+                         marks=_marks(family, variant))
+            for variant in variants(family) if include_ref or variant != "ref"
+            for name in instances]
+
+
+def variant_name_params(family: str) -> list:
+    """``pytest.param(variant)`` for each variant of the family."""
+    return [pytest.param(variant, id=variant, marks=_marks(family, variant))
+            for variant in variants(family)]
+
+
+def instance_of(name: str) -> str:
+    """``"Pavelor-512:opt"`` -> ``"Pavelor-512"``."""
+    return name.split(":")[0]
+
+
+def ref_of(name: str) -> str:
+    """``"Pavelor-512:opt"`` -> ``"Pavelor-512:ref"``, which every variant must equal."""
+    return "%s:ref" % instance_of(name)
