@@ -12,6 +12,11 @@
  *   kat    --kat 2_12|2_23|2_33|Loop --instance NAME [--blank-digests]
  *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
  *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
+ *   leak   --message-bytes N --calls N --batch-calls N --seed S [--warmup N]
+ *          [--time-limit-ms MS] [--cpu C] [--message-stdin]
+ *                                    fixed-vs-random timing (dudect):
+ *                                    LEAK_BATCH..., LEAK_DONE; stops early once
+ *                                    stdin ends (the parent has seen enough)
  *
  * Any mode takes --cpu-features F1,F2,... (the library's needs, by /proc/cpuinfo
  * names): a CPU without them is refused before the library is loaded.
@@ -27,6 +32,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,6 +60,9 @@
 #define MAX_PROBE_BITS ((uint64_t)1 << 23)
 #define MAX_FEATURES 64
 #define PROGRESS_INTERVAL_NS 200000000u
+#define MAX_LEAK_BATCH ((uint64_t)1 << 16)         /* calls of one LEAK_BATCH frame */
+#define MAX_LEAK_STORE_BYTES ((uint64_t)64 << 20)  /* a batch's messages, drawn ahead */
+#define LEAK_FIRST_BATCH 1024  /* batches double from here to --batch-calls: an early look */
 
 typedef struct {
     const char *mode;
@@ -72,6 +81,8 @@ typedef struct {
     int blank_digests;           /* kat */
     const char *lengths;         /* probe */
     const char *cpu_features;    /* comma-separated, or NULL */
+    uint64_t seed;               /* leak */
+    uint64_t time_limit_ms;      /* leak: 0, no limit */
 } request;
 
 static int channel = -1;
@@ -155,7 +166,7 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
         if (strcmp(argv[i], "--result-fd") == 0 && parse_number(argv[i + 1], 1 << 20, &number) == 0)
             req->result_fd = (int)number;
     if (argc < 2) {
-        snprintf(error, size, "no mode given (hash, cold, trial, kat or probe)");
+        snprintf(error, size, "no mode given (hash, cold, trial, kat, probe or leak)");
         return -1;
     }
     req->mode = argv[1];
@@ -206,6 +217,10 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
                 req->lengths = value;
             else if (strcmp(name, "--cpu-features") == 0)
                 req->cpu_features = value;
+            else if (strcmp(name, "--seed") == 0)
+                ok = parse_number(value, UINT64_MAX, &req->seed) == 0;
+            else if (strcmp(name, "--time-limit-ms") == 0)
+                ok = parse_number(value, (uint64_t)1 << 40, &req->time_limit_ms) == 0;
             else {
                 snprintf(error, size, "unknown option %s", name);
                 return -1;
@@ -262,11 +277,10 @@ static void limit_memory(uint64_t bytes)
 #endif
 }
 
-/* Read exactly `bytes` bytes of stdin, then leave /dev/null in its place. */
-static void read_stdin(unsigned char *into, uint64_t bytes)
+/* Read exactly `bytes` bytes of stdin. */
+static void read_stdin_exactly(unsigned char *into, uint64_t bytes)
 {
     uint64_t done = 0;
-    int null_fd;
 
     while (done < bytes) {
         ssize_t got = read(0, into + done, bytes - done > (1u << 20) ? (1u << 20) : bytes - done);
@@ -277,6 +291,14 @@ static void read_stdin(unsigned char *into, uint64_t bytes)
                  (unsigned long long)done, (unsigned long long)bytes);
         done += (uint64_t)got;
     }
+}
+
+/* Read exactly `bytes` bytes of stdin, then leave /dev/null in its place. */
+static void read_stdin(unsigned char *into, uint64_t bytes)
+{
+    int null_fd;
+
+    read_stdin_exactly(into, bytes);
     if ((null_fd = open("/dev/null", O_RDONLY)) >= 0) {
         dup2(null_fd, 0);
         close(null_fd);
@@ -674,6 +696,209 @@ static void run_probe(const request *req)
     end();
 }
 
+/* Leak: the measurements of the dudect fixed-vs-random test. Each timed call
+ * hashes either the fixed message (class 0) or a fresh random one (class 1), the
+ * class drawn at random per call. A batch's classes and messages are drawn before
+ * its timed loop; before each call its message is copied into the one guarded
+ * message buffer, untimed and alike for both classes, so that the cache holds
+ * the message the same way whichever class the call is. Only CryptHash lies
+ * between the two counter readings. */
+
+/* splitmix64: a fast generator of 64-bit words. It need not be unpredictable,
+ * only independent of the timing; the seed comes from the parent, which records it. */
+static uint64_t leak_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+typedef struct {
+    const request *req;
+    bench_call call;
+    unsigned char *message;       /* in the guarded buffer: what CryptHash reads */
+    const unsigned char *fixed;   /* class 0's message */
+    unsigned char *store;         /* the batch's messages, batch_calls x message_bytes */
+    unsigned char *classes;       /* the batch's classes */
+    uint64_t *cycles;             /* the batch's ticks */
+    uint64_t rng;
+} leak_run;
+
+/* Draw the classes and messages of the next `calls` calls. */
+static void leak_draw(leak_run *run, size_t calls)
+{
+    size_t bytes = (size_t)run->req->message_bytes, i, at;
+    uint64_t bits = 0, word;
+
+    for (i = 0; i < calls; i++) {
+        unsigned char *row = run->store + i * bytes;
+        if (i % 64 == 0)
+            bits = leak_random(&run->rng);
+        run->classes[i] = (unsigned char)(bits & 1);
+        bits >>= 1;
+        if (run->classes[i] == 0) {
+            memcpy(row, run->fixed, bytes);
+            continue;
+        }
+        for (at = 0; at < bytes; at += sizeof word) {
+            word = leak_random(&run->rng);
+            memcpy(row + at, &word, bytes - at < sizeof word ? bytes - at : sizeof word);
+        }
+    }
+}
+
+/* Time the `calls` drawn calls, the ticks of call i into cycles[i]; returns how many
+ * were made: fewer when the clock passed deadline_ns (read between calls, untimed). */
+static size_t leak_time(leak_run *run, size_t calls, uint64_t deadline_ns)
+{
+    size_t bytes = (size_t)run->req->message_bytes, i;
+    const bench_call *call = &run->call;
+
+    for (i = 0; i < calls; i++) {
+        uint64_t start, stop;
+        int status;
+
+        memcpy(run->message, run->store + i * bytes, bytes);
+        start = counter_start();
+        status = call->hash(call->digest_bits, call->message, call->msg_len_bits, call->digest);
+        stop = counter_stop();
+        if (status != 0) {
+            check_descendants();
+            fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d on a %s message "
+                 "(digest_bits=%d, msg_len_bits=%llu)", run->req->library, status,
+                 run->classes[i] ? "random" : "fixed", call->digest_bits, call->msg_len_bits);
+        }
+        run->cycles[i] = stop - start;
+        if (i % 16 == 15 && clock_raw_ns() >= deadline_ns)
+            return i + 1;
+    }
+    return calls;
+}
+
+/* True once stdin has data or has ended: the parent asks the run to stop. */
+static int parent_says_stop(void)
+{
+    struct pollfd input = {0, POLLIN, 0};
+    return poll(&input, 1, 0) > 0;
+}
+
+static void *leak_alloc(size_t bytes, const char *what)
+{
+    void *memory = malloc(bytes);
+    if (memory == NULL)
+        fail(DRIVER_ERR_MEMORY, 0, "cannot allocate the %zu bytes of %s", bytes, what);
+    memset(memory, 0, bytes);  /* no page faults in the timed loop */
+    return memory;
+}
+
+static void usage_of(struct rusage *usage)
+{
+    if (getrusage(RUSAGE_SELF, usage) != 0)
+        memset(usage, 0, sizeof *usage);
+}
+
+static void run_leak(const request *req)
+{
+    guarded_buffer message_buffer, digest_buffer;
+    size_t bytes = (size_t)req->message_bytes, batch = (size_t)req->batch_calls;
+    size_t next_batch = batch < LEAK_FIRST_BATCH ? batch : LEAK_FIRST_BATCH;
+    uint64_t deadline_ns, first_ns = 0, last_ns = 0, warmup_done = 0;
+    unsigned char packed[FRAME_LEAK_DONE_BYTES], *frame, *fixed;
+    struct rusage usage0, usage1;
+    counter_reading mark;
+    instance_library lib;
+    leak_facts facts;
+    leak_run run;
+
+    if (bytes == 0 || batch == 0 || batch > MAX_LEAK_BATCH
+        || req->message_bytes * req->batch_calls > MAX_LEAK_STORE_BYTES)
+        fail(DRIVER_ERR_REQUEST, 0, "leak needs --message-bytes > 0 and --batch-calls from 1 "
+             "to %llu, with message bytes x batch calls <= %llu",
+             (unsigned long long)MAX_LEAK_BATCH, (unsigned long long)MAX_LEAK_STORE_BYTES);
+    memset(&facts, 0, sizeof facts);
+    memset(&run, 0, sizeof run);
+    pin(req);
+    counter_mark(&mark);
+    fixed = leak_alloc(bytes, "the fixed message");  /* all zero unless given */
+    if (req->message_from_stdin)
+        read_stdin_exactly(fixed, bytes);  /* stdin stays: its end says stop */
+    run.req = req;
+    run.fixed = fixed;
+    run.rng = req->seed;
+    run.store = leak_alloc(batch * bytes, "a batch's messages");
+    run.classes = leak_alloc(batch, "a batch's classes");
+    run.cycles = leak_alloc(batch * sizeof *run.cycles, "a batch's ticks");
+    frame = leak_alloc(batch * (sizeof *run.cycles + 1), "a LEAK_BATCH frame");
+    run.message = prepare_message(req, &message_buffer);  /* overwritten before each call */
+    run.call.message = run.message;
+    run.call.digest = prepare_digest(req, &digest_buffer);
+    run.call.digest_bits = req->digest_bits;
+    run.call.msg_len_bits = 8 * (unsigned long long)bytes;
+    load(req, &lib);
+    run.call.hash = lib.hash;
+    counter_measure_overhead(&facts.overhead_min_ticks, &facts.overhead_median_ticks);
+
+    deadline_ns = req->time_limit_ms > 0 ? clock_raw_ns() + req->time_limit_ms * 1000000u
+                                         : UINT64_MAX;
+    while (warmup_done < req->warmup && clock_raw_ns() < deadline_ns) {
+        size_t calls = req->warmup - warmup_done < batch ? (size_t)(req->warmup - warmup_done)
+                                                         : batch;
+        leak_draw(&run, calls);
+        warmup_done += leak_time(&run, calls, deadline_ns);
+    }
+    usage_of(&usage0);
+    facts.stop_reason = LEAK_STOP_CALLS;
+    while (facts.calls < req->calls) {
+        size_t calls = req->calls - facts.calls < next_batch
+                       ? (size_t)(req->calls - facts.calls) : next_batch, made, i;
+        if (clock_raw_ns() >= deadline_ns) {
+            facts.stop_reason = LEAK_STOP_TIME;
+            break;
+        }
+        leak_draw(&run, calls);
+        if (first_ns == 0)
+            first_ns = clock_raw_ns();
+        made = leak_time(&run, calls, deadline_ns);
+        last_ns = clock_raw_ns();
+        for (i = 0; i < made; i++)
+            facts.class1_calls += run.classes[i];
+        facts.calls += made;
+        memcpy(frame, run.cycles, made * sizeof *run.cycles);  /* host order: LE */
+        memcpy(frame + made * sizeof *run.cycles, run.classes, made);
+        send_frame(FRAME_LEAK_BATCH, frame, made * (sizeof *run.cycles + 1));
+        next_batch = 2 * next_batch < batch ? 2 * next_batch : batch;
+        if (parent_says_stop()) {
+            facts.stop_reason = LEAK_STOP_PARENT;
+            break;
+        }
+    }
+    if (facts.stop_reason == LEAK_STOP_CALLS && facts.calls < req->calls)
+        facts.stop_reason = LEAK_STOP_TIME;
+    usage_of(&usage1);
+    check_descendants();
+    if (counter_frequency_since(&mark, COUNTER_FREQUENCY_INTERVAL_NS, &facts.frequency_hz) != 0)
+        fail(DRIVER_ERR_COUNTER, 0, "the %s counter did not advance while CLOCK_MONOTONIC_RAW "
+             "did: it cannot time anything", counter_name());
+    facts.pid = (uint32_t)self_pid;
+    facts.cpu = req->cpu;
+    facts.cpu_at_end = current_cpu();
+    facts.still_pinned = req->cpu >= 0 ? (uint32_t)still_pinned(req->cpu) : 0;
+    facts.counter_id = counter_id();
+    facts.class0_calls = facts.calls - facts.class1_calls;
+    facts.warmup = warmup_done;
+    facts.seed = req->seed;
+    facts.message_bytes = req->message_bytes;
+    facts.batch_calls = req->batch_calls;
+    facts.loop_ns = last_ns - first_ns;
+    facts.voluntary_switches = (uint64_t)(usage1.ru_nvcsw - usage0.ru_nvcsw);
+    facts.involuntary_switches = (uint64_t)(usage1.ru_nivcsw - usage0.ru_nivcsw);
+    facts.peak_rss_kib = peak_resident_kib();
+    frame_pack_leak(&facts, packed);
+    send_frame(FRAME_LEAK_DONE, packed, sizeof packed);
+    end();
+}
+
 /* -------------------------------------------------------------------- main */
 
 int main(int argc, char **argv)
@@ -708,5 +933,8 @@ int main(int argc, char **argv)
         run_kat(&req);
     else if (strcmp(req.mode, "probe") == 0)
         run_probe(&req);
-    fail(DRIVER_ERR_REQUEST, 0, "unknown mode \"%.40s\" (or trial without --calls)", req.mode);
+    else if (strcmp(req.mode, "leak") == 0 && req.calls > 0)
+        run_leak(&req);
+    fail(DRIVER_ERR_REQUEST, 0, "unknown mode \"%.40s\" (or trial or leak without --calls)",
+         req.mode);
 }

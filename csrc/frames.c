@@ -121,3 +121,29 @@ void frame_pack_trial(const trial_facts *f, unsigned char *out)
     for (i = 0; i < 3; i++)
         at = frame_put_f64(at, f->load_average[i]);
 }
+
+void frame_pack_leak(const leak_facts *f, unsigned char *out)
+{
+    unsigned char *at = out;
+
+    at = frame_put_u32(at, f->pid);
+    at = frame_put_u32(at, (uint32_t)f->cpu);
+    at = frame_put_u32(at, (uint32_t)f->cpu_at_end);
+    at = frame_put_u32(at, f->still_pinned);
+    at = frame_put_u32(at, f->counter_id);
+    at = frame_put_u32(at, f->stop_reason);
+    at = frame_put_u64(at, f->calls);
+    at = frame_put_u64(at, f->class0_calls);
+    at = frame_put_u64(at, f->class1_calls);
+    at = frame_put_u64(at, f->warmup);
+    at = frame_put_u64(at, f->seed);
+    at = frame_put_u64(at, f->message_bytes);
+    at = frame_put_u64(at, f->batch_calls);
+    at = frame_put_f64(at, f->frequency_hz);
+    at = frame_put_u64(at, f->overhead_min_ticks);
+    at = frame_put_u64(at, f->overhead_median_ticks);
+    at = frame_put_u64(at, f->loop_ns);
+    at = frame_put_u64(at, f->voluntary_switches);
+    at = frame_put_u64(at, f->involuntary_switches);
+    frame_put_u64(at, f->peak_rss_kib);
+}

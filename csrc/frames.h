@@ -35,6 +35,9 @@ enum {
     FRAME_KAT_DONE = 11, /* u64 file bytes, u64 ns of generation */
     FRAME_PROBE = 12,    /* u32 lengths probed */
     FRAME_END = 13,      /* empty: nothing follows */
+    FRAME_LEAK_BATCH = 14,  /* leak: n x u64 ticks, then n x u8 class (0 or 1) of each
+                             * timed call, 1 <= n <= batch_calls: 9n bytes */
+    FRAME_LEAK_DONE = 15,   /* leak: the run's facts: FRAME_LEAK_FIELDS below */
 };
 
 /* ERROR codes; value carries a number where one helps (CryptHash's return). */
@@ -90,6 +93,39 @@ typedef struct {
 
 #define FRAME_TRIAL_BYTES (8 * 4 + 19 * 8)
 
+/* Why a leak run stopped (leak_facts.stop_reason). */
+enum {
+    LEAK_STOP_CALLS = 1,   /* the calls asked for were made */
+    LEAK_STOP_TIME = 2,    /* the time limit was reached */
+    LEAK_STOP_PARENT = 3,  /* the parent closed stdin (it has seen enough) */
+};
+
+/* FRAME_LEAK_DONE, field by field (u32 x 6, then u64/f64 x 14: 136 bytes). */
+typedef struct {
+    uint32_t pid;
+    int32_t cpu;                  /* the CPU asked for, -1 if not pinned */
+    int32_t cpu_at_end;
+    uint32_t still_pinned;
+    uint32_t counter_id;          /* COUNTER_ID_* */
+    uint32_t stop_reason;         /* LEAK_STOP_* */
+    uint64_t calls;               /* timed calls sent in LEAK_BATCH frames */
+    uint64_t class0_calls;        /* ... of them with the fixed message */
+    uint64_t class1_calls;        /* ... and with a fresh random one */
+    uint64_t warmup;              /* untimed calls before the first batch */
+    uint64_t seed;                /* of the PRNG that chose classes and messages */
+    uint64_t message_bytes;
+    uint64_t batch_calls;         /* the most calls of one LEAK_BATCH frame */
+    double frequency_hz;          /* the counter's, measured across the run */
+    uint64_t overhead_min_ticks;
+    uint64_t overhead_median_ticks;
+    uint64_t loop_ns;             /* CLOCK_MONOTONIC_RAW from the first timed call to the last */
+    uint64_t voluntary_switches;  /* getrusage(RUSAGE_SELF) over the timed batches */
+    uint64_t involuntary_switches;
+    uint64_t peak_rss_kib;
+} leak_facts;
+
+#define FRAME_LEAK_DONE_BYTES (6 * 4 + 14 * 8)
+
 /* Write one frame to fd: 0, or -1 (errno set) if the channel is gone. Uses only
  * async-signal-safe calls, so the fault handler may send a prepared frame. */
 int frame_write(int fd, uint32_t type, const void *payload, size_t length);
@@ -103,6 +139,9 @@ int frame_error(int fd, int32_t code, int32_t value, const char *format, ...)
 
 /* Serialise trial facts into FRAME_TRIAL_BYTES bytes, little-endian. */
 void frame_pack_trial(const trial_facts *facts, unsigned char *out);
+
+/* Serialise leak facts into FRAME_LEAK_DONE_BYTES bytes, little-endian. */
+void frame_pack_leak(const leak_facts *facts, unsigned char *out);
 
 /* Little-endian field writers for fixed payloads. */
 unsigned char *frame_put_u32(unsigned char *at, uint32_t value);

@@ -36,6 +36,7 @@ from ngcc._errors import (
     ValidationError,
 )
 from ngcc._hashing import hash
+from ngcc._leak import LeakResult, leak
 from ngcc._registry import Instance, instance, instances
 from ngcc._run import Run, load_run
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
@@ -60,6 +61,7 @@ __all__ = [
     "KatError",
     "KatGateError",
     "KatMemoryError",
+    "LeakResult",
     "LibraryError",
     "MeasurementWarning",
     "NgccError",
@@ -83,6 +85,7 @@ __all__ = [
     "instance",
     "instances",
     "kat",
+    "leak",
     "load_run",
     "time_calls",
     "validate",

@@ -77,6 +77,9 @@ PROBE_BITS = tuple(sorted({*range(0, 8 * 131, 8), 1, 7, 9, 15, 255, 257, 1001, 2
                            4095, 4097, *(8 * n for n in (255, 256, 257, 1000, 4095, 4096,
                                                          4097, 8192, 65536))}))
 
+#: Seconds a leak run may take beyond its own time limit (start-up, warm-up, the end).
+LEAK_TIMEOUT_SLACK = 120.0
+
 _EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
 _EXIT_CHANNEL = 121  # ... when its result channel broke
 _STDERR_TAIL = 4096
@@ -154,9 +157,13 @@ class _OutputError(Exception):
 
 
 def _run(conversation: Conversation, options: list[str], timeout: float,
-         stdin: bytes | memoryview = b"") -> _Run:
+         stdin: bytes | memoryview = b"", hold_stdin: Callable[[], bool] | None = None) -> _Run:
     """Run the driver in ``conversation.mode`` with ``options`` until it exits or the
-    deadline passes; then kill its process group and reap it."""
+    deadline passes; then kill its process group and reap it.
+
+    With ``hold_stdin``, stdin is a pipe that stays open after its data while
+    ``hold_stdin()`` is true (it is asked after every read of the channel); its end
+    then tells the driver to stop (the leak mode)."""
     timeout = _checked_timeout(timeout)
     driver = driver_path()
     read_end, write_end = os.pipe()
@@ -166,7 +173,8 @@ def _run(conversation: Conversation, options: list[str], timeout: float,
     run = _Run(conversation, timeout=timeout)
     started = time.monotonic_ns()
     try:
-        child = subprocess.Popen(argv, stdin=subprocess.PIPE if len(stdin) else subprocess.DEVNULL,
+        piped = len(stdin) > 0 or hold_stdin is not None
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
                                  stdout=err_write, stderr=err_write, pass_fds=(write_end,),
                                  start_new_session=True)
     except OSError as exc:
@@ -179,7 +187,7 @@ def _run(conversation: Conversation, options: list[str], timeout: float,
     run.pid = child.pid
     try:
         _follow(child, run, read_end, err_read, memoryview(stdin).cast("B"),
-                started + int(timeout * 1e9) if math.isfinite(timeout) else None)
+                started + int(timeout * 1e9) if math.isfinite(timeout) else None, hold_stdin)
     finally:
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)  # the leader is not reaped yet: its group
@@ -196,7 +204,8 @@ def _run(conversation: Conversation, options: list[str], timeout: float,
 
 
 def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: int,
-            stdin: memoryview, deadline_ns: int | None) -> None:
+            stdin: memoryview, deadline_ns: int | None,
+            hold_stdin: Callable[[], bool] | None = None) -> None:
     """Feed the channel to the conversation, keep the stderr tail and write stdin, until
     the driver exits (a pidfd, or polling where there is none) or the deadline."""
     tail = bytearray()
@@ -215,7 +224,8 @@ def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: 
         selector.register(pidfd, selectors.EVENT_READ, "exit")
     if child.stdin is not None:
         os.set_blocking(child.stdin.fileno(), False)
-        selector.register(child.stdin.fileno(), selectors.EVENT_WRITE, "write")
+        if len(stdin):
+            selector.register(child.stdin.fileno(), selectors.EVENT_WRITE, "write")
     try:
         exited = False
         while not exited:
@@ -234,10 +244,15 @@ def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: 
                     stdin = _write_some(key.fd, stdin)
                     if not len(stdin):
                         selector.unregister(key.fd)
-                        child.stdin.close()  # type: ignore[union-attr]
+                        if hold_stdin is None:
+                            child.stdin.close()  # type: ignore[union-attr]
                 elif not _read_some(key.fd, readers[key.fd]):
                     selector.unregister(key.fd)
                     del readers[key.fd]
+            pipe = child.stdin
+            if hold_stdin is not None and pipe is not None and not pipe.closed \
+                    and not len(stdin) and not hold_stdin():
+                pipe.close()  # the driver's cue to stop
             if pidfd is None:
                 exited = _has_exited(child.pid)
         for fd, reader in readers.items():  # what the driver wrote before it exited
@@ -612,6 +627,129 @@ def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
         "--lengths", ",".join(str(b) for b in bits)], timeout)
     _judge(run, "the guard-page probe of %s" % inst.name)
     return int(conversation.frames[wire.PROBE])
+
+
+@dataclass(frozen=True)
+class LeakRun:
+    """The facts of one leak run (its LEAK_DONE frame), checked against the request
+    and against the batches that came; the batches themselves went to ``on_batch``."""
+
+    pid: int
+    cpu: int | None                 # the CPU asked for (None: not pinned)
+    stop_reason: str                # "calls", "seconds" or "parent"
+    calls: int                      # timed calls, all classes
+    class_calls: tuple[int, int]    # ... with the fixed message, with random ones
+    warmup: int
+    seed: int
+    batch_calls: int
+    counter: str
+    unit: str
+    frequency_hz: float
+    overhead_min_ticks: int
+    overhead_median_ticks: int
+    loop_ns: int                    # the driver's clock, first timed call to last
+    voluntary_switches: int
+    involuntary_switches: int
+    peak_rss_kib: int
+    affinity_changed: bool | None   # None when not pinned
+    parent_wall_ns: int
+
+
+def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed: int,
+         on_batch: Callable[[np.ndarray, np.ndarray], bool], *, warmup: int = 0,
+         seconds: float | None = None, cpu: int | None = None,
+         fixed: bytes | memoryview | None = None, what: str | None = None,
+         timeout: float | None = None) -> LeakRun:
+    """The measurements of a fixed-vs-random (dudect) test in a fresh driver.
+
+    Up to ``calls`` timed calls of ``message_bytes``-byte messages, each the fixed
+    message (class 0: ``fixed``, default all zero) or a fresh random one (class 1),
+    the class drawn per call by a PRNG seeded with ``seed``; ``warmup`` untimed calls
+    first. The ticks and classes arrive in batches of at most ``batch_calls`` calls:
+    ``on_batch(ticks uint64, classes uint8)`` is called with each and returns True to
+    stop the run early (a batch or two already sent may still follow). ``seconds``
+    bounds the run's calls by time; the deadline is ``timeout``, else ``seconds``
+    (default 600) plus LEAK_TIMEOUT_SLACK.
+    """
+    what = what or "%s leak test at %d B" % (inst.name, message_bytes)
+    if timeout is None:
+        timeout = (600.0 if seconds is None else seconds) + LEAK_TIMEOUT_SLACK
+    options = _library_options(inst) + [
+        "--message-bytes", str(message_bytes), "--calls", str(calls), "--warmup", str(warmup),
+        "--batch-calls", str(batch_calls), "--seed", str(seed)]
+    options += [] if seconds is None else ["--time-limit-ms", str(max(1, round(seconds * 1e3)))]
+    options += [] if cpu is None else ["--cpu", str(cpu)]
+    options += [] if fixed is None else ["--message-stdin"]
+    stop = [False]
+    ticks_total = [0]
+
+    def batch(ticks: memoryview, classes: memoryview) -> None:
+        values = np.frombuffer(ticks, dtype="<u8").astype(np.uint64)
+        ticks_total[0] += int(values.sum(dtype=np.uint64))
+        if on_batch(values, np.frombuffer(classes, dtype=np.uint8).copy()):
+            stop[0] = True  # batches already on their way still count
+
+    conversation = Conversation("leak", digest_bytes=inst.digest_bits // 8, calls=calls,
+                                batch_calls=batch_calls, on_batch=batch)
+    run = _run(conversation, options, timeout, b"" if fixed is None else fixed,
+               hold_stdin=lambda: not stop[0])
+    _judge(run, what)
+    facts = conversation.frames[wire.LEAK_DONE]
+    defect = _implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls, seed,
+                               message_bytes, ticks_total[0])
+    if defect:
+        raise _protocol(run, what, defect)
+    counter, unit = wire.COUNTERS[int(facts["counter_id"])]
+    return LeakRun(
+        pid=run.pid, cpu=cpu, stop_reason=wire.LEAK_STOPS[int(facts["stop_reason"])],
+        calls=int(facts["calls"]),
+        class_calls=(int(facts["class0_calls"]), int(facts["class1_calls"])),
+        warmup=int(facts["warmup"]), seed=seed, batch_calls=batch_calls, counter=counter,
+        unit=unit, frequency_hz=float(facts["frequency_hz"]),
+        overhead_min_ticks=int(facts["overhead_min_ticks"]),
+        overhead_median_ticks=int(facts["overhead_median_ticks"]),
+        loop_ns=int(facts["loop_ns"]), voluntary_switches=int(facts["voluntary_switches"]),
+        involuntary_switches=int(facts["involuntary_switches"]),
+        peak_rss_kib=int(facts["peak_rss_kib"]),
+        affinity_changed=(not facts["still_pinned"] or facts["cpu_at_end"] != cpu)
+        if cpu is not None else None,
+        parent_wall_ns=run.wall_ns)
+
+
+def _implausible_leak(f: dict[str, int | float], conversation: Conversation, run: _Run,
+                      cpu: int | None, calls: int, warmup: int, batch_calls: int, seed: int,
+                      message_bytes: int, ticks_total: int) -> str:
+    """Why the LEAK_DONE facts cannot be true of this request and these batches, or ""."""
+    frequency = float(f["frequency_hz"])
+    sane_frequency = 1e5 <= frequency <= 1e11
+    checks = [
+        (f["pid"] == run.pid, "the facts name pid %d, not the child's %d" % (f["pid"], run.pid)),
+        (f["cpu"] == (-1 if cpu is None else cpu), "cpu %d, not the one asked for" % f["cpu"]),
+        ((f["seed"], f["message_bytes"], f["batch_calls"]) == (seed, message_bytes, batch_calls),
+         "seed, length or batch size not the request's"),
+        (f["calls"] == conversation.leak_calls and f["calls"] <= calls,
+         "%d calls claimed, %d sent in batches" % (f["calls"], conversation.leak_calls)),
+        ((f["class0_calls"], f["class1_calls"]) == (
+            conversation.leak_calls - conversation.leak_class1_calls,
+            conversation.leak_class1_calls), "class counts other than the batches'"),
+        (f["warmup"] <= warmup, "%d warm-up calls, more than asked" % f["warmup"]),
+        (f["stop_reason"] in wire.LEAK_STOPS, "unknown stop reason %d" % f["stop_reason"]),
+        (f["stop_reason"] != 1 or f["calls"] == calls, "stopped at its calls before making them"),
+        (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
+        (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
+        (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
+        (sane_frequency, "a counter of %r Hz" % frequency),
+        (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
+         "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
+        (f["loop_ns"] <= run.wall_ns * 1.01 + 1e6,
+         "%d ns of timed batches in a child that ran %d ns" % (f["loop_ns"], run.wall_ns)),
+        (not sane_frequency or ticks_total / frequency * 1e9 <= f["loop_ns"] * 1.01 + 1e6,
+         "calls of %d ticks in all inside %d ns of batches" % (ticks_total, f["loop_ns"])),
+        (max(f["voluntary_switches"], f["involuntary_switches"]) < 1 << 40,
+         "a context-switch count out of range"),
+        (0 < f["peak_rss_kib"] < 1 << 40, "peak RSS %d KiB" % f["peak_rss_kib"]),
+    ]
+    return next((defect for ok, defect in checks if not ok), "")
 
 
 # ------------------------------------------------------------- the runner

@@ -545,6 +545,87 @@ def _glue_flag_values(argv: Sequence[str]) -> list[str]:
     return glued
 
 
+# ------------------------------------------------------------------------------- leak
+
+def _add_leak(subcommands: argparse._SubParsersAction) -> None:
+    from ngcc import _leak
+
+    parser = subcommands.add_parser(
+        "leak", help="test instances for timing leakage (dudect: fixed vs random messages)",
+        description="Time each instance in ngcc-driver on two classes of messages of one "
+                    "length, the class of each call drawn at random: one fixed message (all "
+                    "zero unless --fixed) and fresh random ones. Welch's t between the classes "
+                    "(every call, the fastest calls under several percentiles, first and "
+                    "second order), updated as calls arrive. Verdict from the largest |t|: "
+                    "'no leak detected' below 4.5, 'LEAK' above 10 (the test stops there), "
+                    "'possible leak' between. A pass never proves constant time. Evidence: "
+                    "DIR/<candidate>/<instance>__leak_<bytes>.json, the t trace (.npz) and a "
+                    "plot of |t| against calls. Exit status 0 if no leak was detected in any "
+                    "instance, 1 for a LEAK, a possible leak, too few calls or an error.")
+    parser.add_argument("instances", nargs="+", metavar="INSTANCE",
+                        help="instance name (see `ngcc list`) or library path")
+    parser.add_argument("--length", type=int, default=_leak.DEFAULT_LENGTH, metavar="BYTES",
+                        help="message length of both classes, 1 to %d; default: %%(default)s"
+                             % _leak.MAX_LENGTH)
+    parser.add_argument("--calls", type=int, default=_leak.DEFAULT_CALLS, metavar="N",
+                        help="the most timed calls per instance, %d to %d; default: "
+                             "%%(default)s" % (_leak.MIN_CALLS, _leak.MAX_CALLS))
+    parser.add_argument("--seconds", type=_positive_seconds, default=_leak.DEFAULT_SECONDS,
+                        metavar="S", help="the most seconds of calls per instance; default: "
+                                          "%(default)g")
+    parser.add_argument("--cpu", type=int, metavar="N",
+                        help="pin the calls to CPU N (default: the last CPU allowed)")
+    parser.add_argument("--fixed", type=_hex_bytes, metavar="HEX",
+                        help="the fixed message in hex (its length is the --length); default: "
+                             "all zero")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="seed of the driver's PRNG (classes, random messages); default: "
+                             "a random one, recorded in the evidence")
+    parser.add_argument("--no-early-stop", action="store_true",
+                        help="make every call even after a test passed |t| = 10")
+    parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
+                        help="folder for the evidence; default: %(default)s")
+    parser.set_defaults(run=_run_leak)
+
+
+def _hex_bytes(text: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected hex digits, got %r" % text) from None
+
+
+def _run_leak(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from ngcc import _leak
+    from ngcc._names import assign_labels
+    from ngcc._registry import stem
+
+    found = [instance(name) for name in args.instances]  # every typo before any call
+    labels = assign_labels([i.label or stem(i) for i in found], [None] * len(found),
+                           [[p.name for p in i.library.parents[:3]] for i in found])
+    length = len(args.fixed) if args.fixed is not None and args.length == \
+        _leak.DEFAULT_LENGTH else args.length
+    status = 0
+    for inst, label in zip(found, labels, strict=True):
+        try:
+            result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
+                                cpu=args.cpu, fixed=args.fixed, seed=args.seed,
+                                early_stop=not args.no_early_stop)
+        except NgccError as exc:  # this instance failed; the others still run
+            print("%s  ERROR  %s" % (label, exc), flush=True)
+            status = EXIT_RUNTIME_ERROR
+            continue
+        result = dataclasses.replace(result, label=label)
+        _leak.write_evidence(result, args.out)
+        print(result.summary(), flush=True)
+        if result.leaks:
+            status = EXIT_RUNTIME_ERROR
+    print("evidence: %s" % args.out)
+    return status
+
+
 # ------------------------------------------------------------------------------- main
 
 #: One function per subcommand, in the order ``ngcc --help`` lists them.
@@ -559,6 +640,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     _add_compare,
     _add_build,
+    _add_leak,
 ]
 
 

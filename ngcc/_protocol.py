@@ -4,7 +4,8 @@ A frame is ``[u32 type][u32 length][payload]``, little-endian. :class:`Conversat
 splits the bytes into frames as they arrive and refuses, as a :class:`ProtocolError`,
 anything a driver answering this very request cannot have sent: an unknown type, a
 length outside the bounds the request implies (a digest of the instance's length,
-exactly ``calls × 8`` bytes of cycles, at most 1 KiB of error text), a frame out of
+exactly ``calls × 8`` bytes of cycles, at most 1 KiB of error text, leak batches of at
+most ``batch_calls`` calls adding up to at most ``calls``), a frame out of
 order or repeated, anything after ``END``. Nothing is allocated before its length
 has been checked, and no payload is ever interpreted as code.
 
@@ -26,9 +27,11 @@ MAX_DATA = 1 << 16
 
 HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
 KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
+LEAK_BATCH, LEAK_DONE = 14, 15
 NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
          COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
-         PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END"}
+         PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END",
+         LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE"}
 
 #: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
 ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
@@ -62,16 +65,31 @@ TRIAL_FIELDS = (
 )
 TRIAL_LAYOUT = struct.Struct("<" + "".join(kind for _, kind in TRIAL_FIELDS))
 
+#: FRAME_LEAK_DONE (``leak_facts`` in frames.h), field by field.
+LEAK_FIELDS = (
+    ("pid", "I"), ("cpu", "i"), ("cpu_at_end", "i"), ("still_pinned", "I"),
+    ("counter_id", "I"), ("stop_reason", "I"), ("calls", "Q"), ("class0_calls", "Q"),
+    ("class1_calls", "Q"), ("warmup", "Q"), ("seed", "Q"), ("message_bytes", "Q"),
+    ("batch_calls", "Q"), ("frequency_hz", "d"), ("overhead_min_ticks", "Q"),
+    ("overhead_median_ticks", "Q"), ("loop_ns", "Q"), ("voluntary_switches", "Q"),
+    ("involuntary_switches", "Q"), ("peak_rss_kib", "Q"),
+)
+LEAK_LAYOUT = struct.Struct("<" + "".join(kind for _, kind in LEAK_FIELDS))
+#: Why a leak run stopped (``LEAK_STOP_*``).
+LEAK_STOPS = {1: "calls", 2: "seconds", 3: "parent"}
+#: Bytes per call of a LEAK_BATCH frame: its u64 ticks and its u8 class.
+LEAK_CALL_BYTES = 9
+
 #: The frames each mode may send besides HELLO, LOADED, ERROR, CRASH and END.
 MODE_FRAMES = {
     "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES),
-    "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,),
+    "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
 }
 #: The frames a successful conversation of each mode must hold.
 MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES),
-               "kat": (KAT_DONE,), "probe": (PROBE,)}
+               "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,)}
 
-_REPEATABLE = {KAT_DATA, PROGRESS}
+_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH}
 MAX_PROGRESS_FRAMES = 1_000_000
 
 
@@ -86,22 +104,30 @@ class Conversation:
     Attributes:
         mode: the driver mode asked for.
         digest_bytes: the length a DIGEST frame must have.
-        calls: the number of timed calls (a CYCLES frame is ``calls × 8`` bytes).
+        calls: the number of timed calls (a CYCLES frame is ``calls × 8`` bytes; the
+            LEAK_BATCH frames of a leak run hold at most this many in all).
+        batch_calls: the most calls of one LEAK_BATCH frame.
         max_data_bytes: the most KAT file bytes this run may send in all.
         on_loaded: called when the LOADED frame arrives.
         on_data: called with each KAT_DATA payload (the parent writes the file).
         on_progress: called with (done, total) of each PROGRESS frame.
+        on_batch: called with (ticks, classes) of each LEAK_BATCH frame: n little-endian
+            u64 ticks and n class bytes, each 0 or 1.
     """
 
     mode: str
     digest_bytes: int = 0
     calls: int = 0
+    batch_calls: int = 0
     max_data_bytes: int = 0
     on_loaded: Callable[[], None] | None = None
     on_data: Callable[[memoryview], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
+    on_batch: Callable[[memoryview, memoryview], None] | None = None
     frames: dict[int, Any] = field(default_factory=dict)
     data_bytes: int = 0
+    leak_calls: int = 0
+    leak_class1_calls: int = 0
     progress_frames: int = 0
     _header: bytearray = field(default_factory=bytearray)
     _kind: int = 0
@@ -154,11 +180,15 @@ class Conversation:
         fixed = {HELLO: HELLO_LAYOUT.size, LOADED: 0, CRASH: CRASH_LAYOUT.size, END: 0,
                  COLD: PAIR.size, PROGRESS: PAIR.size, KAT_DONE: PAIR.size,
                  PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
+                 LEAK_DONE: LEAK_LAYOUT.size,
                  DIGEST: self.digest_bytes, CYCLES: 8 * self.calls}
         if kind in fixed:
             return fixed[kind], fixed[kind]
         if kind == ERROR:
             return ERROR_HEAD.size, ERROR_HEAD.size + MAX_TEXT
+        if kind == LEAK_BATCH:
+            return LEAK_CALL_BYTES, LEAK_CALL_BYTES * min(self.batch_calls,
+                                                          self.calls - self.leak_calls)
         return 1, MAX_DATA  # KAT_DATA
 
     def _admit(self, kind: int, length: int) -> None:
@@ -184,10 +214,17 @@ class Conversation:
             raise ProtocolError("a CYCLES frame before the TRIAL frame")
         if kind in (KAT_DATA, PROGRESS) and KAT_DONE in self.frames:
             raise ProtocolError("a %s frame after the KAT_DONE frame" % name)
+        if kind == LEAK_BATCH and LEAK_DONE in self.frames:
+            raise ProtocolError("a LEAK_BATCH frame after the LEAK_DONE frame")
+        if kind == LEAK_BATCH and self.leak_calls >= self.calls:
+            raise ProtocolError("a LEAK_BATCH frame after all %d calls" % self.calls)
         low, high = self._bounds(kind)
         if not low <= length <= high:
             raise ProtocolError("a %s frame of %d bytes (expected %s)" % (
                 name, length, low if low == high else "%d to %d" % (low, high)))
+        if kind == LEAK_BATCH and length % LEAK_CALL_BYTES:
+            raise ProtocolError("a LEAK_BATCH frame of %d bytes (not a whole number of "
+                                "%d-byte calls)" % (length, LEAK_CALL_BYTES))
         if kind == KAT_DATA and self.data_bytes + length > self.max_data_bytes:
             raise ProtocolError("more than %d bytes of KAT file" % self.max_data_bytes)
         if kind == PROGRESS and self.progress_frames >= MAX_PROGRESS_FRAMES:
@@ -222,6 +259,12 @@ class Conversation:
             self.frames[kind] = self.data_bytes
             if self.on_data is not None:
                 self.on_data(memoryview(payload))
+        elif kind == LEAK_BATCH:
+            self._accept_batch(payload)
+        elif kind == LEAK_DONE:
+            values = LEAK_LAYOUT.unpack(payload)
+            self.frames[kind] = {name: value for (name, _), value in
+                                 zip(LEAK_FIELDS, values, strict=True)}
         elif kind == PROGRESS:
             done, total = PAIR.unpack(payload)
             self.progress_frames += 1
@@ -234,3 +277,14 @@ class Conversation:
             self.frames[kind] = payload
             if kind == LOADED and self.on_loaded is not None:
                 self.on_loaded()
+
+    def _accept_batch(self, payload: bytearray) -> None:
+        calls = len(payload) // LEAK_CALL_BYTES
+        classes = memoryview(payload)[8 * calls:]
+        if bytes(classes).translate(None, b"\x00\x01"):
+            raise ProtocolError("a LEAK_BATCH frame with a class other than 0 or 1")
+        self.leak_calls += calls
+        self.leak_class1_calls += bytes(classes).count(1)
+        self.frames[LEAK_BATCH] = self.leak_calls
+        if self.on_batch is not None:
+            self.on_batch(memoryview(payload)[:8 * calls], classes)
