@@ -825,12 +825,13 @@ static void run_leak(const request *req)
         read_stdin_exactly(fixed, bytes);  /* stdin stays: its end says stop */
     run.req = req;
     run.fixed = fixed;
-    run.rng = req->seed;
+    run.rng = ~req->seed;  /* the warm-up's own stream: the seed alone fixes the timed calls */
     run.store = leak_alloc(batch * bytes, "a batch's messages");
     run.classes = leak_alloc(batch, "a batch's classes");
     run.cycles = leak_alloc(batch * sizeof *run.cycles, "a batch's ticks");
     frame = leak_alloc(batch * (sizeof *run.cycles + 1), "a LEAK_BATCH frame");
-    run.message = prepare_message(req, &message_buffer);  /* overwritten before each call */
+    map_guarded(&message_buffer, bytes, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    run.message = guard_end_aligned(&message_buffer, bytes);  /* filled before each call */
     run.call.message = run.message;
     run.call.digest = prepare_digest(req, &digest_buffer);
     run.call.digest_bits = req->digest_bits;
@@ -847,6 +848,7 @@ static void run_leak(const request *req)
         leak_draw(&run, calls);
         warmup_done += leak_time(&run, calls, deadline_ns);
     }
+    run.rng = req->seed;
     usage_of(&usage0);
     facts.stop_reason = LEAK_STOP_CALLS;
     while (facts.calls < req->calls) {

@@ -557,7 +557,8 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                     "zero unless --fixed) and fresh random ones. Welch's t between the classes "
                     "(every call, the fastest calls under several percentiles, first and "
                     "second order), updated as calls arrive. Verdict from the largest |t|: "
-                    "'no leak detected' below 4.5, 'LEAK' above 10 (the test stops there), "
+                    "'no leak detected' below 4.5, 'LEAK' above 10 (the test stops once a "
+                    "test is above 10 at two looks in a row), "
                     "'possible leak' between. A pass never proves constant time. Evidence: "
                     "DIR/<candidate>/<instance>__leak_<bytes>.json, the t trace (.npz) and a "
                     "plot of |t| against calls. Exit status 0 if no leak was detected in any "
@@ -582,7 +583,7 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                         help="seed of the driver's PRNG (classes, random messages); default: "
                              "a random one, recorded in the evidence")
     parser.add_argument("--no-early-stop", action="store_true",
-                        help="make every call even after a test passed |t| = 10")
+                        help="make every call even once a test is above |t| = 10")
     parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
                         help="folder for the evidence; default: %(default)s")
     parser.set_defaults(run=_run_leak)

@@ -28,9 +28,10 @@ The verdict is read from the largest |t| of the tests that count: below
 :data:`T_POSSIBLE` (4.5) ``no leak detected``, above :data:`T_LEAK` (10) ``LEAK``,
 between ``possible leak``. Under no leak, each |t| is about the absolute value of a
 standard normal: 4.5 is exceeded with probability 7e-6 per test and look, 10 never.
-So the run may stop as soon as one test that counts passes 10 (it is not a
-sequential-testing error: no plausible number of looks makes 10 reachable by
-chance). The test detects; it never proves absence (see the README).
+So the run may stop early (:data:`T_LEAK` is out of reach of chance however often
+one looks): it stops once a test that counts is above 10 at two looks in a row (a
+look after every batch), the second one confirming the first against a passing
+disturbance. The test detects; it never proves absence (see the README).
 """
 
 from __future__ import annotations
@@ -270,7 +271,7 @@ class LeakResult:
             (``driver.calls``), not counted: the figures are those of the decision.
         seconds: the wall time of the whole test (driver start to end).
         stop_reason: ``calls`` (all made), ``seconds`` (time limit) or ``leak``
-            (stopped early: a test passed :data:`T_LEAK`).
+            (stopped early: a test above :data:`T_LEAK` at two looks in a row).
         seed: the seed of the driver's PRNG (classes and random messages).
         fixed_message: ``zeros``, or ``sha256:<hex>`` of the fixed message given.
         tests, t: every test's name and final t (NaN: it did not count).
@@ -367,11 +368,12 @@ class _Accumulator:
         self.trace_calls: list[int] = []
         self.trace_t: list[np.ndarray] = []
         self.stopped_early = False
+        self.above_before = False  # the previous look had a test above T_LEAK
 
     def add(self, ticks: np.ndarray, classes: np.ndarray) -> bool:
-        """Take one batch; True when the run may stop (a test passed T_LEAK). Once it
-        may, the figures stay as they were at that look: the batches still on their
-        way are made, but not counted."""
+        """Take one batch; True when the run may stop (a test above T_LEAK at this look
+        and the one before). Once it may, the figures stay as they were at that look:
+        the batches still on their way are made, but not counted."""
         if self.stopped_early:
             return True
         if self.statistics is None:
@@ -404,8 +406,9 @@ class _Accumulator:
         max_t, _ = strongest(t, stats.tests)
         if self.progress is not None:
             self.progress(calls, max_t)
-        if self.early_stop and max_t is not None and max_t > T_LEAK:
-            self.stopped_early = True
+        above = max_t is not None and max_t > T_LEAK
+        self.stopped_early = self.early_stop and above and self.above_before
+        self.above_before = above
         return self.stopped_early
 
 
@@ -425,7 +428,8 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         cpu: the CPU the driver is pinned to (default: the last one allowed).
         fixed: class 0's message, exactly ``length`` bytes (default: all zero).
         seed: the driver PRNG's seed, 0 to 2**64 - 1 (default: a random one; recorded).
-        early_stop: stop once a test that counts passes :data:`T_LEAK`.
+        early_stop: stop once a test that counts is above :data:`T_LEAK` at two looks
+            in a row (a look after every batch of calls).
         progress: called after every batch with (calls so far, largest |t| or None).
 
     Returns:
@@ -543,13 +547,7 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
                 "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "ngcc_version": __version__}
     if plot:
-        figure = trace_figure(result)
-        for suffix, metadata in ((".png", {"Software": None}), (".svg", {"Date": None})):
-            image = io.BytesIO()  # as _plot.save, but atomic and without with_suffix()
-            figure.savefig(image, format=suffix[1:], dpi=150, metadata=metadata)
-            path = inside(folder, base + suffix)
-            _records.atomic_write_bytes(path, image.getvalue())
-            written.append(path)
+        written += _plot.save(trace_figure(result), inside(folder, base))
         document["plot"] = base + ".png"
     _records.write_json(json_path, document)
     return written
@@ -575,38 +573,11 @@ def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def trace_figure(result: LeakResult) -> Any:
-    """|t| against the number of calls: the largest of the tests that count, and the
-    raw first-order test, with the 4.5 and 10 lines.
-
-    A minimal plot of this module's own; ``ngcc._plot`` has none for leak traces yet.
-    """
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(_plot.STYLE):
-        figure = Figure(figsize=(7.0, 4.2), dpi=100, layout="constrained")
-        axes = figure.add_subplot()
-        calls = result.trace_calls
-        if len(calls):
-            magnitude = np.abs(result.trace_t)
-            counted = np.isfinite(magnitude).any(axis=1)
-            largest = np.where(counted, np.nanmax(np.where(np.isfinite(magnitude), magnitude,
-                                                           -1.0), axis=1), np.nan)
-            axes.plot(calls, largest, linewidth=1.8, marker="o", markersize=2.5,
-                      label="largest |t| (all tests)")
-            axes.plot(calls, magnitude[:, 0], linewidth=1.0, label="|t| raw, first order")
-            axes.set_xscale("log")
-        axes.axhline(T_POSSIBLE, color="#ff7f0e", linestyle="--", linewidth=1,
-                     label="%g: possible leak" % T_POSSIBLE)
-        axes.axhline(T_LEAK, color="#d62728", linestyle="--", linewidth=1,
-                     label="%g: LEAK" % T_LEAK)
-        axes.set_xlabel("calls (both classes)")
-        axes.set_ylabel("|t| (Welch)")
-        top = max(2 * T_LEAK, result.max_t * 1.1)
-        if top > 100:
-            axes.set_yscale("symlog", linthresh=T_LEAK)
-        axes.set_ylim(bottom=0, top=top)
-        axes.set_title("%s at %d B: %s (max |t| %.1f)" % (result.label, result.message_bytes,
-                                                         result.verdict, result.max_t))
-        axes.legend(loc="upper left", fontsize=8)
-    return figure
+    """|t| of every test against the number of calls, with the 4.5 and 10 lines
+    (:func:`ngcc._plot.leak_trace_plot`); the points before any test counts are left out."""
+    counted = np.isfinite(result.trace_t).any(axis=1) if len(result.trace_t) else \
+        np.zeros(0, dtype=bool)
+    traces = {name: result.trace_t[counted, index] for index, name in enumerate(result.tests)}
+    return _plot.leak_trace_plot(result.trace_calls[counted], traces, title="%s at %d B: %s "
+                                 "(max |t| %.1f)" % (result.label, result.message_bytes,
+                                                     result.verdict, result.max_t))

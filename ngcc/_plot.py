@@ -706,7 +706,7 @@ def leak_trace_plot(calls: Sequence[int], t_by_test: Mapping[str, Sequence[float
         axes.set_xscale("log")
         axes.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _count(v)))
         axes.set_xlabel("calls (both classes; log scale)")
-        bottom = float(np.nanmin(peak))
+        bottom = min(float(np.nanmin(peak)), LEAK_THRESHOLDS[0])  # the thresholds in view
         scale = y_scale(axes, [bottom, *peak, *LEAK_THRESHOLDS], "|t|, Welch fixed vs random")
         top = max(float(np.nanmax(peak)), LEAK_THRESHOLDS[1]) * (1.4 if scale == "log" else 1.1)
         axes.set_ylim((bottom / 1.4 if scale == "log" else 0.0), top)
