@@ -13,10 +13,11 @@
  *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
  *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
  *   leak   --message-bytes N --calls N --batch-calls N --seed S [--warmup N]
- *          [--time-limit-ms MS] [--cpu C] [--message-stdin]
+ *          [--time-limit-ms MS] [--cpu C] [--message-stdin | --control]
  *                                    fixed-vs-random timing (dudect):
  *                                    LEAK_BATCH..., LEAK_DONE; stops early once
- *                                    stdin ends (the parent has seen enough)
+ *                                    stdin ends (the parent has seen enough);
+ *                                    --control: class 0 random too (an A/A test)
  *
  * Any mode takes --cpu-features F1,F2,... (the library's needs, by /proc/cpuinfo
  * names): a CPU without them is refused before the library is loaded.
@@ -83,6 +84,7 @@ typedef struct {
     const char *cpu_features;    /* comma-separated, or NULL */
     uint64_t seed;               /* leak */
     uint64_t time_limit_ms;      /* leak: 0, no limit */
+    int control;                 /* leak: class 0 gets random messages too */
 } request;
 
 static int channel = -1;
@@ -178,6 +180,8 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
             req->message_from_stdin = 1;
         else if (strcmp(name, "--blank-digests") == 0)
             req->blank_digests = 1;
+        else if (strcmp(name, "--control") == 0)
+            req->control = 1;
         else {
             flag = 0;
             if (value == NULL) {
@@ -725,7 +729,8 @@ typedef struct {
     uint64_t rng;
 } leak_run;
 
-/* Draw the classes and messages of the next `calls` calls. */
+/* Draw the classes and messages of the next `calls` calls (under --control, class 0
+ * is drawn like class 1: the two classes differ by their label only). */
 static void leak_draw(leak_run *run, size_t calls)
 {
     size_t bytes = (size_t)run->req->message_bytes, i, at;
@@ -737,7 +742,7 @@ static void leak_draw(leak_run *run, size_t calls)
             bits = leak_random(&run->rng);
         run->classes[i] = (unsigned char)(bits & 1);
         bits >>= 1;
-        if (run->classes[i] == 0) {
+        if (run->classes[i] == 0 && !run->req->control) {
             memcpy(row, run->fixed, bytes);
             continue;
         }

@@ -658,8 +658,8 @@ class LeakRun:
 def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed: int,
          on_batch: Callable[[np.ndarray, np.ndarray], bool], *, warmup: int = 0,
          seconds: float | None = None, cpu: int | None = None,
-         fixed: bytes | memoryview | None = None, what: str | None = None,
-         timeout: float | None = None) -> LeakRun:
+         fixed: bytes | memoryview | None = None, control: bool = False,
+         what: str | None = None, timeout: float | None = None) -> LeakRun:
     """The measurements of a fixed-vs-random (dudect) test in a fresh driver.
 
     Up to ``calls`` timed calls of ``message_bytes``-byte messages, each the fixed
@@ -667,7 +667,9 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     the class drawn per call by a PRNG seeded with ``seed``; ``warmup`` untimed calls
     first. The ticks and classes arrive in batches of at most ``batch_calls`` calls:
     ``on_batch(ticks uint64, classes uint8)`` is called with each and returns True to
-    stop the run early (a batch or two already sent may still follow). ``seconds``
+    stop the run early (a batch or two already sent may still follow). ``control``
+    gives class 0 fresh random messages too (an A/A test: no function can make the
+    classes differ, so a flag then blames the harness or the host). ``seconds``
     bounds the run's calls by time; the deadline is ``timeout``, else ``seconds``
     (default 600) plus LEAK_TIMEOUT_SLACK.
     """
@@ -680,6 +682,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     options += [] if seconds is None else ["--time-limit-ms", str(max(1, round(seconds * 1e3)))]
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if fixed is None else ["--message-stdin"]
+    options += ["--control"] if control else []
     stop = [False]
     ticks_total = [0]
 

@@ -565,9 +565,9 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                     "instance, 1 for a LEAK, a possible leak, too few calls or an error.")
     parser.add_argument("instances", nargs="+", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
-    parser.add_argument("--length", type=int, default=_leak.DEFAULT_LENGTH, metavar="BYTES",
-                        help="message length of both classes, 1 to %d; default: %%(default)s"
-                             % _leak.MAX_LENGTH)
+    parser.add_argument("--length", type=int, metavar="BYTES",
+                        help="message length of both classes, 1 to %d; default: the --fixed "
+                             "message's, else %d" % (_leak.MAX_LENGTH, _leak.DEFAULT_LENGTH))
     parser.add_argument("--calls", type=int, default=_leak.DEFAULT_CALLS, metavar="N",
                         help="the most timed calls per instance, %d to %d; default: "
                              "%%(default)s" % (_leak.MIN_CALLS, _leak.MAX_CALLS))
@@ -582,6 +582,11 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, metavar="N",
                         help="seed of the driver's PRNG (classes, random messages); default: "
                              "a random one, recorded in the evidence")
+    parser.add_argument("--control", action="store_true",
+                        help="also run the A/A control of each instance: both classes random, "
+                             "so only the harness or the host can make them differ; its "
+                             "verdict should be 'no leak detected' (a flagged control makes "
+                             "the exit status 1 too: the host cannot be trusted)")
     parser.add_argument("--no-early-stop", action="store_true",
                         help="make every call even once a test is above |t| = 10")
     parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
@@ -606,23 +611,25 @@ def _run_leak(args: argparse.Namespace) -> int:
     found = [instance(name) for name in args.instances]  # every typo before any call
     labels = assign_labels([i.label or stem(i) for i in found], [None] * len(found),
                            [[p.name for p in i.library.parents[:3]] for i in found])
-    length = len(args.fixed) if args.fixed is not None and args.length == \
-        _leak.DEFAULT_LENGTH else args.length
+    length = args.length if args.length is not None else \
+        len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
     status = 0
     for inst, label in zip(found, labels, strict=True):
-        try:
-            result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
-                                cpu=args.cpu, fixed=args.fixed, seed=args.seed,
-                                early_stop=not args.no_early_stop)
-        except NgccError as exc:  # this instance failed; the others still run
-            print("%s  ERROR  %s" % (label, exc), flush=True)
-            status = EXIT_RUNTIME_ERROR
-            continue
-        result = dataclasses.replace(result, label=label)
-        _leak.write_evidence(result, args.out)
-        print(result.summary(), flush=True)
-        if result.leaks:
-            status = EXIT_RUNTIME_ERROR
+        for control in (False, True) if args.control else (False,):
+            try:
+                result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
+                                    cpu=args.cpu, fixed=None if control else args.fixed,
+                                    seed=args.seed, early_stop=not args.no_early_stop,
+                                    control=control)
+            except NgccError as exc:  # this instance failed; the others still run
+                print("%s  ERROR  %s" % (label, exc), flush=True)
+                status = EXIT_RUNTIME_ERROR
+                break
+            result = dataclasses.replace(result, label=label)
+            _leak.write_evidence(result, args.out)
+            print(result.summary(), flush=True)
+            if result.leaks:
+                status = EXIT_RUNTIME_ERROR
     print("evidence: %s" % args.out)
     return status
 

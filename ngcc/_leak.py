@@ -273,7 +273,8 @@ class LeakResult:
         stop_reason: ``calls`` (all made), ``seconds`` (time limit) or ``leak``
             (stopped early: a test above :data:`T_LEAK` at two looks in a row).
         seed: the seed of the driver's PRNG (classes and random messages).
-        fixed_message: ``zeros``, or ``sha256:<hex>`` of the fixed message given.
+        fixed_message: ``zeros``, ``sha256:<hex>`` of the fixed message given, or
+            ``random (control)`` for the A/A control (``control``).
         tests, t: every test's name and final t (NaN: it did not count).
         counts: calls of each class (rows) in each population (raw, crops).
         crop_fractions, crop_thresholds: the crops (fraction kept, ticks).
@@ -297,6 +298,7 @@ class LeakResult:
     stop_reason: str
     seed: int
     fixed_message: str
+    control: bool
     cpu: int | None
     counter: str
     unit: str
@@ -318,8 +320,9 @@ class LeakResult:
     def summary(self) -> str:
         """One line: label, verdict, max |t| and its test, calls, seconds."""
         strongest_test = " (%s)" % self.max_test if self.max_test else ""
-        return "%s  %s  max |t| %.2f%s  %d calls  %.1f s" % (
-            self.label, self.verdict, self.max_t, strongest_test, self.calls, self.seconds)
+        return "%s%s  %s  max |t| %.2f%s  %d calls  %.1f s" % (
+            self.label, " [control]" if self.control else "", self.verdict, self.max_t,
+            strongest_test, self.calls, self.seconds)
 
     def to_json(self) -> dict[str, Any]:
         """The evidence file's content (``ngcc.leak/1``), without ``schema``."""
@@ -329,6 +332,7 @@ class LeakResult:
             "instance": self.instance, "label": self.label, "candidate": self.candidate,
             "variant": self.variant, "library": self.library,
             "message_bytes": self.message_bytes, "fixed_message": self.fixed_message,
+            "control": self.control,
             "verdict": self.verdict, "max_t": round(self.max_t, 4), "max_test": self.max_test,
             "calls": self.calls, "calls_per_class": list(self.calls_per_class),
             "seconds": round(self.seconds, 3), "stop_reason": self.stop_reason,
@@ -415,7 +419,7 @@ class _Accumulator:
 def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, *,
          calls: int = DEFAULT_CALLS, seconds: float | None = DEFAULT_SECONDS,
          cpu: int | None = None, fixed: bytes | None = None, seed: int | None = None,
-         early_stop: bool = True,
+         early_stop: bool = True, control: bool = False,
          progress: Callable[[int, float | None], None] | None = None) -> LeakResult:
     """Test an instance for timing leakage by the dudect method (fixed vs random).
 
@@ -430,6 +434,10 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         seed: the driver PRNG's seed, 0 to 2**64 - 1 (default: a random one; recorded).
         early_stop: stop once a test that counts is above :data:`T_LEAK` at two looks
             in a row (a look after every batch of calls).
+        control: the A/A control: class 0 gets fresh random messages too, so the two
+            classes differ by their label only and no function can tell them apart.
+            Its verdict should be ``no leak detected``; a flag there blames the
+            harness or the host, not the instance.
         progress: called after every batch with (calls so far, largest |t| or None).
 
     Returns:
@@ -455,6 +463,8 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         raise ValueError("CPU %r is not one this process may run on (%s)"
                          % (cpu, sorted(os.sched_getaffinity(0))))
     seed = secrets.randbits(64) if seed is None else _checked_int("seed", seed, 0, 2**64 - 1)
+    if fixed is not None and control:
+        raise ValueError("a control run has no fixed message (both classes are random)")
     if fixed is not None:
         fixed = bytes(memoryview(fixed).cast("B"))
         if len(fixed) != length:
@@ -465,17 +475,18 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
     started = time.monotonic()
     try:
         run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
-                          warmup=WARMUP_CALLS, seconds=seconds, cpu=cpu, fixed=fixed)
+                          warmup=WARMUP_CALLS, seconds=seconds, cpu=cpu, fixed=fixed,
+                          control=control)
     except _child.DriverError as error:
         raise _child.api_error(inst, error) from None
     elapsed = time.monotonic() - started
     if accumulator.statistics is None and accumulator.pending:
         accumulator.calibrate()
-    return _result(inst, length, run, accumulator, elapsed, fixed)
+    return _result(inst, length, run, accumulator, elapsed, fixed, control)
 
 
 def _result(inst: Instance, length: int, run: _child.LeakRun, accumulator: _Accumulator,
-            elapsed: float, fixed: bytes | None) -> LeakResult:
+            elapsed: float, fixed: bytes | None, control: bool) -> LeakResult:
     stats = accumulator.statistics
     if stats is None:  # no call at all (the time limit passed in the warm-up)
         stats = LeakStatistics([0.0] * len(CROP_FRACTIONS))
@@ -485,7 +496,8 @@ def _result(inst: Instance, length: int, run: _child.LeakRun, accumulator: _Accu
     max_t, max_test = strongest(t, stats.tests)
     stop = "leak" if accumulator.stopped_early and run.stop_reason == "parent" else \
         run.stop_reason
-    fixed_text = "zeros" if fixed is None else "sha256:" + _sha256(fixed)
+    fixed_text = "random (control)" if control else "zeros" if fixed is None else \
+        "sha256:" + _sha256(fixed)
     trace_t = np.array(accumulator.trace_t) if accumulator.trace_t else \
         np.zeros((0, len(stats.tests)))
     return LeakResult(
@@ -494,7 +506,7 @@ def _result(inst: Instance, length: int, run: _child.LeakRun, accumulator: _Accu
         verdict=verdict(max_t), max_t=max_t or 0.0, max_test=max_test, calls=stats.calls,
         calls_per_class=(int(counts[0, 0]), int(counts[1, 0])), seconds=elapsed,
         stop_reason=stop, seed=run.seed,
-        fixed_message=fixed_text, cpu=run.cpu, counter=run.counter, unit=run.unit,
+        fixed_message=fixed_text, control=control, cpu=run.cpu, counter=run.counter, unit=run.unit,
         tests=stats.tests, t=t, counts=counts, crop_fractions=stats.fractions,
         crop_thresholds=stats.thresholds,
         class_means=(float(stats.moments.mean[0, 0]), float(stats.moments.mean[1, 0])),
@@ -519,8 +531,10 @@ def _checked_int(what: str, value: object, low: int, high: int, unit: str = "") 
 # -------------------------------------------------------------------- evidence
 
 def evidence_stem(result: LeakResult) -> str:
-    """``<label>__leak_<bytes>``: the name of a result's files, checked."""
-    return "%s__leak_%d" % (check_name(result.label, "label"), result.message_bytes)
+    """``<label>__leak_<bytes>`` (``__leak-control_<bytes>`` for a control): the name of
+    a result's files, checked."""
+    return "%s__leak%s_%d" % (check_name(result.label, "label"),
+                              "-control" if result.control else "", result.message_bytes)
 
 
 def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],

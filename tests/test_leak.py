@@ -20,6 +20,7 @@ the next (benchmarks/leak_power.py measures how often it is flagged).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import struct
@@ -363,6 +364,15 @@ def test_without_early_stop_every_call_is_made_and_counted(leaky):
         len(result.trace_calls), len(result.tests))
 
 
+def test_the_control_cannot_tell_the_classes_apart_even_for_a_leaky_function(leaky):
+    # Both classes random: whatever the function does, only the harness could make them
+    # differ. The early exit, flagged within 10^4 calls above, must pass it.
+    result = ngcc.leak(leaky["early_exit"], LENGTH, calls=CALLS, control=True)
+    assert result.control and result.fixed_message == "random (control)"
+    assert result.verdict == "no leak detected", result.summary()
+    assert result.calls == CALLS
+
+
 def test_the_fixed_message_is_the_one_given(leaky):
     # LeakyExit stops at the first zero byte: all-zero is fast, no zero byte is slow.
     zeros = ngcc.leak(leaky["early_exit"], 256, calls=5000, early_stop=False, seed=1)
@@ -402,6 +412,7 @@ def _runnable(key: str) -> ngcc.Instance:
     ({"cpu": 4096}, "CPU 4096 is not one this process may run on"),
     ({"seed": -1}, "seed must be 0 to"),
     ({"fixed": b"\x00" * 3}, "the fixed message has 3 bytes, but the length is 64"),
+    ({"fixed": b"\x00" * 64, "control": True}, "a control run has no fixed message"),
 ])
 def test_bad_arguments_are_value_errors(options, message):
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -452,7 +463,23 @@ def test_the_command_prints_a_verdict_line_and_writes_evidence(tmp_path, capsys,
         assert (out / "baseline" / ("SM3__leak_64" + suffix)).stat().st_size > 1000
     leaked = json.loads((out / "external" / "LeakyExit-256.external__leak_64.json").read_text())
     assert leaked["verdict"] == "LEAK" and leaked["stop_reason"] == "leak"
+    assert not leaked["control"] and leaked["fixed_message"] == "zeros"
     assert not list(out.rglob(".*.tmp-*"))
+
+
+def test_the_command_runs_the_control_beside_the_test(tmp_path, capsys):
+    out = tmp_path / "evidence"
+    status = _cli.main(["leak", "SM3", "--calls", "20000", "--control", "--fixed", "ab" * 32,
+                        "--out", str(out)])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 0, lines
+    assert lines[0].startswith("SM3  no leak detected") and "20000 calls" in lines[0]
+    assert lines[1].startswith("SM3 [control]  no leak detected")
+    test = _leak.load_evidence(out / "baseline" / "SM3__leak_32.json")
+    control = _leak.load_evidence(out / "baseline" / "SM3__leak-control_32.json")
+    assert test["message_bytes"] == control["message_bytes"] == 32  # from --fixed
+    assert test["fixed_message"] == "sha256:%s" % hashlib.sha256(b"\xab" * 32).hexdigest()
+    assert control["control"] and control["fixed_message"] == "random (control)"
 
 
 @pytest.mark.parametrize(("argv", "message"), [
