@@ -589,6 +589,10 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                              "the exit status 1 too: the host cannot be trusted)")
     parser.add_argument("--no-early-stop", action="store_true",
                         help="make every call even once a test is above |t| = 10")
+    parser.add_argument("--label", action="append", default=[], metavar="NAME",
+                        help="the label of a library path in file names (repeatable, in the "
+                             "order of the library paths; default: the instance name, with "
+                             "@<folder> when two builds clash)")
     parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
                         help="folder for the evidence; default: %(default)s")
     parser.set_defaults(run=_run_leak)
@@ -602,15 +606,11 @@ def _hex_bytes(text: str) -> bytes:
 
 
 def _run_leak(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from ngcc import _leak
-    from ngcc._names import assign_labels
-    from ngcc._registry import stem
+    from ngcc import _leak, _plot
+    from ngcc._registry import run_labels
 
     found = [instance(name) for name in args.instances]  # every typo before any call
-    labels = assign_labels([i.label or stem(i) for i in found], [None] * len(found),
-                           [[p.name for p in i.library.parents[:3]] for i in found])
+    labels = run_labels(found, _path_labels(args.instances, args.label))
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
     status = 0
@@ -620,13 +620,15 @@ def _run_leak(args: argparse.Namespace) -> int:
                 result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
                                     cpu=args.cpu, fixed=None if control else args.fixed,
                                     seed=args.seed, early_stop=not args.no_early_stop,
-                                    control=control)
+                                    control=control, label=label)
             except NgccError as exc:  # this instance failed; the others still run
                 print("%s  ERROR  %s" % (label, exc), flush=True)
                 status = EXIT_RUNTIME_ERROR
                 break
-            result = dataclasses.replace(result, label=label)
-            _leak.write_evidence(result, args.out)
+            calls, traces = result.trace_series()
+            _plot.save(_plot.leak_trace_plot(calls, traces, title=result.title),
+                       _leak.evidence_path(result, args.out, ""))
+            _leak.write_evidence(result, args.out, plot=True)
             print(result.summary(), flush=True)
             if result.leaks:
                 status = EXIT_RUNTIME_ERROR

@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _host, _plot, _records
+from ngcc import _child, _host, _records
 from ngcc._names import check_name, inside
-from ngcc._registry import Instance, instance, stem
+from ngcc._registry import Instance, instance, run_labels
 from ngcc._version import __version__
 
 SCHEMA_LEAK = "ngcc.leak/1"
@@ -324,6 +324,21 @@ class LeakResult:
             self.label, " [control]" if self.control else "", self.verdict, self.max_t,
             strongest_test, self.calls, self.seconds)
 
+    def trace_series(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The trace for :func:`ngcc._plot.leak_trace_plot`: the calls of the looks at
+        which some test counted, and each test's t at them."""
+        counted = np.isfinite(self.trace_t).any(axis=1) if len(self.trace_t) else \
+            np.zeros(0, dtype=bool)
+        return self.trace_calls[counted], {name: self.trace_t[counted, index]
+                                           for index, name in enumerate(self.tests)}
+
+    @property
+    def title(self) -> str:
+        """``SM3 at 64 B: no leak detected (max |t| 1.9)``: a plot's title."""
+        return "%s%s at %d B: %s (max |t| %.1f)" % (
+            self.label, " [control]" if self.control else "", self.message_bytes,
+            self.verdict, self.max_t)
+
     def to_json(self) -> dict[str, Any]:
         """The evidence file's content (``ngcc.leak/1``), without ``schema``."""
         d = self.driver
@@ -419,7 +434,7 @@ class _Accumulator:
 def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, *,
          calls: int = DEFAULT_CALLS, seconds: float | None = DEFAULT_SECONDS,
          cpu: int | None = None, fixed: bytes | None = None, seed: int | None = None,
-         early_stop: bool = True, control: bool = False,
+         early_stop: bool = True, control: bool = False, label: str | None = None,
          progress: Callable[[int, float | None], None] | None = None) -> LeakResult:
     """Test an instance for timing leakage by the dudect method (fixed vs random).
 
@@ -438,6 +453,8 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
             classes differ by their label only and no function can tell them apart.
             Its verdict should be ``no leak detected``; a flag there blames the
             harness or the host, not the instance.
+        label: the library's name in the evidence files (default: its own label,
+            else the instance name, ``name@variant`` for a built-in variant).
         progress: called after every batch with (calls so far, largest |t| or None).
 
     Returns:
@@ -450,6 +467,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         InstanceCrashError, InstanceTimeoutError: the library crashed or hung.
     """
     inst = instance(name)
+    label = run_labels([inst], [label])[0]
     length = _checked_int("length", length, 1, MAX_LENGTH, "bytes")
     calls = _checked_int("calls", calls, MIN_CALLS, MAX_CALLS,
                          "calls (a test counts once it holds %d calls of each class)"
@@ -482,11 +500,12 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
     elapsed = time.monotonic() - started
     if accumulator.statistics is None and accumulator.pending:
         accumulator.calibrate()
-    return _result(inst, length, run, accumulator, elapsed, fixed, control)
+    return _result(inst, label, length, run, accumulator, elapsed, fixed, control)
 
 
-def _result(inst: Instance, length: int, run: _child.LeakRun, accumulator: _Accumulator,
-            elapsed: float, fixed: bytes | None, control: bool) -> LeakResult:
+def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
+            accumulator: _Accumulator, elapsed: float, fixed: bytes | None,
+            control: bool) -> LeakResult:
     stats = accumulator.statistics
     if stats is None:  # no call at all (the time limit passed in the warm-up)
         stats = LeakStatistics([0.0] * len(CROP_FRACTIONS))
@@ -501,7 +520,7 @@ def _result(inst: Instance, length: int, run: _child.LeakRun, accumulator: _Accu
     trace_t = np.array(accumulator.trace_t) if accumulator.trace_t else \
         np.zeros((0, len(stats.tests)))
     return LeakResult(
-        instance=inst.name, label=inst.label or stem(inst), candidate=inst.candidate,
+        instance=inst.name, label=label, candidate=inst.candidate,
         variant=inst.variant, library=str(inst.library), message_bytes=length,
         verdict=verdict(max_t), max_t=max_t or 0.0, max_test=max_test, calls=stats.calls,
         calls_per_class=(int(counts[0, 0]), int(counts[1, 0])), seconds=elapsed,
@@ -537,15 +556,22 @@ def evidence_stem(result: LeakResult) -> str:
                               "-control" if result.control else "", result.message_bytes)
 
 
-def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
-                   plot: bool = True) -> list[Path]:
-    """Write ``OUT/<candidate>/<label>__leak_<bytes>.json`` (``ngcc.leak/1``), the t
-    trace as ``.npz`` beside it and, with ``plot``, the |t| plot (``.png``, ``.svg``);
-    every file atomically. Returns the paths written, the JSON first."""
+def evidence_path(result: LeakResult, out_dir: str | os.PathLike[str], suffix: str) -> Path:
+    """``OUT/<candidate>/<label>__leak_<bytes><suffix>``, kept inside ``out_dir``."""
     folder = inside(out_dir, check_name(result.candidate, "candidate id"))
+    return inside(folder, evidence_stem(result) + suffix)
+
+
+def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
+                   plot: bool = False) -> list[Path]:
+    """Write ``OUT/<candidate>/<label>__leak_<bytes>.json`` (``ngcc.leak/1``) and the t
+    trace as ``.npz`` beside it, each atomically, the JSON last (it names the trace's
+    sha256). ``plot`` says the caller has drawn the |t| plot beside them (``.png``,
+    ``.svg`` at :func:`evidence_path` with no suffix), so the JSON names it. Returns the
+    paths written, the JSON first."""
     base = evidence_stem(result)
-    trace_path = inside(folder, base + ".npz")
-    json_path = inside(folder, base + ".json")
+    trace_path = evidence_path(result, out_dir, ".npz")
+    json_path = evidence_path(result, out_dir, ".json")
     buffer = io.BytesIO()
     np.savez_compressed(buffer, schema=np.array(SCHEMA_LEAK_TRACE),
                         calls=result.trace_calls, t=result.trace_t,
@@ -554,17 +580,14 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
                         crop_thresholds=result.crop_thresholds)
     data = buffer.getvalue()
     _records.atomic_write_bytes(trace_path, data)
-    written = [json_path, trace_path]
     document = {"schema": SCHEMA_LEAK, **result.to_json(),
                 "trace": {"path": trace_path.name, "sha256": _sha256(data),
                           "points": len(result.trace_calls)},
+                "plot": base + ".png" if plot else None,
                 "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "ngcc_version": __version__}
-    if plot:
-        written += _plot.save(trace_figure(result), inside(folder, base))
-        document["plot"] = base + ".png"
     _records.write_json(json_path, document)
-    return written
+    return [json_path, trace_path]
 
 
 def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -584,14 +607,3 @@ def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
         if key not in data:
             raise CorruptRecordError(path, "no %r field" % key, remedy)
     return data
-
-
-def trace_figure(result: LeakResult) -> Any:
-    """|t| of every test against the number of calls, with the 4.5 and 10 lines
-    (:func:`ngcc._plot.leak_trace_plot`); the points before any test counts are left out."""
-    counted = np.isfinite(result.trace_t).any(axis=1) if len(result.trace_t) else \
-        np.zeros(0, dtype=bool)
-    traces = {name: result.trace_t[counted, index] for index, name in enumerate(result.tests)}
-    return _plot.leak_trace_plot(result.trace_calls[counted], traces, title="%s at %d B: %s "
-                                 "(max |t| %.1f)" % (result.label, result.message_bytes,
-                                                     result.verdict, result.max_t))

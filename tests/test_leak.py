@@ -444,7 +444,7 @@ def test_the_command_prints_a_verdict_line_and_writes_evidence(tmp_path, capsys,
     assert status == 1  # the early exit leaks
     assert re.fullmatch(r"SM3  no leak detected  max \|t\| \d+\.\d\d \(.+\)  20000 calls  "
                         r"\d+\.\d s", lines[0])
-    assert re.match(r"LeakyExit-256\.external  LEAK  max \|t\| \d+\.\d\d", lines[1])
+    assert re.match(r"LeakyExit-256  LEAK  max \|t\| \d+\.\d\d", lines[1])
     assert lines[2] == "evidence: %s" % out
     record = _leak.load_evidence(out / "baseline" / "SM3__leak_64.json")
     assert record["schema"] == "ngcc.leak/1" and record["verdict"] == "no leak detected"
@@ -461,7 +461,7 @@ def test_the_command_prints_a_verdict_line_and_writes_evidence(tmp_path, capsys,
         assert list(trace["tests"]) == [t["name"] for t in record["tests"]]
     for suffix in (".png", ".svg"):
         assert (out / "baseline" / ("SM3__leak_64" + suffix)).stat().st_size > 1000
-    leaked = json.loads((out / "external" / "LeakyExit-256.external__leak_64.json").read_text())
+    leaked = json.loads((out / "external" / "LeakyExit-256__leak_64.json").read_text())
     assert leaked["verdict"] == "LEAK" and leaked["stop_reason"] == "leak"
     assert not leaked["control"] and leaked["fixed_message"] == "zeros"
     assert not list(out.rglob(".*.tmp-*"))
