@@ -18,7 +18,7 @@ import datetime
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,13 +26,26 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ngcc import _child, _gate, _host, _locks, _plan, _records, _schema1, _stats, _validate, kat
+from ngcc import (
+    _child,
+    _gate,
+    _host,
+    _leak,
+    _locks,
+    _plan,
+    _records,
+    _schema1,
+    _stats,
+    _validate,
+    kat,
+)
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
     HostError,
     KatGateError,
     MeasurementWarning,
+    NgccError,
     PlanMismatchError,
     RunDirError,
 )
@@ -141,6 +154,12 @@ class Campaign:
         runner: what runs the cold calls and trials (default: each in a fresh
             ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc._child.DriverRunner`).
         kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
+        leak: also test every library the KAT gate lets through for timing leakage
+            (:func:`ngcc.leak`) at this message length in bytes, after the gate;
+            evidence in ``RUN_DIR/leak/``, a ``leak`` section in the report.
+        leak_calls, leak_seconds: the limits of each leak test (default
+            :data:`ngcc._leak.DEFAULT_CALLS` calls, :data:`ngcc._leak.DEFAULT_SECONDS` s).
+        leak_tester: what runs a leak test (default :func:`ngcc.leak`).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
@@ -154,7 +173,9 @@ class Campaign:
                  trial_timeout: float | None = None,
                  progress: bool = True, command: Sequence[str] | None = None,
                  labels: Sequence[str | None] = (), runner: TrialRunner | None = None,
-                 kat_checker: _gate.KatChecker | None = None):
+                 kat_checker: _gate.KatChecker | None = None, leak: int | None = None,
+                 leak_calls: int | None = None, leak_seconds: float | None = None,
+                 leak_tester: Callable[..., _leak.LeakResult] | None = None):
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
@@ -182,6 +203,12 @@ class Campaign:
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner()
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
+        self.leak = leak
+        self.leak_calls = _leak.DEFAULT_CALLS if leak_calls is None else leak_calls
+        self.leak_seconds = _leak.DEFAULT_SECONDS if leak_seconds is None else leak_seconds
+        if leak is not None:  # a mistake is refused now, not after the KAT gate
+            _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
+        self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _records.sha256_file(inst.library)
@@ -364,6 +391,7 @@ class Campaign:
         self._kat_gate()
         self._reconcile()
         self._apply_gate()
+        self._leak_tests()
         self._calibrate()
         self._measure()
         self._finish()
@@ -410,6 +438,32 @@ class Campaign:
                 "the KAT gate refused every instance (%s); see the logs under %s, or rerun "
                 "with --allow-kat-fail to time them anyway (marked ⚠)"
                 % (", ".join(refused), self.run_dir / "kat"))
+
+    # leak tests (--leak) -----------------------------------------------------
+
+    def _leak_tests(self) -> None:
+        """The timing-leakage test of every library the gate let through, at one length,
+        into ``RUN_DIR/leak/`` (a result made with the same limits is kept); a test that
+        fails is a warning, and the campaign goes on."""
+        if self.leak is None:
+            return
+        out = self.run_dir / _leak.LEAK_DIR
+        todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
+                and not _leak.kept(out, entry.candidate, label, self.leak, self.leak_calls,
+                                   self.leak_seconds)]
+        with self._bar(len(todo), "leak") as bar:
+            for label in todo:
+                bar.set_postfix_str("%s %d B" % (label, self.leak))
+                try:
+                    result = self.leak_tester(self._by_label[label], self.leak,
+                                              calls=self.leak_calls, seconds=self.leak_seconds,
+                                              cpu=self.cpu, label=label)
+                except NgccError as exc:
+                    warnings.warn("%s: the leak test at %d B failed: %s" % (label, self.leak, exc),
+                                  MeasurementWarning, stacklevel=3)
+                else:
+                    _leak.write_evidence(result, out)
+                bar.update(1)
 
     # calibrate and plan ------------------------------------------------------
 

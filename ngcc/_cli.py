@@ -239,6 +239,16 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="the label of a library path in file names, tables and plots "
                              "(repeatable, in the order of the library paths; default: the "
                              "instance name, with @<folder> when two builds clash)")
+    parser.add_argument("--leak", action="store_true",
+                        help="after the KAT gate, test every library it lets through for "
+                             "timing leakage (ngcc leak); evidence in RUN_DIR/leak/, a "
+                             "section in the report")
+    parser.add_argument("--leak-length", type=int, default=64, metavar="BYTES",
+                        help="the message length of the leak tests (default %(default)s)")
+    parser.add_argument("--leak-calls", type=int, metavar="N",
+                        help="the most calls of each leak test (default 1000000)")
+    parser.add_argument("--leak-seconds", type=_positive_seconds, metavar="S",
+                        help="the most seconds of each leak test (default 60)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     parser.set_defaults(run=_run_campaign)
 
@@ -260,6 +270,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
         allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout, progress=not args.quiet,
         labels=_path_labels(args.instances, args.label),
+        leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
+        leak_seconds=args.leak_seconds,
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)

@@ -36,7 +36,9 @@ disturbance. The test detects; it never proves absence (see the README).
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import math
 import os
 import secrets
@@ -50,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ngcc import _child, _host, _records
+from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
 from ngcc._registry import Instance, instance, run_labels
 from ngcc._version import __version__
@@ -270,6 +273,7 @@ class LeakResult:
             them. After an early stop the driver may have made a batch or two more
             (``driver.calls``), not counted: the figures are those of the decision.
         seconds: the wall time of the whole test (driver start to end).
+        calls_asked, seconds_asked: the limits the test was given.
         stop_reason: ``calls`` (all made), ``seconds`` (time limit) or ``leak``
             (stopped early: a test above :data:`T_LEAK` at two looks in a row).
         seed: the seed of the driver's PRNG (classes and random messages).
@@ -296,6 +300,8 @@ class LeakResult:
     calls_per_class: tuple[int, int]
     seconds: float
     stop_reason: str
+    calls_asked: int
+    seconds_asked: float | None
     seed: int
     fixed_message: str
     control: bool
@@ -324,13 +330,10 @@ class LeakResult:
             self.label, " [control]" if self.control else "", self.verdict, self.max_t,
             strongest_test, self.calls, self.seconds)
 
-    def trace_series(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def trace_series(self) -> tuple[list[int], dict[str, list[float]]]:
         """The trace for :func:`ngcc._plot.leak_trace_plot`: the calls of the looks at
-        which some test counted, and each test's t at them."""
-        counted = np.isfinite(self.trace_t).any(axis=1) if len(self.trace_t) else \
-            np.zeros(0, dtype=bool)
-        return self.trace_calls[counted], {name: self.trace_t[counted, index]
-                                           for index, name in enumerate(self.tests)}
+        which some test counted, and each test's t at them (NaN: it did not count)."""
+        return _counted_looks(self.trace_calls, self.trace_t, self.tests)
 
     @property
     def title(self) -> str:
@@ -351,6 +354,7 @@ class LeakResult:
             "verdict": self.verdict, "max_t": round(self.max_t, 4), "max_test": self.max_test,
             "calls": self.calls, "calls_per_class": list(self.calls_per_class),
             "seconds": round(self.seconds, 3), "stop_reason": self.stop_reason,
+            "asked": {"calls": self.calls_asked, "seconds": self.seconds_asked},
             "seed": self.seed, "cpu": self.cpu, "counter": self.counter, "unit": self.unit,
             "method": {
                 "thresholds": {"possible_leak": T_POSSIBLE, "leak": T_LEAK},
@@ -468,14 +472,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
     """
     inst = instance(name)
     label = run_labels([inst], [label])[0]
-    length = _checked_int("length", length, 1, MAX_LENGTH, "bytes")
-    calls = _checked_int("calls", calls, MIN_CALLS, MAX_CALLS,
-                         "calls (a test counts once it holds %d calls of each class)"
-                         % MIN_SAMPLES)
-    if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
-        raise ValueError("seconds must be a positive number (or None), got %r" % (seconds,))
-    if seconds is not None and math.isinf(seconds):
-        seconds = None
+    length, calls, seconds = checked_limits(length, calls, seconds)
     cpu = _host.default_cpu() if cpu is None else cpu
     if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu not in os.sched_getaffinity(0):
         raise ValueError("CPU %r is not one this process may run on (%s)"
@@ -500,12 +497,13 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
     elapsed = time.monotonic() - started
     if accumulator.statistics is None and accumulator.pending:
         accumulator.calibrate()
-    return _result(inst, label, length, run, accumulator, elapsed, fixed, control)
+    return _result(inst, label, length, run, accumulator, elapsed, fixed, control,
+                   (calls, None if seconds is None else float(seconds)))
 
 
 def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
             accumulator: _Accumulator, elapsed: float, fixed: bytes | None,
-            control: bool) -> LeakResult:
+            control: bool, asked: tuple[int, float | None]) -> LeakResult:
     stats = accumulator.statistics
     if stats is None:  # no call at all (the time limit passed in the warm-up)
         stats = LeakStatistics([0.0] * len(CROP_FRACTIONS))
@@ -513,8 +511,7 @@ def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
         accumulator.observe(final=True)
     t, counts = stats.t(), stats.counts()
     max_t, max_test = strongest(t, stats.tests)
-    stop = "leak" if accumulator.stopped_early and run.stop_reason == "parent" else \
-        run.stop_reason
+    stop = "leak" if accumulator.stopped_early else run.stop_reason
     fixed_text = "random (control)" if control else "zeros" if fixed is None else \
         "sha256:" + _sha256(fixed)
     trace_t = np.array(accumulator.trace_t) if accumulator.trace_t else \
@@ -524,7 +521,7 @@ def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
         variant=inst.variant, library=str(inst.library), message_bytes=length,
         verdict=verdict(max_t), max_t=max_t or 0.0, max_test=max_test, calls=stats.calls,
         calls_per_class=(int(counts[0, 0]), int(counts[1, 0])), seconds=elapsed,
-        stop_reason=stop, seed=run.seed,
+        stop_reason=stop, calls_asked=asked[0], seconds_asked=asked[1], seed=run.seed,
         fixed_message=fixed_text, control=control, cpu=run.cpu, counter=run.counter, unit=run.unit,
         tests=stats.tests, t=t, counts=counts, crop_fractions=stats.fractions,
         crop_thresholds=stats.thresholds,
@@ -534,8 +531,22 @@ def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib
     return hashlib.sha256(data).hexdigest()
+
+
+def checked_limits(length: object, calls: object, seconds: object,
+                   what: str = "") -> tuple[int, int, float | None]:
+    """``(length, calls, seconds)`` of a leak test, checked (ValueError naming the
+    setting, ``what`` prefixed: ``leak_calls``); an infinite ``seconds`` is None."""
+    length = _checked_int(what.rstrip("_") or "length", length, 1, MAX_LENGTH, "bytes")
+    calls = _checked_int(what + "calls", calls, MIN_CALLS, MAX_CALLS,
+                         "calls (a test counts once it holds %d calls of each class)"
+                         % MIN_SAMPLES)
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(
+            seconds, (int, float)) or not seconds > 0):
+        raise ValueError("%sseconds must be a positive number (or None), got %r"
+                         % (what, seconds))
+    return length, calls, None if seconds is None or math.isinf(seconds) else float(seconds)
 
 
 def _checked_int(what: str, value: object, low: int, high: int, unit: str = "") -> int:
@@ -592,10 +603,6 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
 
 def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a leak evidence file; CorruptRecordError unless it is ``ngcc.leak/1``."""
-    import json
-
-    from ngcc._errors import CorruptRecordError
-
     remedy = "Run `ngcc leak` again to remake it."
     try:
         data = json.loads(Path(path).read_text())
@@ -603,7 +610,78 @@ def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise CorruptRecordError(path, "cannot be read (%s)" % exc, remedy) from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_LEAK:
         raise CorruptRecordError(path, "not an %s file" % SCHEMA_LEAK, remedy)
-    for key in ("instance", "message_bytes", "verdict", "max_t", "calls", "tests"):
+    for key in ("instance", "label", "candidate", "message_bytes", "verdict", "max_t",
+                "max_test", "calls", "calls_per_class", "seconds", "tests", "trace"):
         if key not in data:
             raise CorruptRecordError(path, "no %r field" % key, remedy)
     return data
+
+
+# ------------------------------------------------------------ in a run directory
+
+LEAK_DIR = "leak"
+"""A campaign's leak evidence: ``RUN_DIR/leak/<candidate>/<label>__leak_<bytes>.json``."""
+
+
+def kept(out_dir: str | os.PathLike[str], candidate: str, label: str, message_bytes: int,
+         calls: int, seconds: float | None) -> bool:
+    """Whether ``out_dir`` already holds a sound result of this library at this length,
+    made with these limits (a resumed campaign keeps it; anything else is run again)."""
+    base = "%s__leak_%d" % (check_name(label, "label"), message_bytes)
+    path = inside(inside(out_dir, check_name(candidate, "candidate id")), base + ".json")
+    if not path.is_file():
+        return False
+    try:
+        data = load_evidence(path)
+        trace_of(path, data)
+    except CorruptRecordError:
+        return False
+    return (data.get("label"), data.get("asked")) == (label, {"calls": calls,
+                                                              "seconds": seconds})
+
+
+def run_evidence(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every leak evidence file of a run directory (``leak/*/*.json``), loaded and
+    checked, in file-name order, each with its ``relpath`` in the run directory.
+
+    Raises:
+        CorruptRecordError: a file that is not sound ``ngcc.leak/1`` evidence.
+    """
+    root = Path(run_dir)
+    found = []
+    for path in sorted((root / LEAK_DIR).glob("*/*.json")):
+        data = load_evidence(path)
+        found.append({**data, "relpath": path.relative_to(root).as_posix()})
+    return found
+
+
+def trace_of(path: str | os.PathLike[str], data: dict[str, Any]
+             ) -> tuple[list[int], dict[str, list[float]]]:
+    """The t trace an evidence file names (its ``.npz``, checked against its sha256),
+    as :meth:`LeakResult.trace_series` gives it: the looks at which a test counted."""
+    trace = data.get("trace") or {}
+    npz = Path(path).with_name(str(trace.get("path", "")))
+    remedy = "Run the leak test again to remake it."
+    if not npz.is_file() or npz.parent != Path(path).parent:
+        raise CorruptRecordError(path, "its trace %r is missing" % trace.get("path"), remedy)
+    if _records.sha256_file(npz) != trace.get("sha256"):
+        raise CorruptRecordError(npz, "its sha256 is not the one its evidence file states",
+                                 remedy)
+    try:
+        with np.load(npz, allow_pickle=False) as arrays:
+            if str(arrays["schema"]) != SCHEMA_LEAK_TRACE:
+                raise CorruptRecordError(npz, "not an %s archive" % SCHEMA_LEAK_TRACE, remedy)
+            calls, t, tests = arrays["calls"], arrays["t"], [str(n) for n in arrays["tests"]]
+    except (OSError, KeyError, ValueError) as exc:
+        raise CorruptRecordError(npz, "not a valid .npz archive (%s)" % exc, remedy) from exc
+    if t.ndim != 2 or t.shape != (len(calls), len(tests)):
+        raise CorruptRecordError(npz, "t of shape %s for %d looks and %d tests"
+                                 % (t.shape, len(calls), len(tests)), remedy)
+    return _counted_looks(calls, t, tests)
+
+
+def _counted_looks(calls: np.ndarray, t: np.ndarray, tests: Sequence[str]
+                   ) -> tuple[list[int], dict[str, list[float]]]:
+    counted = np.isfinite(t).any(axis=1) if len(t) else np.zeros(0, dtype=bool)
+    return ([int(c) for c in calls[counted]],
+            {name: [float(v) for v in t[counted, i]] for i, name in enumerate(tests)})

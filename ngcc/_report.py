@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,9 @@ SECTION_TITLES = (
     "7. Raw evidence index",
 )
 EXTRA_TITLE = "Additional statistics (beyond the guide's structure)"
+LEAK_TITLE = "Timing leakage (beyond the guide's structure)"
+LEAK_COLUMNS = ("instance", "message", "verdict", "max \\|t\\|", "test",
+                "calls (fixed / random)", "seconds", "evidence")
 
 ENVIRONMENT_COLUMNS = ("item", "value")
 KAT_COLUMNS = ("instance", "build flags", "KAT")
@@ -145,6 +148,7 @@ def candidate_page(run: Run, candidate: str) -> str:
     lines += _performance(run, candidate, records)
     lines += _additional_statistics(run, candidate, records)
     lines += _resources(records)
+    lines += _leak_section(run, candidate)
     lines += _evidence_index(run, records, builds)
     return "\n".join(lines) + "\n"
 
@@ -338,6 +342,39 @@ def _resources(records: Sequence[Record]) -> list[str]:
         RESOURCE_COLUMNS, [resource_row(r) for r in records]) + [""]
 
 
+def leak_row(test: dict[str, Any]) -> tuple[str, ...]:
+    """One row of the leak section, from a leak evidence file."""
+    fixed, random = test["calls_per_class"]
+    return (code(test["label"]), _format.message(test["message_bytes"]), test["verdict"],
+            "%.2f" % test["max_t"], test["max_test"] or _format.MISSING,
+            f"{test['calls']} ({fixed} / {random})", "%.1f s" % test["seconds"],
+            code(test["relpath"]))
+
+
+def _leak_section(run: Run, candidate: str) -> list[str]:
+    """The ``--leak`` results of the candidate's libraries; nothing when there are none."""
+    tests = [t for t in run.leak_tests if t["candidate"] == candidate]
+    if not tests:
+        return []
+    lines = ["## " + LEAK_TITLE, "",
+             "`ngcc leak`, the dudect method (Reparaz, Balasch, Verbauwhede 2017): Welch's t "
+             "between calls on one fixed message (all zero) and calls on fresh random "
+             "messages of the same length, the class of each call drawn at random, on every "
+             "call and on the fastest calls under 15 percentiles, first and second order. "
+             "Largest |t| below 4.5: no leak detected; 4.5 to 10: possible leak; above 10: "
+             "LEAK. A pass does not prove constant time: a leak below the noise, or one "
+             "that depends on other inputs or another machine, passes.", ""]
+    lines += table(LEAK_COLUMNS, [leak_row(t) for t in tests]) + [""]
+    lines += [", ".join(f"![|t| of {t['label']}]({plot_stem_leak(t)}.png)" for t in tests),
+              ""]
+    return lines
+
+
+def plot_stem_leak(test: dict[str, Any]) -> str:
+    """The report's file stem of a leak test's |t| plot: its evidence file's."""
+    return Path(str(test["relpath"])).stem
+
+
 def evidence_rows(records: Sequence[Record], builds: Sequence[BuildEntry]
                   ) -> list[tuple[str, str, str]]:
     """Section 7's rows: per library its KAT log, then its records and raw samples
@@ -509,7 +546,7 @@ def write_plots(run: Run, out: Path,
                 ) -> list[Path]:
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
-    from ngcc import _plot
+    from ngcc import _leak, _plot
 
     summary = run.summary()
     written = _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte"),
@@ -523,4 +560,10 @@ def write_plots(run: Run, out: Path,
         figure = _plot.distribution(cycles, f"{label}, {_format.message(length)}: "
                                     "cycles per call")
         written += _plot.save(figure, out / plot_stem_distribution(label, length))
+    for test in run.leak_tests:
+        calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)
+        title = (f"{test['label']} at {_format.message(int(test['message_bytes']))}: "
+                 f"{test['verdict']} (max |t| {test['max_t']:.1f})")
+        written += _plot.save(_plot.leak_trace_plot(calls, traces, title=title),
+                              out / plot_stem_leak(test))
     return written

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -117,6 +117,18 @@ class Run:
     def host_warnings(self) -> list[str]:
         """The host check's warnings at the start of the campaign."""
         return [w.message for w in self.campaign.starts[0].host_warnings]
+
+    @property
+    def leak_tests(self) -> list[dict[str, Any]]:
+        """The campaign's timing-leakage results (``leak/*/*.json``, ``--leak``), each
+        with its ``relpath``; empty when it ran none.
+
+        Raises:
+            CorruptRecordError: a leak evidence file that is not sound.
+        """
+        from ngcc import _leak
+
+        return _leak.run_evidence(self.path)
 
     @property
     def build_entries(self) -> tuple[BuildEntry, ...]:

@@ -511,3 +511,102 @@ def test_a_corrupt_evidence_file_is_refused(tmp_path):
     path.write_text("{")
     with pytest.raises(CorruptRecordError, match="cannot be read"):
         _leak.load_evidence(path)
+
+
+# ------------------------------------------------------------ campaign --leak
+
+CAMPAIGN = {"quick": True, "trials": 2, "trial_target": 0.002, "lengths": [64],
+            "progress": False, "runner": None, "kat_checker": None}
+
+
+class _Tester:
+    """ngcc.leak itself (SM3 is quick), counting what the campaign asks of it."""
+
+    def __init__(self, error: Exception | None = None):
+        self.asked: list[tuple[str, int, int, float | None, int, str]] = []
+        self.error = error
+
+    def __call__(self, inst, length, *, calls, seconds, cpu, label):
+        self.asked.append((inst.name, length, calls, seconds, cpu, label))
+        if self.error is not None:
+            raise self.error
+        return ngcc.leak(inst, length, calls=calls, seconds=seconds, cpu=cpu, label=label)
+
+
+def _campaign(tmp_path, monkeypatch, instances, tester, verdicts=None, **settings):
+    from _fakes import FakeKat, FakeRunner, fixed_host
+
+    fixed_host(monkeypatch)
+    options = {**CAMPAIGN, "runner": FakeRunner(), "kat_checker": FakeKat(verdicts),
+               "leak": LENGTH, "leak_calls": 20_000, "leak_tester": tester, **settings}
+    return ngcc.Campaign(instances, run_dir=tmp_path / "run", **options)
+
+
+def test_campaign_leak_tests_what_the_gate_lets_through_and_reports_it(tmp_path, monkeypatch):
+    tester = _Tester()
+    with pytest.warns(ngcc.MeasurementWarning, match="WChain-V1-512"):  # refused by the gate
+        run = _campaign(tmp_path, monkeypatch, ["SM3", "WChain-V1-512"], tester,
+                        verdicts={"WChain-V1-512": "MISMATCH"}).run()
+    cpu = run.plan.cpu
+    assert tester.asked == [("SM3", LENGTH, 20_000, 60.0, cpu, "SM3")]
+    [test] = run.leak_tests
+    assert test["relpath"] == "leak/baseline/SM3__leak_64.json"
+    assert test["verdict"] == "no leak detected" and test["asked"] == {"calls": 20_000,
+                                                                      "seconds": 60.0}
+    assert (run.path / "leak" / "baseline" / "SM3__leak_64.npz").is_file()
+    written = ngcc._report.write_report(run)
+    page = (run.path / "report" / "baseline.md").read_text()
+    section = page.split("## Timing leakage (beyond the guide's structure)")[1].split("## 7.")[0]
+    assert "| `SM3` | 64 B | no leak detected |" in section
+    assert "`leak/baseline/SM3__leak_64.json`" in section and "(SM3__leak_64.png)" in section
+    assert run.path / "report" / "SM3__leak_64.png" in written
+    assert "Timing leakage" not in (run.path / "report" / "hash-34.md").read_text()
+    assert ngcc.validate(run.path).ok
+
+
+def test_a_resumed_campaign_keeps_its_leak_results_unless_the_limits_change(tmp_path,
+                                                                          monkeypatch):
+    first = _Tester()
+    _campaign(tmp_path, monkeypatch, ["SM3"], first).run()
+    again = _Tester()
+    _campaign(tmp_path, monkeypatch, ["SM3"], again).run()
+    assert len(first.asked) == 1 and again.asked == []
+    changed = _Tester()
+    _campaign(tmp_path, monkeypatch, ["SM3"], changed, leak_calls=30_000).run()
+    assert [a[2] for a in changed.asked] == [30_000]
+    trace = tmp_path / "run" / "leak" / "baseline" / "SM3__leak_64.npz"
+    trace.write_bytes(b"not an npz")  # a damaged result is made again
+    damaged = _Tester()
+    _campaign(tmp_path, monkeypatch, ["SM3"], damaged, leak_calls=30_000).run()
+    assert len(damaged.asked) == 1 and ngcc.load_run(tmp_path / "run").leak_tests
+
+
+def test_a_failed_leak_test_is_a_warning_and_the_campaign_goes_on(tmp_path, monkeypatch):
+    tester = _Tester(InstanceCrashError("SM3 leak test at 64 B crashed: SIGSEGV"))
+    with pytest.warns(ngcc.MeasurementWarning, match="SM3: the leak test at 64 B failed: "
+                                                     "SM3 leak test at 64 B crashed"):
+        run = _campaign(tmp_path, monkeypatch, ["SM3"], tester).run()
+    assert run.complete and len(run.records) == 1 and run.leak_tests == []
+
+
+def test_campaign_leak_settings_are_checked_before_the_run_directory(tmp_path, monkeypatch):
+    for settings, message in (({"leak": 0}, "leak must be 1 to 1048576 bytes"),
+                              ({"leak_calls": 0}, "leak_calls must be 2000 to"),
+                              ({"leak_seconds": 0}, "leak_seconds must be a positive")):
+        with pytest.raises(ValueError, match=message):
+            _campaign(tmp_path, monkeypatch, ["SM3"], _Tester(), **settings)
+    assert not (tmp_path / "run").exists()
+
+
+def test_cli_campaign_leak(tmp_path, monkeypatch, capsys):
+    from _fakes import FakeKat, FakeRunner, fixed_host
+
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_child, "DriverRunner", FakeRunner)
+    monkeypatch.setattr(ngcc.kat, "check", FakeKat())
+    status = _cli.main(["campaign", "SM3", "--quick", "--lengths", "64", "--quiet", "--leak",
+                        "--leak-length", "32", "--leak-calls", "20000", "--run-dir",
+                        str(tmp_path / "run")])
+    assert status == 0, capsys.readouterr().err
+    data = _leak.load_evidence(tmp_path / "run" / "leak" / "baseline" / "SM3__leak_32.json")
+    assert data["message_bytes"] == 32 and data["calls"] == 20_000
