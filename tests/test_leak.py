@@ -382,7 +382,7 @@ def test_the_fixed_message_is_the_one_given(leaky):
     assert ones.class_means[0] > 2 * zeros.class_means[0]
 
 
-@pytest.mark.parametrize("name", BUILTINS + ["WChain-V1-512:opt"])
+@pytest.mark.parametrize("name", BUILTINS + ["WChain-V1-512:opt", "Wish512:opt"])
 def test_a_constant_time_builtin_is_not_flagged_at_the_bound(name):
     inst = ngcc.instance(name) if name in BUILTINS else _runnable(name)
     assert inst.constant_time
