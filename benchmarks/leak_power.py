@@ -57,7 +57,7 @@ def power(name: str, inst: ngcc.Instance, args: argparse.Namespace) -> None:
 def quiet(inst: ngcc.Instance, args: argparse.Namespace, control: bool = False) -> float:
     r = ngcc.leak(inst, args.length, calls=args.calls, seconds=args.seconds, cpu=args.cpu,
                   early_stop=False, control=control)
-    name = inst.key if inst.variant != "ref" else inst.name
+    name = inst.key if inst.builtin and inst.variant != "ref" else inst.name
     print("  %-22s %-16s max |t| %5.2f  %-30s %8d calls  %6.1f s  (%d involuntary switches)"
           % (name + (" [control]" if control else ""), r.verdict, r.max_t, r.max_test,
              r.calls, r.seconds, r.driver.involuntary_switches), flush=True)
