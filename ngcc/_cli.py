@@ -16,7 +16,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
@@ -293,7 +293,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
         labels=_path_labels(args.instances, args.label),
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds,
-        on_plan=None if args.quiet and not args.dry_run else _print_plan,
+        on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
+        else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
@@ -320,8 +321,12 @@ def _run_campaign(args: argparse.Namespace) -> int:
     return EXIT_RUNTIME_ERROR
 
 
-def _print_plan(estimate: _campaign.CostEstimate) -> None:
-    print(estimate, flush=True)
+def _print_plan(stream: TextIO) -> Callable[[_campaign.CostEstimate], None]:
+    """Print the plan to ``stream``: stderr beside the progress, so that stdout holds the
+    summary table alone; stdout for ``--dry-run``, whose result it is."""
+    def show(estimate: _campaign.CostEstimate) -> None:
+        print(estimate, file=stream, flush=True)
+    return show
 
 
 #: ``SM3 at 64 B (trial 0) ``: the job's own words at the start of a child's error.
@@ -329,17 +334,20 @@ _JOB_PREFIX = re.compile(r"^\S+ at \d+ B \([^)]*\) ")
 
 
 def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
-    """One line per status and cause: ``crash: SM3 64 B, SM3 128 B: crashed: SIGSEGV``
-    (the first ``shown`` jobs named, the others counted)."""
+    """One line per status and cause: a job's own error, or ``2 jobs crash (SM3 64 B,
+    SM3 128 B): crashed: SIGSEGV`` (the first ``shown`` jobs named, the others counted)."""
     by_cause: dict[tuple[str, str], list[Job]] = {}
     for job in jobs:
         cause = _JOB_PREFIX.sub("", job.error or job.status)
         by_cause.setdefault((job.status, cause), []).append(job)
     lines = []
     for (status, cause), alike in by_cause.items():
+        if len(alike) == 1:
+            lines.append(alike[0].error or "%s %s" % (alike[0].label, status))
+            continue
         names = ", ".join("%s %d B" % (job.label, job.message_bytes) for job in alike[:shown])
         more = " and %d more" % (len(alike) - shown) if len(alike) > shown else ""
-        lines.append("%s: %s%s: %s" % (status, names, more, cause))
+        lines.append("%d jobs %s (%s%s): %s" % (len(alike), status, names, more, cause))
     return lines
 
 

@@ -660,8 +660,9 @@ def test_cli_campaign_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(kat, "check", FakeKat())
     assert main(["campaign", "SM3", "--quick", "--lengths", "32,64", "--quiet",
                  "--run-dir", str(tmp_path / "run")]) == 1
-    assert "ngcc: crash SM3 at 64 B: SM3 at 64 B (trial 0) crashed: SIGSEGV" in \
-        capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "ngcc: SM3 at 64 B (trial 0) crashed: SIGSEGV\n" in err
+    assert err.splitlines()[-1] == "ngcc: 1 done, 1 crash"   # the count, last
 
 
 def test_cli_campaign_without_instances_is_an_error(capsys):
