@@ -20,7 +20,7 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _build, _campaign, _format, _host, _locks, _plan, kat
+from ngcc import _build, _campaign, _format, _host, _locks, _plan, _progress, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
 from ngcc._model import Job
@@ -668,7 +668,19 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                              "@<folder> when two builds clash)")
     parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
                         help="folder for the evidence; default: %(default)s")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar on a terminal (without one there is none: "
+                             "the result line of each instance is the progress)")
     parser.set_defaults(run=_run_leak)
+
+
+def _leak_progress(task: _progress.Task) -> Callable[[int, float | None], None]:
+    """The leak test's progress callback, moving ``task`` (calls so far, max |t|)."""
+    def show(calls: int, max_t: float | None) -> None:
+        task.update_to(calls)
+        if max_t is not None:
+            task.status("max |t| %.2f" % max_t)
+    return show
 
 
 def _hex_bytes(text: str) -> bytes:
@@ -687,13 +699,19 @@ def _run_leak(args: argparse.Namespace) -> int:
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
     status = 0
+    # a bar on a terminal only: without one, each instance's result line is its progress
+    reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
+                                  else "bar")
     for inst, label in zip(found, labels, strict=True):
         for control in (False, True) if args.control else (False,):
             try:
-                result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
-                                    cpu=args.cpu, fixed=None if control else args.fixed,
-                                    seed=args.seed, early_stop=not args.no_early_stop,
-                                    control=control, label=label)
+                with reporter.task("%s%s" % (label, " (control)" if control else ""),
+                                   args.calls) as task:
+                    result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
+                                        cpu=args.cpu, fixed=None if control else args.fixed,
+                                        seed=args.seed, early_stop=not args.no_early_stop,
+                                        control=control, label=label,
+                                        progress=_leak_progress(task))
             except NgccError as exc:  # this instance failed; the others still run
                 print("%s  ERROR  %s" % (label, exc), flush=True)
                 status = EXIT_RUNTIME_ERROR
