@@ -131,14 +131,16 @@ def status_counts(jobs: Iterable[Job]) -> str:
 class _FailureWatch:
     """Stops a campaign whose first failures all share one cause, before it works
     through every job to fail the same way (a library that cannot start, a broken
-    driver): :data:`STOP_AFTER_FAILURES` consecutive failures alike and no success."""
+    driver): :data:`STOP_AFTER_FAILURES` consecutive failures alike and no job done."""
 
     def __init__(self) -> None:
         self.succeeded = False
         self.causes: list[str] = []
 
-    def success(self) -> None:
-        self.succeeded = True
+    def success(self, done: bool = True) -> None:
+        """A child delivered: a job ``done``, or only its calibration (which breaks a
+        run of failures, but a library may still fail every trial)."""
+        self.succeeded = self.succeeded or done
         self.causes = []
 
     def failure(self, error: ChildError, pending: int) -> None:
@@ -657,7 +659,7 @@ class Campaign:
                     self._failed(index, exc)
                 else:
                     self._jobs[index] = self._planned(job, t1)
-                    self._watch.success()
+                    self._watch.success(done=False)
                     self._save()
                     bar.advance(1)
 

@@ -791,6 +791,14 @@ def test_a_library_that_always_crashes_stops_the_campaign_early(fake, tmp_path):
     assert statuses == ["crash"] * 3 + ["pending"] * 5               # a rerun resumes
 
 
+def test_calibrated_jobs_whose_trials_all_crash_stop_it_too(fake, tmp_path):
+    cause = ChildError("error", "failed: sched_setaffinity: Invalid argument")
+    runner = FakeRunner(fail={("SM3", n, 0): cause for n in (32, 64, 128, 256)})
+    with pytest.raises(ngcc.CampaignFailedError, match="sched_setaffinity") as caught:
+        fake(["SM3"], runner=runner, lengths=[32, 64, 128, 256]).run()
+    assert caught.value.pending == 1 and len(runner.trials_run()) == 3
+
+
 def test_the_cli_says_the_common_cause_with_status_1(tmp_path, monkeypatch, capsys):
     status = _cli_campaign(monkeypatch, CrashingRunner, "--run-dir", str(tmp_path / "run"))
     captured = capsys.readouterr()
