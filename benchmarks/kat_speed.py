@@ -4,8 +4,10 @@ By default it times the two quick files (KAT_2_12, KAT_2_23: seconds per instanc
 and estimates the two slow ones without running them, from ngcc.time_calls on this
 machine: KAT_Loop is a chain of 10^6 hashes of a 1024-byte message, KAT_2_33 three
 hashes of 1 GiB beside the DRNG's 1 GiB random message (the estimate adds the DRNG's
-measured time). Together the slow files take tens of minutes per instance, over an
-hour for every instance: time them with ``--files 2_12,2_23,loop,2_33``. The DRNG's
+measured time; on a shared 2-core KVM guest it read 1.5-2x high for Pavelor-512, whose
+two slow files took 18 s and 57 s, and 8 s for WChain-V1-512's 11 s KAT_2_33). The
+slow files take seconds to minutes per instance, about ten minutes for every candidate
+instance: time them with ``--files 2_12,2_23,loop,2_33``. The DRNG's
 share of a KAT_2_33 run is printed so one can see that it is not the bottleneck.
 Generation times are measured in the generating child process (ngcc.kat.check), one
 instance after another (KAT_2_33 needs 1 GiB of memory per run). Progress goes to
@@ -61,7 +63,7 @@ def main() -> None:
     parser.add_argument("instances", nargs="*", metavar="INSTANCE")
     parser.add_argument("--files", default="2_12,2_23",
                         help="KAT files to time (default: %(default)s; loop and 2_33 take "
-                             "tens of minutes per instance, estimated below when not timed)")
+                             "seconds to minutes per instance, estimated when not timed)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args()
     names = args.instances or [i.name for i in ngcc.instances() if i.candidate in CANDIDATES]
