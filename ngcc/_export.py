@@ -52,7 +52,8 @@ th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:
 th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f3f3f3;
 padding:0 .2rem;border-radius:3px;white-space:nowrap}
-img{max-width:100%;height:auto}figure{margin:1rem 0}figcaption{font-size:.9rem;color:#555}
+img{max-width:min(100%,52rem);height:auto}figure{margin:1rem 0}
+figcaption{font-size:.9rem;color:#555}
 .warning{background:#fff4e5;border-left:4px solid #e69500;padding:.4rem .8rem}"""
 
 

@@ -399,6 +399,9 @@ def failure_cause(job: Job) -> str:
     text = re.sub(rf"\b{job.message_bytes} B\b", "<n> B", text)
     text = re.sub(rf"\b{job.message_bytes * 8} bits\b", "<n> bits", text)
     text = re.sub(r"\btrial \d+", "trial <k>", text)
+    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "0x<address>", text)
+    text = re.sub(r"\bwithin [\d.e+]+ s\b", "within <t> s", text)
+    text = re.sub(r"\bpid \d+", "pid <p>", text)
     return re.sub(r"\b\d+ calls\b", "<k> calls", text)
 
 
@@ -617,9 +620,11 @@ def index_row(run: Run, candidate: str) -> tuple[str, ...]:
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
     labels = [lib.label for lib in run.plan.libraries if lib.candidate == candidate]
     labels += [label for label in _analysis.labels(records, builds) if label not in labels]
+    unpassed = {b.label for b in builds if b.kat.timed_without_pass}
     lengths = sorted({job.message_bytes for job in jobs})
     return (candidate, CANDIDATE_TITLES.get(candidate) or _family(records, builds)
-            or _format.MISSING, ", ".join(code(label) for label in labels),
+            or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
+                                                          else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
             _status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
 
