@@ -683,15 +683,6 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_leak)
 
 
-def _leak_progress(task: _progress.Task) -> Callable[[int, float | None], None]:
-    """The leak test's progress callback, moving ``task`` (calls so far, max |t|)."""
-    def show(calls: int, max_t: float | None) -> None:
-        task.update_to(calls)
-        if max_t is not None:
-            task.status("max |t| %.2f" % max_t)
-    return show
-
-
 def _hex_bytes(text: str) -> bytes:
     try:
         return bytes.fromhex(text)
@@ -720,7 +711,7 @@ def _run_leak(args: argparse.Namespace) -> int:
                                         cpu=args.cpu, fixed=None if control else args.fixed,
                                         seed=args.seed, early_stop=not args.no_early_stop,
                                         control=control, label=label,
-                                        progress=_leak_progress(task))
+                                        progress=task)
             except NgccError as exc:  # this instance failed; the others still run
                 print("%s  ERROR  %s" % (label, exc), flush=True)
                 status = EXIT_RUNTIME_ERROR

@@ -610,3 +610,10 @@ def test_cli_campaign_leak(tmp_path, monkeypatch, capsys):
     assert status == 0, capsys.readouterr().err
     data = _leak.load_evidence(tmp_path / "run" / "leak" / "baseline" / "SM3__leak_32.json")
     assert data["message_bytes"] == 32 and data["calls"] == 20_000
+
+
+def test_a_progress_task_follows_the_calls():
+    from ngcc._progress import Progress
+    task = Progress("off").task("SM3", 20_000)
+    result = ngcc.leak("SM3", 64, calls=20_000, seed=1, progress=task)
+    assert task.done == result.calls == 20_000
