@@ -311,7 +311,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
             print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
                   "again to resume" % campaign.run_dir, file=sys.stderr)
             return 130
-    if not args.quiet:
+    if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
     if not run.failed_jobs:
         return 0

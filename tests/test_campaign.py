@@ -834,6 +834,20 @@ def test_a_partly_failed_campaign_ends_with_the_count_and_status_1(tmp_path, mon
     assert err[-1] == "ngcc: 4 done, 2 timeout"
 
 
+def test_a_run_that_measured_nothing_prints_no_table(tmp_path, monkeypatch, capsys):
+    from ngcc._cli import main
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_child, "DriverRunner", CrashingRunner)
+    monkeypatch.setattr(kat, "check", FakeKat())
+    assert main(["campaign", "SM3", "--quick", "--lengths", "32,64",
+                 "--run-dir", str(tmp_path / "run")]) == 1      # 2 jobs: too few to stop
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-2:] == [
+        "ngcc: 2 jobs crash (SM3 32 B, SM3 64 B): crashed: SIGABRT (library setup failed)",
+        "ngcc: 2 crash"]
+
+
 def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
     seen = []
     runner = FakeRunner()
