@@ -5,7 +5,9 @@ default plan: 5 trials of about 1 s, 900 s budget) and prints, per instance × l
 the cold-call time t1, the planned calls, the plan's estimate (trials · (calls +
 warm-up) · t1), the time the trials actually spent in their timed loops, and the
 relative half-width of the 95 % confidence interval of the mean; then the campaign's
-wall time against the summed estimate. Asserts nothing about speed.
+wall time against the summed estimate, and the time the plan printed before the trials
+(``ngcc.CostEstimate``: process start, warm-up, timed calls and the uninstrumented batch
+at t1 each) against the time the trials took. Asserts nothing about speed.
 
     python benchmarks/campaign_cost.py                      # the default plan (minutes)
     python benchmarks/campaign_cost.py --trial-target 0.1   # a reduced budget
@@ -38,14 +40,17 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix="ngcc-cost-")) / "run"
+    planned: list[tuple[ngcc.CostEstimate, float]] = []
     campaign = ngcc.Campaign(args.instances, lengths=[int(n) for n in args.lengths.split(",")],
                              trials=args.trials, trial_target=args.trial_target,
-                             op_budget=args.op_budget, cpu=args.cpu, run_dir=run_dir)
+                             op_budget=args.op_budget, cpu=args.cpu, run_dir=run_dir,
+                             on_plan=lambda plan: planned.append((plan, time.monotonic())))
     start = time.monotonic()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ngcc.MeasurementWarning)
         run = campaign.run()
-    wall = time.monotonic() - start
+    end = time.monotonic()
+    wall = end - start
 
     print("%-16s %7s %10s %7s %9s %9s %8s %s" % ("instance", "bytes", "t1", "calls",
                                                   "est s", "loops s", "CI ±%", "flags"))
@@ -72,6 +77,9 @@ def main() -> None:
     print("timed loops, measured          %8.1f s" % loops)
     print("campaign wall time             %8.1f s  (KAT gate, calibration, process start-up "
           "included: %.2f s per trial beyond its loop)" % (wall, (wall - loops) / max(trials, 1)))
+    [(plan, measuring)] = planned
+    print("the plan printed before the trials %8.1f s  (%s)" % (plan.seconds, plan))
+    print("the trials took                   %8.1f s" % (end - measuring))
     print("host warnings: %d; trial flags: %d" % (
         len(run.host_warnings), sum(len(r.statistics.flags) for r in run.records)))
     del caught

@@ -103,8 +103,10 @@ def _runner_name(runner: object) -> str:
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
 
 
-#: Seconds a fresh trial process needs before its first call, for the progress ETA.
-CHILD_STARTUP_SECONDS = 0.25
+#: Seconds a trial process takes beyond its calls (start, calibration of its counter,
+#: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
+#: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
+CHILD_STARTUP_SECONDS = 0.05
 #: The message every trial hashes, as records state it.
 MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
 #: A campaign stops when its first this many failures share one cause and nothing
