@@ -156,8 +156,8 @@ class _FailureWatch:
         if self.succeeded or len(self.causes) < STOP_AFTER_FAILURES:
             return
         raise CampaignFailedError(
-            "the first %d jobs all failed with the same cause and none succeeded, so the "
-            "campaign stopped (%d job(s) not measured): %s; fix that and run the same "
+            "the first %d jobs tried all failed with the same cause and none succeeded, so "
+            "the campaign stopped (%d job(s) not measured): %s; fix that and run the same "
             "command again to resume" % (len(self.causes), pending, cause),
             cause, len(self.causes), pending)
 
@@ -213,7 +213,8 @@ class CostEstimate:
         text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
                 "calls: about %s of trials (estimated from each job's cold call)"
                 % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                   self.lengths, trials, self.calls, seconds))
+                   self.lengths, trials, self.calls, seconds)) if self.jobs else \
+            "plan: nothing to measure"
         if self.leak_seconds:
             text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
         if self.kept:

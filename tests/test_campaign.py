@@ -804,7 +804,8 @@ def test_the_cli_says_the_common_cause_with_status_1(tmp_path, monkeypatch, caps
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""        # no empty table, no "next: report"
     [line] = captured.err.splitlines()
-    assert line.startswith("ngcc: error: the first 3 jobs all failed with the same cause")
+    assert line.startswith("ngcc: error: the first 3 jobs tried all failed with the same "
+                           "cause")
     assert line.count("crash: SIGABRT (library setup failed)") == 1
 
 
@@ -876,6 +877,8 @@ def test_dry_run_calibrates_and_measures_nothing(fake, tmp_path):
     again = FakeRunner()
     run = fake(["SM3"], runner=again).run()                        # resumes: no new t1
     assert [entry[0] for entry in again.log] == ["trial"] * 4 and run.complete
+    done = fake(["SM3"], runner=FakeRunner()).dry_run()
+    assert str(done) == "plan: nothing to measure; 2 job(s) done earlier are kept"
 
 
 def test_cli_dry_run_prints_the_plan_on_stdout(tmp_path, monkeypatch, capsys):
