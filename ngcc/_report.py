@@ -431,22 +431,23 @@ def _jobs_text(jobs: Sequence[Job]) -> str:
 def failure_banner(jobs: Sequence[Job]) -> list[str]:
     """What a page says at its top when some of ``jobs`` were not measured: the counts by
     status, then each distinct cause once with the jobs it stopped and one example
-    message (empty when every job was measured)."""
-    groups = failure_groups(jobs)
-    if not groups:
+    message, and the jobs not run yet (empty when every job was measured)."""
+    unmeasured = [job for job in jobs if job.status != "done"]
+    if not unmeasured:
         return []
-    failed = [job for _, group in groups for job in group]
-    counts: dict[str, int] = {}
-    for job in jobs:
-        counts[job.status] = counts.get(job.status, 0) + 1
-    done = counts.pop("done", 0)
-    status = ", ".join(f"{n} {name}" for name, n in counts.items())
-    lines = [f"**{WARNING} {len(failed)} of {_plural(len(jobs), 'job')} not measured** "
-             f"({done} done, {status}); "
-             + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:"), ""]
+    groups = failure_groups(jobs)
+    pending = [job for job in unmeasured if job.status == "pending"]
+    causes = len(groups) + bool(pending)
+    lines = [f"**{WARNING} {len(unmeasured)} of {_plural(len(jobs), 'job')} not measured** "
+             f"({_status_counts(jobs)}); "
+             + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
                   f"{_clip(group[0].error or name)}"]
+    if pending:
+        lines += [f"- pending, {_plural(len(pending), 'job')} ({_jobs_text(pending)}): not "
+                  "run (the campaign stopped before them or is still running; the same "
+                  "command resumes it)"]
     return lines + [""]
 
 
