@@ -345,7 +345,7 @@ def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[st
 
 def flag_kind(flag: Flag) -> str:
     """The kind a flag is grouped by on a page (``outlying_trial``, ``counter_rate``…)."""
-    return str(getattr(flag, "kind", None) or flag.code)
+    return str(getattr(flag, "kind", None) or getattr(flag, "code", None) or "flag")
 
 
 def flag_severity(record: Record, flag: Flag) -> float:
