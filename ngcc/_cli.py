@@ -460,7 +460,7 @@ def _run_validate(args: argparse.Namespace) -> int:
     result = _validate.validate(args.run_dir)
     for difference in result.differences:
         print("ngcc: difference: %s" % difference, file=sys.stderr)
-    summary = "%d record(s) recomputed from raw samples, %d page(s) regenerated" % (
+    summary = "%d record(s) recomputed from raw samples, %d report file(s) regenerated" % (
         result.records_checked, result.pages_checked)
     if result.ok:
         print("%s: valid (%s)" % (args.run_dir, summary))
