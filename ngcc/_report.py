@@ -1,4 +1,4 @@
-"""Markdown report pages of a run: one page per candidate, and a summary page.
+"""Markdown report pages of a run: an index, one page per candidate, and a summary page.
 
 A candidate page has the structure of the independent NGCC performance pages
 (``docs/spec/seeds/``), which follow the NICCS x86 self-assessment guide §3.5: sections
@@ -7,13 +7,16 @@ A candidate page has the structure of the independent NGCC performance pages
 columns and number formatting (:mod:`ngcc._format`). What those pages lack — the
 95 % confidence interval of each mean, the per-call median, the ratio to the
 pseudoXOF baseline, the trial flags and the plots — sits in one clearly titled extra
-section after section 4.
+section after section 4. Trial flags are one line per kind (how many, the worst case);
+jobs that were not measured are said once at the top of each page (counts by status,
+each distinct cause once with the jobs it stopped); a page links only the plots that
+are drawn beside it.
 
 This module only renders: the facts come from the evidence model (``_model``), the
 groupings and ratios from ``_analysis``, the host's description from ``_host``, the
-file names from ``_model``. Pages are a pure function of the run directory: no
-rendering time, no absolute path, so ``ngcc validate`` can regenerate them and
-compare byte for byte.
+file names from ``_model``, the other formats from ``_export``. Pages are a pure
+function of the run directory (and of whether the plots are drawn): no rendering time,
+no absolute path, so ``ngcc validate`` can regenerate them and compare byte for byte.
 """
 
 from __future__ import annotations
