@@ -2,9 +2,11 @@
 
 Every record's statistics are recomputed from its raw per-call samples with the very
 functions the campaign used (:mod:`ngcc._stats`, never a second implementation), and
-every report page is regenerated and compared byte for byte with the one in
-``report/``. Each difference names the file, so a tampered record, a raw file that
-does not match its record, or a page edited by hand is found and located.
+every report page and table is regenerated (in the formats ``report/`` holds) and
+compared byte for byte with the one in ``report/``, and every link of every Markdown
+and HTML page must resolve to an existing file inside the run directory. Each
+difference names the file, so a tampered record, a raw file that does not match its
+record, a page edited by hand or a page whose plot is gone is found and located.
 """
 
 from __future__ import annotations
