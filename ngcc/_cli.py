@@ -440,6 +440,11 @@ def _run_report(args: argparse.Namespace) -> int:
                                    formats=args.formats or ("markdown",))
     for path in written:
         print(path)
+    unmeasured = [job for job in run.jobs if job.status != "done"]
+    if unmeasured:
+        print("ngcc: %d of %d jobs of %s were not measured (%s); each page says why at its "
+              "top" % (len(unmeasured), len(run.jobs), run.path,
+                       _report.status_counts(run.jobs)), file=sys.stderr)
     return 0
 
 

@@ -442,7 +442,7 @@ def failure_banner(jobs: Sequence[Job]) -> list[str]:
     pending = [job for job in unmeasured if job.status == "pending"]
     causes = len(groups) + bool(pending)
     lines = [f"**{WARNING} {len(unmeasured)} of {_plural(len(jobs), 'job')} not measured** "
-             f"({_status_counts(jobs)}); "
+             f"({status_counts(jobs)}); "
              + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
@@ -609,7 +609,7 @@ def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tup
 INDEX_COLUMNS = ("candidate", "algorithm", "libraries", "message lengths", "jobs", "page")
 
 
-def _status_counts(jobs: Sequence[Job]) -> str:
+def status_counts(jobs: Sequence[Job]) -> str:
     """``6 done, 1 crash``: the jobs by status, ``done`` first."""
     counts: dict[str, int] = {"done": 0}
     for job in jobs:
@@ -630,7 +630,7 @@ def index_row(run: Run, candidate: str) -> tuple[str, ...]:
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
-            _status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
+            status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
 
 
 def index_page(run: Run) -> str:
@@ -641,7 +641,7 @@ def index_page(run: Run) -> str:
     lines += ["## Candidates", ""]
     lines += table(INDEX_COLUMNS, [index_row(run, c) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
-              f"Jobs: {_status_counts(run.jobs)}.", ""]
+              f"Jobs: {status_counts(run.jobs)}.", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -456,3 +456,10 @@ def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
         assert text.count("SIGSEGV") == 1, page.name  # SM3 is a baseline: on baseline.md
         assert ".png" not in text, page.name
     assert check_links(run) == []
+
+
+def test_cli_report_of_a_run_with_failures_says_so(run: Run, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run.path), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert capsys.readouterr().err == (f"ngcc: 1 of 10 jobs of {run.path} were not measured "
+                                       "(9 done, 1 crash); each page says why at its top\n")
