@@ -440,6 +440,11 @@ def _run_report(args: argparse.Namespace) -> int:
                                    formats=args.formats or ("markdown",))
     for path in written:
         print(path)
+    unmeasured = [job for job in run.jobs if job.status != "done"]
+    if unmeasured:
+        print("ngcc: %d of %d jobs of %s were not measured (%s); each page says why at its "
+              "top" % (len(unmeasured), len(run.jobs), run.path,
+                       _report.status_counts(run.jobs)), file=sys.stderr)
     return 0
 
 
@@ -460,7 +465,7 @@ def _run_validate(args: argparse.Namespace) -> int:
     result = _validate.validate(args.run_dir)
     for difference in result.differences:
         print("ngcc: difference: %s" % difference, file=sys.stderr)
-    summary = "%d record(s) recomputed from raw samples, %d page(s) regenerated" % (
+    summary = "%d record(s) recomputed from raw samples, %d report file(s) regenerated" % (
         result.records_checked, result.pages_checked)
     if result.ok:
         print("%s: valid (%s)" % (args.run_dir, summary))

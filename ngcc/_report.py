@@ -1,4 +1,4 @@
-"""Markdown report pages of a run: one page per candidate, and a summary page.
+"""Markdown report pages of a run: an index, one page per candidate, and a summary page.
 
 A candidate page has the structure of the independent NGCC performance pages
 (``docs/spec/seeds/``), which follow the NICCS x86 self-assessment guide §3.5: sections
@@ -7,13 +7,16 @@ A candidate page has the structure of the independent NGCC performance pages
 columns and number formatting (:mod:`ngcc._format`). What those pages lack — the
 95 % confidence interval of each mean, the per-call median, the ratio to the
 pseudoXOF baseline, the trial flags and the plots — sits in one clearly titled extra
-section after section 4.
+section after section 4. Trial flags are one line per kind (how many, the worst case);
+jobs that were not measured are said once at the top of each page (counts by status,
+each distinct cause once with the jobs it stopped); a page links only the plots that
+are drawn beside it.
 
 This module only renders: the facts come from the evidence model (``_model``), the
 groupings and ratios from ``_analysis``, the host's description from ``_host``, the
-file names from ``_model``. Pages are a pure function of the run directory: no
-rendering time, no absolute path, so ``ngcc validate`` can regenerate them and
-compare byte for byte.
+file names from ``_model``, the other formats from ``_export``. Pages are a pure
+function of the run directory (and of whether the plots are drawn): no rendering time,
+no absolute path, so ``ngcc validate`` can regenerate them and compare byte for byte.
 """
 
 from __future__ import annotations
@@ -345,7 +348,7 @@ def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[st
 
 def flag_kind(flag: Flag) -> str:
     """The kind a flag is grouped by on a page (``outlying_trial``, ``counter_rate``…)."""
-    return str(getattr(flag, "kind", None) or flag.code)
+    return str(getattr(flag, "kind", None) or getattr(flag, "code", None) or "flag")
 
 
 def flag_severity(record: Record, flag: Flag) -> float:
@@ -431,22 +434,23 @@ def _jobs_text(jobs: Sequence[Job]) -> str:
 def failure_banner(jobs: Sequence[Job]) -> list[str]:
     """What a page says at its top when some of ``jobs`` were not measured: the counts by
     status, then each distinct cause once with the jobs it stopped and one example
-    message (empty when every job was measured)."""
-    groups = failure_groups(jobs)
-    if not groups:
+    message, and the jobs not run yet (empty when every job was measured)."""
+    unmeasured = [job for job in jobs if job.status != "done"]
+    if not unmeasured:
         return []
-    failed = [job for _, group in groups for job in group]
-    counts: dict[str, int] = {}
-    for job in jobs:
-        counts[job.status] = counts.get(job.status, 0) + 1
-    done = counts.pop("done", 0)
-    status = ", ".join(f"{n} {name}" for name, n in counts.items())
-    lines = [f"**{WARNING} {len(failed)} of {_plural(len(jobs), 'job')} not measured** "
-             f"({done} done, {status}); "
-             + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:"), ""]
+    groups = failure_groups(jobs)
+    pending = [job for job in unmeasured if job.status == "pending"]
+    causes = len(groups) + bool(pending)
+    lines = [f"**{WARNING} {len(unmeasured)} of {_plural(len(jobs), 'job')} not measured** "
+             f"({status_counts(jobs)}); "
+             + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
                   f"{_clip(group[0].error or name)}"]
+    if pending:
+        lines += [f"- pending, {_plural(len(pending), 'job')} ({_jobs_text(pending)}): not "
+                  "run (the campaign stopped before them or is still running; the same "
+                  "command resumes it)"]
     return lines + [""]
 
 
@@ -605,7 +609,7 @@ def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tup
 INDEX_COLUMNS = ("candidate", "algorithm", "libraries", "message lengths", "jobs", "page")
 
 
-def _status_counts(jobs: Sequence[Job]) -> str:
+def status_counts(jobs: Sequence[Job]) -> str:
     """``6 done, 1 crash``: the jobs by status, ``done`` first."""
     counts: dict[str, int] = {"done": 0}
     for job in jobs:
@@ -626,7 +630,7 @@ def index_row(run: Run, candidate: str) -> tuple[str, ...]:
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
-            _status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
+            status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
 
 
 def index_page(run: Run) -> str:
@@ -637,7 +641,7 @@ def index_page(run: Run) -> str:
     lines += ["## Candidates", ""]
     lines += table(INDEX_COLUMNS, [index_row(run, c) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
-              f"Jobs: {_status_counts(run.jobs)}.", ""]
+              f"Jobs: {status_counts(run.jobs)}.", ""]
     return "\n".join(lines) + "\n"
 
 
