@@ -552,9 +552,8 @@ class Campaign:
                 measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9,
                 measured.frequency_hz))
             for index, (started, measured) in enumerate(trials))
-        statistics = _stats.aggregate(
-            [measured.cycles for _, measured in trials], [t.loop_seconds for t in entries],
-            [t.statistics.counter_rate_ratio for t in entries], job.message_bytes, self.cpu)
+        statistics = _stats.aggregate_trials(
+            entries, [measured.cycles for _, measured in trials], job.message_bytes, self.cpu)
         for flag in statistics.flags:
             warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, flag.message),
                           MeasurementWarning, stacklevel=5)

@@ -37,6 +37,11 @@ SCHEMA_RAW = "ngcc.raw/1"
 #: The schema strings this version writes, by file kind.
 SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_RECORD}
 
+#: The versions of :class:`Statistics` this version reads (it writes the last):
+#: 1 = ngcc 0.1 (mean, t interval, outlier and counter-rate flags), 2 = + median and
+#: bootstrap intervals, batch mean, observer effect, core cycles, preemption flags.
+STATISTICS_VERSIONS = (1, 2)
+
 #: A job's status: see ``docs/evidence-format.md``.
 JOB_STATUSES = ("pending", "done", "refused", "crash", "timeout", "error", "protocol")
 #: The KAT verdicts of ``ngcc.kat`` (tests check they are the same).
@@ -542,13 +547,25 @@ class Trial(Evidence):
             batch_involuntary_switches=measured.batch_involuntary_switches)
 
 
+#: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1).
+FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "outlying_trial")
+
+
 @dataclass(frozen=True)
 class Flag(Evidence):
-    """A flagged trial: why (``outlying_trial``, ``counter_rate``), which, and the message."""
+    """A flagged trial: why (one of :data:`FLAG_CODES`), which, the message (the figure,
+    a cause that fits it, the remedy) and the figure itself: the relative departure
+    from the median of trial means (``slow_trial`` > 0, ``fast_trial`` < 0), the
+    counter rate ratio (``counter_rate``) or the share of wall time on the CPU
+    (``preempted``); ``None`` in statistics of version 1."""
 
     code: str
     trial: int
     message: str
+    value: float | None = None
+
+    def _check(self, where: str) -> None:
+        _one_of(self.code, FLAG_CODES, where + "code")
 
 
 @dataclass(frozen=True)
@@ -574,10 +591,31 @@ class Statistics(Evidence):
     outlying_trials: tuple[int, ...]
     disturbed_trials: tuple[int, ...]
     flags: tuple[Flag, ...]
+    # Version 2 (ngcc 0.2): ``None`` in a record of version 1 means "not computed by
+    # the ngcc that wrote it"; in version 2 it means undefined (one trial, no facts).
+    version: int = 1
+    per_call_mean_ticks: float | None = None
+    mean_bootstrap_ci95_low_ticks: float | None = None
+    mean_bootstrap_ci95_high_ticks: float | None = None
+    mean_bootstrap_ci95_relative: float | None = None
+    median_ci95_low_ticks: float | None = None
+    median_ci95_high_ticks: float | None = None
+    median_ci95_relative: float | None = None
+    batch_mean_ticks: float | None = None
+    observer_effect_ticks: float | None = None
+    observer_effect_relative: float | None = None
+    core_cycles_per_tick: float | None = None
+    core_cycles_per_byte: float | None = None
+    preempted_trials: tuple[int, ...] | None = None
 
     def _check(self, where: str) -> None:
         _at_least(self.trials, 1, where + "trials")
         _at_least(self.calls, 1, where + "calls")
+        _one_of(str(self.version), tuple(str(v) for v in STATISTICS_VERSIONS),
+                where + "version")
+        for name in ("mean_bootstrap_ci95_low_ticks", "median_ci95_low_ticks",
+                     "batch_mean_ticks", "core_cycles_per_tick", "core_cycles_per_byte"):
+            _at_least(getattr(self, name), 0, where + name)
 
 
 @dataclass(frozen=True)

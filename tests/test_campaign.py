@@ -132,10 +132,8 @@ def test_quick_campaign_statistics_match_the_raw_samples(quick_run):
         cycles = record.cycles()
         assert tuple(len(c) for c in cycles) == record.raw.calls_per_trial
         assert all(c.dtype == np.uint64 for c in cycles)
-        recomputed = _stats.aggregate(
-            cycles, [t.loop_seconds for t in record.trials],
-            [t.statistics.counter_rate_ratio for t in record.trials], record.message_bytes,
-            quick_run.plan.cpu)
+        recomputed = _stats.aggregate_trials(record.trials, cycles, record.message_bytes,
+                                             quick_run.plan.cpu)
         assert recomputed == record.statistics
         assert record.statistics.cycles_per_byte == pytest.approx(
             record.statistics.mean_cycles / record.message_bytes)
@@ -316,9 +314,9 @@ def test_fake_campaign_statistics_come_from_the_measurements(fake):
     run = fake(["SM3"], lengths=[64]).run()
     [record] = run.records
     cycles = record.cycles()
-    assert record.statistics == _stats.aggregate(
-        cycles, [t.loop_seconds for t in record.trials],
-        [t.statistics.counter_rate_ratio for t in record.trials], 64, run.plan.cpu)
+    assert record.statistics == _stats.aggregate_trials(record.trials, cycles, 64,
+                                                        run.plan.cpu)
+    assert record.statistics.version == _stats.STATISTICS_VERSION
     assert [t.pid for t in record.trials] == [40000, 40001]
     assert record.resources.peak_rss_kib == 1701
 

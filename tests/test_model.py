@@ -42,6 +42,17 @@ def edited(data: dict, path: str, value: object) -> dict:
                          ids=["record", "campaign", "build"])
 def test_round_trip_is_exact(cls, data):
     value = cls.from_json(data)
+    if cls is _model.Record:  # written by statistics version 1: the later fields read as null
+        assert "version" not in data["statistics"] and value.statistics.version == 1
+        later = {"version": 1, **{name: None for name in (
+            "per_call_mean_ticks", "mean_bootstrap_ci95_low_ticks",
+            "mean_bootstrap_ci95_high_ticks", "mean_bootstrap_ci95_relative",
+            "median_ci95_low_ticks", "median_ci95_high_ticks", "median_ci95_relative",
+            "batch_mean_ticks", "observer_effect_ticks", "observer_effect_relative",
+            "core_cycles_per_tick", "core_cycles_per_byte", "preempted_trials")}}
+        stats = {**data["statistics"], **later,
+                 "flags": [{**flag, "value": None} for flag in data["statistics"]["flags"]]}
+        data = edited(data, "statistics", stats)
     assert value.to_json() == data
     assert cls.from_json(json.loads(json.dumps(value.to_json()))) == value
 
