@@ -10,6 +10,7 @@ from ngcc._build import BuildResult, build
 from ngcc._campaign import Campaign
 from ngcc._errors import (
     BuildError,
+    CampaignFailedError,
     CompareError,
     CorruptRecordError,
     CpuBusyError,
@@ -23,6 +24,7 @@ from ngcc._errors import (
     KatGateError,
     KatMemoryError,
     LibraryError,
+    LibraryNotFoundError,
     MeasurementWarning,
     NgccError,
     NothingToCompareError,
@@ -47,6 +49,7 @@ __all__ = [
     "BuildError",
     "BuildResult",
     "Campaign",
+    "CampaignFailedError",
     "CompareError",
     "CorruptRecordError",
     "CounterInfo",
@@ -63,6 +66,7 @@ __all__ = [
     "KatMemoryError",
     "LeakResult",
     "LibraryError",
+    "LibraryNotFoundError",
     "MeasurementWarning",
     "NgccError",
     "NothingToCompareError",
