@@ -42,6 +42,14 @@ SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_
 #: bootstrap intervals, batch mean, observer effect, core cycles, preemption flags.
 STATISTICS_VERSIONS = (1, 2)
 
+#: The statistics ``--target-ci`` can aim at (``--statistic``).
+STATISTICS = ("mean", "median")
+#: How calls per trial are planned (``--plan``): the harness's rule from one cold
+#: call, or enough calls for ``trial_target`` seconds from warm calls.
+CALLS_RULES = ("harness", "warm")
+#: The orders in which a campaign runs its trials (``--order``).
+ORDERS = ("interleaved", "sequential")
+
 #: A job's status: see ``docs/evidence-format.md``.
 JOB_STATUSES = ("pending", "done", "refused", "crash", "timeout", "error", "protocol")
 #: The KAT verdicts of ``ngcc.kat`` (tests check they are the same).
@@ -285,8 +293,12 @@ class Plan(Evidence):
     max_trials: int
     kat_files: tuple[str, ...]
     kat_override: bool
+    statistic: str = "mean"
+    calls_rule: str = "harness"
 
     def _check(self, where: str) -> None:
+        _one_of(self.statistic, STATISTICS, where + "statistic")
+        _one_of(self.calls_rule, CALLS_RULES, where + "calls_rule")
         if not self.lengths:
             raise FieldError(where + "lengths", "is empty")
         for index, length in enumerate(self.lengths):
@@ -312,6 +324,11 @@ class Settings(Evidence):
     trial_timeout_seconds: float | None
     strict: bool
     runner: str
+    order: str | None = None
+
+    def _check(self, where: str) -> None:
+        if self.order is not None:
+            _one_of(self.order, ORDERS, where + "order")
 
 
 @dataclass(frozen=True)
@@ -404,6 +421,7 @@ class Job(Evidence):
     record: str
     raw: str
     error: str | None
+    warm_call_seconds: float | None = None
 
     def _check(self, where: str) -> None:
         _name(self.candidate, where + "candidate")
@@ -412,6 +430,7 @@ class Job(Evidence):
         _at_least(self.message_bytes, 1, where + "message_bytes")
         _one_of(self.status, JOB_STATUSES, where + "status")
         _positive(self.t1_seconds, where + "t1_seconds")
+        _positive(self.warm_call_seconds, where + "warm_call_seconds")
         _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.trials_planned, 1, where + "trials_planned")
@@ -506,9 +525,11 @@ class Trial(Evidence):
     parent_wall_ns: int | None = None
     batch_thread_cpu_ns: int | None = None
     batch_involuntary_switches: int | None = None
+    position: int | None = None
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
+        _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
         _at_least(self.cpu, 0, where + "cpu")
         _at_least(self.calls, 1, where + "calls")
@@ -525,7 +546,7 @@ class Trial(Evidence):
 
     @classmethod
     def of(cls, index: int, started: str, warmup_calls: int, measured: TrialMeasurement,
-           statistics: TrialStatistics) -> Trial:
+           statistics: TrialStatistics, position: int | None = None) -> Trial:
         """A trial entry from a runner's measurement: every fact but the cycles."""
         return cls(
             index=index, started=started, pid=measured.pid, cpu=measured.cpu,
@@ -544,7 +565,8 @@ class Trial(Evidence):
             affinity_changed=measured.affinity_changed,
             parent_wall_ns=measured.parent_wall_ns,
             batch_thread_cpu_ns=measured.batch_thread_cpu_ns,
-            batch_involuntary_switches=measured.batch_involuntary_switches)
+            batch_involuntary_switches=measured.batch_involuntary_switches,
+            position=position)
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1).
@@ -632,12 +654,39 @@ class JobPlan(Evidence):
     max_trials: int
     cpu: int
     estimated_seconds: float
+    calls_rule: str = "harness"
+    statistic: str = "mean"
+    order: str | None = None
+    warm_call_seconds: float | None = None
 
     def _check(self, where: str) -> None:
+        _one_of(self.calls_rule, CALLS_RULES, where + "calls_rule")
+        _one_of(self.statistic, STATISTICS, where + "statistic")
+        if self.order is not None:
+            _one_of(self.order, ORDERS, where + "order")
+        _positive(self.warm_call_seconds, where + "warm_call_seconds")
         _positive(self.t1_seconds, where + "t1_seconds")
         _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.cpu, 0, where + "cpu")
+
+
+@dataclass(frozen=True)
+class RejectedTrial(Evidence):
+    """A trial ``--strict`` rejected and repeated: the trial it would have been
+    (``trial``), its position in the run's order, when it started, why (a flag code:
+    ``preempted`` or ``counter_rate``) and the flag's message. Its calls are not kept."""
+
+    trial: int
+    position: int | None
+    started: str
+    code: str
+    message: str
+
+    def _check(self, where: str) -> None:
+        _at_least(self.trial, 0, where + "trial")
+        _utc(self.started, where + "started")
+        _one_of(self.code, FLAG_CODES, where + "code")
 
 
 @dataclass(frozen=True)
@@ -701,6 +750,7 @@ class Record(Evidence):
     resources: Resources
     raw: RawRef
     provenance: Provenance
+    rejected_trials: tuple[RejectedTrial, ...] = ()
 
     def _check(self, where: str) -> None:
         _name(self.candidate, where + "candidate")

@@ -100,6 +100,12 @@ def trial_means(trials: Sequence[np.ndarray]) -> list[float]:
     return [float(np.sum(cycles, dtype=np.uint64)) / len(cycles) for cycles in trials]
 
 
+def trial_medians(trials: Sequence[np.ndarray]) -> list[float]:
+    """The median of each trial's per-call ticks (the centre of a trial that its rare
+    preempted calls cannot move)."""
+    return [float(np.median(np.asarray(cycles, dtype=np.float64))) for cycles in trials]
+
+
 def median_of_trial_means(means: Sequence[float]) -> float:
     """Median of the per-trial means: a centre that one disturbed trial cannot move far."""
     return float(np.median(np.asarray(means, dtype=np.float64)))
@@ -342,22 +348,39 @@ def _flags(means: Sequence[float], ratios: Sequence[float | None], outliers: lis
                 "differed (turbo, frequency scaling: see `ngcc check`), or the other "
                 "trials were slowed (see their flags); fix the host and rerun"), departure))
     for i, why in preempted.items():
-        if why is None:
-            continue
-        share = cpu_share(facts[i])
-        flags.append(Flag("preempted", i, (
-            "trial %d was preempted on %s: %s; another task competed for the CPU, so "
-            "the time it took lands in the calls; pin to an isolated CPU with --cpu N "
-            "or stop the competing process (--strict repeats such trials)"
-            % (i, where, why)), share))
-    for i in disturbed:
-        ratio = ratios[i] or 0.0  # disturbed_trials() lists only trials with a ratio
-        flags.append(Flag("counter_rate", i, (
-            "trial %d ran at %.0f %% of the nominal counter rate: the counter or the "
-            "process was disturbed on %s (frequency change, migration, busy sibling); "
-            "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where)),
-            ratio))
+        if why is not None:
+            flags.append(_preempted_flag(i, facts[i], why, where))
+    flags += [_counter_flag(i, ratios[i] or 0.0, where) for i in disturbed]
     return flags
+
+
+def _preempted_flag(i: int, trial: Trial, why: str, where: str) -> Flag:
+    return Flag("preempted", i, (
+        "trial %d was preempted on %s: %s; another task competed for the CPU, so "
+        "the time it took lands in the calls; pin to an isolated CPU with --cpu N "
+        "or stop the competing process (--strict repeats such trials)"
+        % (i, where, why)), cpu_share(trial))
+
+
+def _counter_flag(i: int, ratio: float, where: str) -> Flag:
+    return Flag("counter_rate", i, (
+        "trial %d ran at %.0f %% of the nominal counter rate: the counter or the "
+        "process was disturbed on %s (frequency change, migration, busy sibling); "
+        "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where)), ratio)
+
+
+def disturbance(trial: Trial, cpu: int | None = None) -> Flag | None:
+    """The flag of a trial disturbed on its own (no other trial needed to tell):
+    ``preempted`` (:func:`preemption`), else ``counter_rate`` (its counter off its
+    calibrated rate); ``None`` for a quiet trial. ``--strict`` repeats such a trial."""
+    where = _where(cpu)
+    why = preemption(trial)
+    if why is not None:
+        return _preempted_flag(trial.index, trial, why, where)
+    ratio = trial.statistics.counter_rate_ratio
+    if disturbed_trials([ratio]):
+        return _counter_flag(trial.index, ratio or 0.0, where)
+    return None
 
 
 def batch_mean(facts: Sequence[Trial]) -> float | None:
@@ -431,8 +454,7 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         raise ValueError("statistics version %r is not one this ngcc computes" % version)
     per_call = float(np.mean(means))
     boot = bootstrap_interval(means)
-    medians = log_t_interval([float(np.median(np.asarray(c, dtype=np.float64)))
-                              for c in trials])
+    medians = log_t_interval(trial_medians(trials))
     batch = batch_mean(facts)
     core = core_cycles(trials, facts)
     return replace(
@@ -463,6 +485,18 @@ def aggregate_trials(trials: Sequence[Trial], cycles: Sequence[np.ndarray],
     return aggregate(cycles, [t.loop_seconds for t in trials],
                      [t.statistics.counter_rate_ratio for t in trials], message_bytes, cpu,
                      facts=trials, version=version)
+
+
+def stop_rule_precision(trials: Sequence[np.ndarray], statistic: str) -> float | None:
+    """:func:`relative_precision` straight from the trials' per-call ticks (what the
+    campaign asks after each trial): the t interval's relative half-width of the mean
+    of trial means, or the log-scale interval's of the trial medians."""
+    if statistic == "median":
+        interval = log_t_interval(trial_medians(trials))
+        return interval[2] if interval else None
+    if statistic == "mean":
+        return relative_half_width(trial_means(trials))
+    raise ValueError("statistic must be mean or median, not %r" % statistic)
 
 
 def relative_precision(statistics: Statistics, statistic: str) -> float | None:
