@@ -767,6 +767,12 @@ class Record(Evidence):
             if trial.index != index:
                 raise FieldError("%strials[%d].index" % (where, index),
                                  "is %d, not %d" % (trial.index, index))
+        positions = [t.position for t in self.trials]
+        for index in range(1, len(positions)):
+            before, now = positions[index - 1], positions[index]
+            if before is not None and now is not None and now <= before:
+                raise FieldError("%strials[%d].position" % (where, index),
+                                 "is %d, not after trial %d's %d" % (now, index - 1, before))
 
     @property
     def relpath(self) -> str:

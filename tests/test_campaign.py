@@ -902,3 +902,29 @@ def test_warm_plan_calibrates_with_warm_calls_and_is_recorded(fake):
                    run_dir=run.path.parent / "harness").run()
     assert harness.records[0].plan.calls_rule == "harness"
     assert harness.records[0].plan.warm_call_seconds is None
+
+
+def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys):
+    from ngcc._cli import main
+    fixed_host(monkeypatch)
+    preempting = FakeRunner(preempt={("SM3", 64, 1): 1})
+    monkeypatch.setattr(_child, "DriverRunner", lambda: preempting)
+    monkeypatch.setattr(kat, "check", FakeKat())
+    status = main(["campaign", "SM3", "pseudoXOF-256", "--quick", "--trials", "3",
+                   "--trial-target", "0.002", "--lengths", "64", "--statistic", "median",
+                   "--target-ci", "50", "--plan", "warm", "--order", "sequential",
+                   "--strict", "--run-dir", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    assert status == 0
+    header = next(line for line in out.splitlines() if line.startswith("instance"))
+    assert header.split() == ["instance", "message", "mean", "cycles", "cycles/byte", "95%",
+                              "CI", "median", "95%", "CI", "observer", "core", "c/B", "MB/s",
+                              "n", "KAT", "flags"]
+    sm3 = next(line for line in out.splitlines() if line.startswith("SM3"))
+    assert sm3.endswith("1 rejected")
+    run = ngcc.load_run(tmp_path / "run")
+    plan = run.record("SM3", 64).plan
+    assert (plan.statistic, plan.calls_rule, plan.order) == ("median", "warm", "sequential")
+    # the warm calibration trials, then job after job, trial 1 of SM3 run twice
+    assert [(n, i) for n, _, i in preempting.trials_run()][:6] == [
+        ("SM3", 0), ("pseudoXOF-256", 0), ("SM3", 0), ("SM3", 1), ("SM3", 1), ("SM3", 2)]

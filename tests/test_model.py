@@ -177,3 +177,11 @@ def test_names_build_the_file_names():
         "records/hash-22/Pavelor-512@perf__hash_64.json"
     assert _model.plot_stem_distribution("Pavelor-512.external", 32) == \
         "Pavelor-512.external__hash_32-calls"
+
+
+def test_trials_of_a_record_are_in_their_order():
+    data = edited(RECORD, "trials.0.position", 5)
+    data = edited(data, "trials.1.position", 3)
+    with pytest.raises(FieldError, match=r"trials\[1\]\.position.*not after trial 0's 5"):
+        _model.Record.from_json(data)
+    assert _model.Record.from_json(edited(data, "trials.1.position", 9)).trials[1].position == 9
