@@ -928,3 +928,28 @@ def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys)
     # the warm calibration trials, then job after job, trial 1 of SM3 run twice
     assert [(n, i) for n, _, i in preempting.trials_run()][:6] == [
         ("SM3", 0), ("pseudoXOF-256", 0), ("SM3", 0), ("SM3", 1), ("SM3", 1), ("SM3", 2)]
+
+
+def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monkeypatch):
+    """ngcc-driver's trials with a rival spinning on their CPU: the scheduler shares the
+    CPU between them, so every trial loses about half of its loops' wall time and is
+    flagged preempted, with the figure."""
+    fixed_host(monkeypatch)
+    cpu = _host.default_cpu()
+    rival = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+                              "while True: pass" % cpu])
+    try:
+        time.sleep(0.3)  # the rival is spinning on the trials' CPU
+        # loops of about 0.1 s (the warm plan), far longer than a scheduler slice
+        run = ngcc.Campaign(["SM3"], lengths=[4096], quick=True, trials=2, cpu=cpu,
+                            trial_target=0.1, calls_rule="warm", run_dir=tmp_path / "run",
+                            kat_checker=FakeKat(), progress=False).run()
+    finally:
+        rival.kill()
+        rival.wait()
+    [record] = run.records
+    assert record.statistics.preempted_trials == (0, 1)
+    flags = [f for f in record.statistics.flags if f.code == "preempted"]
+    assert [f.trial for f in flags] == [0, 1]
+    assert all(f.value is not None and f.value < 0.9 for f in flags), flags
+    assert all("involuntary context switches" in f.message for f in flags)
