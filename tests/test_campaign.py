@@ -953,3 +953,23 @@ def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monk
     assert [f.trial for f in flags] == [0, 1]
     assert all(f.value is not None and f.value < 0.9 for f in flags), flags
     assert all("involuntary context switches" in f.message for f in flags)
+
+
+class _OneSpiky(FakeRunner):
+    """Spikes in WChain's odd trials only: its mean stays imprecise, SM3's does not."""
+
+    def trial(self, instance, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.spikes = 50.0 if instance.name == "WChain-V1-512" else 0.0
+        return super().trial(instance, *args, **kwargs)
+
+
+def test_interleaved_target_ci_extra_rounds_only_for_the_imprecise_job(fake):
+    runner = _OneSpiky()
+    run = fake(["WChain-V1-512", "SM3"], runner=runner, lengths=[32], trials=2,
+               target_ci=5.0, max_trials=4).run()
+    assert run.record("SM3", 32).statistics.trials == 2
+    assert run.record("WChain-V1-512", 32).statistics.trials == 4
+    assert runner.trials_run() == [("WChain-V1-512", 32, 0), ("SM3", 32, 0),
+                                   ("WChain-V1-512", 32, 1), ("SM3", 32, 1),
+                                   ("WChain-V1-512", 32, 2), ("WChain-V1-512", 32, 3)]
+    assert [t.position for t in run.record("WChain-V1-512", 32).trials] == [0, 2, 4, 5]
