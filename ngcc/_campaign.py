@@ -841,8 +841,10 @@ class Campaign:
                           "(%s)" % (job.label, job.message_bytes, len(rejected), "; ".join(
                               r.message for r in rejected[:2])), MeasurementWarning,
                           stacklevel=5)
-        for flag in statistics.flags:
-            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, flag.message),
+        for code, count, worst in _stats.flag_groups(statistics.flags):
+            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
+                          if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
+                          % (job.label, job.message_bytes, count, code, worst.message),
                           MeasurementWarning, stacklevel=5)
         env = self._env
         return Record(

@@ -973,3 +973,13 @@ def test_interleaved_target_ci_extra_rounds_only_for_the_imprecise_job(fake):
                                    ("WChain-V1-512", 32, 1), ("SM3", 32, 1),
                                    ("WChain-V1-512", 32, 2), ("WChain-V1-512", 32, 3)]
     assert [t.position for t in run.record("WChain-V1-512", 32).trials] == [0, 2, 4, 5]
+
+
+def test_flags_of_a_job_warn_once_per_kind(fake):
+    runner = FakeRunner(preempt={("SM3", 32, i): 1 for i in range(3)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MeasurementWarning)
+        fake(["SM3"], runner=runner, lengths=[32], trials=3).run()
+    preempted = [str(w.message) for w in caught if "preempted" in str(w.message)]
+    assert len(preempted) == 1
+    assert preempted[0].startswith("SM3 at 32 B: 3 trials flagged preempted; the worst: trial ")

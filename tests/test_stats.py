@@ -253,3 +253,13 @@ def test_stop_rule_precision_by_statistic():
     assert stats.ci95_relative > 1.0 and stats.median_ci95_relative < 0.01  # median resists
     with pytest.raises(ValueError):
         _stats.relative_precision(stats, "mode")
+
+
+def test_flag_groups_count_each_kind_and_keep_the_worst():
+    from ngcc._model import Flag
+    flags = [Flag("preempted", 0, "a", 0.9), Flag("slow_trial", 1, "b", 0.2),
+             Flag("preempted", 2, "c", 0.5), Flag("preempted", 3, "d", 0.95)]
+    groups = _stats.flag_groups(flags)
+    assert [(code, n, worst.trial) for code, n, worst in groups] == [
+        ("preempted", 3, 2), ("slow_trial", 1, 1)]
+    assert _stats.flag_groups([]) == []
