@@ -7,7 +7,7 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 
 from ngcc import kat
 from ngcc._build import BuildResult, build
-from ngcc._campaign import Campaign
+from ngcc._campaign import Campaign, CostEstimate
 from ngcc._errors import (
     BuildError,
     CampaignFailedError,
@@ -52,6 +52,7 @@ __all__ = [
     "CampaignFailedError",
     "CompareError",
     "CorruptRecordError",
+    "CostEstimate",
     "CounterInfo",
     "CpuBusyError",
     "ForeignRunDirError",

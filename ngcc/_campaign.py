@@ -147,14 +147,16 @@ def status_counts(jobs: Iterable[Job]) -> str:
 class _FailureWatch:
     """Stops a campaign whose first failures all share one cause, before it works
     through every job to fail the same way (a library that cannot start, a broken
-    driver): :data:`STOP_AFTER_FAILURES` consecutive failures alike and no success."""
+    driver): :data:`STOP_AFTER_FAILURES` consecutive failures alike and no job done."""
 
     def __init__(self) -> None:
         self.succeeded = False
         self.causes: list[str] = []
 
-    def success(self) -> None:
-        self.succeeded = True
+    def success(self, done: bool = True) -> None:
+        """A child delivered: a job ``done``, or only its calibration (which breaks a
+        run of failures, but a library may still fail every trial)."""
+        self.succeeded = self.succeeded or done
         self.causes = []
 
     def failure(self, error: ChildError, pending: int) -> None:
@@ -690,7 +692,7 @@ class Campaign:
                     self._failed(index, exc)
                 else:
                     self._jobs[index] = self._planned(job, t1, warm_call)
-                    self._watch.success()
+                    self._watch.success(done=False)
                     self._save()
                     bar.advance(1)
 
@@ -769,7 +771,7 @@ class Campaign:
                     bar.item_done(what, exc.status)
                     self._failed(index, exc)
                     continue
-                self._watch.success()
+                self._watch.success(done=False)  # a trial delivered, the job not done yet
                 if len(taken[index]) <= job.trials_planned:  # extra --target-ci: unplanned
                     bar.advance(self._trial_cost(job))
                 if not self._enough(taken[index]):
@@ -777,6 +779,7 @@ class Campaign:
                 active.remove(index)
                 record = self._write_job(job, taken[index], rejected[index])
                 self._jobs[index] = replace(job, status="done", error=None)
+                self._watch.success()
                 self._save()
                 bar.item_done(what, "%s cycles/byte" % _format.cycles_per_byte(
                     record.statistics.cycles_per_byte))

@@ -17,11 +17,11 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _build, _campaign, _format, _host, _locks, _plan, kat
+from ngcc import _build, _campaign, _format, _host, _locks, _plan, _progress, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
 from ngcc._model import Job, Record
@@ -313,7 +313,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
-        on_plan=None if args.quiet and not args.dry_run else _print_plan,
+        on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
+        else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
@@ -340,8 +341,12 @@ def _run_campaign(args: argparse.Namespace) -> int:
     return EXIT_RUNTIME_ERROR
 
 
-def _print_plan(estimate: _campaign.CostEstimate) -> None:
-    print(estimate, flush=True)
+def _print_plan(stream: TextIO) -> Callable[[_campaign.CostEstimate], None]:
+    """Print the plan to ``stream``: stderr beside the progress, so that stdout holds the
+    summary table alone; stdout for ``--dry-run``, whose result it is."""
+    def show(estimate: _campaign.CostEstimate) -> None:
+        print(estimate, file=stream, flush=True)
+    return show
 
 
 #: ``SM3 at 64 B (trial 0) ``: the job's own words at the start of a child's error.
@@ -349,17 +354,20 @@ _JOB_PREFIX = re.compile(r"^\S+ at \d+ B \([^)]*\) ")
 
 
 def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
-    """One line per status and cause: ``crash: SM3 64 B, SM3 128 B: crashed: SIGSEGV``
-    (the first ``shown`` jobs named, the others counted)."""
+    """One line per status and cause: a job's own error, or ``2 jobs crash (SM3 64 B,
+    SM3 128 B): crashed: SIGSEGV`` (the first ``shown`` jobs named, the others counted)."""
     by_cause: dict[tuple[str, str], list[Job]] = {}
     for job in jobs:
         cause = _JOB_PREFIX.sub("", job.error or job.status)
         by_cause.setdefault((job.status, cause), []).append(job)
     lines = []
     for (status, cause), alike in by_cause.items():
+        if len(alike) == 1:
+            lines.append(alike[0].error or "%s %s" % (alike[0].label, status))
+            continue
         names = ", ".join("%s %d B" % (job.label, job.message_bytes) for job in alike[:shown])
         more = " and %d more" % (len(alike) - shown) if len(alike) > shown else ""
-        lines.append("%s: %s%s: %s" % (status, names, more, cause))
+        lines.append("%d jobs %s (%s%s): %s" % (len(alike), status, names, more, cause))
     return lines
 
 
@@ -441,18 +449,26 @@ def _distribution_choice(text: str) -> tuple[str, int]:
 
 
 def _add_report(subcommands: argparse._SubParsersAction) -> None:
+    from ngcc import _export
+
     parser = subcommands.add_parser(
-        "report", help="write the Markdown pages and plots of a run",
-        description="Write one Markdown page per candidate (sections 1-5 and 7 of the NICCS "
+        "report", help="write the pages (Markdown or HTML), tables and plots of a run",
+        description="Write one page per candidate (sections 1-5 and 7 of the NICCS "
                     "x86 self-assessment structure, plus confidence intervals, medians and "
-                    "the ratio to pseudoXOF), a summary page, and the plots (cycles/byte, "
-                    "per-call distributions; PNG and SVG). Pages depend only on the run "
-                    "directory, so `ngcc validate` can regenerate them.")
+                    "the ratio to pseudoXOF), a summary page, an index page, and the plots "
+                    "(cycles/byte, per-call distributions; PNG and SVG). Pages depend only "
+                    "on the run directory, so `ngcc validate` can regenerate them.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a campaign's run "
                         "directory")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="where to write (default: RUN_DIR/report)")
     parser.add_argument("--no-plots", action="store_true", help="write the pages only")
+    parser.add_argument("--format", dest="formats", action="append", choices=_export.FORMATS,
+                        metavar="FORMAT",
+                        help="markdown (default): the pages as .md; html: the same pages as "
+                             "self-contained .html files (plots inline, nothing fetched); "
+                             "csv, json: every statistic per library x length in "
+                             "statistics.csv / statistics.json (repeatable)")
     parser.add_argument("--distribution", type=_distribution_choice, action="append",
                         default=[], metavar="INSTANCE:BYTES",
                         help="also plot the per-call distribution of this instance at this "
@@ -466,7 +482,8 @@ def _run_report(args: argparse.Namespace) -> int:
 
     run = load_run(args.run_dir)
     written = _report.write_report(run, args.out, plots=not args.no_plots,
-                                   distributions=args.distribution)
+                                   distributions=args.distribution,
+                                   formats=args.formats or ("markdown",))
     for path in written:
         print(path)
     return 0
@@ -706,7 +723,19 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                              "@<folder> when two builds clash)")
     parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
                         help="folder for the evidence; default: %(default)s")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar on a terminal (without one there is none: "
+                             "the result line of each instance is the progress)")
     parser.set_defaults(run=_run_leak)
+
+
+def _leak_progress(task: _progress.Task) -> Callable[[int, float | None], None]:
+    """The leak test's progress callback, moving ``task`` (calls so far, max |t|)."""
+    def show(calls: int, max_t: float | None) -> None:
+        task.update_to(calls)
+        if max_t is not None:
+            task.status("max |t| %.2f" % max_t)
+    return show
 
 
 def _hex_bytes(text: str) -> bytes:
@@ -725,13 +754,19 @@ def _run_leak(args: argparse.Namespace) -> int:
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
     status = 0
+    # a bar on a terminal only: without one, each instance's result line is its progress
+    reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
+                                  else "bar")
     for inst, label in zip(found, labels, strict=True):
         for control in (False, True) if args.control else (False,):
             try:
-                result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
-                                    cpu=args.cpu, fixed=None if control else args.fixed,
-                                    seed=args.seed, early_stop=not args.no_early_stop,
-                                    control=control, label=label)
+                with reporter.task("%s%s" % (label, " (control)" if control else ""),
+                                   args.calls) as task:
+                    result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
+                                        cpu=args.cpu, fixed=None if control else args.fixed,
+                                        seed=args.seed, early_stop=not args.no_early_stop,
+                                        control=control, label=label,
+                                        progress=_leak_progress(task))
             except NgccError as exc:  # this instance failed; the others still run
                 print("%s  ERROR  %s" % (label, exc), flush=True)
                 status = EXIT_RUNTIME_ERROR

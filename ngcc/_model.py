@@ -589,6 +589,16 @@ class Flag(Evidence):
     def _check(self, where: str) -> None:
         _one_of(self.code, FLAG_CODES, where + "code")
 
+    @property
+    def severity(self) -> float | None:
+        """How far ``value`` lies from an undisturbed trial's (0 for the departures of
+        ``slow_trial``/``fast_trial``, 1 for the ratios of ``preempted`` and
+        ``counter_rate``): what picks the worst flag of a kind; ``None`` without value."""
+        if self.value is None:
+            return None
+        quiet = 1.0 if self.code in ("preempted", "counter_rate") else 0.0
+        return abs(self.value - quiet)
+
 
 @dataclass(frozen=True)
 class Statistics(Evidence):

@@ -385,19 +385,14 @@ def disturbance(trial: Trial, cpu: int | None = None) -> Flag | None:
 
 def flag_groups(flags: Sequence[Flag]) -> list[tuple[str, int, Flag]]:
     """The flags by code, in order of first appearance: ``(code, count, worst)``, the
-    worst being the flag whose ``value`` lies furthest from an undisturbed trial's (0
-    for ``slow_trial``/``fast_trial``, 1 for ``preempted``/``counter_rate``; the first
+    worst being the flag of the highest :attr:`~ngcc._model.Flag.severity` (the first
     one where values are missing). For one warning or one line per kind."""
     groups: dict[str, list[Flag]] = {}
     for flag in flags:
         groups.setdefault(flag.code, []).append(flag)
 
-    def distance(flag: Flag) -> float:
-        if flag.value is None:
-            return 0.0
-        quiet = 0.0 if flag.code in ("slow_trial", "fast_trial", "outlying_trial") else 1.0
-        return abs(flag.value - quiet)
-    return [(code, len(group), max(group, key=distance)) for code, group in groups.items()]
+    return [(code, len(group), max(group, key=lambda flag: flag.severity or 0.0))
+            for code, group in groups.items()]
 
 
 def batch_mean(facts: Sequence[Trial]) -> float | None:
