@@ -757,7 +757,10 @@ class Campaign:
         taken: dict[int, list[_Taken]] = {index: [] for index in group}
         rejected: dict[int, list[RejectedTrial]] = {index: [] for index in group}
         active = list(group)
+        rounds = 0
         while active:
+            rounds += 1
+            measuring = len(active)
             for index in list(active):
                 job = self._jobs[index]
                 what = "%s %d B" % (job.label, job.message_bytes)
@@ -783,6 +786,12 @@ class Campaign:
                 self._save()
                 bar.item_done(what, "%s cycles/byte" % _format.cycles_per_byte(
                     record.statistics.cycles_per_byte))
+            if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
+                eta = bar.eta()
+                self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
+                                   % (rounds, rounds, measuring, _progress.clock(bar.elapsed()),
+                                      ", ETA %s" % _progress.clock(eta) if active and eta
+                                      is not None else ""))
 
     def _trial(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial]) -> None:
         """Run the job's next trial; with ``strict``, repeat a disturbed one (preempted,

@@ -1117,3 +1117,16 @@ def test_quiet_prints_nothing(tmp_path, monkeypatch, capsys):
     status = _cli_campaign(monkeypatch, FakeRunner, "--quiet",
                            "--run-dir", str(tmp_path / "run"))
     assert status == 0 and capsys.readouterr() == ("", "")
+
+
+def test_interleaved_rounds_show_in_progress_lines(fake):
+    import io
+
+    from ngcc._progress import Progress
+    stream = io.StringIO()
+    fake(["WChain-V1-512", "SM3"], lengths=[32], trials=3,
+         progress=Progress("lines", stream)).run()
+    lines = [line for line in stream.getvalue().splitlines() if "round" in line]
+    assert [line.split(" (")[0] for line in lines] == [
+        "measure: round %d done" % k for k in (1, 2, 3)]
+    assert "ETA" in lines[0] and "ETA" not in lines[-1] and "\r" not in stream.getvalue()
