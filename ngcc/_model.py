@@ -602,7 +602,10 @@ class Flag(Evidence):
 
 @dataclass(frozen=True)
 class Statistics(Evidence):
-    """The aggregate statistics of one job over its trials (``_stats.aggregate``)."""
+    """The aggregate statistics of one job over its trials (``_stats.aggregate``), by
+    the rules of ``version`` (:data:`STATISTICS_VERSIONS`). Fields named ``_cycles``
+    keep their ngcc 0.1 names and hold counter ticks, like the ``_ticks`` fields; only
+    ``core_cycles_…`` are core cycles."""
 
     trials: int
     calls: int
