@@ -39,8 +39,8 @@ COUNTER_RATE_TOLERANCE = 0.02  # a counter running 2 % off its calibrated rate
 CPU_SHARE_THRESHOLD = 0.97
 #: ... or that had at least this many involuntary context switches in its loops, and
 #: more than :data:`SWITCHES_PER_SECOND` of them per second of loop.
-SWITCHES_THRESHOLD = 3
-SWITCHES_PER_SECOND = 5.0
+SWITCHES_THRESHOLD = 10
+SWITCHES_PER_SECOND = 10.0
 #: The bootstrap of the mean: resamples, and the fixed seed of its generator
 #: (:func:`bootstrap_indices`), so every reader recomputes the same interval.
 BOOTSTRAP_RESAMPLES = 4000

@@ -209,6 +209,10 @@ def test_a_preempted_trial_is_flagged_with_the_figure_and_the_remedy():
              _trial(2, trials[2], thread_cpu_ns=50_000, involuntary_switches=40),
              _trial(3, trials[3], **quiet)]
     assert [_stats.preemption(t) is not None for t in facts] == [False, True, True, False]
+    # a few short switches over a long loop cost no measurable time: not flagged
+    long_loop = _trial(0, trials[0], loop_ns=2_000_000_000, thread_cpu_ns=1_999_000_000,
+                       involuntary_switches=9)
+    assert _stats.preemption(long_loop) is None
     stats = _stats.aggregate_trials(facts, trials, 32, cpu=1)
     assert stats.preempted_trials == (1, 2)
     flags = [f for f in stats.flags if f.code == "preempted"]
