@@ -267,7 +267,8 @@ class Campaign:
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             run directory with the same plan is resumed.
         quick: a small plan for smoke tests and CI.
-        strict: make an unfixed host an error instead of a warning.
+        strict: make an unfixed host an error instead of a warning, and repeat
+            disturbed trials (below).
         target_ci: keep adding trials (up to ``max_trials``) until the 95 %
             confidence interval of the mean is within this many percent.
         max_trials: the cap on trials in ``target_ci`` mode (default 20).
@@ -295,6 +296,19 @@ class Campaign:
         leak_calls, leak_seconds: the limits of each leak test (default
             :data:`ngcc._leak.DEFAULT_CALLS` calls, :data:`ngcc._leak.DEFAULT_SECONDS` s).
         leak_tester: what runs a leak test (default :func:`ngcc.leak`).
+        statistic: what ``target_ci`` aims at: ``mean`` (the t interval of the trial
+            means, as ngcc 0.1) or ``median`` (the log-scale interval of the trial
+            medians, which rare preemptions hardly move).
+        calls_rule: ``harness`` (the NGCC harness's calls per trial from one cold call,
+            the default) or ``warm`` (a short calibration trial of warm calls, then
+            enough calls for ``trial_target`` seconds of timed loop).
+        order: ``interleaved`` (round k runs trial k of every job before trial k + 1
+            of any) or ``sequential`` (job after job); default: interleaved with more
+            than one library.
+
+    With ``strict``, a trial that was preempted or whose counter ran off its rate is
+    run again (at most :data:`STRICT_ATTEMPTS` times in all; the record's
+    ``rejected_trials`` lists the attempts set aside).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
