@@ -270,7 +270,7 @@ class Campaign:
         strict: make an unfixed host an error instead of a warning, and repeat
             disturbed trials (below).
         target_ci: keep adding trials (up to ``max_trials``) until the 95 %
-            confidence interval of the mean is within this many percent.
+            confidence interval of ``statistic`` is within this many percent.
         max_trials: the cap on trials in ``target_ci`` mode (default 20).
         allow_kat_fail: time instances whose KAT verdict is not PASS (each record
             is then marked ``timed_without_pass``; reports show ⚠).
