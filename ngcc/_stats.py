@@ -291,7 +291,7 @@ def preemption(trial: Trial) -> str | None:
                      % (100 * share))
     if switches is not None:
         parts.append("%d involuntary context switches in %.3f s" % (switches, seconds))
-    return " and ".join(parts)
+    return ", with ".join(parts)
 
 
 def preempted_trials(trials: Sequence[Trial]) -> list[int]:
