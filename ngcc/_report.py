@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,7 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines += _functional_testing(run, candidate, builds)
     lines += _performance(run, candidate, records)
     lines += _additional_statistics(run, candidate, records, plotted)
+    lines += _robust_statistics(records)
     lines += _resources(records)
     lines += _leak_section(run, candidate, plotted)
     lines += _evidence_index(run, records, builds)
@@ -295,8 +297,12 @@ def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[st
 
 
 def confidence_interval(record: Record) -> str:
-    """``2.10 k – 2.14 k``: the 95 % CI of the mean, or — for a single trial."""
-    low, high = record.statistics.ci95_low_cycles, record.statistics.ci95_high_cycles
+    """``2.10 k – 2.14 k``: the 95 % CI of the mean (the bootstrap interval, which
+    cannot go below zero, in statistics of version 2; else the t interval), or — for a
+    single trial."""
+    stats = record.statistics
+    low, high = ((stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks)
+                 if stats.version >= 2 else (stats.ci95_low_cycles, stats.ci95_high_cycles))
     if low is None or high is None:
         return _format.MISSING
     return f"{_format.cycles(low)} – {_format.cycles(high)}"
@@ -305,7 +311,7 @@ def confidence_interval(record: Record) -> str:
 def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
     """One row of the additional statistics: CI, median, ratio to pseudoXOF."""
     stats = record.statistics
-    half = stats.ci95_relative
+    half = stats.mean_bootstrap_ci95_relative if stats.version >= 2 else stats.ci95_relative
     return (instance_label(record), _format.message(record.message_bytes),
             _format.cycles(stats.mean_cycles), confidence_interval(record),
             "± " + _format.percent(half) if half is not None else _format.MISSING,
@@ -315,9 +321,12 @@ def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
 
 def _additional_statistics(run: Run, candidate: str, records: Sequence[Record],
                            plotted: frozenset[str]) -> list[str]:
+    method = ("percentile bootstrap of the trial means, never below zero; see below"
+              if any(r.statistics.version >= 2 for r in records)
+              else "t distribution, n = trials; the trials are the independent samples")
     lines = ["## " + EXTRA_TITLE, "",
              "Not part of the seed pages. 95 % CI: confidence interval of the mean across "
-             "trials (t distribution, n = trials; the trials are the independent samples). "
+             f"trials ({method}). "
              "CI half-width: relative to the mean of trial means. Median: of all calls "
              "pooled. × pseudoXOF: mean cycles over those of pseudoXOF of the same output "
              f"width at the same length in this run ({_format.MISSING} when that baseline "
@@ -342,6 +351,57 @@ def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[st
     if links:
         lines += ["Per-call distributions: " + ", ".join(links) + ".", ""]
     return lines
+
+
+ROBUST_TITLE = "Robust statistics and the observer effect"
+ROBUST_COLUMNS = ("instance", "message", "per-call mean", "95 % CI (bootstrap)", "median",
+                  "95 % CI of the median", "batch mean", "observer effect",
+                  "core cycles/byte", "flags")
+
+
+def robust_row(record: Record) -> tuple[str, ...]:
+    """One row of the robust statistics (statistics version 2)."""
+    stats = record.statistics
+
+    def interval(low: float | None, high: float | None) -> str:
+        if low is None or high is None:
+            return _format.MISSING
+        return f"{_format.cycles(low)} – {_format.cycles(high)}"
+
+    relative = 100 * (stats.observer_effect_relative or 0.0)
+    effect = (_format.MISSING if stats.observer_effect_ticks is None else
+              f"{stats.observer_effect_ticks:+.1f} ({relative:+.2f} %)")
+    codes = Counter(flag.code for flag in stats.flags)
+    flags = ", ".join(f"{n} {code}" for code, n in codes.items())
+    if record.rejected_trials:
+        flags += (", " if flags else "") + f"{len(record.rejected_trials)} rejected (--strict)"
+    return (instance_label(record), _format.message(record.message_bytes),
+            _format.cycles(stats.per_call_mean_ticks),
+            interval(stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks),
+            _format.cycles(stats.median_cycles),
+            interval(stats.median_ci95_low_ticks, stats.median_ci95_high_ticks),
+            _format.cycles(stats.batch_mean_ticks), effect,
+            _format.cycles_per_byte(stats.core_cycles_per_byte), flags or _format.MISSING)
+
+
+def _robust_statistics(records: Sequence[Record]) -> list[str]:
+    """The figures of statistics version 2 (engineer "numbers"); nothing for a run
+    written before them, so its pages stay as they were."""
+    newer = [r for r in records if r.statistics.version >= 2]
+    if not newer:
+        return []
+    return ["## " + ROBUST_TITLE, "",
+            "Counter ticks unless named core cycles. Per-call mean: the mean of the trial "
+            "means (each trial, a fresh process, is one sample; the harness mean of "
+            "section 4 pools the calls instead). Its 95 % CI: percentile bootstrap of the "
+            "trial means (4000 resamples from a fixed seed). Median: of all calls pooled; "
+            "its 95 % CI: t interval of the logarithms of the trial medians (positive by "
+            "construction). Batch mean: the same calls timed in a loop without per-call "
+            "counter readings; observer effect: per-call mean − batch mean. Core "
+            "cycles/byte: the harness mean converted with each trial's estimate of core "
+            "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
+            "counter_rate); rejected: trials --strict measured again.", "",
+            *table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
 
 
 # ------------------------------------------------------------------ warnings, failures

@@ -137,9 +137,9 @@ def check_against_run(record: Record, run_id: str, build: BuildState | None
 
 
 def _recompute(record: Record, cycles: Sequence[np.ndarray]) -> Any:
-    return _stats.aggregate(cycles, [t.loop_seconds for t in record.trials],
-                            [t.statistics.counter_rate_ratio for t in record.trials],
-                            record.message_bytes, record.plan.cpu)
+    """The statistics by the rules of the version that wrote them (``version``)."""
+    return _stats.aggregate_trials(record.trials, cycles, record.message_bytes,
+                                   record.plan.cpu, record.statistics.version)
 
 
 def _trial_differences(record: Record, cycles: Sequence[np.ndarray]) -> Iterator[str]:

@@ -136,15 +136,28 @@ def test_extra_statistics(run: Run, page: str) -> None:
     baseline = run.record("pseudoXOF-512", 1024)
     stats = record.statistics
     row = rows[("`Pavelor-512`", "1024 B")]
-    assert row[3] == "%s – %s" % (_format.cycles(stats.ci95_low_cycles),
-                                  _format.cycles(stats.ci95_high_cycles))
-    assert row[4] == "± " + _format.percent(stats.ci95_relative)
+    assert stats.version == 2   # the bootstrap interval, which cannot go below zero
+    assert row[3] == "%s – %s" % (_format.cycles(stats.mean_bootstrap_ci95_low_ticks),
+                                  _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
+    assert row[4] == "± " + _format.percent(stats.mean_bootstrap_ci95_relative)
     assert row[5] == _format.cycles(stats.median_cycles)
     ratio = stats.mean_cycles / baseline.statistics.mean_cycles
     assert 10 < ratio < 100
     assert row[6] == _format.ratio(ratio)
     # no pseudoXOF-1024 in the run: no ratio
     assert rows[("`Pavelor-1024` ⚠", "1024 B")][6] == _format.MISSING
+
+
+def test_robust_statistics(run: Run, page: str) -> None:
+    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_report.ROBUST_TITLE])}
+    stats = run.record("Pavelor-512", 1024).statistics
+    row = rows[("`Pavelor-512`", "1024 B")]
+    assert row[2] == _format.cycles(stats.per_call_mean_ticks)
+    assert row[3] == "%s – %s" % (_format.cycles(stats.mean_bootstrap_ci95_low_ticks),
+                                  _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
+    assert row[5] == "%s – %s" % (_format.cycles(stats.median_ci95_low_ticks),
+                                  _format.cycles(stats.median_ci95_high_ticks))
+    assert row[6] == _format.MISSING   # the fake trials timed no batch
 
 
 def test_failed_job_is_listed(page: str) -> None:
