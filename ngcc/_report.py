@@ -285,9 +285,9 @@ def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[st
     lines = ["## " + SECTION_TITLES[3], ""]
     lines += table(PERFORMANCE_COLUMNS, [performance_row(r) for r in records]) + [""]
     lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
-              "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per second) from "
-              "wall-clock time. n: calls in total (trials × calls per trial), each trial "
-              "a fresh process.", ""]
+              "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per "
+              "second) from wall-clock time. n: calls in total (trials × calls per trial), "
+              "each trial a fresh process.", ""]
     failed = [job for job in run.failed_jobs if job.candidate == candidate]
     if failed:
         lines += ["Not measured (the causes are at the top of the page): " + "; ".join(
@@ -397,7 +397,8 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
             "trial means (4000 resamples from a fixed seed). Median: of all calls pooled; "
             "its 95 % CI: t interval of the logarithms of the trial medians (positive by "
             "construction). Batch mean: the same calls timed in a loop without per-call "
-            "counter readings; observer effect: per-call mean − batch mean. Core "
+            "counter readings; observer effect: the median over the trials of each trial's "
+            "per-call mean − its own batch mean. Core "
             "cycles/byte: the harness mean converted with each trial's estimate of core "
             "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
             "counter_rate); rejected: trials --strict measured again.", "",

@@ -15,7 +15,9 @@ One word for one thing:
   centre of the confidence intervals of the mean;
 * the *batch mean* (``batch_mean_ticks``): Σ ticks of the uninstrumented batches /
   Σ batch calls (one counter reading around a loop of calls);
-* the *observer effect*: per-call mean − batch mean, what the per-call readings add.
+* the *observer effect*: what the per-call readings add, paired within each trial (its
+  per-call mean against its own batch mean) and the median taken over the trials, so
+  that one preempted trial does not decide it.
 
 The statistics are versioned (:data:`STATISTICS_VERSION`, stored in each record), so
 ``ngcc validate`` recomputes a record with the rules of the version that wrote it.
@@ -405,6 +407,23 @@ def batch_mean(facts: Sequence[Trial]) -> float | None:
     return sum(t.batch_ticks or 0 for t in facts) / sum(t.batch_calls or 0 for t in facts)
 
 
+def observer_effect(trials: Sequence[np.ndarray], facts: Sequence[Trial]
+                    ) -> tuple[float, float | None] | None:
+    """``(ticks, relative)``: the median over the trials of each trial's per-call mean
+    minus its own batch mean, and of their ratio − 1. Paired within a trial (both loops
+    ran in one process, one after the other) and a median across trials, so a trial
+    preempted in one of its loops moves it little. ``None`` unless every trial timed a
+    batch."""
+    if not facts or len(facts) != len(trials) or batch_mean(facts) is None:
+        return None
+    per_call = trial_means(trials)
+    batch = [(t.batch_ticks or 0) / (t.batch_calls or 1) for t in facts]
+    ticks = float(np.median([p - b for p, b in zip(per_call, batch, strict=True)]))
+    if not all(batch):  # a batch whose counter did not move: no ratio
+        return ticks, None
+    return ticks, float(np.median([p / b - 1 for p, b in zip(per_call, batch, strict=True)]))
+
+
 def core_cycles(trials: Sequence[np.ndarray], facts: Sequence[Trial]
                 ) -> tuple[float, float] | None:
     """``(core cycles per tick, harness mean in core cycles)``: each trial's ticks
@@ -468,6 +487,7 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
     boot = bootstrap_interval(means)
     medians = log_t_interval(trial_medians(trials))
     batch = batch_mean(facts)
+    observer = observer_effect(trials, facts)
     core = core_cycles(trials, facts)
     return replace(
         v1, version=version, per_call_mean_ticks=per_call,
@@ -479,8 +499,8 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         median_ci95_high_ticks=medians[1] if medians else None,
         median_ci95_relative=medians[2] if medians else None,
         batch_mean_ticks=batch,
-        observer_effect_ticks=per_call - batch if batch is not None else None,
-        observer_effect_relative=per_call / batch - 1 if batch else None,
+        observer_effect_ticks=observer[0] if observer else None,
+        observer_effect_relative=observer[1] if observer else None,
         core_cycles_per_tick=core[0] if core else None,
         core_cycles_per_byte=core[1] / message_bytes if core and message_bytes else None,
         preempted_trials=tuple(preempted_trials(facts)) if any(

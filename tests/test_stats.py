@@ -185,14 +185,25 @@ def test_bootstrap_is_deterministic_and_fixed():
     assert _stats.bootstrap_interval([5.0]) is None
 
 
+def test_observer_effect_is_the_median_of_paired_trials():
+    # a trial preempted in its per-call loop (5000 per call) does not decide it
+    trials = [u64([1100] * 10), u64([1100] * 10), u64([5000] * 10)]
+    facts = [_trial(i, trials[i], batch_calls=10, batch_ticks=10000) for i in range(3)]
+    stats = _stats.aggregate_trials(facts, trials, 100, cpu=1)
+    assert stats.observer_effect_ticks == pytest.approx(100.0)
+    assert stats.observer_effect_relative == pytest.approx(0.1)
+    assert stats.per_call_mean_ticks - stats.batch_mean_ticks == pytest.approx(1400.0)
+
+
 def test_batch_mean_observer_effect_and_core_cycles():
     trials = [u64([1100] * 10), u64([1100] * 10)]
     facts = [_trial(0, trials[0], batch_calls=10, batch_ticks=10000, core_cycles_per_tick=1.2),
              _trial(1, trials[1], batch_calls=10, batch_ticks=10200, core_cycles_per_tick=1.3)]
     stats = _stats.aggregate_trials(facts, trials, 100, cpu=1)
     assert stats.batch_mean_ticks == pytest.approx(1010.0)
+    # paired per trial (1100 - 1000, 1100 - 1020), the median over the trials
     assert stats.observer_effect_ticks == pytest.approx(90.0)
-    assert stats.observer_effect_relative == pytest.approx(1100 / 1010 - 1)
+    assert stats.observer_effect_relative == pytest.approx(((1100 / 1000) + (1100 / 1020)) / 2 - 1)
     assert stats.core_cycles_per_tick == pytest.approx(1.25)
     assert stats.core_cycles_per_byte == pytest.approx(1100 * 1.25 / 100)
     assert stats.preempted_trials is None   # the runner reported no CPU time
