@@ -50,6 +50,7 @@ from ngcc._errors import (
     NgccError,
     PlanMismatchError,
     RunDirError,
+    TrialFlagWarning,
 )
 from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
 from ngcc._model import (
@@ -871,10 +872,11 @@ class Campaign:
                               r.message for r in rejected[:2])), MeasurementWarning,
                           stacklevel=5)
         for code, count, worst in _stats.flag_groups(statistics.flags):
-            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
-                          if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
-                          % (job.label, job.message_bytes, count, code, worst.message),
-                          MeasurementWarning, stacklevel=5)
+            warnings.warn(TrialFlagWarning(
+                "%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
+                if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
+                % (job.label, job.message_bytes, count, code, worst.message), code),
+                stacklevel=5)
         env = self._env
         return Record(
             run_id=self._campaign.run_id, candidate=job.candidate, instance=job.instance,

@@ -22,7 +22,7 @@ from typing import NoReturn, TextIO
 from tqdm import tqdm
 
 from ngcc import _build, _campaign, _format, _host, _locks, _plan, _progress, kat
-from ngcc._errors import MeasurementWarning, NgccError
+from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc._hashing import hash as hash_data
 from ngcc._model import Job, Record
 from ngcc._registry import instance, instances, is_library_path
@@ -298,6 +298,40 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     tqdm.write("ngcc: warning: %s" % message, file=sys.stderr)
 
 
+class _FlagWarnings:
+    """Shows the first job's warning of each kind of trial flag as it comes and counts
+    the others, which :meth:`summary` then gives as one line per kind for the run (a
+    campaign on a busy host would otherwise print a warning for nearly every job)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, int] = {}
+
+    def show(self, message: Warning | str, category: type[Warning], filename: str,
+             lineno: int, file: object = None, line: str | None = None) -> None:
+        if isinstance(message, TrialFlagWarning):
+            if message.code in self.held:
+                self.held[message.code] += 1
+                return
+            self.held[message.code] = 0
+            message = "%s (further jobs with %s trials: one line at the end)" % (
+                message, message.code)
+        _show_warning(message, category, filename, lineno, file, line)
+
+    def summary(self, run: Run) -> list[str]:
+        """One line per kind of flag that had jobs held back: trials, jobs, the worst."""
+        lines = []
+        for code, jobs in self.held.items():
+            if not jobs:
+                continue
+            flagged = [(r, f) for r in run.records for f in r.statistics.flags
+                       if f.code == code]
+            worst_record, worst = max(flagged, key=lambda rf: rf[1].severity or 0.0)
+            lines.append("%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
+                len(flagged), len({r.relpath for r, _ in flagged}), code, worst_record.label,
+                worst_record.message_bytes, worst.message))
+        return lines
+
+
 def _run_campaign(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
         raise NgccError("name the instances to measure, or use --candidate ID or --all "
@@ -316,9 +350,10 @@ def _run_campaign(args: argparse.Namespace) -> int:
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
+    flag_warnings = _FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
-        warnings.showwarning = _show_warning
+        warnings.showwarning = flag_warnings.show
         try:
             if args.dry_run:
                 campaign.dry_run()
@@ -331,6 +366,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
             print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
                   "again to resume" % campaign.run_dir, file=sys.stderr)
             return 130
+    for line in flag_warnings.summary(run):
+        print("ngcc: warning: %s" % line, file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
     if not run.failed_jobs:

@@ -133,6 +133,15 @@ class MeasurementWarning(UserWarning):
     """A host or a trial that makes figures less trustworthy (not fixed, disturbed)."""
 
 
+class TrialFlagWarning(MeasurementWarning):
+    """The flagged trials of one job of one kind (``code``: ``preempted``,
+    ``slow_trial`` …), so that a reader can group them across a run."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 # --- reports and validation (ngcc/_report.py, ngcc/_validate.py) ---
 
 

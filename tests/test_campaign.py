@@ -1147,3 +1147,19 @@ def test_interleaved_rounds_show_in_progress_lines(fake):
     assert [line.split(" (")[0] for line in lines] == [
         "measure: round %d done" % k for k in (1, 2, 3)]
     assert "ETA" in lines[0] and "ETA" not in lines[-1] and "\r" not in stream.getvalue()
+
+
+def test_the_cli_shows_one_job_per_kind_of_flag_and_a_line_for_the_rest(tmp_path, monkeypatch,
+                                                                        capsys):
+    # every trial of every job preempted: one warning as it comes, then one line per kind
+    preempt = {(name, n, i): 1 for name in ("SM3", "WChain-V1-512") for n in (32, 64, 128)
+               for i in range(2)}
+    status = _cli_campaign(monkeypatch, lambda: FakeRunner(preempt=preempt), "--run-dir",
+                           str(tmp_path / "run"))
+    err = capsys.readouterr().err.splitlines()
+    assert status == 0
+    preempted = [line for line in err if "preempted" in line]
+    assert len(preempted) == 2, preempted
+    assert "further jobs with preempted trials: one line at the end" in preempted[0]
+    assert preempted[1].startswith("ngcc: warning: 12 trial(s) in 6 job(s) flagged preempted; "
+                                   "the worst: ")
