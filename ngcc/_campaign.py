@@ -802,8 +802,9 @@ class Campaign:
                 self._jobs[index] = replace(job, status="done", error=None)
                 self._watch.success()
                 self._save()
-                bar.item_done(what, "%s cycles/byte" % _format.cycles_per_byte(
-                    record.statistics.cycles_per_byte))
+                bar.item_done(what, "%s %s/byte" % (_format.cycles_per_byte(
+                    record.statistics.cycles_per_byte),
+                    "ns" if record.trials[0].unit == "ns" else "ticks"))
             if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
                 eta = bar.eta()
                 self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"

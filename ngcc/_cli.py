@@ -409,7 +409,8 @@ def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
 
 
 def _campaign_summary(run: Run) -> str:
-    rows = [("instance", "message", "mean cycles", "cycles/byte", "95% CI", "median",
+    unit = _unit_word(run)
+    rows = [("instance", "message", "mean " + unit, unit + "/byte", "95% CI", "median",
              "95% CI", "observer", "core c/B", "MB/s", "n", "KAT", "flags")]
     for record in run.records:
         stats = record.statistics
@@ -427,11 +428,19 @@ def _campaign_summary(run: Run) -> str:
                      _format.call_count(list(record.raw.calls_per_trial)),
                      record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
                      _flag_counts(record)))
-    return ("%s\n\nmean cycles: the harness mean (Σ ticks / Σ calls, counter ticks); 95%% CI: "
-            "of the mean (bootstrap across trials) and of the per-call median (log scale); "
-            "observer: per-call mean over the uninstrumented batch mean; core c/B: core "
-            "cycles per byte\nevidence: %s   (next: ngcc report %s)"
-            % (_table(rows), run.path, run.path))
+    return ("%s\n\nmean %s: the harness mean (Σ %s / Σ calls, of the cycle counter, whose "
+            "ticks are not core cycles); 95%% CI: of the mean (bootstrap across trials) and of "
+            "the per-call median (log scale); observer: per-call mean over the uninstrumented "
+            "batch mean (median of the trials); core c/B: core cycles per byte, from each "
+            "trial's estimate of core cycles per tick\nevidence: %s   (next: ngcc report %s)"
+            % (_table(rows), unit, unit, run.path, run.path))
+
+
+def _unit_word(run: Run) -> str:
+    """``ticks`` for the figures of a cycle counter, ``ns`` where the counter gave
+    nanoseconds (the word the summary's columns use)."""
+    units = {trial.unit for record in run.records for trial in record.trials}
+    return "ns" if units == {"ns"} else "ticks"
 
 
 def _signed_percent(value: float | None) -> str:

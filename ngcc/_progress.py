@@ -11,7 +11,7 @@ prints by itself.
     with progress.task("measure", total=12.0, items=4) as task:
         task.status("SM3 64 B")                 # what is under way (the bar's postfix)
         task.advance(3.0)                       # work done, in the task's unit
-        task.item_done("SM3 64 B", "34.2 cycles/byte")   # a line without a terminal
+        task.item_done("SM3 64 B", "34.2 ticks/byte")   # a line without a terminal
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class Task:
         return self.elapsed() * max(self.total - self.done, 0.0) / self.done
 
     def item_done(self, what: str, result: str = "") -> None:
-        """An item finished: in lines, ``measure 3/32: SM3 64 B  34.2 cycles/byte
+        """An item finished: in lines, ``measure 3/32: SM3 64 B  34.2 ticks/byte
         (elapsed 0:12, ETA 1:30)``."""
         self.items_done += 1
         if self.progress.mode != "lines":

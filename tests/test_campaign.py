@@ -919,7 +919,7 @@ def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys)
     out = capsys.readouterr().out
     assert status == 0
     header = next(line for line in out.splitlines() if line.startswith("instance"))
-    assert header.split() == ["instance", "message", "mean", "cycles", "cycles/byte", "95%",
+    assert header.split() == ["instance", "message", "mean", "ticks", "ticks/byte", "95%",
                               "CI", "median", "95%", "CI", "observer", "core", "c/B", "MB/s",
                               "n", "KAT", "flags"]
     sm3 = next(line for line in out.splitlines() if line.startswith("SM3"))
@@ -1126,7 +1126,7 @@ def test_without_a_terminal_one_line_per_job_and_no_carriage_return(tmp_path, mo
     assert [line.split(":")[0] for line in measured] == ["measure %d/6" % i for i in
                                                           range(1, 7)]
     assert measured[0].startswith("measure 1/6: SM3 32 B  ")
-    assert " cycles/byte (elapsed " in measured[0] and ", ETA " in measured[0]
+    assert " ticks/byte (elapsed " in measured[0] and ", ETA " in measured[0]
     assert captured.out.startswith("instance ")                       # stdout: the table
 
 

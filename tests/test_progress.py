@@ -21,12 +21,12 @@ def test_without_a_terminal_one_line_per_item_and_no_carriage_return():
     with progress.task("measure", total=10.0, items=2) as task:
         task.status("SM3 64 B")                 # no line for what is under way
         task.advance(4.0)
-        task.item_done("SM3 64 B", "34.2 cycles/byte")
+        task.item_done("SM3 64 B", "34.2 ticks/byte")
         task.advance(6.0)
-        task.item_done("SM3 1024 B", "21.3 cycles/byte")
+        task.item_done("SM3 1024 B", "21.3 ticks/byte")
     lines = stream.getvalue().splitlines()
-    assert lines[0].startswith("measure 1/2: SM3 64 B  34.2 cycles/byte (elapsed 0:00, ETA ")
-    assert lines[1] == "measure 2/2: SM3 1024 B  21.3 cycles/byte (elapsed 0:00)"
+    assert lines[0].startswith("measure 1/2: SM3 64 B  34.2 ticks/byte (elapsed 0:00, ETA ")
+    assert lines[1] == "measure 2/2: SM3 1024 B  21.3 ticks/byte (elapsed 0:00)"
     assert len(lines) == 2 and "\r" not in stream.getvalue()
 
 
