@@ -208,6 +208,8 @@ class CostEstimate:
         leak_seconds: the most time the leak tests may take (0 without ``leak``).
         kept: jobs already done in the run directory, kept.
         failed: jobs that failed their calibration or were refused by the KAT gate.
+        calibration: what each job's time per call came from (``cold call``, or
+            ``warm calls`` under ``calls_rule="warm"``).
     """
 
     jobs: int
@@ -221,6 +223,7 @@ class CostEstimate:
     leak_seconds: float
     kept: int
     failed: int
+    calibration: str = "cold call"
 
     def __str__(self) -> str:
         trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
@@ -228,9 +231,9 @@ class CostEstimate:
         seconds = ("%s to %s" % (_duration(self.seconds), _duration(self.max_seconds))
                    if self.max_seconds else _duration(self.seconds))
         text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
-                "calls: about %s of trials (estimated from each job's cold call)"
+                "calls: about %s of trials (estimated from each job's %s)"
                 % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                   self.lengths, trials, self.calls, seconds)) if self.jobs else \
+                   self.lengths, trials, self.calls, seconds, self.calibration)) if self.jobs else \
             "plan: nothing to measure"
         if self.leak_seconds:
             text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
@@ -588,7 +591,8 @@ class Campaign:
             max_seconds=sum(self.max_trials * self._trial_cost(job) for job in todo)
             if target else None,
             leak_seconds=leak, kept=sum(job.status == "done" for job in self._jobs),
-            failed=sum(job.status not in ("done", "pending") for job in self._jobs))
+            failed=sum(job.status not in ("done", "pending") for job in self._jobs),
+            calibration="warm calls" if self.calls_rule == "warm" else "cold call")
 
     def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)

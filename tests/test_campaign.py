@@ -887,9 +887,11 @@ def test_statistic_median_stops_when_the_median_is_precise(fake, tmp_path):
 
 def test_warm_plan_calibrates_with_warm_calls_and_is_recorded(fake):
     runner = FakeRunner()
+    plans: list[ngcc.CostEstimate] = []
     run = fake(["SM3"], runner=runner, lengths=[32], trials=2, calls_rule="warm",
-               trial_target=0.01).run()
+               trial_target=0.01, on_plan=plans.append).run()
     [record] = run.records
+    assert "estimated from each job's warm calls" in str(plans[0])
     t1 = cost_cycles("SM3", 32) / 2.1e9
     calibration = _plan.calibration_calls(t1)
     assert runner.log[:2] == [("cold", "SM3", 32, None), ("trial", "SM3", 32, 0)]
