@@ -285,9 +285,9 @@ def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[st
     lines = ["## " + SECTION_TITLES[3], ""]
     lines += table(PERFORMANCE_COLUMNS, [performance_row(r) for r in records]) + [""]
     lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
-              "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per second) from "
-              "wall-clock time. n: calls in total (trials × calls per trial), each trial "
-              "a fresh process.", ""]
+              "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per "
+              "second) from wall-clock time. n: calls in total (trials × calls per "
+              "trial), each trial a fresh process.", ""]
     failed = [job for job in run.failed_jobs if job.candidate == candidate]
     if failed:
         lines += ["Not measured (the causes are at the top of the page): " + "; ".join(
