@@ -407,26 +407,18 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
 
 # ------------------------------------------------------------------ warnings, failures
 
-def flag_kind(flag: Flag) -> str:
-    """The kind a flag is grouped by on a page (``outlying_trial``, ``counter_rate``…)."""
-    return str(getattr(flag, "kind", None) or getattr(flag, "code", None) or "flag")
-
-
 def flag_severity(record: Record, flag: Flag) -> float:
-    """How bad a flag is, to pick the worst of its kind: the flag's own ``severity`` or
-    ``value`` when it states one, else the counter rate's distance from 1 for
-    ``counter_rate``, else how far its trial's mean lies from the median of trial means
-    (relative)."""
-    for name in ("severity", "value"):
-        stated = getattr(flag, name, None)
-        if isinstance(stated, (int, float)) and not isinstance(stated, bool):
-            return abs(float(stated))
-    trials = {trial.index: trial for trial in record.trials}
-    trial = trials.get(flag.trial)
+    """How bad a flag is, to pick the worst of its kind: :attr:`Flag.severity
+    <ngcc._model.Flag.severity>`, else (a flag of statistics version 1, without a
+    value) the counter rate's distance from 1 for ``counter_rate``, or how far its
+    trial's mean lies from the median of trial means (relative)."""
+    if flag.severity is not None:
+        return flag.severity
+    trial = next((t for t in record.trials if t.index == flag.trial), None)
     if trial is None:
         return 0.0
     ratio = trial.statistics.counter_rate_ratio
-    if flag_kind(flag) == "counter_rate" and ratio is not None:
+    if flag.code == "counter_rate" and ratio is not None:
         return abs(1.0 - ratio)
     centre = record.statistics.median_of_trial_means_cycles
     return abs(trial.statistics.mean_cycles / centre - 1.0) if centre else 0.0
@@ -438,7 +430,7 @@ def flag_lines(records: Sequence[Record]) -> list[str]:
     kinds: dict[str, list[tuple[Record, Flag]]] = {}
     for record in records:
         for flag in record.statistics.flags:
-            kinds.setdefault(flag_kind(flag), []).append((record, flag))
+            kinds.setdefault(flag.code, []).append((record, flag))
     lines = []
     for kind, flagged in kinds.items():
         record, worst = max(flagged, key=lambda pair: flag_severity(*pair))

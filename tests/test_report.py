@@ -12,6 +12,7 @@ from _fakerun import make_run
 from ngcc import _analysis, _format, _report
 from ngcc._cli import main
 from ngcc._errors import CorruptRecordError, ReportError
+from ngcc._model import Flag, Record
 from ngcc._run import Run, load_run
 
 SEED_TABLE_SEEDS = ("000_401931b3ff49f000.txt", "003_644e4640a805ac3a.txt")  # tab-separated
@@ -408,8 +409,6 @@ def test_failure_causes_group_by_what_is_not_particular_to_the_job(run: Run) -> 
 def test_flags_are_grouped_one_line_per_kind(run: Run) -> None:
     from dataclasses import replace
 
-    from ngcc._model import Flag
-
     first, second = run.record("Pavelor-512", 32), run.record("Pavelor-512", 1024)
     centre = first.statistics.median_of_trial_means_cycles
     far = replace(first.trials[2], statistics=replace(first.trials[2].statistics,
@@ -476,3 +475,19 @@ def test_cli_report_of_a_run_with_failures_says_so(run: Run, tmp_path: Path,
     assert main(["report", str(run.path), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
     assert capsys.readouterr().err == (f"ngcc: 1 of 10 jobs of {run.path} were not measured "
                                        "(9 done, 1 crash); each page says why at its top\n")
+
+
+def test_the_worst_flag_is_the_one_of_highest_severity(run: Run) -> None:
+    record = run.records[0]
+    slow = [Flag("slow_trial", 0, "0: +6 %", 0.06), Flag("slow_trial", 1, "1: +31 %", 0.31)]
+    rate = [Flag("counter_rate", 2, "2: 97 %", 0.97), Flag("counter_rate", 0, "0: 120 %", 1.2)]
+    assert [_report.flag_severity(record, f) for f in slow + rate] == pytest.approx(
+        [0.06, 0.31, 0.03, 0.2])
+    [line, _] = _report.flag_lines([replace_flags(record, slow)])
+    assert line.endswith("worst: `Pavelor-512` 32 B, 1: +31 %")
+
+
+def replace_flags(record: Record, flags: list[Flag]) -> Record:
+    from dataclasses import replace
+
+    return replace(record, statistics=replace(record.statistics, flags=tuple(flags)))
