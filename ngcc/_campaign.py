@@ -14,11 +14,13 @@ the rest.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import sys
+import uuid
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from ngcc import (
     _child,
     _gate,
     _host,
+    _jobs,
     _leak,
     _locks,
     _plan,
@@ -41,6 +44,7 @@ from ngcc import (
 )
 from ngcc._errors import (
     CorruptRecordError,
+    DistributedError,
     ForeignRunDirError,
     HostError,
     KatGateError,
@@ -65,6 +69,7 @@ from ngcc._model import (
     Record,
     Remeasured,
     Resources,
+    Resubmitted,
     Settings,
     Start,
     Trial,
@@ -99,6 +104,31 @@ def _is_temp_file(path: Path) -> bool:
 def _runner_name(runner: object) -> str:
     """``ngcc._child.DriverRunner``: the runner as records name it."""
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
+
+
+def _executor_settings(workers: int | None, scheduler: str | None,
+                       executor: _jobs.JobExecutor | None
+                       ) -> tuple[int | None, str | None, _jobs.JobExecutor | None]:
+    """``workers``, ``scheduler`` and ``executor`` checked: at most one, a positive
+    number of workers, a ``tcp://`` address, and Dask installed for the first two."""
+    if sum(x is not None for x in (workers, scheduler, executor)) > 1:
+        raise ValueError("give at most one of workers, scheduler and executor")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ValueError("workers must be a positive number of CPUs, got %r" % (workers,))
+    if scheduler is not None and "://" not in scheduler:
+        raise ValueError("scheduler must be a Dask scheduler address such as "
+                         "tcp://HOST:8786, got %r" % scheduler)
+    if workers is not None or scheduler is not None:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise DistributedError(
+                "%s needs Dask distributed, which is not installed in this Python (%s): "
+                'pip install "ngcc[distributed]"' % (
+                    "--workers" if workers is not None else "--scheduler", sys.executable)
+            ) from None
+    return workers, scheduler, executor
 
 
 #: Seconds a fresh trial process needs before its first call, for the progress ETA.
@@ -160,6 +190,14 @@ class Campaign:
         leak_calls, leak_seconds: the limits of each leak test (default
             :data:`ngcc._leak.DEFAULT_CALLS` calls, :data:`ngcc._leak.DEFAULT_SECONDS` s).
         leak_tester: what runs a leak test (default :func:`ngcc.leak`).
+        workers: measure on a local Dask cluster of this many worker processes, one
+            per CPU (the last ones this process may use), whole jobs at a time
+            (``ngcc[distributed]``; ``_distributed``).
+        scheduler: measure on the workers of the Dask scheduler at this address
+            (``tcp://HOST:PORT``), each worker started with a ``cpu`` resource and its
+            CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
+        executor: what measures whole jobs instead of this process's own trial loop
+            (a :class:`ngcc._jobs.JobExecutor`; ``workers`` and ``scheduler`` make one).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
@@ -175,7 +213,9 @@ class Campaign:
                  labels: Sequence[str | None] = (), runner: TrialRunner | None = None,
                  kat_checker: _gate.KatChecker | None = None, leak: int | None = None,
                  leak_calls: int | None = None, leak_seconds: float | None = None,
-                 leak_tester: Callable[..., _leak.LeakResult] | None = None):
+                 leak_tester: Callable[..., _leak.LeakResult] | None = None,
+                 workers: int | None = None, scheduler: str | None = None,
+                 executor: _jobs.JobExecutor | None = None):
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
@@ -210,6 +250,9 @@ class Campaign:
             _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
+        self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
+                                                                         executor)
+        self._resubmitted: list[Resubmitted] = []
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _records.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
@@ -266,7 +309,8 @@ class Campaign:
         return Start(at=_utc_now(), command=tuple(self.command),
                      settings=Settings(kat_timeout_seconds=self.kat_timeout,
                                        trial_timeout_seconds=self.trial_timeout,
-                                       strict=self.strict, runner=_runner_name(self.runner)),
+                                       strict=self.strict, runner=_runner_name(self.runner),
+                                       executor=self._executor_name()),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
@@ -373,6 +417,8 @@ class Campaign:
             RunDirBusyError, CpuBusyError: another campaign holds the run directory,
                 or the CPU (the message names its pid).
         """
+        if self.workers is not None or self.scheduler is not None or self.executor:
+            return self._run_distributed()
         with _locks.hold_campaign(self.run_dir, self._cpu_asked) as cpu:
             self.cpu = cpu
             self.plan = replace(self.plan, cpu=cpu)
@@ -392,8 +438,11 @@ class Campaign:
         self._reconcile()
         self._apply_gate()
         self._leak_tests()
-        self._calibrate()
-        self._measure()
+        if self.executor is not None:  # whole jobs, calibrated where they are measured
+            self._measure_jobs(self.executor)
+        else:
+            self._calibrate()
+            self._measure()
         self._finish()
         return Run(self.run_dir)
 
@@ -451,7 +500,7 @@ class Campaign:
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
                 and not _leak.kept(out, entry.candidate, label, self.leak, self.leak_calls,
                                    self.leak_seconds)]
-        with self._bar(len(todo), "leak") as bar:
+        with self._leak_cpu(bool(todo)), self._bar(len(todo), "leak") as bar:
             for label in todo:
                 bar.set_postfix_str("%s %d B" % (label, self.leak))
                 try:
@@ -464,6 +513,16 @@ class Campaign:
                 else:
                     _leak.write_evidence(result, out)
                 bar.update(1)
+
+    @contextlib.contextmanager
+    def _leak_cpu(self, needed: bool) -> Iterator[None]:
+        """With an executor the client holds no CPU lock but for the leak tests it runs."""
+        if self.executor is None or not needed:
+            yield
+            return
+        with _locks.hold_cpu(self._cpu_asked, self.run_dir) as cpu:
+            self.cpu = cpu
+            yield
 
     # calibrate and plan ------------------------------------------------------
 
@@ -538,14 +597,17 @@ class Campaign:
         relative = _stats.relative_half_width(_stats.trial_means(cycles))
         return relative is not None and 100 * relative <= self.target_ci
 
-    def _write_job(self, job: Job, trials: list[tuple[str, TrialMeasurement]]) -> None:
-        """Raw samples first, then the record (the commit point)."""
+    def _write_job(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
+                   env: Environment | None = None) -> None:
+        """Raw samples first, then the record (the commit point); ``env`` is the host
+        and CPU the trials ran on (default: this campaign's)."""
         raw_sha = _records.dump_raw(_records.path_in(self.run_dir, job.raw), job.message_bytes,
                                     [measured.cycles for _, measured in trials])
-        _records.dump_record(self.run_dir, self._record(job, trials, raw_sha))
+        _records.dump_record(self.run_dir, self._record(job, trials, raw_sha, env))
 
     def _record(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
-                raw_sha: str) -> Record:
+                raw_sha: str, env: Environment | None = None) -> Record:
+        env = env or self._env
         build = self._build[job.label]
         entries = tuple(
             Trial.of(index, started, job.warmup_calls or 0, measured, _stats.trial_statistics(
@@ -554,11 +616,11 @@ class Campaign:
             for index, (started, measured) in enumerate(trials))
         statistics = _stats.aggregate(
             [measured.cycles for _, measured in trials], [t.loop_seconds for t in entries],
-            [t.statistics.counter_rate_ratio for t in entries], job.message_bytes, self.cpu)
+            [t.statistics.counter_rate_ratio for t in entries], job.message_bytes,
+            env.cpu)
         for flag in statistics.flags:
             warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, flag.message),
                           MeasurementWarning, stacklevel=5)
-        env = self._env
         return Record(
             run_id=self._campaign.run_id, candidate=job.candidate, instance=job.instance,
             label=job.label, family=build.family, digest_bits=build.digest_bits,
@@ -570,7 +632,7 @@ class Campaign:
                          trial_target_seconds=float(self.trial_target),
                          op_budget_seconds=float(self.op_budget),
                          target_ci_percent=self.plan.target_ci_percent,
-                         max_trials=self.max_trials, cpu=self.cpu,
+                         max_trials=self.max_trials, cpu=env.cpu,
                          estimated_seconds=job.estimated_seconds or 0.0),
             environment=env, trials=entries, statistics=statistics,
             resources=Resources(elf_image_bytes=build.elf_image_bytes,
@@ -581,6 +643,80 @@ class Campaign:
             provenance=Provenance(created=_utc_now(), ngcc_version=env.ngcc_version,
                                   git_commit=env.git_commit, command=tuple(self.command),
                                   runner=_runner_name(self.runner), message=MESSAGE))
+
+    # measure on an executor (--workers, --scheduler) ----------------------------
+
+    def _executor_name(self) -> str | None:
+        if self.executor is not None:
+            return self.executor.describe()
+        if self.workers is not None:
+            return "dask LocalCluster: %d workers" % self.workers
+        return None if self.scheduler is None else "dask %s" % self.scheduler
+
+    def _run_distributed(self) -> Run:
+        """Run with an executor: this process holds the run directory, each worker the
+        CPU it measures on (so the client holds no trial CPU, except while it runs the
+        leak tests); ``workers``/``scheduler`` make the executor and close it after."""
+        from ngcc import _distributed  # Dask is optional: imported only when asked for
+
+        with contextlib.ExitStack() as stack:
+            if self.executor is None:
+                self.executor = stack.enter_context(
+                    _distributed.local_executor(self.workers) if self.workers is not None
+                    else _distributed.remote_executor(str(self.scheduler)))
+            stack.enter_context(_locks.hold_run_dir(self.run_dir))
+            return self._run_held()
+
+    def _order(self, job: Job, token: str) -> _jobs.JobOrder:
+        return _jobs.JobOrder(
+            key="ngcc %s %s %d B %s" % (self._campaign.run_id, job.label, job.message_bytes,
+                                         token),
+            label=job.label, instance=self._by_label[job.label],
+            library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
+            trials=self.trials, max_trials=self.max_trials, target_ci=self.target_ci,
+            trial_target=float(self.trial_target), op_budget=float(self.op_budget),
+            trial_timeout=self.trial_timeout, run_dir=str(self.run_dir.resolve()))
+
+    def _measure_jobs(self, executor: _jobs.JobExecutor) -> None:
+        """Hand every pending job to ``executor`` whole; check each result as it arrives
+        (``_jobs.result_defects``) and write its record as :meth:`_measure` does."""
+        token = uuid.uuid4().hex[:8]
+        orders = {}
+        for index in self._pending():
+            order = self._order(self._jobs[index], token)
+            orders[order.key] = (index, order)
+        with self._bar(len(orders), "measure") as bar:
+            for result in executor.measure([order for _, order in orders.values()],
+                                           self.runner):
+                index, order = orders[result.key]
+                self._jobs[index] = self._arrived(self._jobs[index], order, result)
+                self._save()
+                bar.update(1)
+
+    def _arrived(self, job: Job, order: _jobs.JobOrder, result: _jobs.JobResult) -> Job:
+        """The job after its result arrived: written (``done``) or failed, with a warning
+        and a ``resubmitted`` note in campaign.json for each attempt lost with its worker."""
+        for lost in result.lost:
+            note = Resubmitted(record=job.record, worker=lost.worker, reason=lost.reason)
+            self._resubmitted.append(note)
+            *earlier, start = self._campaign.starts
+            self._save(starts=(*earlier, replace(start, resubmitted=tuple(self._resubmitted))))
+            warnings.warn("%s at %d B: %s %s; its partial trials were discarded and the job "
+                          "was measured again from the start" % (
+                              job.label, job.message_bytes, lost.worker, lost.reason),
+                          MeasurementWarning, stacklevel=4)
+        if result.t1_seconds is not None:
+            job = self._planned(job, result.t1_seconds)
+        if result.status != "done":
+            return replace(job, status=result.status, error=result.error or result.status)
+        defects = _jobs.result_defects(order, result)
+        if defects or result.environment is None:
+            message = "the result from %s was refused: %s" % (result.worker, "; ".join(defects))
+            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
+                          MeasurementWarning, stacklevel=4)
+            return replace(job, status="error", error=message)
+        self._write_job(job, list(result.trials), result.environment)
+        return replace(job, status="done", error=None)
 
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())
