@@ -239,6 +239,16 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="the label of a library path in file names, tables and plots "
                              "(repeatable, in the order of the library paths; default: the "
                              "instance name, with @<folder> when two builds clash)")
+    distributed = parser.add_mutually_exclusive_group()
+    distributed.add_argument("--workers", type=int, metavar="N",
+                             help="measure whole jobs on a local Dask cluster of N worker "
+                                  "processes, one per CPU (the last N allowed), each pinning "
+                                  "its trials to its own CPU (pip install "
+                                  "\"ngcc[distributed]\")")
+    distributed.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                             help="measure whole jobs on the workers of this Dask scheduler, "
+                                  "each started with --resources cpu=1 and NGCC_CPU=<its CPU> "
+                                  "(README, Distributed campaigns)")
     parser.add_argument("--leak", action="store_true",
                         help="after the KAT gate, test every library it lets through for "
                              "timing leakage (ngcc leak); evidence in RUN_DIR/leak/, a "
@@ -271,7 +281,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout, progress=not args.quiet,
         labels=_path_labels(args.instances, args.label),
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
-        leak_seconds=args.leak_seconds,
+        leak_seconds=args.leak_seconds, workers=args.workers, scheduler=args.scheduler,
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)

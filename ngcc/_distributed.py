@@ -334,7 +334,7 @@ def local_executor(workers: int) -> Iterator[DaskExecutor]:
 
 
 @contextlib.contextmanager
-def remote_executor(address: str, timeout: float = 30.0) -> Iterator[DaskExecutor]:
+def remote_executor(address: str, timeout: float = 10.0) -> Iterator[DaskExecutor]:
     """The Dask scheduler at ``address`` (``tcp://HOST:PORT``) and its workers.
 
     Raises:
