@@ -7,9 +7,10 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 
 from ngcc import kat
 from ngcc._build import BuildResult, build
-from ngcc._campaign import Campaign
+from ngcc._campaign import Campaign, CostEstimate
 from ngcc._errors import (
     BuildError,
+    CampaignFailedError,
     CompareError,
     CorruptRecordError,
     CpuBusyError,
@@ -23,6 +24,7 @@ from ngcc._errors import (
     KatGateError,
     KatMemoryError,
     LibraryError,
+    LibraryNotFoundError,
     MeasurementWarning,
     NgccError,
     NothingToCompareError,
@@ -47,8 +49,10 @@ __all__ = [
     "BuildError",
     "BuildResult",
     "Campaign",
+    "CampaignFailedError",
     "CompareError",
     "CorruptRecordError",
+    "CostEstimate",
     "CounterInfo",
     "CpuBusyError",
     "ForeignRunDirError",
@@ -63,6 +67,7 @@ __all__ = [
     "KatMemoryError",
     "LeakResult",
     "LibraryError",
+    "LibraryNotFoundError",
     "MeasurementWarning",
     "NgccError",
     "NothingToCompareError",

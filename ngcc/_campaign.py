@@ -20,22 +20,24 @@ import os
 import sys
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from ngcc import (
     _child,
+    _format,
     _gate,
     _host,
     _jobs,
     _leak,
     _locks,
     _plan,
+    _progress,
     _records,
     _schema1,
     _stats,
@@ -43,6 +45,7 @@ from ngcc import (
     kat,
 )
 from ngcc._errors import (
+    CampaignFailedError,
     CorruptRecordError,
     DistributedError,
     ForeignRunDirError,
@@ -135,6 +138,118 @@ def _executor_settings(workers: int | None, scheduler: str | None,
 CHILD_STARTUP_SECONDS = 0.25
 #: The message every trial hashes, as records state it.
 MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
+#: A campaign stops when its first this many failures share one cause and nothing
+#: succeeded yet: the rest would most likely fail the same way.
+STOP_AFTER_FAILURES = 3
+
+
+# ---------------------------------------------------------------- failure and cost
+
+def failure_cause(error: ChildError) -> str:
+    """``crash: SIGSEGV``: a failure without the job's name, so that the failures of
+    several jobs can be told alike (the driver's own words where it gave them)."""
+    return "%s: %s" % (error.status, getattr(error, "detail", "") or error.message)
+
+
+def status_counts(jobs: Iterable[Job]) -> str:
+    """``30 done, 2 crash``: how many jobs ended in each status, ``done`` first, the
+    others in order of first appearance."""
+    counts = Counter(job.status for job in jobs)
+    order = sorted(counts, key=lambda status: status != "done")  # stable: appearance
+    return ", ".join("%d %s" % (counts[status], status) for status in order)
+
+
+class _FailureWatch:
+    """Stops a campaign whose first failures all share one cause, before it works
+    through every job to fail the same way (a library that cannot start, a broken
+    driver): :data:`STOP_AFTER_FAILURES` consecutive failures alike and no job done."""
+
+    def __init__(self) -> None:
+        self.succeeded = False
+        self.causes: list[str] = []
+
+    def success(self, done: bool = True) -> None:
+        """A child delivered: a job ``done``, or only its calibration (which breaks a
+        run of failures, but a library may still fail every trial)."""
+        self.succeeded = self.succeeded or done
+        self.causes = []
+
+    def failure(self, error: ChildError, pending: int) -> None:
+        """Count one failure; raise when the campaign should stop.
+
+        Raises:
+            CampaignFailedError: the last failures share one cause, nothing succeeded.
+        """
+        cause = failure_cause(error)
+        self.causes = [*self.causes, cause] if self.causes[-1:] == [cause] else [cause]
+        if self.succeeded or len(self.causes) < STOP_AFTER_FAILURES:
+            return
+        raise CampaignFailedError(
+            "the first %d jobs all failed with the same cause and none succeeded, so the "
+            "campaign stopped (%d job(s) not measured): %s; fix that and run the same "
+            "command again to resume" % (len(self.causes), pending, cause),
+            cause, len(self.causes), pending)
+
+
+def _duration(seconds: float) -> str:
+    """``40 s``, ``3 min 10 s``, ``2 h 05 min``."""
+    whole = round(seconds)
+    if whole < 60:
+        return "%.0f s" % seconds if seconds >= 1 else "%.1f s" % seconds
+    if whole < 3600:
+        return "%d min %02d s" % divmod(whole, 60)
+    return "%d h %02d min" % divmod(whole // 60, 60)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a campaign is about to measure, from its calibration (each job's cold
+    call and plan), before it measures: the plan the command line prints.
+
+    Attributes:
+        jobs: jobs to measure (library × length).
+        libraries, lengths: how many of each have a job to measure.
+        trials: trials per job (the minimum with ``target_ci``).
+        max_trials: the cap on trials with ``target_ci`` (None without).
+        calls: timed calls of all planned trials (warm-up and the uninstrumented batch
+            not counted).
+        seconds: the estimated time of those trials, from each job's t1 (the cold call,
+            usually slower than a warm one, so the estimate tends to be high), the
+            uninstrumented batch and the start of each trial process included.
+        max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
+        leak_seconds: the most time the leak tests may take (0 without ``leak``).
+        kept: jobs already done in the run directory, kept.
+        failed: jobs that failed their calibration or were refused by the KAT gate.
+    """
+
+    jobs: int
+    libraries: int
+    lengths: int
+    trials: int
+    max_trials: int | None
+    calls: int
+    seconds: float
+    max_seconds: float | None
+    leak_seconds: float
+    kept: int
+    failed: int
+
+    def __str__(self) -> str:
+        trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
+                  if self.max_trials else "%d trial(s) each" % self.trials)
+        seconds = ("%s to %s" % (_duration(self.seconds), _duration(self.max_seconds))
+                   if self.max_seconds else _duration(self.seconds))
+        text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
+                "calls: about %s of trials (estimated from each job's cold call)"
+                % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
+                   self.lengths, trials, self.calls, seconds))
+        if self.leak_seconds:
+            text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
+        if self.kept:
+            text += "; %d job(s) done earlier are kept" % self.kept
+        if self.failed:
+            text += "; %d job(s) failed or refused" % self.failed
+        return text
 
 
 class Campaign:
@@ -179,7 +294,12 @@ class Campaign:
         trial_timeout: seconds a trial or calibration child may take before it is
             killed (default: ten times the trial's estimate plus 60 s; 120 s for the
             cold call).
-        progress: show a progress bar on a terminal.
+        progress: how the campaign shows its progress on stderr: True (a bar per
+            phase on a terminal, otherwise one line per finished job with its figure,
+            the elapsed time and the ETA), False (nothing), or a
+            :class:`ngcc._progress.Progress`.
+        on_plan: called with the :class:`CostEstimate` once the calibration has
+            planned every job, before any trial (the command line prints it).
         command: the command line recorded as provenance.
         runner: what runs the cold calls and trials (default: each in a fresh
             ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc._child.DriverRunner`).
@@ -209,7 +329,9 @@ class Campaign:
                  max_trials: int | None = None, allow_kat_fail: bool = False,
                  kat_files: Sequence[str] = _plan.KAT_FILES, kat_timeout: float | None = None,
                  trial_timeout: float | None = None,
-                 progress: bool = True, command: Sequence[str] | None = None,
+                 progress: bool | _progress.Progress = True,
+                 on_plan: Callable[[CostEstimate], None] | None = None,
+                 command: Sequence[str] | None = None,
                  labels: Sequence[str | None] = (), runner: TrialRunner | None = None,
                  kat_checker: _gate.KatChecker | None = None, leak: int | None = None,
                  leak_calls: int | None = None, leak_seconds: float | None = None,
@@ -239,7 +361,9 @@ class Campaign:
         kat._normalise_files(self.kat_files)  # a typo is refused before the run directory
         self.kat_timeout = kat_timeout
         self.trial_timeout = trial_timeout
-        self.progress = progress and sys.stderr.isatty()
+        self.reporter = _progress.progress_of(progress)
+        self.on_plan = on_plan
+        self._watch = _FailureWatch()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner()
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
@@ -414,17 +538,61 @@ class Campaign:
                 run directory cannot be used (the message says what to do); a defective
                 record is not an error: its job is measured again.
             KatGateError: the KAT gate refused every instance.
+            CampaignFailedError: the first jobs all failed with one cause and none
+                succeeded, so the campaign stopped (the rest stay pending).
             RunDirBusyError, CpuBusyError: another campaign holds the run directory,
                 or the CPU (the message names its pid).
+
+        A run whose jobs partly failed is returned: its :attr:`Run.failed_jobs` say
+        which (the command line then exits with status 1).
         """
         if self.workers is not None or self.scheduler is not None or self.executor:
             return self._run_distributed()
+        return self._locked(dry_run=False)
+
+    def dry_run(self) -> CostEstimate:
+        """The KAT gate and the calibration, then stop: what :meth:`run` would measure.
+
+        Writes the run directory as far as that (``build.json``, the KAT logs, each
+        job's t1 and plan in ``campaign.json``), so a later :meth:`run` with the same
+        settings resumes from there without calibrating again. Raises what
+        :meth:`run` raises before its trials. (With ``workers``/``scheduler`` too: the
+        calibration runs here; the workers calibrate each job again where they measure
+        it.)
+        """
+        self._locked(dry_run=True)
+        return self.estimate()
+
+    def _locked(self, dry_run: bool) -> Run:
         with _locks.hold_campaign(self.run_dir, self._cpu_asked) as cpu:
             self.cpu = cpu
             self.plan = replace(self.plan, cpu=cpu)
-            return self._run_held()
+            return self._run_held(dry_run)
 
-    def _run_held(self) -> Run:
+    def estimate(self) -> CostEstimate:
+        """The cost of the jobs still to measure, from their calibration (jobs not yet
+        calibrated count no time)."""
+        todo = [self._jobs[i] for i in self._pending()]
+        leak = 0.0
+        if self.leak is not None:
+            out = self.run_dir / _leak.LEAK_DIR
+            leak = self.leak_seconds * sum(
+                entry.kat.gate != "refused" and not _leak.kept(
+                    out, entry.candidate, label, self.leak, self.leak_calls, self.leak_seconds)
+                for label, entry in self._build.items())
+        target = self.target_ci is not None and self.max_trials > self.trials
+        return CostEstimate(
+            jobs=len(todo), libraries=len({job.label for job in todo}),
+            lengths=len({job.message_bytes for job in todo}), trials=self.trials,
+            max_trials=self.max_trials if target else None,
+            calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
+            seconds=sum(job.trials_planned * self._trial_cost(job) for job in todo),
+            max_seconds=sum(self.max_trials * self._trial_cost(job) for job in todo)
+            if target else None,
+            leak_seconds=leak, kept=sum(job.status == "done" for job in self._jobs),
+            failed=sum(job.status not in ("done", "pending") for job in self._jobs))
+
+    def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)
         issues = _host.host_warnings(environment)
         if self.strict and issues:
@@ -437,11 +605,16 @@ class Campaign:
         self._kat_gate()
         self._reconcile()
         self._apply_gate()
+        if self.executor is None or dry_run:  # an executor calibrates where it measures
+            self._calibrate()
+        if self.on_plan is not None:
+            self.on_plan(self.estimate())
+        if dry_run:
+            return Run(self.run_dir)
         self._leak_tests()
-        if self.executor is not None:  # whole jobs, calibrated where they are measured
+        if self.executor is not None:
             self._measure_jobs(self.executor)
         else:
-            self._calibrate()
             self._measure()
         self._finish()
         return Run(self.run_dir)
@@ -450,12 +623,16 @@ class Campaign:
         """Indices of the jobs still to measure."""
         return [i for i, job in enumerate(self._jobs) if job.status == "pending"]
 
-    def _bar(self, total: float, desc: str) -> tqdm:
-        """A progress bar on stderr; its ETA comes from the work done so far."""
-        return tqdm(total=total, desc=desc, disable=not self.progress, leave=False,
-                    dynamic_ncols=True, file=sys.stderr,
-                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}"
-                               "{postfix}")
+    def _task(self, total: float, name: str, items: int | None = None) -> _progress.Task:
+        """The progress of one phase (``self.reporter``): a bar on a terminal, a line
+        per finished job otherwise; the ETA comes from the work done so far."""
+        return self.reporter.task(name, total, items)
+
+    def _failed(self, index: int, error: ChildError) -> None:
+        """Mark a job failed and save; stop the campaign if its failures look alike."""
+        self._jobs[index] = replace(self._jobs[index], status=error.status, error=str(error))
+        self._save()
+        self._watch.failure(error, len(self._pending()))
 
     # KAT gate ----------------------------------------------------------------
 
@@ -465,7 +642,7 @@ class Campaign:
         stored = (_records.load_build(self.run_dir)
                   if (self.run_dir / _records.BUILD_FILE).exists() else None)
         self._build = _gate.check(self.kat_checker, self._by_label, self._sha, self.kat_files,
-                                  self.run_dir, stored, self.allow_kat_fail, self.progress,
+                                  self.run_dir, stored, self.allow_kat_fail, self.reporter,
                                   self.kat_timeout)
         _records.dump_build(self.run_dir, BuildState(run_id=self._campaign.run_id,
                                                      libraries=tuple(self._build.values())))
@@ -500,9 +677,9 @@ class Campaign:
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
                 and not _leak.kept(out, entry.candidate, label, self.leak, self.leak_calls,
                                    self.leak_seconds)]
-        with self._leak_cpu(bool(todo)), self._bar(len(todo), "leak") as bar:
+        with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
             for label in todo:
-                bar.set_postfix_str("%s %d B" % (label, self.leak))
+                bar.status("%s %d B" % (label, self.leak))
                 try:
                     result = self.leak_tester(self._by_label[label], self.leak,
                                               calls=self.leak_calls, seconds=self.leak_seconds,
@@ -510,9 +687,12 @@ class Campaign:
                 except NgccError as exc:
                     warnings.warn("%s: the leak test at %d B failed: %s" % (label, self.leak, exc),
                                   MeasurementWarning, stacklevel=3)
+                    outcome = "failed"
                 else:
                     _leak.write_evidence(result, out)
-                bar.update(1)
+                    outcome = "%s, max |t| %.2f" % (result.verdict, result.max_t)
+                bar.advance(1)
+                bar.item_done("%s %d B" % (label, self.leak), outcome)
 
     @contextlib.contextmanager
     def _leak_cpu(self, needed: bool) -> Iterator[None]:
@@ -529,20 +709,22 @@ class Campaign:
     def _calibrate(self) -> None:
         """One cold call per pending job without a t1, in a fresh pinned child; plan it."""
         todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None]
-        with self._bar(len(todo), "calibrate") as bar:
+        with self._task(len(todo), "calibrate") as bar:
             for index in todo:
                 job = self._jobs[index]
-                bar.set_postfix_str("%s %d B" % (job.label, job.message_bytes))
+                bar.status("%s %d B" % (job.label, job.message_bytes))
                 try:
                     t1 = self.runner.cold_call(self._by_label[job.label], job.message_bytes,
                                                self.cpu, self.trial_timeout
                                                or _child.COLD_TIMEOUT)
                 except ChildError as exc:
-                    self._jobs[index] = replace(job, status=exc.status, error=str(exc))
+                    bar.advance(1)
+                    self._failed(index, exc)
                 else:
                     self._jobs[index] = self._planned(job, t1)
-                self._save()
-                bar.update(1)
+                    self._watch.success(done=False)
+                    self._save()
+                    bar.advance(1)
 
     def _planned(self, job: Job, t1: float) -> Job:
         calls = _plan.calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
@@ -554,27 +736,38 @@ class Campaign:
 
     @staticmethod
     def _trial_cost(job: Job) -> float:
-        return CHILD_STARTUP_SECONDS + ((job.calls_per_trial or 0) + (job.warmup_calls or 0)) \
+        """A trial's estimated seconds: the process start, the warm-up, the timed calls
+        and the uninstrumented batch of as many calls, each call taking t1."""
+        calls = job.calls_per_trial or 0
+        return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
             * (job.t1_seconds or 0.0)
 
     def _measure(self) -> None:
         todo = self._pending()
         # The bar counts estimated seconds, so jobs of different cost move it fairly.
         total = sum(self._jobs[i].trials_planned * self._trial_cost(self._jobs[i]) for i in todo)
-        with self._bar(total, "measure") as bar:
+        with self._task(total, "measure", len(todo)) as bar:
             for index in todo:
                 job = self._jobs[index]
-                bar.set_postfix_str("%s %d B" % (job.label, job.message_bytes))
+                what = "%s %d B" % (job.label, job.message_bytes)
+                bar.status(what)
+                planned = bar.done + job.trials_planned * self._trial_cost(job)
                 try:
                     trials = self._run_trials(job, bar)
                 except ChildError as exc:
-                    self._jobs[index] = replace(job, status=exc.status, error=str(exc))
-                else:
-                    self._write_job(job, trials)
-                    self._jobs[index] = replace(job, status="done", error=None)
+                    bar.update_to(planned)
+                    bar.item_done(what, exc.status)
+                    self._failed(index, exc)
+                    continue
+                record = self._write_job(job, trials)
+                self._jobs[index] = replace(job, status="done", error=None)
+                self._watch.success()
                 self._save()
+                bar.update_to(planned)
+                bar.item_done(what, "%s cycles/byte" % _format.cycles_per_byte(
+                    record.statistics.cycles_per_byte))
 
-    def _run_trials(self, job: Job, bar: tqdm) -> list[tuple[str, TrialMeasurement]]:
+    def _run_trials(self, job: Job, bar: _progress.Task) -> list[tuple[str, TrialMeasurement]]:
         """Run the planned trials (more in ``target_ci`` mode) of one job."""
         inst = self._by_label[job.label]
         calls, warmup, t1 = job.calls_per_trial or 1, job.warmup_calls or 0, job.t1_seconds
@@ -586,7 +779,7 @@ class Campaign:
                                          len(trials), timeout)
             trials.append((started, measured))
             if len(trials) <= job.trials_planned:  # extra --target-ci trials: unplanned
-                bar.update(min(self._trial_cost(job), bar.total - bar.n))
+                bar.advance(self._trial_cost(job))
         return trials
 
     def _enough(self, cycles: list[np.ndarray]) -> bool:
@@ -598,12 +791,14 @@ class Campaign:
         return relative is not None and 100 * relative <= self.target_ci
 
     def _write_job(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
-                   env: Environment | None = None) -> None:
-        """Raw samples first, then the record (the commit point); ``env`` is the host
-        and CPU the trials ran on (default: this campaign's)."""
+                   env: Environment | None = None) -> Record:
+        """Raw samples first, then the record (the commit point); return the record.
+        ``env`` is the host and CPU the trials ran on (default: this campaign's)."""
         raw_sha = _records.dump_raw(_records.path_in(self.run_dir, job.raw), job.message_bytes,
                                     [measured.cycles for _, measured in trials])
-        _records.dump_record(self.run_dir, self._record(job, trials, raw_sha, env))
+        record = self._record(job, trials, raw_sha, env)
+        _records.dump_record(self.run_dir, record)
+        return record
 
     def _record(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
                 raw_sha: str, env: Environment | None = None) -> Record:
@@ -665,7 +860,7 @@ class Campaign:
                     _distributed.local_executor(self.workers) if self.workers is not None
                     else _distributed.remote_executor(str(self.scheduler)))
             stack.enter_context(_locks.hold_run_dir(self.run_dir))
-            return self._run_held()
+            return self._run_held(dry_run=False)
 
     def _order(self, job: Job, token: str) -> _jobs.JobOrder:
         return _jobs.JobOrder(
@@ -685,38 +880,54 @@ class Campaign:
         for index in self._pending():
             order = self._order(self._jobs[index], token)
             orders[order.key] = (index, order)
-        with self._bar(len(orders), "measure") as bar:
+        with self._task(len(orders), "measure", len(orders)) as bar:
+            bar.status("%d jobs on %s" % (len(orders), executor.describe()))
             for result in executor.measure([order for _, order in orders.values()],
                                            self.runner):
                 index, order = orders[result.key]
-                self._jobs[index] = self._arrived(self._jobs[index], order, result)
+                job = self._jobs[index]
+                what = "%s %d B" % (job.label, job.message_bytes)
+                bar.advance(1)
+                record = self._arrived(index, order, result)
+                if isinstance(record, ChildError):
+                    bar.item_done(what, record.status)
+                    self._failed(index, record)
+                    continue
+                self._watch.success()
                 self._save()
-                bar.update(1)
+                bar.item_done(what, "%s cycles/byte on %s CPU %d" % (
+                    _format.cycles_per_byte(record.statistics.cycles_per_byte),
+                    record.environment.host, record.environment.cpu))
 
-    def _arrived(self, job: Job, order: _jobs.JobOrder, result: _jobs.JobResult) -> Job:
-        """The job after its result arrived: written (``done``) or failed, with a warning
-        and a ``resubmitted`` note in campaign.json for each attempt lost with its worker."""
+    def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult
+                 ) -> Record | ChildError:
+        """Take a job's result: note each attempt lost with its worker (a warning and
+        ``resubmitted`` in campaign.json), keep its calibration, then write its record
+        (``done``) and return it, or return why the job failed (a failed child, or a result
+        refused)."""
+        job = self._jobs[index]
         for lost in result.lost:
-            note = Resubmitted(record=job.record, worker=lost.worker, reason=lost.reason)
-            self._resubmitted.append(note)
+            self._resubmitted.append(Resubmitted(record=job.record, worker=lost.worker,
+                                                 reason=lost.reason))
             *earlier, start = self._campaign.starts
             self._save(starts=(*earlier, replace(start, resubmitted=tuple(self._resubmitted))))
             warnings.warn("%s at %d B: %s %s; its partial trials were discarded and the job "
                           "was measured again from the start" % (
                               job.label, job.message_bytes, lost.worker, lost.reason),
-                          MeasurementWarning, stacklevel=4)
+                          MeasurementWarning, stacklevel=5)
         if result.t1_seconds is not None:
-            job = self._planned(job, result.t1_seconds)
+            job = self._jobs[index] = self._planned(job, result.t1_seconds)
         if result.status != "done":
-            return replace(job, status=result.status, error=result.error or result.status)
+            return ChildError(result.status, result.error or result.status)
         defects = _jobs.result_defects(order, result)
         if defects or result.environment is None:
             message = "the result from %s was refused: %s" % (result.worker, "; ".join(defects))
             warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
-                          MeasurementWarning, stacklevel=4)
-            return replace(job, status="error", error=message)
-        self._write_job(job, list(result.trials), result.environment)
-        return replace(job, status="done", error=None)
+                          MeasurementWarning, stacklevel=5)
+            return ChildError("error", message)
+        record = self._write_job(job, list(result.trials), result.environment)
+        self._jobs[index] = replace(job, status="done", error=None)
+        return record
 
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _build, _campaign, _format, _host, _locks, _plan, kat
+from ngcc import _build, _campaign, _format, _host, _locks, _plan, _progress, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
+from ngcc._model import Job
 from ngcc._registry import instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc._version import __version__
@@ -109,9 +111,11 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
                     "process, so a crash or hang is a verdict), compare each file's canonical "
                     "SHA-256 with the official manifest, and write a KAT log per instance. "
                     "Verdicts: PASS, MISMATCH, NOKAT, CRASH, TIMEOUT, ERROR. The exit status "
-                    "is 0 only if every file of every instance is PASS.")
-    parser.add_argument("instances", nargs="+", metavar="INSTANCE",
+                    "is 0 only if every file of every instance is PASS. Progress goes to "
+                    "stderr: a bar per file on a terminal, else a line per finished file.")
+    parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
+    parser.add_argument("--all", action="store_true", help="every built-in instance")
     parser.add_argument("--files", default="2_12,2_23", metavar="LIST",
                         help="comma-separated KAT files: 2_12, 2_23, 2_33 (three 1 GiB "
                              "messages: minutes, 1 GiB of memory), loop (10^6 hash calls); "
@@ -129,23 +133,28 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
                              "DIR/<candidate>/<instance>/KAT_*.txt), to name the first "
                              "differing record of a MISMATCH")
     parser.add_argument("--candidate", metavar="ID",
-                        help="candidate id of the library paths named (e.g. hash-34), whose "
-                             "manifest is used; default: from `ngcc build --candidate`, else "
-                             "the manifest that lists the instance name")
+                        help="every built-in instance of this candidate (hash-22, hash-34, "
+                             "hash-35, baseline); or, when library paths are named, their "
+                             "candidate id, whose manifest is used (default: from `ngcc build "
+                             "--candidate`, else the manifest that lists the instance name)")
     parser.add_argument("--label", action="append", default=[], metavar="NAME",
                         help="the label of a library path in file names and tables "
                              "(repeatable, in the order of the library paths; default: the "
                              "instance name, with @<folder> when two builds clash)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bars or lines")
     parser.set_defaults(run=_run_kat)
 
 
 def _run_kat(args: argparse.Namespace) -> int:
-    results = kat.check(args.instances, files=args.files, out_dir=args.out,
+    if not (args.instances or args.candidate or args.all):
+        raise NgccError("name the instances to check, or use --candidate ID or --all "
+                        "(see `ngcc list`)")
+    chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
+                                             _path_labels(args.instances, args.label))
+    results = kat.check(chosen, files=args.files, out_dir=args.out,
                         keep=args.keep, progress=not args.no_progress,
-                        timeout=args.timeout, official_dir=args.official,
-                        candidate=args.candidate,
-                        labels=_path_labels(args.instances, args.label))
+                        timeout=args.timeout, official_dir=args.official, labels=labels)
     rows = [("instance", "candidate", "verdict", "files", "log")]
     rows += [(r.label, r.candidate, r.verdict,
               " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), str(r.log))
@@ -192,7 +201,13 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                     "max(ceil(T/t1), 20)), capped by the operation budget), and trials, each "
                     "in a fresh process pinned to one CPU. Evidence goes to the run "
                     "directory; a stopped campaign resumes when run again with the same "
-                    "settings. Exit status 1 if any job failed or was refused.")
+                    "settings. Before the trials it prints the plan: jobs, calls and the time "
+                    "estimated from the calibration. Progress goes to stderr: a bar per phase "
+                    "on a terminal, else one line per finished job (its figure, elapsed time, "
+                    "ETA). Exit status 1 if any job failed or was refused (the last line "
+                    "counts them: `30 done, 2 crash`), or when the first %d jobs all fail "
+                    "with one cause and none succeeds: the campaign then stops there, naming "
+                    "the cause." % _campaign.STOP_AFTER_FAILURES)
     parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
     parser.add_argument("--candidate", metavar="ID",
@@ -259,7 +274,13 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="the most calls of each leak test (default 1000000)")
     parser.add_argument("--leak-seconds", type=_positive_seconds, metavar="S",
                         help="the most seconds of each leak test (default 60)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="run the KAT gate and the calibration (one cold call per job), "
+                             "print the plan and stop before any trial; the run directory "
+                             "keeps both, so the same command without --dry-run resumes there")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print nothing but warnings and errors: no plan, no progress, "
+                             "no summary table")
     parser.set_defaults(run=_run_campaign)
 
 
@@ -282,11 +303,19 @@ def _run_campaign(args: argparse.Namespace) -> int:
         labels=_path_labels(args.instances, args.label),
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, workers=args.workers, scheduler=args.scheduler,
+        on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
+        else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
         warnings.showwarning = _show_warning
         try:
+            if args.dry_run:
+                campaign.dry_run()
+                print("dry run: nothing measured; the KAT verdicts and the calibration are "
+                      "kept in %s (run the command without --dry-run to measure)"
+                      % campaign.run_dir)
+                return 0
             run = campaign.run()
         except KeyboardInterrupt:
             print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
@@ -294,10 +323,42 @@ def _run_campaign(args: argparse.Namespace) -> int:
             return 130
     if not args.quiet:
         print(_campaign_summary(run))
-    for job in run.failed_jobs:
-        print("ngcc: %s %s at %d B: %s" % (job.status, job.label, job.message_bytes,
-                                          job.error), file=sys.stderr)
-    return 0 if not run.failed_jobs else EXIT_RUNTIME_ERROR
+    if not run.failed_jobs:
+        return 0
+    for line in _failure_lines(run.failed_jobs):
+        print("ngcc: %s" % line, file=sys.stderr)
+    print("ngcc: %s" % _campaign.status_counts(run.jobs), file=sys.stderr)
+    return EXIT_RUNTIME_ERROR
+
+
+def _print_plan(stream: TextIO) -> Callable[[_campaign.CostEstimate], None]:
+    """Print the plan to ``stream``: stderr beside the progress, so that stdout holds the
+    summary table alone; stdout for ``--dry-run``, whose result it is."""
+    def show(estimate: _campaign.CostEstimate) -> None:
+        print(estimate, file=stream, flush=True)
+    return show
+
+
+#: ``SM3 at 64 B (trial 0) ``: the job's own words at the start of a child's error.
+_JOB_PREFIX = re.compile(r"^\S+ at \d+ B \([^)]*\) ")
+
+
+def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
+    """One line per status and cause: a job's own error, or ``2 jobs crash (SM3 64 B,
+    SM3 128 B): crashed: SIGSEGV`` (the first ``shown`` jobs named, the others counted)."""
+    by_cause: dict[tuple[str, str], list[Job]] = {}
+    for job in jobs:
+        cause = _JOB_PREFIX.sub("", job.error or job.status)
+        by_cause.setdefault((job.status, cause), []).append(job)
+    lines = []
+    for (status, cause), alike in by_cause.items():
+        if len(alike) == 1:
+            lines.append(alike[0].error or "%s %s" % (alike[0].label, status))
+            continue
+        names = ", ".join("%s %d B" % (job.label, job.message_bytes) for job in alike[:shown])
+        more = " and %d more" % (len(alike) - shown) if len(alike) > shown else ""
+        lines.append("%d jobs %s (%s%s): %s" % (len(alike), status, names, more, cause))
+    return lines
 
 
 def _campaign_summary(run: Run) -> str:
@@ -352,18 +413,26 @@ def _distribution_choice(text: str) -> tuple[str, int]:
 
 
 def _add_report(subcommands: argparse._SubParsersAction) -> None:
+    from ngcc import _export
+
     parser = subcommands.add_parser(
-        "report", help="write the Markdown pages and plots of a run",
-        description="Write one Markdown page per candidate (sections 1-5 and 7 of the NICCS "
+        "report", help="write the pages (Markdown or HTML), tables and plots of a run",
+        description="Write one page per candidate (sections 1-5 and 7 of the NICCS "
                     "x86 self-assessment structure, plus confidence intervals, medians and "
-                    "the ratio to pseudoXOF), a summary page, and the plots (cycles/byte, "
-                    "per-call distributions; PNG and SVG). Pages depend only on the run "
-                    "directory, so `ngcc validate` can regenerate them.")
+                    "the ratio to pseudoXOF), a summary page, an index page, and the plots "
+                    "(cycles/byte, per-call distributions; PNG and SVG). Pages depend only "
+                    "on the run directory, so `ngcc validate` can regenerate them.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a campaign's run "
                         "directory")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="where to write (default: RUN_DIR/report)")
     parser.add_argument("--no-plots", action="store_true", help="write the pages only")
+    parser.add_argument("--format", dest="formats", action="append", choices=_export.FORMATS,
+                        metavar="FORMAT",
+                        help="markdown (default): the pages as .md; html: the same pages as "
+                             "self-contained .html files (plots inline, nothing fetched); "
+                             "csv, json: every statistic per library x length in "
+                             "statistics.csv / statistics.json (repeatable)")
     parser.add_argument("--distribution", type=_distribution_choice, action="append",
                         default=[], metavar="INSTANCE:BYTES",
                         help="also plot the per-call distribution of this instance at this "
@@ -377,7 +446,8 @@ def _run_report(args: argparse.Namespace) -> int:
 
     run = load_run(args.run_dir)
     written = _report.write_report(run, args.out, plots=not args.no_plots,
-                                   distributions=args.distribution)
+                                   distributions=args.distribution,
+                                   formats=args.formats or ("markdown",))
     for path in written:
         print(path)
     return 0
@@ -617,7 +687,19 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
                              "@<folder> when two builds clash)")
     parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
                         help="folder for the evidence; default: %(default)s")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar on a terminal (without one there is none: "
+                             "the result line of each instance is the progress)")
     parser.set_defaults(run=_run_leak)
+
+
+def _leak_progress(task: _progress.Task) -> Callable[[int, float | None], None]:
+    """The leak test's progress callback, moving ``task`` (calls so far, max |t|)."""
+    def show(calls: int, max_t: float | None) -> None:
+        task.update_to(calls)
+        if max_t is not None:
+            task.status("max |t| %.2f" % max_t)
+    return show
 
 
 def _hex_bytes(text: str) -> bytes:
@@ -636,13 +718,19 @@ def _run_leak(args: argparse.Namespace) -> int:
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
     status = 0
+    # a bar on a terminal only: without one, each instance's result line is its progress
+    reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
+                                  else "bar")
     for inst, label in zip(found, labels, strict=True):
         for control in (False, True) if args.control else (False,):
             try:
-                result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
-                                    cpu=args.cpu, fixed=None if control else args.fixed,
-                                    seed=args.seed, early_stop=not args.no_early_stop,
-                                    control=control, label=label)
+                with reporter.task("%s%s" % (label, " (control)" if control else ""),
+                                   args.calls) as task:
+                    result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
+                                        cpu=args.cpu, fixed=None if control else args.fixed,
+                                        seed=args.seed, early_stop=not args.no_early_stop,
+                                        control=control, label=label,
+                                        progress=_leak_progress(task))
             except NgccError as exc:  # this instance failed; the others still run
                 print("%s  ERROR  %s" % (label, exc), flush=True)
                 status = EXIT_RUNTIME_ERROR

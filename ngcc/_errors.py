@@ -21,6 +21,15 @@ class UnknownInstanceError(NgccError, LookupError):
         return self.args[0]
 
 
+class LibraryNotFoundError(UnknownInstanceError):
+    """A library path (``built/X.so``) where there is no file."""
+
+    def __init__(self, path: str):
+        self.name, self.close_matches = path, []
+        NgccError.__init__(self, "no such file: %s (a library path names an instance "
+                                 "library built with `ngcc build`)" % path)
+
+
 class LibraryError(NgccError, OSError):
     """An instance library that cannot be loaded or lacks ``CryptHash``."""
 
@@ -92,6 +101,21 @@ class HostError(NgccError):
 
 class KatGateError(NgccError):
     """Every instance asked for was refused by the KAT gate; nothing would be timed."""
+
+
+class CampaignFailedError(NgccError):
+    """A campaign stopped early: its first jobs all failed with one cause and none
+    succeeded, so the rest would most likely fail the same way.
+
+    Attributes:
+        cause: the common cause (``crash: library setup failed``).
+        failed: how many jobs failed with it before the campaign stopped.
+        pending: how many jobs were left unmeasured (a rerun resumes them).
+    """
+
+    def __init__(self, message: str, cause: str, failed: int, pending: int):
+        super().__init__(message)
+        self.cause, self.failed, self.pending = cause, failed, pending
 
 
 # --- KAT generation (ngcc.kat) -------------------------------------------------

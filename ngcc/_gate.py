@@ -18,6 +18,7 @@ from typing import Protocol
 from ngcc import _records, kat
 from ngcc._elf import elf_image_bytes
 from ngcc._model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
+from ngcc._progress import Progress
 from ngcc._registry import Instance
 
 
@@ -29,7 +30,7 @@ class KatChecker(Protocol):
     """
 
     def __call__(self, instances: Sequence[Instance], *, labels: Sequence[str | None],
-                 files: Sequence[str], out_dir: Path, progress: bool,
+                 files: Sequence[str], out_dir: Path, progress: bool | Progress,
                  timeout: float | None) -> list[kat.KatResult]:
         ...
 
@@ -74,7 +75,7 @@ def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
 
 def check(checker: KatChecker, libraries: Mapping[str, Instance],
           library_sha256: Mapping[str, str], files: Sequence[str], run_dir: Path,
-          stored: BuildState | None, override: bool, progress: bool,
+          stored: BuildState | None, override: bool, progress: bool | Progress,
           timeout: float | None) -> dict[str, BuildEntry]:
     """The entry of every library (label → entry, in order): kept from ``stored`` where
     :func:`reusable`, else checked now (logs under ``run_dir/kat``)."""

@@ -281,12 +281,24 @@ def virtualization_text(env: Environment) -> str:
     return env.virtualization or "none detected"
 
 
-def commit_text(env: Environment) -> str:
-    """`` (git 38b161e0a2b4)``, with ``, uncommitted changes`` when dirty; empty if unknown."""
+#: What a fingerprint says when ngcc does not run from a git checkout (e.g. installed).
+NO_COMMIT = "git commit unknown (not a git checkout)"
+
+
+def git_commit_text(env: Environment) -> str:
+    """``git 38b161e0a2b4``, with ``, uncommitted changes`` when dirty, else
+    :data:`NO_COMMIT`: the one wording of the commit in ``ngcc check`` and the reports."""
     if not env.git_commit:
-        return ""
-    return " (git %s%s)" % (env.git_commit[:12],
-                            ", uncommitted changes" if env.git_dirty else "")
+        return NO_COMMIT
+    return "git %s%s" % (env.git_commit[:12], ", uncommitted changes" if env.git_dirty else "")
+
+
+def commit_text(env: Environment) -> str:
+    """The commit after a version number: `` (git 38b161e0a2b4)``, or ``, git commit
+    unknown (not a git checkout)``."""
+    if not env.git_commit:
+        return ", " + NO_COMMIT
+    return " (%s)" % git_commit_text(env)
 
 
 def software_text(env: Environment) -> str:

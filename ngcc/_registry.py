@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ngcc import _core
-from ngcc._errors import InvalidNameError, LibraryError, NgccError, UnknownInstanceError
+from ngcc._errors import (
+    InvalidNameError,
+    LibraryError,
+    LibraryNotFoundError,
+    NgccError,
+    UnknownInstanceError,
+)
 from ngcc._names import assign_labels, check_name
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
@@ -224,7 +230,7 @@ def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) ->
 
 def external_instance(path: Path, candidate: str | None = None) -> Instance:
     """Describe an instance library outside the package from its ``.json`` sidecar."""
-    path = path.resolve()
+    given, path = path, path.resolve()
     if path.is_dir():
         libraries = sorted(path.glob("*.so"))
         if len(libraries) != 1:
@@ -232,6 +238,8 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
                                "folder, found %d; build it with `ngcc build`"
                                % (path, len(libraries)))
         path = libraries[0]
+    if not path.exists():
+        raise LibraryNotFoundError(str(given))
     if not path.is_file():
         raise UnknownInstanceError(str(path), [])
     sidecar = sidecar_path(path)

@@ -19,16 +19,19 @@ compare byte for byte.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _format, _host
+from ngcc import _analysis, _export, _format, _host
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
+    Flag,
+    Job,
     KatFacts,
     Record,
     page_name,
@@ -80,6 +83,10 @@ MACHINE_NAMES = {"x86_64": "x86-64", "aarch64": "AArch64", "arm64": "AArch64"}
 WARNING = "⚠"
 PLOT_RUN_CPB = "run-cpb"
 SUMMARY_PAGE = "summary.md"
+INDEX_PAGE = "index.md"
+CAUSE_WIDTH = 300
+"""The longest a failure's example message is shown on a page (the whole message stays
+in ``campaign.json``)."""
 
 
 # ------------------------------------------------------------------ Markdown pieces
@@ -137,18 +144,24 @@ def _candidates(run: Run) -> list[str]:
     return _analysis.candidates([lib.candidate for lib in run.plan.libraries], run.records)
 
 
-def candidate_page(run: Run, candidate: str) -> str:
-    """The Markdown page of one candidate of a run (sections 1–5 and 7 of the guide)."""
+def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = None) -> str:
+    """The Markdown page of one candidate of a run (sections 1–5 and 7 of the guide).
+
+    ``plotted`` is the stems of the plots drawn beside the page (default: every plot
+    :func:`plot_stems` names); the page links no other plot.
+    """
+    plotted = plot_stems(run) if plotted is None else plotted
     records = _analysis.of_candidate(run.records, candidate)
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
     lines = _title(run, candidate, records, builds)
+    lines += failure_banner([job for job in run.jobs if job.candidate == candidate])
     lines += _basic_information(run, candidate, records, builds)
     lines += _environment(run)
     lines += _functional_testing(run, candidate, builds)
     lines += _performance(run, candidate, records)
-    lines += _additional_statistics(run, candidate, records)
+    lines += _additional_statistics(run, candidate, records, plotted)
     lines += _resources(records)
-    lines += _leak_section(run, candidate)
+    lines += _leak_section(run, candidate, plotted)
     lines += _evidence_index(run, records, builds)
     return "\n".join(lines) + "\n"
 
@@ -271,11 +284,11 @@ def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[st
               "wall-clock time. n: calls in total (trials × calls per trial), each trial "
               "a fresh process.", ""]
     failed = [job for job in run.failed_jobs if job.candidate == candidate]
-    for job in failed:
-        lines += [f"- Not measured: {code(job.label)} at "
-                  f"{_format.message(job.message_bytes)}: {job.status}"
-                  + (f" ({job.error})" if job.error else "")]
-    return lines + ([""] if failed else [])
+    if failed:
+        lines += ["Not measured (the causes are at the top of the page): " + "; ".join(
+            f"{code(job.label)} at {_format.message(job.message_bytes)} ({job.status})"
+            for job in failed) + ".", ""]
+    return lines
 
 
 def confidence_interval(record: Record) -> str:
@@ -297,7 +310,8 @@ def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
             _format.ratio(_analysis.baseline_ratio(records, record)))
 
 
-def _additional_statistics(run: Run, candidate: str, records: Sequence[Record]) -> list[str]:
+def _additional_statistics(run: Run, candidate: str, records: Sequence[Record],
+                           plotted: frozenset[str]) -> list[str]:
     lines = ["## " + EXTRA_TITLE, "",
              "Not part of the seed pages. 95 % CI: confidence interval of the mean across "
              "trials (t distribution, n = trials; the trials are the independent samples). "
@@ -306,20 +320,134 @@ def _additional_statistics(run: Run, candidate: str, records: Sequence[Record]) 
              f"width at the same length in this run ({_format.MISSING} when that baseline "
              "was not measured).", ""]
     lines += table(EXTRA_COLUMNS, [extra_row(run.records, r) for r in records]) + [""]
-    flags = [(record, flag) for record in records for flag in record.statistics.flags]
-    for record, flag in flags:
-        lines += [f"- {WARNING} {code(record.label)} "
-                  f"{_format.message(record.message_bytes)}: {flag.message}"]
-    if flags:
-        lines += [""]
+    lines += flag_lines(records)
+    return lines + _plot_links(candidate, records, plotted)
+
+
+def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[str]
+                ) -> list[str]:
+    """The candidate's cycles/byte plot and the links to its distributions: only those
+    drawn (nothing when no plot was)."""
+    lines = []
     cpb = plot_stem_cpb(candidate)
-    lines += [f"![cycles/byte of {candidate}]({cpb}.png)", "",
-              f"Cycles/byte against message length ({code(cpb + '.svg')} "
-              "as SVG). Per-call distributions: "
-              + ", ".join(f"[{code(r.label)} {_format.message(r.message_bytes)}]"
-                          f"({plot_stem_distribution(r.label, r.message_bytes)}.png)"
-                          for r in _analysis.distribution_records(records)) + ".", ""]
+    if cpb in plotted:
+        lines += [f"![cycles/byte of {candidate}]({cpb}.png)", "",
+                  f"Cycles/byte against message length ({code(cpb + '.svg')} as SVG).", ""]
+    links = [f"[{code(r.label)} {_format.message(r.message_bytes)}]({stem}.png)"
+             for r in _analysis.distribution_records(records)
+             if (stem := plot_stem_distribution(r.label, r.message_bytes)) in plotted]
+    if links:
+        lines += ["Per-call distributions: " + ", ".join(links) + ".", ""]
     return lines
+
+
+# ------------------------------------------------------------------ warnings, failures
+
+def flag_kind(flag: Flag) -> str:
+    """The kind a flag is grouped by on a page (``outlying_trial``, ``counter_rate``…)."""
+    return str(getattr(flag, "kind", None) or flag.code)
+
+
+def flag_severity(record: Record, flag: Flag) -> float:
+    """How bad a flag is, to pick the worst of its kind: the flag's own ``severity`` or
+    ``value`` when it states one, else the counter rate's distance from 1 for
+    ``counter_rate``, else how far its trial's mean lies from the median of trial means
+    (relative)."""
+    for name in ("severity", "value"):
+        stated = getattr(flag, name, None)
+        if isinstance(stated, (int, float)) and not isinstance(stated, bool):
+            return abs(float(stated))
+    trials = {trial.index: trial for trial in record.trials}
+    trial = trials.get(flag.trial)
+    if trial is None:
+        return 0.0
+    ratio = trial.statistics.counter_rate_ratio
+    if flag_kind(flag) == "counter_rate" and ratio is not None:
+        return abs(1.0 - ratio)
+    centre = record.statistics.median_of_trial_means_cycles
+    return abs(trial.statistics.mean_cycles / centre - 1.0) if centre else 0.0
+
+
+def flag_lines(records: Sequence[Record]) -> list[str]:
+    """The trial flags of ``records``, one line per kind: how many trials in how many
+    records, and the worst case's message (empty when nothing was flagged)."""
+    kinds: dict[str, list[tuple[Record, Flag]]] = {}
+    for record in records:
+        for flag in record.statistics.flags:
+            kinds.setdefault(flag_kind(flag), []).append((record, flag))
+    lines = []
+    for kind, flagged in kinds.items():
+        record, worst = max(flagged, key=lambda pair: flag_severity(*pair))
+        count = len({id(rec) for rec, _ in flagged})
+        lines += [f"- {WARNING} {code(kind)}: {_plural(len(flagged), 'trial')} in "
+                  f"{count} of {_plural(len(records), 'record')}; worst: "
+                  f"{code(record.label)} {_format.message(record.message_bytes)}, "
+                  f"{worst.message}"]
+    return lines + ([""] if lines else [])
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def failure_cause(job: Job) -> str:
+    """A failed job's error with what is particular to the job (its label and instance,
+    length, trial, calls) taken out, so the jobs that failed for one cause share it."""
+    text = job.error or job.status
+    for name in sorted({job.label, job.instance}, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.+@-]){re.escape(name)}(?![\w+@-])", "<library>", text)
+    text = re.sub(rf"\b{job.message_bytes} B\b", "<n> B", text)
+    text = re.sub(rf"\b{job.message_bytes * 8} bits\b", "<n> bits", text)
+    text = re.sub(r"\btrial \d+", "trial <k>", text)
+    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "0x<address>", text)
+    text = re.sub(r"\bwithin [\d.e+]+ s\b", "within <t> s", text)
+    text = re.sub(r"\bpid \d+", "pid <p>", text)
+    return re.sub(r"\b\d+ calls\b", "<k> calls", text)
+
+
+def failure_groups(jobs: Sequence[Job]) -> list[tuple[str, list[Job]]]:
+    """The failed ones of ``jobs`` by status and :func:`failure_cause`, in the order they
+    first fail: (status, the jobs)."""
+    groups: dict[tuple[str, str], list[Job]] = {}
+    for job in jobs:
+        if job.status not in ("done", "pending"):
+            groups.setdefault((job.status, failure_cause(job)), []).append(job)
+    return [(status, group) for (status, _), group in groups.items()]
+
+
+def _clip(text: str, width: int = CAUSE_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _jobs_text(jobs: Sequence[Job]) -> str:
+    """``Pavelor-512 at 32 B, 1024 B; Wish512 at 32 B``: the jobs by label."""
+    lengths: dict[str, list[str]] = {}
+    for job in jobs:
+        lengths.setdefault(job.label, []).append(_format.message(job.message_bytes))
+    return "; ".join(f"{code(label)} at {', '.join(found)}" for label, found in lengths.items())
+
+
+def failure_banner(jobs: Sequence[Job]) -> list[str]:
+    """What a page says at its top when some of ``jobs`` were not measured: the counts by
+    status, then each distinct cause once with the jobs it stopped and one example
+    message (empty when every job was measured)."""
+    groups = failure_groups(jobs)
+    if not groups:
+        return []
+    failed = [job for _, group in groups for job in group]
+    counts: dict[str, int] = {}
+    for job in jobs:
+        counts[job.status] = counts.get(job.status, 0) + 1
+    done = counts.pop("done", 0)
+    status = ", ".join(f"{n} {name}" for name, n in counts.items())
+    lines = [f"**{WARNING} {len(failed)} of {_plural(len(jobs), 'job')} not measured** "
+             f"({done} done, {status}); "
+             + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:"), ""]
+    for name, group in groups:
+        lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
+                  f"{_clip(group[0].error or name)}"]
+    return lines + [""]
 
 
 def resource_row(record: Record) -> tuple[str, ...]:
@@ -351,7 +479,7 @@ def leak_row(test: dict[str, Any]) -> tuple[str, ...]:
             code(test["relpath"]))
 
 
-def _leak_section(run: Run, candidate: str) -> list[str]:
+def _leak_section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
     """The ``--leak`` results of the candidate's libraries; nothing when there are none."""
     tests = [t for t in run.leak_tests if t["candidate"] == candidate]
     if not tests:
@@ -365,9 +493,9 @@ def _leak_section(run: Run, candidate: str) -> list[str]:
              "LEAK. A pass does not prove constant time: a leak below the noise, or one "
              "that depends on other inputs or another machine, passes.", ""]
     lines += table(LEAK_COLUMNS, [leak_row(t) for t in tests]) + [""]
-    lines += [", ".join(f"![|t| of {t['label']}]({plot_stem_leak(t)}.png)" for t in tests),
-              ""]
-    return lines
+    images = [f"![|t| of {t['label']}]({plot_stem_leak(t)}.png)" for t in tests
+              if plot_stem_leak(t) in plotted]
+    return lines + ([", ".join(images), ""] if images else [])
 
 
 def plot_stem_leak(test: dict[str, Any]) -> str:
@@ -427,30 +555,36 @@ def scripts(records: Sequence[Record]) -> list[str]:
 
 # ------------------------------------------------------------------ summary page
 
-def summary_page(run: Run) -> str:
+def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     """The run's summary page: cycles/byte of every library at every length."""
+    plotted = plot_stems(run) if plotted is None else plotted
     lengths = sorted({record.message_bytes for record in run.records})
-    env = run.environment
-    lines = [f"# Run {run.run_id} — summary", "",
-             f"{env.cpu_model or 'unknown CPU'}, CPU {env.cpu}; "
-             f"{_host.clock_text(env)}. Campaign {_utc(run.campaign.created)} – "
-             f"{_utc(run.campaign.finished)} (UTC); {len(run.records)} of "
-             f"{len(run.jobs)} jobs measured.", ""]
-    for warning in run.host_warnings:
-        lines += [f"- {WARNING} {warning}"]
-    lines += ["", "## Cycles/byte (mean over all calls)", ""]
+    lines = [f"# Run {run.run_id} — summary", "", _run_line(run), ""]
+    lines += failure_banner(run.jobs)
+    lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
+    lines += ([""] if run.host_warnings else []) + ["## Cycles/byte (mean over all calls)", ""]
     columns = ("candidate", "instance", "KAT", *[_format.message(n) for n in lengths])
-    lines += table(columns, _summary_rows(run.records, lengths)) + [""]
+    lines += (table(columns, _summary_rows(run.records, lengths)) if run.records
+              else ["No job was measured."]) + [""]
     lines += ["Candidate pages: " + ", ".join(
-        f"[{c}]({page_name(c)})" for c in _candidates(run)) + ".", "",
-        f"![cycles/byte of every instance]({PLOT_RUN_CPB}.png)", ""]
+        f"[{c}]({page_name(c)})" for c in _candidates(run)) + f"; [index]({INDEX_PAGE}).", ""]
+    if PLOT_RUN_CPB in plotted:
+        lines += [f"![cycles/byte of every instance]({PLOT_RUN_CPB}.png)", ""]
     failed = run.failed_jobs
     if failed:
-        lines += ["## Jobs not measured", ""]
-        lines += table(("candidate", "instance", "message", "status", "error"), [
+        lines += ["## Jobs not measured", "", "Their causes are at the top of the page.", ""]
+        lines += table(("candidate", "instance", "message", "status"), [
             (job.candidate, code(job.label), _format.message(job.message_bytes),
-             job.status, job.error or "") for job in failed]) + [""]
+             job.status) for job in failed]) + [""]
     return "\n".join(lines) + "\n"
+
+
+def _run_line(run: Run) -> str:
+    env = run.environment
+    return (f"{env.cpu_model or 'unknown CPU'}, CPU {env.cpu}; "
+            f"{_host.clock_text(env)}. Campaign {_utc(run.campaign.created)} – "
+            f"{_utc(run.campaign.finished)} (UTC); {len(run.records)} of "
+            f"{len(run.jobs)} jobs measured.")
 
 
 def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tuple[str, ...]]:
@@ -466,17 +600,122 @@ def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tup
     return rows
 
 
+# ------------------------------------------------------------------ index page
+
+INDEX_COLUMNS = ("candidate", "algorithm", "libraries", "message lengths", "jobs", "page")
+
+
+def _status_counts(jobs: Sequence[Job]) -> str:
+    """``6 done, 1 crash``: the jobs by status, ``done`` first."""
+    counts: dict[str, int] = {"done": 0}
+    for job in jobs:
+        counts[job.status] = counts.get(job.status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def index_row(run: Run, candidate: str) -> tuple[str, ...]:
+    """One candidate's row of the index page."""
+    jobs = [job for job in run.jobs if job.candidate == candidate]
+    records = _analysis.of_candidate(run.records, candidate)
+    builds = _analysis.entries_of_candidate(run.build_entries, candidate)
+    labels = [lib.label for lib in run.plan.libraries if lib.candidate == candidate]
+    labels += [label for label in _analysis.labels(records, builds) if label not in labels]
+    unpassed = {b.label for b in builds if b.kat.timed_without_pass}
+    lengths = sorted({job.message_bytes for job in jobs})
+    return (candidate, CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+            or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
+                                                          else "") for label in labels),
+            ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
+            _status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
+
+
+def index_page(run: Run) -> str:
+    """The run's index: every candidate with its libraries, lengths, job counts by
+    status and a link to its page; the failures' causes at the top."""
+    lines = [f"# Run {run.run_id} — index", "", _run_line(run), ""]
+    lines += failure_banner(run.jobs)
+    lines += ["## Candidates", ""]
+    lines += table(INDEX_COLUMNS, [index_row(run, c) for c in _candidates(run)]) + [""]
+    lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
+              f"Jobs: {_status_counts(run.jobs)}.", ""]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------ files
 
-def pages(run: Run) -> dict[str, str]:
-    """Every report page of a run: file name in ``report/`` → Markdown text."""
-    rendered = {page_name(c): candidate_page(run, c) for c in _candidates(run)}
-    rendered[SUMMARY_PAGE] = summary_page(run)
+def pages(run: Run, plots: bool = True) -> dict[str, str]:
+    """Every report page of a run: file name in ``report/`` → Markdown text.
+
+    ``plots``: whether the plots are drawn beside the pages; without them the pages
+    link none.
+    """
+    plotted = plot_stems(run) if plots else frozenset()
+    rendered = {INDEX_PAGE: index_page(run)}
+    rendered.update({page_name(c): candidate_page(run, c, plotted) for c in _candidates(run)})
+    rendered[SUMMARY_PAGE] = summary_page(run, plotted)
     return rendered
 
 
+def plot_stems(run: Run) -> frozenset[str]:
+    """The stems of the plots :func:`write_plots` draws for a run's pages (the run's and
+    each measured candidate's cycles/byte, each library's shortest distribution, the
+    leak tests' |t|): what the pages may link."""
+    stems = {PLOT_RUN_CPB} if run.records else set()
+    for candidate in _candidates(run):
+        records = _analysis.of_candidate(run.records, candidate)
+        if records:
+            stems.add(plot_stem_cpb(candidate))
+        stems.update(plot_stem_distribution(r.label, r.message_bytes)
+                     for r in _analysis.distribution_records(records))
+    stems.update(plot_stem_leak(test) for test in run.leak_tests)
+    return frozenset(stems)
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    """``formats`` each once, in order.
+
+    Raises:
+        ReportError: an unknown format (the message lists the known ones).
+    """
+    unknown = [f for f in formats if f not in _export.FORMATS]
+    if unknown or not formats:
+        raise ReportError(f"unknown report format {', '.join(unknown) or '(none)'}; "
+                          f"choose from {', '.join(_export.FORMATS)}")
+    return tuple(dict.fromkeys(formats))
+
+
+def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool = True,
+                 images: Mapping[str, bytes] | None = None) -> dict[str, str]:
+    """Every file of a report but the plots: file name in ``report/`` → text.
+
+    Args:
+        run: the run.
+        formats: any of :data:`ngcc._export.FORMATS`: ``markdown`` (the pages),
+            ``html`` (the same pages, self-contained), ``csv`` and ``json`` (the
+            statistics table, ``statistics.csv``/``.json``).
+        plots: whether the plots are drawn beside the pages (else the pages link none).
+        images: the PNG bytes of the drawn plots by file name, which HTML pages inline.
+
+    Raises:
+        ReportError: an unknown format.
+    """
+    formats = check_formats(formats)
+    markdown = pages(run, plots)
+    files: dict[str, str] = {}
+    if "markdown" in formats:
+        files.update(markdown)
+    if "html" in formats:
+        files.update(_export.html_pages(markdown, images or {}))
+    if "csv" in formats:
+        files[_export.STATISTICS_STEM + ".csv"] = _export.statistics_csv(run.records)
+    if "json" in formats:
+        files[_export.STATISTICS_STEM + ".json"] = _export.statistics_json(run.records)
+    return files
+
+
 def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots: bool = True,
-                 distributions: Sequence[tuple[str, int]] = ()) -> list[Path]:
+                 distributions: Sequence[tuple[str, int]] = (),
+                 formats: Sequence[str] = ("markdown",)) -> list[Path]:
     """Write the pages (and, unless ``plots`` is false, the plots) of a run.
 
     Args:
@@ -486,28 +725,30 @@ def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots:
             the per-call distributions (PNG and SVG).
         distributions: further (label or instance, message bytes) whose per-call
             distribution to draw, besides each library's shortest length.
+        formats: what to write (:func:`report_files`); default the Markdown pages.
 
     Raises:
-        ReportError: a chosen distribution has no record in the run (checked before
-            anything is written).
+        ReportError: an unknown format, or a chosen distribution has no record in the
+            run (checked before anything is written).
         CorruptRecordError: a raw file to draw is missing or does not match its
             record (checked before anything is written).
 
     Returns:
-        The files written, pages first.
+        The files written, pages and tables first, then the plots.
     """
+    formats = check_formats(formats)
     chosen = chosen_records(run, distributions)
     samples = _distribution_samples(run, chosen) if plots else {}  # raw files checked first
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     out.mkdir(parents=True, exist_ok=True)
+    drawn = write_plots(run, out, samples) if plots else []
+    images = {path.name: path.read_bytes() for path in drawn if path.suffix == ".png"}
     written = []
-    for name, text in pages(run).items():
+    for name, text in report_files(run, formats, plots, images).items():
         path = out / name
         path.write_text(text, encoding="utf-8")
         written.append(path)
-    if plots:
-        written += write_plots(run, out, samples)
-    return written
+    return written + drawn
 
 
 def _distribution_samples(run: Run, chosen: Sequence[RunRecord]
@@ -549,8 +790,10 @@ def write_plots(run: Run, out: Path,
     from ngcc import _leak, _plot
 
     summary = run.summary()
-    written = _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte"),
-                         out / PLOT_RUN_CPB)
+    written = []
+    if len(summary):
+        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte"),
+                              out / PLOT_RUN_CPB)
     for candidate in _candidates(run):
         rows = summary[summary["candidate"] == candidate]
         if len(rows):

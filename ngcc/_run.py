@@ -236,12 +236,14 @@ class Run:
         return _compare_runs.ratio_figure(
             _compare_runs.compare_runs(self, other, instances, statistic, alpha))
 
-    def report(self, out_dir: str | os.PathLike[str] | None = None,
-               plots: bool = True) -> list[Path]:
-        """Write the report pages (and plots) to ``out_dir`` (default: ``report/``)."""
+    def report(self, out_dir: str | os.PathLike[str] | None = None, plots: bool = True,
+               formats: Iterable[str] = ("markdown",)) -> list[Path]:
+        """Write the report pages (and plots) to ``out_dir`` (default: ``report/``), in
+        ``formats``: any of ``markdown``, ``html`` (self-contained pages), ``csv`` and
+        ``json`` (the statistics table)."""
         from ngcc import _report
 
-        return _report.write_report(self, out_dir, plots=plots)
+        return _report.write_report(self, out_dir, plots=plots, formats=tuple(formats))
 
     def _repr_html_(self) -> str:  # Jupyter shows a run as a table
         return run_html(self)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 
-from ngcc import _report, _stats
+from ngcc import _export, _report, _stats
 from ngcc._errors import CorruptRecordError, ValidationError
 from ngcc._model import BuildState, Record, Resources
 from ngcc._run import Run, RunRecord, load_run
@@ -82,7 +84,7 @@ def validate(path: str | os.PathLike[str]) -> Validation:
         result.records_checked += 1
     result.differences += _unlisted_records(run)
     result.differences += check_pages(run)
-    result.pages_checked = len(_report.pages(run))
+    result.pages_checked = len(expected_files(run))
     return result
 
 
@@ -194,10 +196,40 @@ def _unlisted_records(run: Run) -> list[Difference]:
 
 # ------------------------------------------------------------------ pages
 
-def check_pages(run: Run) -> list[Difference]:
-    """Regenerate every page and compare it with ``report/`` byte for byte."""
+def drawn(run: Run) -> bool:
+    """Whether ``report/`` was written with its plots (``ngcc report`` without
+    ``--no-plots``): any of the plots its pages would link is there."""
     report_dir = run.path / "report"
-    expected = _report.pages(run)
+    return any((report_dir / f"{stem}.png").is_file() for stem in _report.plot_stems(run))
+
+
+def written_formats(run: Run) -> tuple[str, ...]:
+    """The formats ``report/`` holds: ``markdown`` when it has a Markdown page or no HTML
+    page (so an empty ``report/`` is found missing), ``html``, ``csv``, ``json`` when their
+    files are there."""
+    report_dir = run.path / "report"
+    html = any(report_dir.glob("*.html"))
+    formats = ["markdown"] if any(report_dir.glob("*.md")) or not html else []
+    formats += ["html"] if html else []
+    formats += [kind for kind in ("csv", "json")
+                if (report_dir / f"{_export.STATISTICS_STEM}.{kind}").is_file()]
+    return tuple(formats)
+
+
+def expected_files(run: Run) -> dict[str, str]:
+    """The report files regenerated from the evidence, in the formats ``report/`` holds,
+    with or without plots as :func:`drawn` finds it (HTML pages inline the PNG files
+    found there)."""
+    report_dir = run.path / "report"
+    images = {path.name: path.read_bytes() for path in sorted(report_dir.glob("*.png"))}
+    return _report.report_files(run, written_formats(run), drawn(run), images)
+
+
+def check_pages(run: Run) -> list[Difference]:
+    """Regenerate every page (and table) and compare it with ``report/`` byte for byte;
+    then :func:`check_links`."""
+    report_dir = run.path / "report"
+    expected = expected_files(run)
     found = []
     for name, text in expected.items():
         path = report_dir / name
@@ -208,10 +240,59 @@ def check_pages(run: Run) -> list[Difference]:
         stored = path.read_bytes()
         if stored != text.encode("utf-8"):
             found.append(Difference(f"report/{name}", _first_difference(stored, text)))
-    for path in sorted(report_dir.glob("*.md")):
+    for path in sorted([*report_dir.glob("*.md"), *report_dir.glob("*.html")]):
         if path.name not in expected:
             found.append(Difference(f"report/{path.name}",
                                     "not a page of this run (no candidate of that name)"))
+    return found + check_links(run)
+
+
+_MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_HTML_LINK = re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']*)["']""")
+_HTML_ID = re.compile(r"""\bid\s*=\s*["']([^"']*)["']""")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def page_links(path: Path) -> list[str]:
+    """Every link and image source of a Markdown or HTML page, in order."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    pattern = _HTML_LINK if path.suffix == ".html" else _MARKDOWN_LINK
+    return pattern.findall(text)
+
+
+def link_problem(run_dir: Path, page: Path, target: str) -> str | None:
+    """What is wrong with one link of ``page`` (None when it resolves to a file inside
+    the run directory, or is inline data, or names an anchor the page has)."""
+    if target.startswith("data:"):
+        return None
+    if target.startswith("#"):
+        ids = _HTML_ID.findall(page.read_text(encoding="utf-8", errors="replace"))
+        return None if page.suffix != ".html" or target[1:] in ids else "an anchor the page lacks"
+    if _SCHEME.match(target) or target.startswith("//"):
+        return "an address outside the run directory (a report links only its own files)"
+    relative = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if not relative:
+        return "an empty link"
+    resolved = (page.parent / relative).resolve()
+    try:
+        resolved.relative_to(run_dir.resolve())
+    except ValueError:
+        return "a file outside the run directory"
+    return None if resolved.is_file() else "which does not exist"
+
+
+def check_links(run: Run) -> list[Difference]:
+    """Every link in every page of ``report/`` (Markdown and HTML) must resolve to an
+    existing file inside the run directory: one difference per broken link, naming the
+    page and the link."""
+    report_dir = run.path / "report"
+    found = []
+    for page in sorted([*report_dir.glob("*.md"), *report_dir.glob("*.html")]):
+        for target in page_links(page):
+            problem = link_problem(run.path, page, target)
+            if problem is not None:
+                shown = target if len(target) <= 120 else target[:119] + "…"
+                found.append(Difference(f"report/{page.name}", f"links {shown!r}, {problem}"))
     return found
 
 

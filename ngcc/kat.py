@@ -36,15 +36,15 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ngcc import _child
 from ngcc._errors import KatError
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._names import check_name
+from ngcc._progress import Progress, Task, progress_of
 from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
 from ngcc._version import __version__
@@ -156,7 +156,8 @@ def file_name(kind: str, instance_name: str) -> str:
 def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
           files: str | Iterable[str] = DEFAULT_FILES,
           out_dir: _PathArg | None = None,
-          keep: bool = False, progress: bool = True, timeout: float | None = None,
+          keep: bool = False, progress: bool | Progress = True,
+          timeout: float | None = None,
           official_dir: _PathArg | None = None,
           candidate: str | None = None,
           labels: Iterable[str | None] = ()) -> list[KatResult]:
@@ -179,7 +180,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
             files are generated (``<out_dir>/<candidate>/<label>/``). Default: a
             new temporary folder, kept so the logs can be read.
         keep: keep the generated files (otherwise they are deleted after the check).
-        progress: show a progress bar per file (on stderr).
+        progress: show a progress bar per file on stderr when it is a terminal,
+            else a line per finished file (True); nothing (False); or report to a
+            :class:`ngcc._progress.Progress`.
         timeout: seconds allowed per file and for the guard probe (None: the defaults
             of ``ngcc._child.KAT_TIMEOUTS``, 10 min for the quick files, 2 h for the
             long ones; ``math.inf``: no limit).
@@ -209,7 +212,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
     if timeout is not None and not timeout > 0:  # NaN too
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
-    return [_check_instance(inst, label, kinds, root, keep, progress, timeout, official_dir)
+    reporter = progress_of(progress)
+    return [_check_instance(inst, label, kinds, root, keep, reporter, timeout, official_dir)
             for inst, label in zip(chosen, named, strict=True)]
 
 
@@ -236,16 +240,21 @@ def _normalise_files(files: str | Iterable[str]) -> list[str]:
 
 
 def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, keep: bool,
-                    progress: bool, timeout: float | None,
+                    progress: Progress, timeout: float | None,
                     official_dir: _PathArg | None) -> KatResult:
     # names are data, never paths: the log's and the files' names obey the name rule
     folder = root / check_name(inst.candidate, "candidate id") / check_name(label, "label")
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(kind, folder / file_name(kind, inst.name)) for kind in kinds]
     manifest = _manifest(inst.candidate)
-    with _ProgressBars(inst.name, enabled=progress) as bars:
-        outcomes = [_generate(inst, _TAGS[kind], path, timeout, bars.update)
-                    for kind, path in jobs]
+    outcomes = []
+    for kind, path in jobs:
+        with progress.task("KAT_%s_%s" % (_TAGS[kind], label)) as task:
+            outcome = _generate(inst, _TAGS[kind], path, timeout, task)
+            task.finished("generated in %.2f s" % outcome.seconds
+                          if outcome.status == "done" and outcome.seconds is not None
+                          else outcome.status)
+        outcomes.append(outcome)
     results = tuple(_judge(inst, kind, path, outcome, manifest, official_dir, keep)
                     for (kind, path), outcome in zip(jobs, outcomes, strict=True))
     probe = _probe(inst, timeout)
@@ -276,11 +285,17 @@ _ERROR_TYPES = {"hash": "HashError", "memory": "KatMemoryError", "load": "Librar
 
 
 def _generate(inst: Instance, tag: str, path: Path, timeout: float | None,
-              progress: Any) -> _Outcome:
-    """Generate one file in the driver; every failure becomes an outcome."""
+              task: Task) -> _Outcome:
+    """Generate one file in the driver (its progress frames move ``task``); every
+    failure becomes an outcome."""
+
+    def progress(done: int, total: int) -> None:
+        if total:  # 0 until the child knows it
+            task.set_total(total)
+            task.update_to(done)
+
     try:
-        done = _child.generate_kat(inst, tag, path, timeout=timeout,
-                                   progress=lambda d, t: progress(tag, d, t))
+        done = _child.generate_kat(inst, tag, path, timeout=timeout, progress=progress)
     except _child.DriverError as exc:
         if exc.status == "timeout":
             return _Outcome("timeout", timeout, message=exc.message)
@@ -495,37 +510,3 @@ def _file_sha256(path: Path) -> str:
         return sha256_file(path)
     except OSError as exc:
         return "unreadable (%s)" % exc
-
-
-# ------------------------------------------------------------------------ progress
-
-class _ProgressBars:
-    """One tqdm bar per file, fed by the driver's progress frames."""
-
-    def __init__(self, instance_name: str, enabled: bool):
-        self.instance_name = instance_name
-        self.enabled = enabled
-        self.bars: dict[str, Any] = {}  # tag -> tqdm bar
-        self.stack = ExitStack()
-
-    def __enter__(self) -> _ProgressBars:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stack.close()
-
-    def update(self, tag: str, done: int, total: int) -> None:
-        if not self.enabled or not total:  # total is 0 until the child knows it
-            return
-        bar = self.bars.get(tag)
-        if bar is None:
-            from tqdm.auto import tqdm  # imported when a bar is shown: ~30 ms
-
-            bar = self.bars[tag] = self.stack.enter_context(tqdm(
-                total=total, desc="KAT_%s_%s" % (tag, self.instance_name), leave=False,
-                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}"))
-        bar.n = done
-        bar.refresh()
-        if done >= total:  # finished: make room for the next file's bar
-            bar.close()
-            del self.bars[tag]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _host, _records, kat
+from ngcc import _child, _host, _records, kat
 from ngcc._measure import TrialMeasurement
 from ngcc._model import Counter, Environment
 from ngcc._registry import Instance, run_labels
@@ -93,6 +93,20 @@ class FakeRunner:
     def trials_run(self) -> list[tuple[str, int, int | None]]:
         """(instance, bytes, index) of every trial asked for, in order."""
         return [entry[1:] for entry in self.log if entry[0] == "trial"]
+
+
+class CrashingRunner(FakeRunner):
+    """A runner whose every cold call and trial crashes alike, as a library that cannot
+    set itself up does: ``<name> at <n> B (<phase>) crashed: <cause>``."""
+
+    def __init__(self, cause: str = "SIGABRT (library setup failed)"):
+        super().__init__()
+        self.cause = cause
+
+    def _maybe_fail(self, instance: Instance, message_bytes: int, index: int | None) -> None:
+        phase = "calibration" if index is None else "trial %d" % index
+        raise _child.DriverError("crash", "%s at %d B (%s) crashed: %s" % (
+            instance.name, message_bytes, phase, self.cause), "", self.cause)
 
 
 class FakeKat:

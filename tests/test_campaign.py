@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _fakes import FakeKat, FakeRunner, cost_cycles, fixed_host
+from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
 from ngcc import _child, _host, _plan, _records, _report, _stats, _worker, kat
+from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES, status_counts
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
@@ -660,8 +661,9 @@ def test_cli_campaign_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(kat, "check", FakeKat())
     assert main(["campaign", "SM3", "--quick", "--lengths", "32,64", "--quiet",
                  "--run-dir", str(tmp_path / "run")]) == 1
-    assert "ngcc: crash SM3 at 64 B: SM3 at 64 B (trial 0) crashed: SIGSEGV" in \
-        capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "ngcc: SM3 at 64 B (trial 0) crashed: SIGSEGV\n" in err
+    assert err.splitlines()[-1] == "ngcc: 1 done, 1 crash"   # the count, last
 
 
 def test_cli_campaign_without_instances_is_an_error(capsys):
@@ -763,3 +765,135 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
                           timeout=30)
     assert caught.value.status == "error"
     assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
+
+
+# ------------------------------------------- failure is loud, cost up front (issue 17)
+
+def _cli_campaign(monkeypatch, runner_factory, *extra: str) -> int:
+    from ngcc._cli import main
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_child, "DriverRunner", runner_factory)
+    monkeypatch.setattr(kat, "check", FakeKat())
+    return main(["campaign", "SM3", "WChain-V1-512", "--quick", "--trials", "2",
+                 "--trial-target", "0.002", "--lengths", "32,64,128", *extra])
+
+
+def test_a_library_that_always_crashes_stops_the_campaign_early(fake, tmp_path):
+    runner = CrashingRunner("SIGABRT (library setup failed)")
+    campaign = fake(["SM3", "WChain-V1-512"], runner=runner, lengths=[32, 64, 128, 256])
+    with pytest.raises(ngcc.CampaignFailedError) as caught:
+        campaign.run()
+    error = caught.value
+    assert len(runner.log) == STOP_AFTER_FAILURES == error.failed   # 3 of 8 jobs tried
+    assert error.cause == "crash: SIGABRT (library setup failed)"
+    assert error.pending == 5 and "SIGABRT (library setup failed)" in str(error)
+    statuses = [job.status for job in ngcc.load_run(tmp_path / "run").jobs]
+    assert statuses == ["crash"] * 3 + ["pending"] * 5               # a rerun resumes
+
+
+def test_calibrated_jobs_whose_trials_all_crash_stop_it_too(fake, tmp_path):
+    cause = ChildError("error", "failed: sched_setaffinity: Invalid argument")
+    runner = FakeRunner(fail={("SM3", n, 0): cause for n in (32, 64, 128, 256)})
+    with pytest.raises(ngcc.CampaignFailedError, match="sched_setaffinity") as caught:
+        fake(["SM3"], runner=runner, lengths=[32, 64, 128, 256]).run()
+    assert caught.value.pending == 1 and len(runner.trials_run()) == 3
+
+
+def test_the_cli_says_the_common_cause_with_status_1(tmp_path, monkeypatch, capsys):
+    status = _cli_campaign(monkeypatch, CrashingRunner, "--run-dir", str(tmp_path / "run"))
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""        # no empty table, no "next: report"
+    [line] = captured.err.splitlines()
+    assert line.startswith("ngcc: error: the first 3 jobs all failed with the same cause")
+    assert line.count("crash: SIGABRT (library setup failed)") == 1
+
+
+def test_failures_after_a_success_or_of_different_causes_do_not_stop_it(fake, tmp_path):
+    def crash(cause):
+        return ChildError("crash", "crashed: %s" % cause)
+    after_success = FakeRunner(fail={("SM3", n, 0): crash("SIGSEGV") for n in (64, 128, 256)})
+    run = fake(["SM3"], runner=after_success, lengths=[32, 64, 128, 256]).run()
+    assert [job.status for job in run.jobs] == ["done", "crash", "crash", "crash"]
+    mixed = FakeRunner(fail={("SM3", 32, None): crash("SIGSEGV"), ("SM3", 64, None): crash(
+        "SIGBUS"), ("SM3", 128, None): crash("SIGSEGV"), ("SM3", 256, None): crash("SIGSEGV")})
+    run = fake(["SM3"], runner=mixed, lengths=[32, 64, 128, 256],
+               run_dir=tmp_path / "mixed").run()
+    assert [job.status for job in run.jobs] == ["crash"] * 4
+    assert status_counts(run.jobs) == "4 crash"
+
+
+def test_a_partly_failed_campaign_ends_with_the_count_and_status_1(tmp_path, monkeypatch,
+                                                                    capsys):
+    fail = {("SM3", n, 1): ChildError("timeout", "SM3 at %d B (trial 1) did not finish" % n)
+            for n in (32, 64)}
+    status = _cli_campaign(monkeypatch, lambda: FakeRunner(fail=fail), "--run-dir",
+                           str(tmp_path / "run"))
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1
+    assert "ngcc: 2 jobs timeout (SM3 32 B, SM3 64 B): did not finish" in err
+    assert err[-1] == "ngcc: 4 done, 2 timeout"
+
+
+def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
+    seen = []
+    runner = FakeRunner()
+
+    def on_plan(estimate):
+        seen.append((estimate, len(runner.trials_run())))
+    run = fake(["SM3", "WChain-V1-512"], runner=runner, on_plan=on_plan).run()
+    [(estimate, trials_before)] = seen
+    assert trials_before == 0 and run.complete
+    assert (estimate.jobs, estimate.libraries, estimate.lengths, estimate.trials) == (4, 2, 2, 2)
+    assert estimate.calls == sum(job.trials_planned * job.calls_per_trial for job in run.jobs)
+    assert estimate.seconds == pytest.approx(sum(
+        job.trials_planned * (CHILD_STARTUP_SECONDS + (2 * job.calls_per_trial
+                                                       + job.warmup_calls) * job.t1_seconds)
+        for job in run.jobs))
+    text = str(estimate)
+    assert text.startswith("plan: 4 job(s) to measure (2 libraries × 2 length(s)), 2 "
+                           "trial(s) each, %d timed calls: about " % estimate.calls)
+
+
+def test_dry_run_calibrates_and_measures_nothing(fake, tmp_path):
+    runner = FakeRunner()
+    estimate = fake(["SM3"], runner=runner).dry_run()
+    assert runner.trials_run() == [] and len(runner.log) == 2        # two cold calls
+    assert estimate.jobs == 2 and estimate.calls > 0
+    again = FakeRunner()
+    run = fake(["SM3"], runner=again).run()                        # resumes: no new t1
+    assert [entry[0] for entry in again.log] == ["trial"] * 4 and run.complete
+
+
+def test_cli_dry_run_prints_the_plan_on_stdout(tmp_path, monkeypatch, capsys):
+    runners: list[FakeRunner] = []
+
+    def runner():
+        runners.append(FakeRunner())
+        return runners[-1]
+    status = _cli_campaign(monkeypatch, runner, "--dry-run", "--quiet",
+                           "--run-dir", str(tmp_path / "run"))
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0 and runners[0].trials_run() == []
+    assert out[0].startswith("plan: 6 job(s) to measure")
+    assert out[1].startswith("dry run: nothing measured")
+
+
+def test_without_a_terminal_one_line_per_job_and_no_carriage_return(tmp_path, monkeypatch,
+                                                                     capsys):
+    status = _cli_campaign(monkeypatch, FakeRunner, "--run-dir", str(tmp_path / "run"))
+    captured = capsys.readouterr()
+    assert status == 0 and "\r" not in captured.err + captured.out
+    err = captured.err.splitlines()
+    assert err[0].startswith("plan: 6 job(s) to measure")
+    measured = [line for line in err if line.startswith("measure ")]
+    assert [line.split(":")[0] for line in measured] == ["measure %d/6" % i for i in
+                                                          range(1, 7)]
+    assert measured[0].startswith("measure 1/6: SM3 32 B  ")
+    assert " cycles/byte (elapsed " in measured[0] and ", ETA " in measured[0]
+    assert captured.out.startswith("instance ")                       # stdout: the table
+
+
+def test_quiet_prints_nothing(tmp_path, monkeypatch, capsys):
+    status = _cli_campaign(monkeypatch, FakeRunner, "--quiet",
+                           "--run-dir", str(tmp_path / "run"))
+    assert status == 0 and capsys.readouterr() == ("", "")

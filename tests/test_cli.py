@@ -131,10 +131,23 @@ def test_a_failing_command_prints_no_traceback():
 
 def test_every_subcommand_has_help(capsys):
     subcommands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert {"list", "hash", "info"} <= set(subcommands)
-    for name in subcommands:
+    assert {"list", "hash", "info", "build"} <= set(subcommands)
+    for name, parser in subcommands.items():
         assert main([name, "--help"]) == 0, name
-        assert capsys.readouterr().out.startswith("usage: ngcc %s" % name)
+        text = capsys.readouterr().out
+        assert text.startswith("usage: ngcc %s" % name)
+        assert parser.description and " ".join(parser.description.split()[:4]) in \
+            " ".join(text.split()), name                        # a description, shown
+
+
+def test_a_library_path_with_no_file_says_so(tmp_path, capsys):
+    missing = str(tmp_path / "built" / "X.so")
+    for argv in (["hash", missing, "-"], ["kat", missing, "--no-progress"],
+                 ["campaign", missing, "--quick"]):
+        assert main(argv) == 1
+        line = _one_error_line(capsys.readouterr().err)
+        assert line.startswith("ngcc: error: no such file: %s " % missing), argv
+        assert "unknown instance" not in line
 
 
 def test_version(capsys):

@@ -88,7 +88,7 @@ def test_serial_executor_writes_the_records_of_the_trial_loop(tmp_path, monkeypa
 
 
 class _Tampering(_jobs.SerialExecutor):
-    """Changes the result of every job on its way back, as a broken worker might."""
+    """Changes the result of SM3 at 1024 B on its way back, as a broken worker might."""
 
     def __init__(self, change):
         super().__init__()
@@ -96,7 +96,7 @@ class _Tampering(_jobs.SerialExecutor):
 
     def measure(self, orders, runner):
         for result in super().measure(orders, runner):
-            yield self.change(result)
+            yield self.change(result) if " SM3 1024 B " in result.key else result
 
 
 @pytest.mark.parametrize(("change", "defect"), [
@@ -112,10 +112,13 @@ def test_a_result_that_breaks_the_plan_is_refused(tmp_path, monkeypatch, change,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = _campaign(tmp_path / "run", executor=_Tampering(change)).run()
-    assert run.records == []
-    assert {job.status for job in run.jobs} == {"error"}
-    assert all("was refused" in job.error and defect in job.error for job in run.jobs)
-    assert sum("was refused" in str(w.message) for w in caught) == 4
+    assert [(r.label, r.message_bytes) for r in run.records] == [
+        ("pseudoXOF-512", 64), ("pseudoXOF-512", 1024), ("SM3", 64)]
+    [job] = run.failed_jobs
+    assert (job.label, job.message_bytes, job.status) == ("SM3", 1024, "error")
+    assert job.error.startswith("the result from serial was refused: ") and defect in job.error
+    assert sum("was refused" in str(w.message) for w in caught) == 1
+    assert not (tmp_path / "run" / job.record).exists()
 
 
 def test_a_failed_child_fails_its_job_only(tmp_path, monkeypatch):

@@ -73,6 +73,9 @@ def test_one_renderer_in_the_reports_words():
     assert rows["memory"] == "—"
     assert rows["virtualization"] == "none detected"
     assert rows["software"].endswith("(git 38b161e0a2b4, uncommitted changes)")
+    unknown = dict(_host.describe(replace(FIXED, git_commit=None, git_dirty=None)))
+    assert unknown["software"].endswith("ngcc 0.1.0, git commit unknown (not a git checkout)")
+    assert "None" not in "".join(unknown.values())
     assert "?" not in "".join(rows.values())
     assert _host.clock_text(replace(FIXED, cpu_max_mhz=2100.0)) == (
         "max 2.10 GHz, governor performance, turbo off, SMT off")   # the seeds' row

@@ -446,3 +446,32 @@ def test_two_builds_of_one_instance_get_two_logs(tmp_path, capsys):
                  "--out", str(tmp_path / "cli")]) == 1                   # NOKAT
     assert (tmp_path / "cli" / "baseline" / "theirs.log").is_file()
     assert "theirs" in capsys.readouterr().out
+
+
+def test_cli_candidate_and_all_check_every_builtin_instance(tmp_path, monkeypatch, capsys):
+    checked: list[list[str]] = []
+
+    def fake_check(instances, **settings):       # what the CLI asks for, not generated
+        checked.append([inst.name for inst in instances])
+        return [ngcc.kat.KatResult(inst.name, inst.candidate, "PASS", tmp_path / "x.log", (),
+                                   inst.variant, None, label) for inst, label in
+                zip(instances, settings["labels"], strict=True)]
+    monkeypatch.setattr(ngcc.kat, "check", fake_check)
+    assert main(["kat", "--candidate", "hash-35", "--no-progress"]) == 0
+    assert main(["kat", "--all", "--no-progress"]) == 0
+    assert checked == [[i.name for i in ngcc.instances() if i.candidate == "hash-35"],
+                       [i.name for i in ngcc.instances()]]
+    assert "Wish1024" in capsys.readouterr().out
+    assert main(["kat", "--no-progress"]) == 1
+    assert "--candidate ID or --all" in capsys.readouterr().err
+
+
+def test_cli_without_a_terminal_prints_a_line_per_file_and_no_carriage_return(tmp_path):
+    child = subprocess.run([sys.executable, "-m", "ngcc", "kat", "SM3", "--out",
+                            str(tmp_path)], capture_output=True, text=True, timeout=120,
+                           check=False)
+    assert child.returncode == 1, child.stderr                 # SM3 is NOKAT
+    assert "\r" not in child.stdout + child.stderr
+    lines = child.stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["KAT_2_12_SM3", "KAT_2_23_SM3"]
+    assert all(" generated in " in line for line in lines)

@@ -77,8 +77,10 @@ def test_an_external_library_with_its_sidecar_is_an_instance(tmp_path):
 
 
 def test_a_missing_path_is_an_unknown_instance(tmp_path):
-    with pytest.raises(UnknownInstanceError):
+    with pytest.raises(UnknownInstanceError, match=r"^no such file: .*absent\.so"):
         ngcc.instance(str(tmp_path / "absent.so"))
+    with pytest.raises(ngcc.LibraryNotFoundError, match=r"^no such file: built/X\.so "):
+        ngcc.instance("built/X.so")
 
 
 def test_a_library_without_sidecar_is_refused_by_name(tmp_path):

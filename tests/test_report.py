@@ -148,7 +148,11 @@ def test_extra_statistics(run: Run, page: str) -> None:
 
 
 def test_failed_job_is_listed(page: str) -> None:
-    assert "Not measured: `Pavelor-1024` at 8192 B: crash" in page
+    assert ("Not measured (the causes are at the top of the page): `Pavelor-1024` at "
+            "8192 B (crash).") in page
+    top = page.split("## 1.")[0]
+    assert "**⚠ 1 of 7 jobs not measured** (6 done, 1 crash); one cause:" in top
+    assert "- crash, 1 job (`Pavelor-1024` at 8192 B): Pavelor-1024 at 8192 B: SIGSEGV" in top
 
 
 def test_evidence_index_points_at_files_of_the_run(run: Run, page: str) -> None:
@@ -176,6 +180,7 @@ def test_summary_page(run: Run) -> None:
                            for n in (32, 1024, 65536)]
     assert "[hash-22](hash-22.md)" in text and "[baseline](baseline.md)" in text
     assert "Jobs not measured" in text
+    assert text.count("SIGSEGV") == 1  # the cause once, at the top; the table has no errors
 
 
 # ------------------------------------------------------------------ byte stability
@@ -210,15 +215,17 @@ def written(run: Run, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, l
 def test_write_report_writes_pages_and_plots(written: tuple[Path, list[str]]) -> None:
     out, printed = written
     names = {Path(line).name for line in printed}
-    assert {"hash-22.md", "baseline.md", "summary.md", "run-cpb.png", "run-cpb.svg",
-            "hash-22-cpb.png", "Pavelor-512__hash_32-calls.svg"} <= names
-    assert printed[:3] == [str(out / name) for name in ("hash-22.md", "baseline.md",
-                                                        "summary.md")]     # pages first
+    assert {"index.md", "hash-22.md", "baseline.md", "summary.md", "run-cpb.png",
+            "run-cpb.svg", "hash-22-cpb.png", "Pavelor-512__hash_32-calls.svg"} <= names
+    assert printed[:4] == [str(out / name) for name in ("index.md", "hash-22.md",
+                                                        "baseline.md", "summary.md")]
     for line in printed:
         assert Path(line).stat().st_size > 0
-    for page in ("hash-22.md", "summary.md"):
-        for link in re.findall(r"\]\(([^)]+\.png)\)", (out / page).read_text(encoding="utf-8")):
-            assert (out / link).is_file(), link
+    for page in ("index.md", "hash-22.md", "baseline.md", "summary.md"):
+        links = re.findall(r"\]\(([^)]+)\)", (out / page).read_text(encoding="utf-8"))
+        assert links, page
+        for link in links:
+            assert (out / link).is_file(), (page, link)
 
 
 def test_cli_report_chosen_distribution(written: tuple[Path, list[str]]) -> None:
@@ -230,9 +237,15 @@ def test_cli_report_chosen_distribution(written: tuple[Path, list[str]]) -> None
 def test_the_python_api_writes_the_same_pages(run: Run, written: tuple[Path, list[str]],
                                               tmp_path: Path) -> None:
     pages = run.report(tmp_path / "api", plots=False)
-    assert [p.name for p in pages] == ["hash-22.md", "baseline.md", "summary.md"]
+    assert [p.name for p in pages] == ["index.md", "hash-22.md", "baseline.md", "summary.md"]
+    assert main(["report", str(run.path), "--out", str(tmp_path / "cli"), "--no-plots"]) == 0
     for page in pages:
-        assert page.read_bytes() == (written[0] / page.name).read_bytes()
+        assert page.read_bytes() == (tmp_path / "cli" / page.name).read_bytes()
+        text = page.read_text(encoding="utf-8")
+        assert ".png" not in text and "Per-call distributions" not in text, page.name
+    # with the plots drawn, the pages are those of `_report.pages`, plot links and all
+    for name, text in _report.pages(run).items():
+        assert (written[0] / name).read_text(encoding="utf-8") == text
 
 
 # ------------------------------------------------------------------ bad input
@@ -295,3 +308,109 @@ def test_run_without_build_json_still_indexes_its_records(tmp_path: Path) -> Non
     rows = markdown_rows(page_sections(page)["7. Raw evidence index"])
     assert len(rows) == 2 * (3 + 3)  # no KAT logs known, every record and raw file
     assert "Parameter sets: Pavelor-512, Pavelor-1024" in page
+
+
+# ------------------------------------------------------------------ index, failures, flags
+
+def test_index_page(run: Run) -> None:
+    text = _report.index_page(run)
+    rows = markdown_rows(page_sections(text)["Candidates"])
+    assert markdown_header(page_sections(text)["Candidates"]) == list(_report.INDEX_COLUMNS)
+    assert [row[0] for row in rows] == ["hash-22", "baseline"]
+    assert rows[0][2] == "`Pavelor-512`, `Pavelor-1024` ⚠"  # timed without a KAT pass
+    assert rows[0][3] == "32 B, 1024 B, 8192 B, 65536 B"
+    assert rows[0][4] == "6 done, 1 crash" and rows[1][4] == "3 done"
+    assert rows[0][5] == "[hash-22](hash-22.md)"
+    assert "[summary](summary.md)" in text and "9 of 10 jobs measured" in text
+    assert text.count("SIGSEGV") == 1
+
+
+def fail_jobs(run_dir: Path, labels: set[str], error: str, status: str = "crash") -> Path:
+    """Mark every job of ``labels`` as failed with ``error`` (``{label}``/``{n}`` filled
+    in per job, as a campaign's messages name their job) and delete its record."""
+    from dataclasses import replace
+
+    from ngcc import _records
+
+    campaign = _records.load_campaign(run_dir)
+    jobs = []
+    for job in campaign.jobs:
+        if job.label in labels:
+            (run_dir / job.record).unlink(missing_ok=True)
+            (run_dir / job.raw).unlink(missing_ok=True)
+            job = replace(job, status=status, error=error.format(label=job.label,
+                                                                 n=job.message_bytes))
+        jobs.append(job)
+    _records.dump_campaign(run_dir, replace(campaign, jobs=tuple(jobs)))
+    return run_dir
+
+
+CAUSE = ("{label} at {n} B (calibration) crashed: cannot load /opt/lib/{label}.so: "
+         "undefined symbol: wchain_crypt_hash_c")
+
+
+def test_a_run_where_every_job_failed_says_so_once(tmp_path: Path) -> None:
+    from ngcc._validate import check_links
+
+    run_dir = fail_jobs(make_run(tmp_path / "run", calls=20),
+                        {"Pavelor-512", "Pavelor-1024", "pseudoXOF-512"}, CAUSE)
+    run = load_run(run_dir)
+    assert run.records == []
+    written = _report.write_report(run)  # plots asked for, but there is nothing to draw
+    assert [p.suffix for p in written] == [".md"] * 4
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        top = text.split("## ")[0]
+        assert "not measured**" in top, path.name
+        assert ".png" not in text and "Per-call distributions" not in text, path.name
+        assert text.count("undefined symbol") <= 1, path.name  # the common cause once
+    summary = (run_dir / "report/summary.md").read_text(encoding="utf-8")
+    assert "**⚠ 10 of 10 jobs not measured** (0 done, 10 crash); one cause:" in summary
+    assert ("- crash, 10 jobs (`Pavelor-512` at 32 B, 1024 B, 65536 B; `Pavelor-1024` at "
+            "32 B, 1024 B, 65536 B, 8192 B; `pseudoXOF-512` at 32 B, 1024 B, 65536 B): "
+            "Pavelor-512 at 32 B (calibration) crashed: cannot load /opt/lib/Pavelor-512.so: "
+            "undefined symbol: wchain_crypt_hash_c") in summary
+    assert "No job was measured." in summary
+    assert check_links(run) == []
+
+
+def test_failure_causes_group_by_what_is_not_particular_to_the_job(run: Run) -> None:
+    from dataclasses import replace
+
+    job = run.jobs[0]
+    jobs = [replace(job, label=label, instance=label, message_bytes=n, status="crash",
+                    error=f"{label} timing 200 calls at {n} B (trial {k}) crashed: SIGILL")
+            for k, (label, n) in enumerate([("Wish512", 32), ("WChain-V1-512", 64),
+                                                    ("Wish512", 64)])]
+    jobs += [replace(job, label=label, instance=label, status="timeout", message_bytes=n,
+                     error=f"{label} at {n} B (trial 0) did not finish within {t} s (its "
+                           "process group was killed)")
+             for label, n, t in [("Wish512", 32, 9), ("Wish512", 64, 12.5)]]
+    groups = _report.failure_groups([*jobs, job])
+    assert [(status, len(group)) for status, group in groups] == [("crash", 3), ("timeout", 2)]
+    assert _report.failure_cause(jobs[1]) == ("<library> timing <k> calls at <n> B "
+                                              "(trial <k>) crashed: SIGILL")
+
+
+def test_flags_are_grouped_one_line_per_kind(run: Run) -> None:
+    from dataclasses import replace
+
+    from ngcc._model import Flag
+
+    first, second = run.record("Pavelor-512", 32), run.record("Pavelor-512", 1024)
+    centre = first.statistics.median_of_trial_means_cycles
+    far = replace(first.trials[2], statistics=replace(first.trials[2].statistics,
+                                                      mean_cycles=1.5 * centre))
+    first = replace(first, trials=(*first.trials[:2], far), statistics=replace(
+        first.statistics, flags=(Flag("outlying_trial", 0, "trial 0 was slow"),
+                                 Flag("outlying_trial", 2, "trial 2 was 50 % slow"),
+                                 Flag("counter_rate", 1, "trial 1 ran at 80 %"))))
+    second = replace(second, statistics=replace(
+        second.statistics, flags=(Flag("outlying_trial", 1, "trial 1 was slow"),)))
+    lines = _report.flag_lines([first, second, run.record("Pavelor-512", 65536)])
+    assert lines == [
+        "- ⚠ `outlying_trial`: 3 trials in 2 of 3 records; worst: `Pavelor-512` 32 B, "
+        "trial 2 was 50 % slow",
+        "- ⚠ `counter_rate`: 1 trial in 1 of 3 records; worst: `Pavelor-512` 32 B, "
+        "trial 1 ran at 80 %", ""]
+    assert _report.flag_lines([second]) != [] and _report.flag_lines([]) == []

@@ -11,11 +11,11 @@ import pytest
 from _fakerun import make_run
 
 import ngcc
-from ngcc import _records
+from ngcc import _export, _records, _report
 from ngcc._cli import main
 from ngcc._errors import ValidationError
 from ngcc._run import load_run
-from ngcc._validate import validate
+from ngcc._validate import Difference, check_links, page_links, validate
 
 RECORD = "records/hash-22/Pavelor-512__hash_1024.json"
 
@@ -48,7 +48,7 @@ def files(result: ngcc._validate.Validation) -> set[str]:
 def test_fresh_fake_run_validates(run_dir: Path) -> None:
     result = ngcc.validate(run_dir)
     assert result.ok, result.differences
-    assert result.records_checked == 9 and result.pages_checked == 3
+    assert result.records_checked == 9 and result.pages_checked == 4
     result.raise_for_differences()  # does not raise
 
 
@@ -114,7 +114,11 @@ def test_missing_and_foreign_pages(run_dir: Path) -> None:
     (run_dir / "report/baseline.md").unlink()
     (run_dir / "report/hash-99.md").write_text("# mine\n")
     result = validate(run_dir)
-    assert files(result) == {"report/baseline.md", "report/hash-99.md"}
+    # the index and the summary link the missing page: found as broken links
+    assert files(result) == {"report/baseline.md", "report/hash-99.md", "report/index.md",
+                             "report/summary.md"}
+    assert Difference("report/index.md", "links 'baseline.md', which does not exist") in \
+        result.differences
 
 
 def test_record_not_listed_in_the_campaign(run_dir: Path) -> None:
@@ -138,3 +142,71 @@ def test_cli_validate_corrupt_json(run_dir: Path, capsys: pytest.CaptureFixture[
     assert main(["validate", str(run_dir)]) == 1
     err = capsys.readouterr().err
     assert "Pavelor-512__hash_1024.json" in err and "not valid JSON" in err
+
+
+# ------------------------------------------------------------------ links (issue 16)
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fake run with a full report: plots, and every format (the one validate fixture
+    that draws plots: a few seconds)."""
+    run_dir = make_run(tmp_path_factory.mktemp("plotted") / "run", calls=50)
+    _report.write_report(load_run(run_dir), formats=_export.FORMATS)
+    return run_dir
+
+
+@pytest.fixture
+def plotted_dir(plotted: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(plotted, tmp_path / "run"))
+
+
+def test_full_report_validates(plotted_dir: Path) -> None:
+    result = validate(plotted_dir)
+    assert result.ok, result.differences
+    assert result.pages_checked == 4 + 4 + 2  # Markdown and HTML pages, CSV and JSON
+    links = page_links(plotted_dir / "report/hash-22.md")
+    assert "Pavelor-512__hash_32-calls.png" in links and "hash-22-cpb.png" in links
+    from test_export import assert_self_contained
+    for page in (plotted_dir / "report").glob("*.html"):
+        assert_self_contained(page.read_text(encoding="utf-8"))
+
+
+def test_deleted_plot_is_a_broken_link(plotted_dir: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    (plotted_dir / "report/Pavelor-1024__hash_32-calls.png").unlink()
+    result = validate(plotted_dir)
+    assert Difference("report/hash-22.md", "links 'Pavelor-1024__hash_32-calls.png', which "
+                      "does not exist") in result.differences
+    assert main(["validate", str(plotted_dir)]) == 1
+    assert ("ngcc: difference: report/hash-22.md: links 'Pavelor-1024__hash_32-calls.png', "
+            "which does not exist") in capsys.readouterr().err
+
+
+def test_links_outside_the_run_are_broken(plotted_dir: Path) -> None:
+    page = plotted_dir / "report/index.html"
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", '<img src="https://example.org/x.png"><a href="../../x.md">x</a>'
+                   '<a href="#nowhere">n</a><a href="../records/hash-22/'
+                   'Pavelor-512__hash_32.json">r</a></body>'), encoding="utf-8")
+    whats = [d.what for d in validate(plotted_dir).differences if d.file == "report/index.html"]
+    assert whats[1:] == [
+        "links 'https://example.org/x.png', an address outside the run directory (a report "
+        "links only its own files)",
+        "links '../../x.md', a file outside the run directory",
+        "links '#nowhere', an anchor the page lacks"]  # a link to a file of the run is fine
+    assert whats[0].startswith("differs from the page regenerated")
+
+
+def test_tampered_table_and_html_are_found(plotted_dir: Path) -> None:
+    table = plotted_dir / "report/statistics.csv"
+    table.write_text(table.read_text().replace("Pavelor-512", "Pavelor-513", 1))
+    page = plotted_dir / "report/baseline.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("pseudoXOF", "pseudoxof", 1),
+                    encoding="utf-8")
+    assert files(validate(plotted_dir)) == {"report/statistics.csv", "report/baseline.html"}
+
+
+def test_a_report_without_plots_links_none(run_dir: Path) -> None:
+    assert check_links(load_run(run_dir)) == []
+    assert not any(link.endswith(".png") for page in (run_dir / "report").glob("*.md")
+                   for link in page_links(page))

@@ -1,0 +1,253 @@
+"""A run's report in other formats: self-contained HTML pages, and tables of statistics.
+
+* :func:`html_page` turns one of ``_report``'s Markdown pages into one HTML file that
+  needs nothing else: the plots it shows are inline (base64 PNG), a link to a
+  distribution plot points at a figure further down the same page, a link to another
+  page points at its ``.html``; no script, no style sheet, no font or image from
+  anywhere else. It converts only the Markdown ``_report`` writes (headings,
+  paragraphs, bullets, tables, code, bold, links, images), so the HTML says exactly
+  what the Markdown says.
+* :func:`statistics_frame` is one row per record (library × message length): the keys
+  of the record (candidate, instance, label, implementation, message_bytes, the host
+  when the record names one), every field of :class:`~ngcc._model.Statistics`, and
+  what ``_frames.summary_frame`` adds; :func:`statistics_csv` and
+  :func:`statistics_json` write it. A list-valued field (``outlying_trials``,
+  ``disturbed_trials``, ``flags``) is a JSON list in JSON and the same JSON text in a
+  CSV cell.
+
+Pure functions of their inputs, like the pages: ``ngcc validate`` regenerates the
+files and compares them byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from ngcc._model import Record, Statistics
+
+if TYPE_CHECKING:  # pandas loads only when a table is asked for
+    import pandas as pd
+
+FORMATS = ("markdown", "html", "csv", "json")
+"""What ``ngcc report --format`` writes: the Markdown pages (default), the same pages
+as self-contained HTML, the statistics table as CSV or JSON."""
+STATISTICS_STEM = "statistics"
+LIST_COLUMNS = ("outlying_trials", "disturbed_trials", "flags")
+HOST_COLUMN = "host"
+
+STYLE = """\
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.45;
+color:#1b1b1b;background:#fff;max-width:78rem;margin:2rem auto;padding:0 1.5rem}
+h1{font-size:1.5rem;border-bottom:2px solid #ccc;padding-bottom:.3rem}
+h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}
+th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}
+th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
+code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f3f3f3;
+padding:0 .2rem;border-radius:3px;white-space:nowrap}
+img{max-width:min(100%,52rem);height:auto}figure{margin:1rem 0}
+figcaption{font-size:.9rem;color:#555}
+.warning{background:#fff4e5;border-left:4px solid #e69500;padding:.4rem .8rem}"""
+
+
+# ------------------------------------------------------------------ tables
+
+def _host(record: Record) -> str | None:
+    """The host a record was measured on, where the evidence names one."""
+    for source in (record, record.environment):
+        host = getattr(source, HOST_COLUMN, None)
+        if isinstance(host, str) and host:
+            return host
+    return None
+
+
+def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
+    """One row per record: ``_frames.summary_frame`` (keys, every statistic but the
+    flags, the KAT verdict, the ratio to pseudoXOF, the CI in cycles/byte), the flags
+    (each as its JSON object) and, when any record names its host, ``host``."""
+    from ngcc import _frames
+
+    frame = _frames.summary_frame(records)
+    for name in ("outlying_trials", "disturbed_trials"):
+        frame[name] = [list(getattr(r.statistics, name)) for r in records]
+    at = frame.columns.get_loc("disturbed_trials")
+    assert isinstance(at, int)
+    frame.insert(at + 1, "flags", [[flag.to_json() for flag in r.statistics.flags]
+                                   for r in records])
+    hosts = [_host(record) for record in records]
+    if any(hosts):
+        frame.insert(len(_frames.KEY_COLUMNS), HOST_COLUMN, hosts)
+    return frame
+
+
+def statistic_names() -> tuple[str, ...]:
+    """Every field of :class:`~ngcc._model.Statistics` (each is a column of the table)."""
+    return tuple(f.name for f in fields(Statistics))
+
+
+def _plain(value: Any) -> Any:
+    """A cell as JSON has it: numpy scalars as Python numbers, NaN as null."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def statistics_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """:func:`statistics_frame` as a list of JSON objects, one per record."""
+    frame = statistics_frame(records)
+    return [{column: _plain(value) for column, value in zip(frame.columns, row, strict=True)}
+            for row in frame.itertuples(index=False, name=None)]
+
+
+def statistics_json(records: Sequence[Record]) -> str:
+    """The statistics table as a JSON list of objects (``pandas.read_json`` reads it)."""
+    return json.dumps(statistics_rows(records), indent=1, ensure_ascii=False,
+                      allow_nan=False) + "\n"
+
+
+def statistics_csv(records: Sequence[Record]) -> str:
+    """The statistics table as CSV (``pandas.read_csv`` reads it); list-valued cells hold
+    their JSON text, missing values are empty."""
+    frame = statistics_frame(records)
+    for name in LIST_COLUMNS:
+        frame[name] = [json.dumps(value, ensure_ascii=False) for value in frame[name]]
+    text: str = frame.to_csv(index=False, lineterminator="\n")
+    return text
+
+
+# ------------------------------------------------------------------ HTML
+
+def html_name(page: str) -> str:
+    """The HTML file of a Markdown page: ``hash-22.md`` → ``hash-22.html``."""
+    return page[:-len(".md")] + ".html" if page.endswith(".md") else page + ".html"
+
+
+_CODE = re.compile(r"`([^`]+)`")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+_LINK = re.compile(r"\[(.+?)\]\(([^)\s]+)\)")
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _anchor(name: str) -> str:
+    return "fig-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
+
+
+class _Inline:
+    """Inline Markdown of one block to HTML; collects the figures its links point at."""
+
+    def __init__(self, images: Mapping[str, bytes]):
+        self.images = images
+        self.figures: list[tuple[str, str]] = []  # (file, caption HTML)
+
+    def __call__(self, text: str) -> str:
+        out = html.escape(text.replace("\\|", "|"), quote=True)
+        out = _CODE.sub(r"<code>\1</code>", out)
+        out = _IMAGE.sub(self._image, out)
+        out = _LINK.sub(self._link, out)
+        return _BOLD.sub(r"<strong>\1</strong>", out)
+
+    def _image(self, match: re.Match[str]) -> str:
+        alt, src = match.group(1), html.unescape(match.group(2))
+        png = self.images.get(src)
+        if png is None:  # not drawn: say what would be there, link nothing
+            return f"<em>({alt}: not drawn)</em>"
+        return f'<img alt="{alt}" src="{_data_uri(png)}">'
+
+    def _link(self, match: re.Match[str]) -> str:
+        text, href = match.group(1), html.unescape(match.group(2))
+        if href.endswith(".md"):
+            return f'<a href="{html.escape(html_name(href))}">{text}</a>'
+        if href in self.images:
+            if href not in [name for name, _ in self.figures]:
+                self.figures.append((href, text))
+            return f'<a href="#{_anchor(href)}">{text}</a>'
+        if href.endswith(".png"):
+            return text  # a plot that was not drawn
+        return f'<a href="{html.escape(href)}">{text}</a>'
+
+    def take_figures(self) -> list[str]:
+        figures = [f'<figure id="{_anchor(name)}"><img alt="{html.escape(name)}" '
+                   f'src="{_data_uri(self.images[name])}"><figcaption>{caption}'
+                   "</figcaption></figure>" for name, caption in self.figures]
+        self.figures = []
+        return figures
+
+
+def _table(rows: Sequence[str], inline: _Inline) -> list[str]:
+    def cells(row: str) -> list[str]:
+        return [cell.strip() for cell in _CELL_SPLIT.split(row.strip().strip("|"))]
+
+    header, body = cells(rows[0]), [cells(row) for row in rows[2:]]
+    lines = ["<table>", "<thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in header)
+             + "</tr></thead>", "<tbody>"]
+    lines += ["<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in body]
+    return lines + ["</tbody>", "</table>"]
+
+
+def _blocks(markdown: str) -> list[tuple[str, list[str]]]:
+    """The page cut into blocks: (kind, lines) with kind ``h1``, ``h2``, ``table``,
+    ``list`` or ``p``."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in markdown.split("\n"):
+        kind = ("h2" if line.startswith("## ") else "h1" if line.startswith("# ")
+                else "table" if line.startswith("|") else "list" if line.startswith("- ")
+                else "" if not line.strip() else "p")
+        if not kind:
+            blocks.append(("", []))
+        elif blocks and blocks[-1][0] == kind and kind in ("table", "list", "p"):
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((kind, [line]))
+    return [(kind, lines) for kind, lines in blocks if kind]
+
+
+def html_page(markdown: str, images: Mapping[str, bytes]) -> str:
+    """One Markdown page of ``_report`` as a self-contained HTML document.
+
+    Args:
+        markdown: the page.
+        images: the PNG bytes of the plots drawn beside it, by file name
+            (``hash-22-cpb.png``); an image or plot link without bytes here is shown
+            as text and links nothing.
+    """
+    inline = _Inline(images)
+    body: list[str] = []
+    title = "ngcc report"
+    for kind, lines in _blocks(markdown):
+        if kind in ("h1", "h2"):
+            text = lines[0].split(" ", 1)[1]
+            title = text if kind == "h1" else title
+            body.append(f"<{kind}>{inline(text)}</{kind}>")
+        elif kind == "table":
+            body += _table(lines, inline)
+        elif kind == "list":
+            body += ["<ul>"] + [f"<li>{inline(line[2:])}</li>" for line in lines] + ["</ul>"]
+        else:
+            text = " ".join(lines)
+            css = ' class="warning"' if text.startswith("**⚠") else ""
+            body.append(f"<p{css}>{inline(text)}</p>")
+        body += inline.take_figures()
+    return "\n".join(['<!DOCTYPE html>', '<html lang="en">', "<head>",
+                      '<meta charset="utf-8">',
+                      '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                      f"<title>{html.escape(title)}</title>", f"<style>{STYLE}</style>",
+                      "</head>", "<body>", *body, "</body>", "</html>", ""])
+
+
+def html_pages(pages: Mapping[str, str], images: Mapping[str, bytes]) -> dict[str, str]:
+    """Every Markdown page as HTML: ``hash-22.html`` → the document."""
+    return {html_name(name): html_page(text, images) for name, text in pages.items()}

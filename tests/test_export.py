@@ -1,0 +1,148 @@
+"""Exports: the statistics table as CSV and JSON (round trips into pandas), and the
+pages as self-contained HTML (no network, plots inline)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from _fakerun import make_run
+
+from ngcc import _export, _report
+from ngcc._cli import main
+from ngcc._errors import ReportError
+from ngcc._frames import KEY_COLUMNS
+from ngcc._model import Statistics
+from ngcc._run import Run, load_run
+
+PNG = b"\x89PNG\r\n\x1a\n fake image bytes"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return load_run(make_run(tmp_path_factory.mktemp("run") / "run", calls=30))
+
+
+# ------------------------------------------------------------------ tables
+
+def test_csv_round_trips_into_pandas(run: Run) -> None:
+    frame = pd.read_csv(io.StringIO(_export.statistics_csv(run.records)))
+    assert len(frame) == len(run.records) == 9
+    assert set(KEY_COLUMNS) | {f.name for f in fields(Statistics)} <= set(frame.columns)
+    assert "host" not in frame.columns  # no record of the fake run names its host
+    for row, record in zip(frame.itertuples(), run.records, strict=True):
+        stats = record.statistics
+        assert (row.candidate, row.label, row.message_bytes) == (
+            record.candidate, record.label, record.message_bytes)
+        assert row.mean_cycles == stats.mean_cycles
+        assert row.ci95_low_cycles == stats.ci95_low_cycles
+        assert row.calls == stats.calls and row.min_cycles == stats.min_cycles
+        assert json.loads(row.outlying_trials) == list(stats.outlying_trials)
+        assert json.loads(row.flags) == [flag.to_json() for flag in stats.flags]
+    assert frame["pseudoxof_ratio"].isna().sum() == 3  # Pavelor-1024 has no baseline
+
+
+def test_json_round_trips_into_pandas(run: Run) -> None:
+    text = _export.statistics_json(run.records)
+    rows = json.loads(text)
+    assert len(rows) == 9 and rows[0]["label"] == "Pavelor-512"
+    assert rows[3]["pseudoxof_ratio"] is None and isinstance(rows[0]["flags"], list)
+    assert rows[0]["mean_cycles"] == run.records[0].statistics.mean_cycles
+    frame = pd.read_json(io.StringIO(text))
+    assert list(frame.columns) == list(_export.statistics_frame(run.records).columns)
+    assert list(frame["message_bytes"]) == [r.message_bytes for r in run.records]
+
+
+def test_tables_of_a_run_without_records(run: Run) -> None:
+    assert json.loads(_export.statistics_json([])) == []
+    assert pd.read_csv(io.StringIO(_export.statistics_csv([]))).empty
+
+
+def test_host_column_when_the_evidence_names_one(run: Run) -> None:
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    records = [replace(r, environment=SimpleNamespace(  # type: ignore[arg-type]
+        **{f.name: getattr(r.environment, f.name) for f in fields(r.environment)},
+        host=f"node{i % 2}")) for i, r in enumerate(run.records)]
+    frame = _export.statistics_frame(records)
+    assert list(frame.columns[:len(KEY_COLUMNS) + 1]) == [*KEY_COLUMNS, "host"]
+    assert list(frame["host"][:3]) == ["node0", "node1", "node0"]
+
+
+# ------------------------------------------------------------------ HTML
+
+EXTERNAL = re.compile(r"(https?:|//|<script|<link|@import|url\()", re.I)
+
+
+def assert_self_contained(text: str) -> None:
+    """No address outside the page's folder, nothing fetched: every src is inline data,
+    every href another page of the report or an anchor of this one."""
+    found = EXTERNAL.search(re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]*", "", text))
+    assert found is None, found
+    for src in re.findall(r'src="([^"]*)"', text):
+        assert src.startswith("data:image/png;base64,"), src[:40]
+    for href in re.findall(r'href="([^"]*)"', text):
+        assert href.startswith("#") or re.fullmatch(r"[\w.+@-]+\.html", href), href
+    ids = set(re.findall(r'id="([^"]*)"', text))
+    for anchor in re.findall(r'href="#([^"]*)"', text):
+        assert anchor in ids, anchor
+
+
+def test_html_pages_are_self_contained_with_their_plots_inline(run: Run) -> None:
+    images = {f"{stem}.png": PNG + stem.encode() for stem in _report.plot_stems(run)}
+    pages = _export.html_pages(_report.pages(run), images)
+    assert set(pages) == {"index.html", "hash-22.html", "baseline.html", "summary.html"}
+    for text in pages.values():
+        assert_self_contained(text)
+        assert text.startswith("<!DOCTYPE html>") and "<style>" in text
+    page = pages["hash-22.html"]
+    inline = base64.b64encode(images["hash-22-cpb.png"]).decode()
+    assert f'src="data:image/png;base64,{inline}"' in page
+    # the distributions, linked in Markdown, are figures further down the page
+    assert page.count("<figure id=") == 2
+    assert '<a href="#fig-Pavelor-512__hash_32-calls.png"><code>Pavelor-512</code> 32 B</a>' \
+        in page
+    assert '<a href="hash-22.html">hash-22</a>' in pages["index.html"]
+    # tables keep their cells, escaped pipes and all
+    assert page.count("<tr>") == page.count("</tr>") and "<th>95 % CI of the mean</th>" in page
+    assert "<td><code>Pavelor-1024</code> ⚠</td>" in page
+
+
+def test_html_without_plots_shows_none(run: Run) -> None:
+    pages = _export.html_pages(_report.pages(run, plots=False), {})
+    for text in pages.values():
+        assert_self_contained(text)
+        assert "<img" not in text and "<figure" not in text
+
+
+def test_markdown_subset() -> None:
+    text = _export.html_page("# A <b> & `c|d`\n\n**⚠ two** lines\nof text\n\n- x\n- y\n\n"
+                             "| a | b \\| c |\n|---|---|\n| 1 | ![p](p.png) |\n", {})
+    assert "<h1>A &lt;b&gt; &amp; <code>c|d</code></h1>" in text
+    assert '<p class="warning"><strong>⚠ two</strong> lines of text</p>' in text
+    assert "<ul>\n<li>x</li>\n<li>y</li>\n</ul>" in text
+    assert "<th>b | c</th>" in text and "<td><em>(p: not drawn)</em></td>" in text
+
+
+# ------------------------------------------------------------------ files, CLI
+
+def test_report_formats(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["report", str(run.path), "--out", str(out), "--no-plots", "--format", "html",
+                 "--format", "csv", "--format", "json", "--format", "csv"]) == 0
+    names = [Path(line).name for line in capsys.readouterr().out.splitlines()]
+    assert names == ["index.html", "hash-22.html", "baseline.html", "summary.html",
+                     "statistics.csv", "statistics.json"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)
+    assert (out / "statistics.csv").read_text() == _export.statistics_csv(run.records)
+    assert main(["report", str(run.path), "--format", "pdf"]) == 2
+    assert "invalid choice: 'pdf'" in capsys.readouterr().err
+    with pytest.raises(ReportError, match="unknown report format pdf; choose from markdown"):
+        _report.write_report(run, out, formats=["pdf"])
