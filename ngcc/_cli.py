@@ -514,6 +514,10 @@ def _add_compare(subcommands: argparse._SubParsersAction) -> None:
                         help="compare label NAME of A with label NAME of B, or A_LABEL=B_LABEL "
                              "(e.g. Wish512@built=Wish512); repeatable; default: every "
                              "label both runs hold")
+    parser.add_argument("--host", action="append", default=[], metavar="NAME",
+                        help="only records measured on this host (a run measured by Dask "
+                             "workers on several machines); given twice: A's host, then "
+                             "B's, e.g. one run's library on two hosts")
     parser.add_argument("--statistic", choices=_compare.STATISTICS, default="median",
                         help="the per-trial figure compared: median (default; robust to "
                              "preemptions) or mean cycles per call")
@@ -533,7 +537,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     run_a = load_run(args.run_a)
     run_b = load_run(args.run_b) if args.run_b is not None else None
     result = _compare_runs.compare_runs(run_a, run_b, args.instance, args.statistic,
-                                        args.alpha)
+                                        args.alpha, args.host)
     plots = _compare_runs.write_plot(result, args.plot) if args.plot is not None else []
     if args.format == "csv":
         for note in result.notes:

@@ -195,3 +195,11 @@ class DistributedError(NgccError):
 class LibraryMismatchError(DistributedError):
     """A worker refused a library: the bytes it holds do not have the sha256 the plan
     names (the message names worker, host, library and both digests)."""
+
+
+class UnknownHostError(CompareError, LookupError):
+    """A host given to ``ngcc compare --host`` that measured no record of its run; the
+    message lists the run's hosts."""
+
+    def __str__(self) -> str:  # LookupError would otherwise repr() the message
+        return str(self.args[0])

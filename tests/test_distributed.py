@@ -381,3 +381,89 @@ def test_a_library_changed_since_the_plan_is_refused_by_the_workers(tmp_path):
            "the plan's %s" % (hashlib.sha256(library.read_bytes()).hexdigest(), planned) \
            in job.error
     assert "worker tcp://127.0.0.1:" in job.error
+
+
+# ------------------------------------------------------------ records of several hosts
+
+class _TwoHosts(_jobs.SerialExecutor):
+    """Says pseudoXOF-512 was measured on host ``node-b`` and the rest on ``node-a``, as
+    the workers of two machines would."""
+
+    def measure(self, orders, runner):
+        for result in super().measure(orders, runner):
+            host = "node-b" if " pseudoXOF-512 " in result.key else "node-a"
+            yield replace(result, environment=replace(result.environment, host=host))
+
+
+BY_HOST = ["WChain-V1-512", "pseudoXOF-512"]
+
+
+def _two_host_run(run_dir: Path, executor=None) -> ngcc.Run:
+    return ngcc.Campaign(BY_HOST, lengths=LENGTHS, quick=True, run_dir=run_dir,
+                         progress=False, runner=FakeRunner(), kat_checker=FakeKat(),
+                         executor=executor or _TwoHosts()).run()
+
+
+def test_reports_group_figures_by_host_and_take_no_ratio_across_hosts(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())
+    two = _two_host_run(tmp_path / "two")
+    assert {r.label: r.environment.host for r in two.records} == {
+        "WChain-V1-512": "node-a", "pseudoXOF-512": "node-b"}
+    assert _valid(tmp_path / "one") == [] and _valid(tmp_path / "two") == []
+    page_one = (tmp_path / "one" / "report" / "hash-34.md").read_text()
+    page_two = (tmp_path / "two" / "report" / "hash-34.md").read_text()
+    assert "Measured on host" not in page_one and "hosts" not in page_one
+    assert "The records were measured on 2 hosts" in page_two
+    assert "| `node-a` | Fake CPU (CPU " in page_two and "| `node-b` |" in page_two
+    assert "Measured on host `node-a`:" in page_two
+    assert "no ratio is taken across hosts" in page_two
+    from ngcc import _analysis
+    wchain = [r for r in two.records if r.label == "WChain-V1-512"]
+    assert [_analysis.baseline_ratio(two.records, r) for r in wchain] == [None, None]
+    assert None not in [_analysis.baseline_ratio(one.records, r) for r in one.records
+                        if r.label == "WChain-V1-512"]
+    summary = (tmp_path / "two" / "report" / "summary.md").read_text()
+    assert summary.index("Measured on host `node-a`:") < summary.index(
+        "| hash-34 | `WChain-V1-512`") < summary.index("Measured on host `node-b`:") \
+        < summary.index("| baseline | `pseudoXOF-512`")
+
+
+def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypatch, capsys):
+    fixed_host(monkeypatch)
+    from ngcc import _compare_runs
+    from ngcc._errors import UnknownHostError
+
+    one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())  # host fake-host
+    two = _two_host_run(tmp_path / "two")
+    both = _compare_runs.compare_runs(one, two)
+    assert [s.pair.label_a for s in both.summaries] == ["WChain-V1-512", "pseudoXOF-512"]
+    mixed = _campaign_mixed(tmp_path / "mixed")
+    result = _compare_runs.compare_runs(one, mixed)
+    assert [s.pair.label_a for s in result.summaries] == ["pseudoXOF-512"]
+    assert any("WChain-V1-512: no geometric mean over the lengths: B's records were "
+               "measured on hosts node-a, node-b" in note for note in result.notes)
+    picked = _compare_runs.compare_runs(one, mixed, hosts=["fake-host", "node-a"])
+    assert [(r.pair.label_a, r.message_bytes) for r in picked.rows] == [
+        ("WChain-V1-512", 64), ("pseudoXOF-512", 64), ("pseudoXOF-512", 1024)]
+    assert any("not compared at 1024 B (measured on host node-b in B)" in note
+               for note in picked.notes)
+    with pytest.raises(UnknownHostError, match=r"no record of run B .* was measured on host "
+                       "'lab-9'; its hosts: node-a, node-b"):
+        _compare_runs.compare_runs(one, two, hosts=["fake-host", "lab-9"])
+    assert _cli.main(["compare", str(tmp_path / "two"), "--instance", "pseudoXOF-512",
+                      "--host", "node-b", "--host", "node-b"]) == 0
+    assert "pseudoXOF-512" in capsys.readouterr().out
+
+
+class _MixedHosts(_jobs.SerialExecutor):
+    """WChain-V1-512 at 1024 B on ``node-b``, everything else on ``node-a``."""
+
+    def measure(self, orders, runner):
+        for result in super().measure(orders, runner):
+            host = "node-b" if " WChain-V1-512 1024 B " in result.key else "node-a"
+            yield replace(result, environment=replace(result.environment, host=host))
+
+
+def _campaign_mixed(run_dir: Path) -> ngcc.Run:
+    return _two_host_run(run_dir, _MixedHosts())
