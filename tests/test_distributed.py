@@ -467,3 +467,40 @@ class _MixedHosts(_jobs.SerialExecutor):
 
 def _campaign_mixed(run_dir: Path) -> ngcc.Run:
     return _two_host_run(run_dir, _MixedHosts())
+
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_scheduler_and_workers_started_as_the_readme_says(tmp_path):
+    """``dask scheduler``, then one ``NGCC_CPU=<cpu> dask worker ... --resources cpu=1``
+    per CPU (README, Distributed campaigns), then ``ngcc campaign --scheduler``."""
+    import socket
+
+    with socket.socket() as probe:  # a free port on the loopback
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = "tcp://127.0.0.1:%d" % port
+    dask = [sys.executable, "-m", "dask"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}  # _fakes
+    started = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port",
+                                 str(port), "--no-dashboard"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)]
+    try:
+        for cpu in CPUS:
+            started.append(subprocess.Popen(
+                [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                 "--resources", "cpu=1", "--name", "cpu%d" % cpu, "--no-dashboard"],
+                env={**env, "NGCC_CPU": str(cpu)}, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True))
+        run = _campaign(tmp_path / "run", scheduler=address).run()
+    finally:
+        for process in reversed(started):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+    assert [j.status for j in run.jobs] == ["done"] * 4
+    assert {r.environment.cpu for r in run.records} <= set(CPUS)
+    assert json.loads((tmp_path / "run" / "campaign.json").read_text())["starts"][0][
+        "settings"]["executor"] == "dask " + address
+    assert _valid(tmp_path / "run") == []
