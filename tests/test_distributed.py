@@ -504,3 +504,23 @@ def test_a_scheduler_and_workers_started_as_the_readme_says(tmp_path):
     assert json.loads((tmp_path / "run" / "campaign.json").read_text())["starts"][0][
         "settings"]["executor"] == "dask " + address
     assert _valid(tmp_path / "run") == []
+
+
+def test_with_an_executor_the_client_holds_a_cpu_only_for_its_leak_tests(tmp_path,
+                                                                       monkeypatch):
+    fixed_host(monkeypatch)
+    held = []
+
+    def tester(inst, length, *, calls, seconds, cpu, label):
+        held.append((label, cpu, _locks.cpu_holder(cpu)))
+        raise ngcc.NgccError("no leak test here")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = _campaign(tmp_path / "run", executor=_jobs.SerialExecutor(), leak=64,
+                        leak_tester=tester).run()
+    assert [(label, holder.pid) for label, _, holder in held] == [
+        ("pseudoXOF-512", os.getpid()), ("SM3", os.getpid())]
+    assert {cpu for _, cpu, _ in held} == {run.plan.cpu}
+    assert sum("the leak test at 64 B failed" in str(w.message) for w in caught) == 2
+    assert [j.status for j in run.jobs] == ["done"] * 4  # its CPU lock was free again
