@@ -220,6 +220,9 @@ class CostEstimate:
         leak_seconds: the most time the leak tests may take (0 without ``leak``).
         kept: jobs already done in the run directory, kept.
         failed: jobs that failed their calibration or were refused by the KAT gate.
+        executor: what measures the jobs whole, when not this process
+            (``--workers``/``--scheduler``): each job is then calibrated where it is
+            measured, so ``calls`` and ``seconds`` count only jobs calibrated before.
     """
 
     jobs: int
@@ -233,6 +236,7 @@ class CostEstimate:
     leak_seconds: float
     kept: int
     failed: int
+    executor: str | None = None
 
     def __str__(self) -> str:
         trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
@@ -243,6 +247,11 @@ class CostEstimate:
                 "calls: about %s of trials (estimated from each job's cold call)"
                 % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
                    self.lengths, trials, self.calls, seconds))
+        if self.executor:  # the workers calibrate: no estimate of the trials' time here
+            text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, whole "
+                    "jobs on %s (each calibrated and timed where it is measured)"
+                    % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
+                       self.lengths, trials, self.executor))
         if self.leak_seconds:
             text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
         if self.kept:
@@ -590,7 +599,8 @@ class Campaign:
             max_seconds=sum(self.max_trials * self._trial_cost(job) for job in todo)
             if target else None,
             leak_seconds=leak, kept=sum(job.status == "done" for job in self._jobs),
-            failed=sum(job.status not in ("done", "pending") for job in self._jobs))
+            failed=sum(job.status not in ("done", "pending") for job in self._jobs),
+            executor=self.executor.describe() if self.executor is not None else None)
 
     def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)

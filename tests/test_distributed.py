@@ -76,7 +76,12 @@ def _without_times(record: dict) -> dict:
 def test_serial_executor_writes_the_records_of_the_trial_loop(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
     loop = _campaign(tmp_path / "loop").run()
-    jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor()).run()
+    plans = []
+    jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
+                     on_plan=plans.append).run()
+    assert [str(plan) for plan in plans] == [
+        "plan: 4 job(s) to measure (2 libraries × 2 length(s)), 3 trial(s) each, whole jobs "
+        "on serial (each calibrated and timed where it is measured)"]
     assert [j.status for j in jobs.jobs] == ["done"] * 4
     assert ([_without_times(r.to_json()) for r in jobs.records]
             == [_without_times(r.to_json()) for r in loop.records])
