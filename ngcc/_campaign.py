@@ -864,13 +864,17 @@ class Campaign:
         leak tests); ``workers``/``scheduler`` make the executor and close it after."""
         from ngcc import _distributed  # Dask is optional: imported only when asked for
 
-        with contextlib.ExitStack() as stack:
-            if self.executor is None:
-                self.executor = stack.enter_context(
-                    _distributed.local_executor(self.workers) if self.workers is not None
-                    else _distributed.remote_executor(str(self.scheduler)))
-            stack.enter_context(_locks.hold_run_dir(self.run_dir))
-            return self._run_held(dry_run=False)
+        given = self.executor
+        try:
+            with contextlib.ExitStack() as stack:
+                if self.executor is None:
+                    self.executor = stack.enter_context(
+                        _distributed.local_executor(self.workers) if self.workers is not None
+                        else _distributed.remote_executor(str(self.scheduler)))
+                stack.enter_context(_locks.hold_run_dir(self.run_dir))
+                return self._run_held(dry_run=False)
+        finally:
+            self.executor = given  # a cluster made here is closed: the next run makes one
 
     def _order(self, job: Job, token: str) -> _jobs.JobOrder:
         return _jobs.JobOrder(

@@ -261,7 +261,7 @@ def test_two_workers_write_the_records_of_a_serial_run(tmp_path):
         env = b.environment
         assert env.host == platform.node() and env.cpu in cpus and b.plan.cpu == env.cpu
         assert {t.cpu for t in b.trials} == {env.cpu}
-        assert 0.2 < b.statistics.mean_cycles / a.statistics.mean_cycles < 5
+        assert 0.2 < b.statistics.median_cycles / a.statistics.median_cycles < 5  # same code
     assert {r.environment.cpu for r in spread.records} == set(cpus)  # both workers measured
     state = json.loads((tmp_path / "dask" / "campaign.json").read_text())
     assert state["starts"][0]["settings"]["executor"] == (
