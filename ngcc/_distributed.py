@@ -24,6 +24,7 @@ the campaign, in the client, checks each result and writes its record. What ngcc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -234,7 +235,7 @@ class DaskExecutor:
     def _check_workers(self) -> None:
         try:
             self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
             raise DistributedError(
                 "no Dask worker joined the scheduler at %s within %.0f s; start one per CPU "
                 "(README, Distributed campaigns)" % (self.client.scheduler.address,
@@ -342,7 +343,7 @@ def remote_executor(address: str, timeout: float = 10.0) -> Iterator[DaskExecuto
     """
     try:
         client = Client(address, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, asyncio.TimeoutError, ValueError) as exc:
         raise DistributedError(
             "cannot reach the Dask scheduler at %s (%s): start it with `dask scheduler "
             "--port PORT` and give its address as --scheduler tcp://HOST:PORT"

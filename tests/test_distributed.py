@@ -529,3 +529,20 @@ def test_with_an_executor_the_client_holds_a_cpu_only_for_its_leak_tests(tmp_pat
     assert {cpu for _, cpu, _ in held} == {run.plan.cpu}
     assert sum("the leak test at 64 B failed" in str(w.message) for w in caught) == 2
     assert [j.status for j in run.jobs] == ["done"] * 4  # its CPU lock was free again
+
+
+@needs_dask
+def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from ngcc import _distributed
+
+    library = ngcc.instance("SM3").library
+    order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        executor = _distributed.DaskExecutor(client, "dask test")
+        with pytest.raises(DistributedError, match="offers the 'cpu' resource, so no job "
+                           "would ever run: start each worker with --nthreads 1 "
+                           "--resources cpu=1 and NGCC_CPU=<its CPU>"):
+            list(executor.measure([order], FakeRunner()))
