@@ -323,4 +323,5 @@ def describe(env: Environment) -> list[tuple[str, str]]:
         ("compiler", env.compiler or UNKNOWN),
         ("software", software_text(env)),
         ("python", env.executable or UNKNOWN),
+        ("host", env.host or UNKNOWN),
     ]
