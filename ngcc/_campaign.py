@@ -58,6 +58,9 @@ from ngcc._errors import (
 )
 from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
 from ngcc._model import (
+    CALLS_RULES,
+    ORDERS,
+    STATISTICS,
     BuildEntry,
     BuildState,
     CampaignState,
@@ -70,6 +73,7 @@ from ngcc._model import (
     Provenance,
     RawRef,
     Record,
+    RejectedTrial,
     Remeasured,
     Resources,
     Resubmitted,
@@ -134,13 +138,27 @@ def _executor_settings(workers: int | None, scheduler: str | None,
     return workers, scheduler, executor
 
 
-#: Seconds a fresh trial process needs before its first call, for the progress ETA.
-CHILD_STARTUP_SECONDS = 0.25
+#: Seconds a trial process takes beyond its calls (start, calibration of its counter,
+#: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
+#: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
+CHILD_STARTUP_SECONDS = 0.05
 #: The message every trial hashes, as records state it.
 MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
 #: A campaign stops when its first this many failures share one cause and nothing
 #: succeeded yet: the rest would most likely fail the same way.
 STOP_AFTER_FAILURES = 3
+#: With ``strict``, a disturbed trial is run at most this many times in all.
+STRICT_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class _Taken:
+    """A trial kept for a job: when it started, what it measured, its place in the
+    order of this start's trials."""
+
+    started: str
+    measured: TrialMeasurement
+    position: int
 
 
 # ---------------------------------------------------------------- failure and cost
@@ -185,8 +203,8 @@ class _FailureWatch:
         if self.succeeded or len(self.causes) < STOP_AFTER_FAILURES:
             return
         raise CampaignFailedError(
-            "the first %d jobs all failed with the same cause and none succeeded, so the "
-            "campaign stopped (%d job(s) not measured): %s; fix that and run the same "
+            "the first %d jobs tried all failed with the same cause and none succeeded, so "
+            "the campaign stopped (%d job(s) not measured): %s; fix that and run the same "
             "command again to resume" % (len(self.causes), pending, cause),
             cause, len(self.causes), pending)
 
@@ -246,8 +264,9 @@ class CostEstimate:
         text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
                 "calls: about %s of trials (estimated from each job's cold call)"
                 % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                   self.lengths, trials, self.calls, seconds))
-        if self.executor:  # the workers calibrate: no estimate of the trials' time here
+                   self.lengths, trials, self.calls, seconds)) if self.jobs else \
+            "plan: nothing to measure"
+        if self.executor and self.jobs:  # the workers calibrate: no time estimate here
             text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, whole "
                     "jobs on %s (each calibrated and timed where it is measured)"
                     % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
@@ -291,9 +310,10 @@ class Campaign:
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             run directory with the same plan is resumed.
         quick: a small plan for smoke tests and CI.
-        strict: make an unfixed host an error instead of a warning.
+        strict: make an unfixed host an error instead of a warning, and repeat
+            disturbed trials (below).
         target_ci: keep adding trials (up to ``max_trials``) until the 95 %
-            confidence interval of the mean is within this many percent.
+            confidence interval of ``statistic`` is within this many percent.
         max_trials: the cap on trials in ``target_ci`` mode (default 20).
         allow_kat_fail: time instances whose KAT verdict is not PASS (each record
             is then marked ``timed_without_pass``; reports show ⚠).
@@ -319,6 +339,15 @@ class Campaign:
         leak_calls, leak_seconds: the limits of each leak test (default
             :data:`ngcc._leak.DEFAULT_CALLS` calls, :data:`ngcc._leak.DEFAULT_SECONDS` s).
         leak_tester: what runs a leak test (default :func:`ngcc.leak`).
+        statistic: what ``target_ci`` aims at: ``mean`` (the t interval of the trial
+            means, as ngcc 0.1) or ``median`` (the log-scale interval of the trial
+            medians, which rare preemptions hardly move).
+        calls_rule: ``harness`` (the NGCC harness's calls per trial from one cold call,
+            the default) or ``warm`` (a short calibration trial of warm calls, then
+            enough calls for ``trial_target`` seconds of timed loop).
+        order: ``interleaved`` (round k runs trial k of every job before trial k + 1
+            of any) or ``sequential`` (job after job); default: interleaved with more
+            than one library.
         workers: measure on a local Dask cluster of this many worker processes, one
             per CPU (the last ones this process may use), whole jobs at a time
             (``ngcc[distributed]``; ``_distributed``).
@@ -327,6 +356,10 @@ class Campaign:
             CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
         executor: what measures whole jobs instead of this process's own trial loop
             (a :class:`ngcc._jobs.JobExecutor`; ``workers`` and ``scheduler`` make one).
+
+    With ``strict``, a trial that was preempted or whose counter ran off its rate is
+    run again (at most :data:`STRICT_ATTEMPTS` times in all; the record's
+    ``rejected_trials`` lists the attempts set aside).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
@@ -345,8 +378,23 @@ class Campaign:
                  kat_checker: _gate.KatChecker | None = None, leak: int | None = None,
                  leak_calls: int | None = None, leak_seconds: float | None = None,
                  leak_tester: Callable[..., _leak.LeakResult] | None = None,
+                 statistic: str = "mean", calls_rule: str = "harness",
+                 order: str | None = None,
                  workers: int | None = None, scheduler: str | None = None,
                  executor: _jobs.JobExecutor | None = None):
+        for name, value, options in (("statistic", statistic, STATISTICS),
+                                     ("calls_rule", calls_rule, CALLS_RULES),
+                                     ("order", order or ORDERS[0], ORDERS)):
+            if value not in options:
+                raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(options),
+                                                                   value))
+        self.statistic, self.calls_rule = statistic, calls_rule
+        self._order_asked = order
+        if order == "interleaved" and (workers, scheduler, executor) != (None, None, None):
+            raise ValueError("order='interleaved' is the trial loop of one process; with "
+                             "workers, scheduler or executor every job is measured whole, "
+                             "its trials in a row")
+        self._position = 0  # the next trial's place in this start's order
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
@@ -411,7 +459,8 @@ class Campaign:
             cpu=self.cpu, quick=self.quick,
             target_ci_percent=None if self.target_ci is None else float(self.target_ci),
             max_trials=self.max_trials, kat_files=tuple(self.kat_files),
-            kat_override=self.allow_kat_fail)
+            kat_override=self.allow_kat_fail, statistic=self.statistic,
+            calls_rule=self.calls_rule)
 
     def _fresh_jobs(self) -> list[Job]:
         return [Job(candidate=inst.candidate, instance=inst.name, label=label,
@@ -443,7 +492,7 @@ class Campaign:
                      settings=Settings(kat_timeout_seconds=self.kat_timeout,
                                        trial_timeout_seconds=self.trial_timeout,
                                        strict=self.strict, runner=_runner_name(self.runner),
-                                       executor=self._executor_name()),
+                                       order=self.order, executor=self._executor_name()),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
@@ -717,114 +766,194 @@ class Campaign:
     # calibrate and plan ------------------------------------------------------
 
     def _calibrate(self) -> None:
-        """One cold call per pending job without a t1, in a fresh pinned child; plan it."""
-        todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None]
+        """One cold call per pending job without a t1, in a fresh pinned child; with the
+        warm plan then a short trial of warm calls; plan it."""
+        warm = self.calls_rule == "warm"
+        todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None
+                or (warm and self._jobs[i].warm_call_seconds is None)]
         with self._task(len(todo), "calibrate") as bar:
             for index in todo:
                 job = self._jobs[index]
                 bar.status("%s %d B" % (job.label, job.message_bytes))
                 try:
-                    t1 = self.runner.cold_call(self._by_label[job.label], job.message_bytes,
-                                               self.cpu, self.trial_timeout
-                                               or _child.COLD_TIMEOUT)
+                    t1 = job.t1_seconds or self.runner.cold_call(
+                        self._by_label[job.label], job.message_bytes, self.cpu,
+                        self.trial_timeout or _child.COLD_TIMEOUT)
+                    warm_call = self._warm_call(job, t1) if warm else None
                 except ChildError as exc:
                     bar.advance(1)
                     self._failed(index, exc)
                 else:
-                    self._jobs[index] = self._planned(job, t1)
+                    self._jobs[index] = self._planned(job, t1, warm_call)
                     self._watch.success(done=False)
                     self._save()
                     bar.advance(1)
 
-    def _planned(self, job: Job, t1: float) -> Job:
-        calls = _plan.calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
-        warmup = _plan.warmup_calls(t1)
-        return replace(job, t1_seconds=t1, calls_per_trial=calls, warmup_calls=warmup,
-                       estimated_seconds=self.trials * (calls + warmup) * t1)
+    def _warm_call(self, job: Job, t1: float) -> float:
+        """Seconds of a warm call: the median call of a short calibration trial (about
+        ``_plan.WARM_CALIBRATION_SECONDS`` of calls after the usual warm-up)."""
+        calls = _plan.calibration_calls(t1)
+        warmup = max(1, _plan.warmup_calls(t1))
+        measured = self.runner.trial(
+            self._by_label[job.label], job.message_bytes, calls, warmup, self.cpu, 0,
+            self.trial_timeout or _child.trial_timeout(t1, calls, warmup))
+        return max(float(np.median(measured.cycles)), 1.0) / measured.frequency_hz
+
+    def _planned(self, job: Job, t1: float, warm_call: float | None = None) -> Job:
+        if warm_call is None:
+            calls = _plan.calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
+            warmup = _plan.warmup_calls(t1)
+        else:
+            calls = _plan.warm_calls_per_trial(warm_call, self.trial_target, self.op_budget,
+                                               self.trials)
+            warmup = _plan.warmup_calls(warm_call)
+        return replace(job, t1_seconds=t1, warm_call_seconds=warm_call, calls_per_trial=calls,
+                       warmup_calls=warmup,
+                       estimated_seconds=self.trials * (calls + warmup) * (warm_call or t1))
 
     # measure and write -------------------------------------------------------
+
+    @property
+    def order(self) -> str:
+        """The order of the trials: ``interleaved`` (round k runs trial k of every job
+        before trial k + 1 of any; the default with more than one library) or
+        ``sequential`` (job after job)."""
+        if self._order_asked is not None:
+            return self._order_asked
+        if (self.workers, self.scheduler, self.executor) != (None, None, None):
+            return "sequential"  # whole jobs, each on one worker
+        return "interleaved" if len(self._by_label) > 1 else "sequential"
 
     @staticmethod
     def _trial_cost(job: Job) -> float:
         """A trial's estimated seconds: the process start, the warm-up, the timed calls
-        and the uninstrumented batch of as many calls, each call taking t1."""
+        and the uninstrumented batch of as many calls, each call taking t1 (the warm
+        call with the warm plan)."""
         calls = job.calls_per_trial or 0
         return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
-            * (job.t1_seconds or 0.0)
+            * (job.warm_call_seconds or job.t1_seconds or 0.0)
 
     def _measure(self) -> None:
         todo = self._pending()
         # The bar counts estimated seconds, so jobs of different cost move it fairly.
         total = sum(self._jobs[i].trials_planned * self._trial_cost(self._jobs[i]) for i in todo)
+        groups = [todo] if self.order == "interleaved" else [[i] for i in todo]
         with self._task(total, "measure", len(todo)) as bar:
-            for index in todo:
+            for group in groups:
+                self._measure_rounds(group, bar)
+
+    def _measure_rounds(self, group: list[int], bar: _progress.Task) -> None:
+        """Measure the jobs of ``group`` in rounds: round k runs trial k of every job of
+        the group still measuring, in job order, so drift over time hits them alike. A
+        job is committed (raw samples, record, ``campaign.json``) as soon as it has its
+        trials (``_enough``); a job whose trial fails leaves the rounds. Nothing of an
+        unfinished job is written: a campaign interrupted mid-round measures those
+        jobs again from their first trial when resumed."""
+        taken: dict[int, list[_Taken]] = {index: [] for index in group}
+        rejected: dict[int, list[RejectedTrial]] = {index: [] for index in group}
+        active = list(group)
+        rounds = 0
+        while active:
+            rounds += 1
+            measuring = len(active)
+            for index in list(active):
                 job = self._jobs[index]
                 what = "%s %d B" % (job.label, job.message_bytes)
                 bar.status(what)
-                planned = bar.done + job.trials_planned * self._trial_cost(job)
                 try:
-                    trials = self._run_trials(job, bar)
+                    self._trial(job, taken[index], rejected[index])
                 except ChildError as exc:
-                    bar.update_to(planned)
+                    active.remove(index)
+                    bar.advance(max(0, job.trials_planned - len(taken[index]))
+                                * self._trial_cost(job))
                     bar.item_done(what, exc.status)
                     self._failed(index, exc)
                     continue
-                record = self._write_job(job, trials)
+                self._watch.success(done=False)  # a trial delivered, the job not done yet
+                if len(taken[index]) <= job.trials_planned:  # extra --target-ci: unplanned
+                    bar.advance(self._trial_cost(job))
+                if not self._enough(taken[index]):
+                    continue
+                active.remove(index)
+                record = self._write_job(job, taken[index], rejected[index])
                 self._jobs[index] = replace(job, status="done", error=None)
                 self._watch.success()
                 self._save()
-                bar.update_to(planned)
                 bar.item_done(what, "%s cycles/byte" % _format.cycles_per_byte(
                     record.statistics.cycles_per_byte))
+            if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
+                eta = bar.eta()
+                self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
+                                   % (rounds, rounds, measuring, _progress.clock(bar.elapsed()),
+                                      ", ETA %s" % _progress.clock(eta) if active and eta
+                                      is not None else ""))
 
-    def _run_trials(self, job: Job, bar: _progress.Task) -> list[tuple[str, TrialMeasurement]]:
-        """Run the planned trials (more in ``target_ci`` mode) of one job."""
+    def _trial(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial]) -> None:
+        """Run the job's next trial; with ``strict``, repeat a disturbed one (preempted,
+        or its counter off its rate) up to ``STRICT_ATTEMPTS`` times in all, keeping the
+        last attempt whatever it shows, and list every rejected attempt."""
         inst = self._by_label[job.label]
         calls, warmup, t1 = job.calls_per_trial or 1, job.warmup_calls or 0, job.t1_seconds
-        trials: list[tuple[str, TrialMeasurement]] = []
-        while not self._enough([measured.cycles for _, measured in trials]):
-            started = _utc_now()
-            timeout = self.trial_timeout or _child.trial_timeout(t1 or 0.0, calls, warmup)
+        timeout = self.trial_timeout or _child.trial_timeout(t1 or 0.0, calls, warmup)
+        for attempt in range(STRICT_ATTEMPTS):
+            started, position = _utc_now(), self._position
+            self._position += 1
             measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
-                                         len(trials), timeout)
-            trials.append((started, measured))
-            if len(trials) <= job.trials_planned:  # extra --target-ci trials: unplanned
-                bar.advance(self._trial_cost(job))
-        return trials
+                                         len(taken), timeout)
+            attempt_taken = _Taken(started, measured, position)
+            flag = _stats.disturbance(self._entry(job, len(taken), attempt_taken), self.cpu)
+            if flag is None or not self.strict or attempt == STRICT_ATTEMPTS - 1:
+                taken.append(attempt_taken)
+                return
+            rejected.append(RejectedTrial(trial=len(taken), position=position,
+                                          started=started, code=flag.code,
+                                          message=flag.message))
 
-    def _enough(self, cycles: list[np.ndarray]) -> bool:
+    def _enough(self, taken: list[_Taken]) -> bool:
+        """Whether a job has its trials: the planned ones, and with ``target_ci`` until
+        the 95 % interval of ``statistic`` is that precise (or ``max_trials``)."""
+        cycles = [t.measured.cycles for t in taken]
         if len(cycles) < self.trials:
             return False
         if self.target_ci is None or len(cycles) >= self.max_trials:
             return True
-        relative = _stats.relative_half_width(_stats.trial_means(cycles))
+        relative = _stats.stop_rule_precision(cycles, self.statistic)
         return relative is not None and 100 * relative <= self.target_ci
 
-    def _write_job(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
+    def _write_job(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
                    env: Environment | None = None) -> Record:
         """Raw samples first, then the record (the commit point); return the record.
         ``env`` is the host and CPU the trials ran on (default: this campaign's)."""
         raw_sha = _records.dump_raw(_records.path_in(self.run_dir, job.raw), job.message_bytes,
-                                    [measured.cycles for _, measured in trials])
-        record = self._record(job, trials, raw_sha, env)
+                                    [t.measured.cycles for t in taken])
+        record = self._record(job, taken, rejected, raw_sha, env)
         _records.dump_record(self.run_dir, record)
         return record
 
-    def _record(self, job: Job, trials: list[tuple[str, TrialMeasurement]],
+    @staticmethod
+    def _entry(job: Job, index: int, taken: _Taken) -> Trial:
+        measured = taken.measured
+        return Trial.of(index, taken.started, job.warmup_calls or 0, measured,
+                        _stats.trial_statistics(measured.cycles, measured.loop_ticks,
+                                                measured.loop_ns / 1e9, measured.frequency_hz),
+                        position=taken.position)
+
+    def _record(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
                 raw_sha: str, env: Environment | None = None) -> Record:
         env = env or self._env
         build = self._build[job.label]
-        entries = tuple(
-            Trial.of(index, started, job.warmup_calls or 0, measured, _stats.trial_statistics(
-                measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9,
-                measured.frequency_hz))
-            for index, (started, measured) in enumerate(trials))
-        statistics = _stats.aggregate(
-            [measured.cycles for _, measured in trials], [t.loop_seconds for t in entries],
-            [t.statistics.counter_rate_ratio for t in entries], job.message_bytes,
-            env.cpu)
-        for flag in statistics.flags:
-            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, flag.message),
+        entries = tuple(self._entry(job, index, t) for index, t in enumerate(taken))
+        statistics = _stats.aggregate_trials(
+            entries, [t.measured.cycles for t in taken], job.message_bytes, env.cpu)
+        if rejected:
+            warnings.warn("%s at %d B: --strict rejected and repeated %d disturbed trial(s) "
+                          "(%s)" % (job.label, job.message_bytes, len(rejected), "; ".join(
+                              r.message for r in rejected[:2])), MeasurementWarning,
+                          stacklevel=5)
+        for code, count, worst in _stats.flag_groups(statistics.flags):
+            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
+                          if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
+                          % (job.label, job.message_bytes, count, code, worst.message),
                           MeasurementWarning, stacklevel=5)
         return Record(
             run_id=self._campaign.run_id, candidate=job.candidate, instance=job.instance,
@@ -838,7 +967,9 @@ class Campaign:
                          op_budget_seconds=float(self.op_budget),
                          target_ci_percent=self.plan.target_ci_percent,
                          max_trials=self.max_trials, cpu=env.cpu,
-                         estimated_seconds=job.estimated_seconds or 0.0),
+                         estimated_seconds=job.estimated_seconds or 0.0,
+                         calls_rule=self.calls_rule, statistic=self.statistic,
+                         order=self.order, warm_call_seconds=job.warm_call_seconds),
             environment=env, trials=entries, statistics=statistics,
             resources=Resources(elf_image_bytes=build.elf_image_bytes,
                                 baseline_rss_kib=max(t.baseline_rss_kib for t in entries),
@@ -847,7 +978,8 @@ class Campaign:
                        calls_per_trial=tuple(t.calls for t in entries)),
             provenance=Provenance(created=_utc_now(), ngcc_version=env.ngcc_version,
                                   git_commit=env.git_commit, command=tuple(self.command),
-                                  runner=_runner_name(self.runner), message=MESSAGE))
+                                  runner=_runner_name(self.runner), message=MESSAGE),
+            rejected_trials=tuple(rejected))
 
     # measure on an executor (--workers, --scheduler) ----------------------------
 
@@ -884,7 +1016,9 @@ class Campaign:
             library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
             trials=self.trials, max_trials=self.max_trials, target_ci=self.target_ci,
             trial_target=float(self.trial_target), op_budget=float(self.op_budget),
-            trial_timeout=self.trial_timeout, run_dir=str(self.run_dir.resolve()))
+            trial_timeout=self.trial_timeout, run_dir=str(self.run_dir.resolve()),
+            calls_rule=self.calls_rule, statistic=self.statistic,
+            attempts=STRICT_ATTEMPTS if self.strict else 1)
 
     def _measure_jobs(self, executor: _jobs.JobExecutor) -> None:
         """Hand every pending job to ``executor`` whole; check each result as it arrives
@@ -930,7 +1064,8 @@ class Campaign:
                               job.label, job.message_bytes, lost.worker, lost.reason),
                           MeasurementWarning, stacklevel=5)
         if result.t1_seconds is not None:
-            job = self._jobs[index] = self._planned(job, result.t1_seconds)
+            job = self._jobs[index] = self._planned(job, result.t1_seconds,
+                                                    result.warm_call_seconds)
         if result.status != "done":
             return ChildError(result.status, result.error or result.status)
         defects = _jobs.result_defects(order, result)
@@ -939,7 +1074,9 @@ class Campaign:
             warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
                           MeasurementWarning, stacklevel=5)
             return ChildError("error", message)
-        record = self._write_job(job, list(result.trials), result.environment)
+        record = self._write_job(job, [_Taken(t.started, t.measured, t.position)
+                                       for t in result.trials], list(result.rejected),
+                                 result.environment)
         self._jobs[index] = replace(job, status="done", error=None)
         return record
 

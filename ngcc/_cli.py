@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -23,7 +24,7 @@ from tqdm import tqdm
 from ngcc import _build, _campaign, _format, _host, _locks, _plan, _progress, kat
 from ngcc._errors import MeasurementWarning, NgccError
 from ngcc._hashing import hash as hash_data
-from ngcc._model import Job
+from ngcc._model import Job, Record
 from ngcc._registry import instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc._version import __version__
@@ -234,8 +235,24 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="a small plan for smoke tests: T = 0.02 s, 3 trials, 5 s budget")
     parser.add_argument("--target-ci", type=float, metavar="PCT",
-                        help="add trials until the 95%% CI of the mean is within PCT %% "
-                             "(up to --max-trials)")
+                        help="add trials until the 95%% CI of --statistic is within PCT %% "
+                             "(up to --max-trials); with several libraries only the jobs "
+                             "not yet precise enough get extra rounds")
+    parser.add_argument("--statistic", choices=("mean", "median"), default="mean",
+                        help="what --target-ci aims at: the mean (t interval of the trial "
+                             "means, as ngcc 0.1) or the per-call median (log-scale interval "
+                             "of the trial medians, robust to preemptions); default: "
+                             "%(default)s")
+    parser.add_argument("--plan", choices=("harness", "warm"), default="harness",
+                        dest="calls_rule",
+                        help="calls per trial: the NGCC harness's rule from one cold call "
+                             "(comparable with its figures), or warm: calibrated with warm "
+                             "calls so that each trial holds about --trial-target seconds "
+                             "of timed loop; default: %(default)s")
+    parser.add_argument("--order", choices=("interleaved", "sequential"),
+                        help="run trial k of every job before trial k+1 of any "
+                             "(interleaved: drift hits every library alike; the default "
+                             "with more than one library) or job after job (sequential)")
     parser.add_argument("--max-trials", type=int, metavar="N",
                         help="the cap on trials with --target-ci (default 20)")
     parser.add_argument("--allow-kat-fail", action="store_true",
@@ -249,7 +266,9 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--trial-timeout", type=float, metavar="SECONDS",
                         help="kill a trial after this long (default: 10x its estimate + 60 s)")
     parser.add_argument("--strict", action="store_true",
-                        help="refuse to measure on an unfixed host (see `ngcc check`)")
+                        help="refuse to measure on an unfixed host (see `ngcc check`), and "
+                             "repeat a trial that was preempted or whose counter ran off "
+                             "its rate (at most 3 attempts; the record lists the rejected)")
     parser.add_argument("--label", action="append", default=[], metavar="NAME",
                         help="the label of a library path in file names, tables and plots "
                              "(repeatable, in the order of the library paths; default: the "
@@ -302,7 +321,9 @@ def _run_campaign(args: argparse.Namespace) -> int:
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout, progress=not args.quiet,
         labels=_path_labels(args.instances, args.label),
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
-        leak_seconds=args.leak_seconds, workers=args.workers, scheduler=args.scheduler,
+        leak_seconds=args.leak_seconds, statistic=args.statistic,
+        calls_rule=args.calls_rule, order=args.order,
+        workers=args.workers, scheduler=args.scheduler,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
@@ -321,7 +342,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
             print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
                   "again to resume" % campaign.run_dir, file=sys.stderr)
             return 130
-    if not args.quiet:
+    if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
     if not run.failed_jobs:
         return 0
@@ -362,17 +383,43 @@ def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
 
 
 def _campaign_summary(run: Run) -> str:
-    rows = [("instance", "message", "mean cycles", "cycles/byte", "95% CI", "MB/s", "n", "KAT")]
+    rows = [("instance", "message", "mean cycles", "cycles/byte", "95% CI", "median",
+             "95% CI", "observer", "core c/B", "MB/s", "n", "KAT", "flags")]
     for record in run.records:
         stats = record.statistics
+        mean_ci = (stats.mean_bootstrap_ci95_relative
+                   if stats.mean_bootstrap_ci95_relative is not None else stats.ci95_relative)
         rows.append((record.label, _format.message(record.message_bytes),
                      _format.cycles(stats.mean_cycles),
                      _format.cycles_per_byte(stats.cycles_per_byte),
-                     "±" + _format.percent(stats.ci95_relative),
+                     "±" + _format.percent(mean_ci),
+                     _format.cycles(stats.median_cycles),
+                     "±" + _format.percent(stats.median_ci95_relative),
+                     _signed_percent(stats.observer_effect_relative),
+                     _format.cycles_per_byte(stats.core_cycles_per_byte),
                      _format.megabytes_per_second(stats.mb_per_s),
                      _format.call_count(list(record.raw.calls_per_trial)),
-                     record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else "")))
-    return "%s\n\nevidence: %s   (next: ngcc report %s)" % (_table(rows), run.path, run.path)
+                     record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
+                     _flag_counts(record)))
+    return ("%s\n\nmean cycles: the harness mean (Σ ticks / Σ calls, counter ticks); 95%% CI: "
+            "of the mean (bootstrap across trials) and of the per-call median (log scale); "
+            "observer: per-call mean over the uninstrumented batch mean; core c/B: core "
+            "cycles per byte\nevidence: %s   (next: ngcc report %s)"
+            % (_table(rows), run.path, run.path))
+
+
+def _signed_percent(value: float | None) -> str:
+    return _format.MISSING if value is None else "%+.2f %%" % (100 * value)
+
+
+def _flag_counts(record: Record) -> str:
+    """``2 preempted, 1 slow_trial``: the record's flags by code, and the trials
+    ``--strict`` rejected; ``—`` for none."""
+    counts = Counter(flag.code for flag in record.statistics.flags)
+    parts = ["%d %s" % (n, code) for code, n in counts.items()]
+    if record.rejected_trials:
+        parts.append("%d rejected" % len(record.rejected_trials))
+    return ", ".join(parts) or _format.MISSING
 
 
 def _add_check(subcommands: argparse._SubParsersAction) -> None:
@@ -450,6 +497,11 @@ def _run_report(args: argparse.Namespace) -> int:
                                    formats=args.formats or ("markdown",))
     for path in written:
         print(path)
+    unmeasured = [job for job in run.jobs if job.status != "done"]
+    if unmeasured:
+        print("ngcc: %d of %d jobs of %s were not measured (%s); each page says why at its "
+              "top" % (len(unmeasured), len(run.jobs), run.path,
+                       _report.status_counts(run.jobs)), file=sys.stderr)
     return 0
 
 
@@ -470,7 +522,7 @@ def _run_validate(args: argparse.Namespace) -> int:
     result = _validate.validate(args.run_dir)
     for difference in result.differences:
         print("ngcc: difference: %s" % difference, file=sys.stderr)
-    summary = "%d record(s) recomputed from raw samples, %d page(s) regenerated" % (
+    summary = "%d record(s) recomputed from raw samples, %d report file(s) regenerated" % (
         result.records_checked, result.pages_checked)
     if result.ok:
         print("%s: valid (%s)" % (args.run_dir, summary))
@@ -697,15 +749,6 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_leak)
 
 
-def _leak_progress(task: _progress.Task) -> Callable[[int, float | None], None]:
-    """The leak test's progress callback, moving ``task`` (calls so far, max |t|)."""
-    def show(calls: int, max_t: float | None) -> None:
-        task.update_to(calls)
-        if max_t is not None:
-            task.status("max |t| %.2f" % max_t)
-    return show
-
-
 def _hex_bytes(text: str) -> bytes:
     try:
         return bytes.fromhex(text)
@@ -734,7 +777,7 @@ def _run_leak(args: argparse.Namespace) -> int:
                                         cpu=args.cpu, fixed=None if control else args.fixed,
                                         seed=args.seed, early_stop=not args.no_early_stop,
                                         control=control, label=label,
-                                        progress=_leak_progress(task))
+                                        progress=task)
             except NgccError as exc:  # this instance failed; the others still run
                 print("%s  ERROR  %s" % (label, exc), flush=True)
                 status = EXIT_RUNTIME_ERROR

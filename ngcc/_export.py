@@ -143,7 +143,9 @@ def _data_uri(png: bytes) -> str:
 
 
 def _anchor(name: str) -> str:
-    return "fig-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
+    """The id of a plot's figure: its file name (names hold only letters, digits and
+    ``- _ . + @``, each allowed in an id and a URL fragment)."""
+    return "fig-" + html.escape(name, quote=True)
 
 
 class _Inline:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ngcc import _child, _host, _locks, _plan, _stats
 from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
-from ngcc._model import Environment
+from ngcc._model import Environment, RejectedTrial, Trial
 from ngcc._registry import Instance
 
 
@@ -50,6 +50,11 @@ class JobOrder:
         trial_target, op_budget: the plan rule's T and budget (``_plan.calls_per_trial``).
         trial_timeout: seconds a trial or cold-call child may take (None: the default).
         run_dir: the client's run directory, named in the worker's CPU lock.
+        calls_rule: ``harness`` (calls per trial from the cold call) or ``warm`` (from
+            a short calibration trial of warm calls), as ``_plan`` has them.
+        statistic: what ``target_ci`` aims at (``mean`` or ``median``).
+        attempts: the most attempts at one trial: 1, or ``--strict``'s
+            ``STRICT_ATTEMPTS`` (a disturbed trial is repeated, and listed as rejected).
     """
 
     key: str
@@ -64,6 +69,19 @@ class JobOrder:
     op_budget: float
     trial_timeout: float | None
     run_dir: str
+    calls_rule: str = "harness"
+    statistic: str = "mean"
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A trial kept for a job: when it started, what it measured, its place among the
+    job's trials (a job's trials run in a row on its worker)."""
+
+    started: str
+    measured: TrialMeasurement
+    position: int
 
 
 @dataclass(frozen=True)
@@ -86,9 +104,11 @@ class JobResult:
         status: ``done``, or the failed child's status (``crash``, ``timeout``,
             ``error``, ``protocol``) with the message in ``error``.
         library_sha256: the sha256 of the library bytes the worker loaded.
-        t1_seconds, calls_per_trial, warmup_calls: the calibration and the plan made
-            from it on the worker (by ``_plan``'s rule, which the client checks).
-        trials: (UTC start, measurement) of every trial, in order.
+        t1_seconds, warm_call_seconds, calls_per_trial, warmup_calls: the calibration
+            and the plan made from it on the worker (by ``_plan``'s rule, which the
+            client checks).
+        trials: every trial kept, in order.
+        rejected: the attempts ``--strict`` set aside (disturbed, measured again).
         lost: earlier attempts that died with their worker (filled in by the executor).
     """
 
@@ -99,9 +119,11 @@ class JobResult:
     error: str | None = None
     library_sha256: str | None = None
     t1_seconds: float | None = None
+    warm_call_seconds: float | None = None
     calls_per_trial: int | None = None
     warmup_calls: int | None = None
-    trials: tuple[tuple[str, TrialMeasurement], ...] = ()
+    trials: tuple[Taken, ...] = ()
+    rejected: tuple[RejectedTrial, ...] = ()
     lost: tuple[Lost, ...] = ()
 
 
@@ -125,13 +147,25 @@ def enough(cycles: Sequence[np.ndarray], order: JobOrder) -> bool:
         return False
     if order.target_ci is None or len(cycles) >= order.max_trials:
         return True
-    relative = _stats.relative_half_width(_stats.trial_means(list(cycles)))
+    relative = _stats.stop_rule_precision(list(cycles), order.statistic)
     return relative is not None and 100 * relative <= order.target_ci
+
+
+def planned(order: JobOrder, t1: float, warm_call: float | None) -> tuple[int, int]:
+    """(calls per trial, warm-up calls) by the order's rule: from the cold call ``t1``,
+    or from the warm call of the warm plan."""
+    if order.calls_rule == "warm" and warm_call is not None:
+        return (_plan.warm_calls_per_trial(warm_call, order.trial_target, order.op_budget,
+                                           order.trials), _plan.warmup_calls(warm_call))
+    return (_plan.calls_per_trial(t1, order.trial_target, order.op_budget, order.trials),
+            _plan.warmup_calls(t1))
 
 
 def measure_job(order: JobOrder, runner: TrialRunner, cpu: int, worker: str,
                 library: Path | None = None, library_sha256: str | None = None) -> JobResult:
-    """Calibrate, plan and measure one job on ``cpu`` of this host.
+    """Calibrate, plan and measure one job on ``cpu`` of this host, as the campaign's
+    own loop does (cold call, the warm plan's calibration trial, the plan rule, the
+    trials with ``--strict``'s repeats and ``--target-ci``'s extra trials).
 
     ``library`` is this host's copy of the library (default: the order's path) and
     ``library_sha256`` its checked sha256. A failed child ends the job with its status.
@@ -142,20 +176,49 @@ def measure_job(order: JobOrder, runner: TrialRunner, cpu: int, worker: str,
     n = order.message_bytes
     try:
         t1 = runner.cold_call(instance, n, cpu, order.trial_timeout or _child.COLD_TIMEOUT)
-        done = replace(done, t1_seconds=t1,
-                       calls_per_trial=_plan.calls_per_trial(t1, order.trial_target,
-                                                             order.op_budget, order.trials),
-                       warmup_calls=_plan.warmup_calls(t1))
-        calls, warmup = done.calls_per_trial or 1, done.warmup_calls or 0
-        trials: list[tuple[str, TrialMeasurement]] = []
-        while not enough([measured.cycles for _, measured in trials], order):
-            started = utc_now()
-            timeout = order.trial_timeout or _child.trial_timeout(t1, calls, warmup)
-            trials.append((started, runner.trial(instance, n, calls, warmup, cpu,
-                                                 len(trials), timeout)))
+        warm_call = _warm_call(order, runner, instance, cpu, t1) \
+            if order.calls_rule == "warm" else None
+        calls, warmup = planned(order, t1, warm_call)
+        done = replace(done, t1_seconds=t1, warm_call_seconds=warm_call,
+                       calls_per_trial=calls, warmup_calls=warmup)
+        timeout = order.trial_timeout or _child.trial_timeout(t1, calls, warmup)
+        taken: list[Taken] = []
+        rejected: list[RejectedTrial] = []
+        position = 0
+        while not enough([t.measured.cycles for t in taken], order):
+            for attempt in range(order.attempts):
+                started = utc_now()
+                measured = runner.trial(instance, n, calls, warmup, cpu, len(taken), timeout)
+                trial = Taken(started, measured, position)
+                position += 1
+                flag = _stats.disturbance(_entry(trial, len(taken), warmup), cpu)
+                if flag is None or attempt == order.attempts - 1:
+                    taken.append(trial)
+                    break
+                rejected.append(RejectedTrial(trial=len(taken), position=trial.position,
+                                              started=started, code=flag.code,
+                                              message=flag.message))
     except ChildError as exc:
         return replace(done, status=exc.status, error=str(exc))
-    return replace(done, trials=tuple(trials))
+    return replace(done, trials=tuple(taken), rejected=tuple(rejected))
+
+
+def _warm_call(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: int,
+               t1: float) -> float:
+    """Seconds of a warm call: the median call of the warm plan's short calibration
+    trial (as the campaign's own calibration takes it)."""
+    calls = _plan.calibration_calls(t1)
+    warmup = max(1, _plan.warmup_calls(t1))
+    measured = runner.trial(instance, order.message_bytes, calls, warmup, cpu, 0,
+                            order.trial_timeout or _child.trial_timeout(t1, calls, warmup))
+    return max(float(np.median(measured.cycles)), 1.0) / measured.frequency_hz
+
+
+def _entry(trial: Taken, index: int, warmup: int) -> Trial:
+    measured = trial.measured
+    return Trial.of(index, trial.started, warmup, measured, _stats.trial_statistics(
+        measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9, measured.frequency_hz),
+        position=trial.position)
 
 
 def result_defects(order: JobOrder, result: JobResult) -> list[str]:
@@ -174,18 +237,21 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
     if result.library_sha256 != order.library_sha256:
         found.append("the worker loaded a library of sha256 %s, not the plan's %s"
                      % (result.library_sha256, order.library_sha256))
-    t1 = result.t1_seconds
+    t1, warm_call = result.t1_seconds, result.warm_call_seconds
     if t1 is None or not t1 > 0:
         return [*found, "it has no calibration (t1 %r)" % (t1,)]
-    calls = _plan.calls_per_trial(t1, order.trial_target, order.op_budget, order.trials)
-    if (result.calls_per_trial, result.warmup_calls) != (calls, _plan.warmup_calls(t1)):
+    if (order.calls_rule == "warm") != (warm_call is not None):
+        return [*found, "its warm call (%r) does not fit the %s plan" % (warm_call,
+                                                                         order.calls_rule)]
+    calls, warmup = planned(order, t1, warm_call)
+    if (result.calls_per_trial, result.warmup_calls) != (calls, warmup):
         found.append("its plan (%s calls, %s warm-up) is not the plan rule's for t1 %.3g s "
                      "(%d calls, %d warm-up)" % (result.calls_per_trial, result.warmup_calls,
-                                                 t1, calls, _plan.warmup_calls(t1)))
+                                                 t1, calls, warmup))
     if not order.trials <= len(result.trials) <= order.max_trials:
         found.append("it has %d trials, not %d to %d" % (len(result.trials), order.trials,
                                                          order.max_trials))
-    for index, (_, measured) in enumerate(result.trials):
+    for index, measured in enumerate(t.measured for t in result.trials):
         if measured.cpu != env.cpu:
             found.append("trial %d ran on CPU %d, not the worker's CPU %d"
                          % (index, measured.cpu, env.cpu))

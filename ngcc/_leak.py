@@ -54,6 +54,7 @@ import numpy as np
 from ngcc import _child, _host, _records
 from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
+from ngcc._progress import Task
 from ngcc._registry import Instance, instance, run_labels
 from ngcc._version import __version__
 
@@ -439,7 +440,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
          calls: int = DEFAULT_CALLS, seconds: float | None = DEFAULT_SECONDS,
          cpu: int | None = None, fixed: bytes | None = None, seed: int | None = None,
          early_stop: bool = True, control: bool = False, label: str | None = None,
-         progress: Callable[[int, float | None], None] | None = None) -> LeakResult:
+         progress: Callable[[int, float | None], None] | Task | None = None) -> LeakResult:
     """Test an instance for timing leakage by the dudect method (fixed vs random).
 
     Args:
@@ -459,7 +460,9 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
             harness or the host, not the instance.
         label: the library's name in the evidence files (default: its own label,
             else the instance name, ``name@variant`` for a built-in variant).
-        progress: called after every batch with (calls so far, largest |t| or None).
+        progress: called after every batch with (calls so far, largest |t| or None),
+            or a :class:`ngcc._progress.Task` of ``calls`` to move (its status shows
+            the largest |t|).
 
     Returns:
         A :class:`LeakResult`.
@@ -486,7 +489,8 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
             raise ValueError("the fixed message has %d bytes, but the length is %d"
                              % (len(fixed), length))
     batch_calls = max(1, min(BATCH_CALLS, STORE_BYTES // length))
-    accumulator = _Accumulator(early_stop, progress)
+    accumulator = _Accumulator(early_stop, progress if not isinstance(progress, Task)
+                               else task_progress(progress))
     started = time.monotonic()
     try:
         run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
@@ -499,6 +503,15 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         accumulator.calibrate()
     return _result(inst, label, length, run, accumulator, elapsed, fixed, control,
                    (calls, None if seconds is None else float(seconds)))
+
+
+def task_progress(task: Task) -> Callable[[int, float | None], None]:
+    """The progress callback that moves ``task``: calls so far, the largest |t|."""
+    def show(calls: int, max_t: float | None) -> None:
+        task.update_to(calls)
+        if max_t is not None:
+            task.status("max |t| %.2f" % max_t)
+    return show
 
 
 def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,

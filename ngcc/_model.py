@@ -37,6 +37,19 @@ SCHEMA_RAW = "ngcc.raw/1"
 #: The schema strings this version writes, by file kind.
 SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_RECORD}
 
+#: The versions of :class:`Statistics` this version reads (it writes the last):
+#: 1 = ngcc 0.1 (mean, t interval, outlier and counter-rate flags), 2 = + median and
+#: bootstrap intervals, batch mean, observer effect, core cycles, preemption flags.
+STATISTICS_VERSIONS = (1, 2)
+
+#: The statistics ``--target-ci`` can aim at (``--statistic``).
+STATISTICS = ("mean", "median")
+#: How calls per trial are planned (``--plan``): the harness's rule from one cold
+#: call, or enough calls for ``trial_target`` seconds from warm calls.
+CALLS_RULES = ("harness", "warm")
+#: The orders in which a campaign runs its trials (``--order``).
+ORDERS = ("interleaved", "sequential")
+
 #: A job's status: see ``docs/evidence-format.md``.
 JOB_STATUSES = ("pending", "done", "refused", "crash", "timeout", "error", "protocol")
 #: The KAT verdicts of ``ngcc.kat`` (tests check they are the same).
@@ -280,8 +293,12 @@ class Plan(Evidence):
     max_trials: int
     kat_files: tuple[str, ...]
     kat_override: bool
+    statistic: str = "mean"
+    calls_rule: str = "harness"
 
     def _check(self, where: str) -> None:
+        _one_of(self.statistic, STATISTICS, where + "statistic")
+        _one_of(self.calls_rule, CALLS_RULES, where + "calls_rule")
         if not self.lengths:
             raise FieldError(where + "lengths", "is empty")
         for index, length in enumerate(self.lengths):
@@ -307,9 +324,14 @@ class Settings(Evidence):
     trial_timeout_seconds: float | None
     strict: bool
     runner: str
+    order: str | None = None
     #: What measured the jobs: ``None`` for this process's own trial loop, else the
     #: executor (``dask LocalCluster: 2 workers, CPUs 0, 1``, ``dask tcp://host:8786``).
     executor: str | None = added(None)
+
+    def _check(self, where: str) -> None:
+        if self.order is not None:
+            _one_of(self.order, ORDERS, where + "order")
 
 
 @dataclass(frozen=True)
@@ -417,6 +439,7 @@ class Job(Evidence):
     record: str
     raw: str
     error: str | None
+    warm_call_seconds: float | None = None
 
     def _check(self, where: str) -> None:
         _name(self.candidate, where + "candidate")
@@ -425,6 +448,7 @@ class Job(Evidence):
         _at_least(self.message_bytes, 1, where + "message_bytes")
         _one_of(self.status, JOB_STATUSES, where + "status")
         _positive(self.t1_seconds, where + "t1_seconds")
+        _positive(self.warm_call_seconds, where + "warm_call_seconds")
         _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.trials_planned, 1, where + "trials_planned")
@@ -519,9 +543,11 @@ class Trial(Evidence):
     parent_wall_ns: int | None = None
     batch_thread_cpu_ns: int | None = None
     batch_involuntary_switches: int | None = None
+    position: int | None = None
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
+        _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
         _at_least(self.cpu, 0, where + "cpu")
         _at_least(self.calls, 1, where + "calls")
@@ -538,7 +564,7 @@ class Trial(Evidence):
 
     @classmethod
     def of(cls, index: int, started: str, warmup_calls: int, measured: TrialMeasurement,
-           statistics: TrialStatistics) -> Trial:
+           statistics: TrialStatistics, position: int | None = None) -> Trial:
         """A trial entry from a runner's measurement: every fact but the cycles."""
         return cls(
             index=index, started=started, pid=measured.pid, cpu=measured.cpu,
@@ -557,21 +583,47 @@ class Trial(Evidence):
             affinity_changed=measured.affinity_changed,
             parent_wall_ns=measured.parent_wall_ns,
             batch_thread_cpu_ns=measured.batch_thread_cpu_ns,
-            batch_involuntary_switches=measured.batch_involuntary_switches)
+            batch_involuntary_switches=measured.batch_involuntary_switches,
+            position=position)
+
+
+#: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1).
+FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "outlying_trial")
 
 
 @dataclass(frozen=True)
 class Flag(Evidence):
-    """A flagged trial: why (``outlying_trial``, ``counter_rate``), which, and the message."""
+    """A flagged trial: why (one of :data:`FLAG_CODES`), which, the message (the figure,
+    a cause that fits it, the remedy) and the figure itself: the relative departure
+    from the median of trial means (``slow_trial`` > 0, ``fast_trial`` < 0), the
+    counter rate ratio (``counter_rate``) or the share of wall time on the CPU
+    (``preempted``); ``None`` in statistics of version 1."""
 
     code: str
     trial: int
     message: str
+    value: float | None = None
+
+    def _check(self, where: str) -> None:
+        _one_of(self.code, FLAG_CODES, where + "code")
+
+    @property
+    def severity(self) -> float | None:
+        """How far ``value`` lies from an undisturbed trial's (0 for the departures of
+        ``slow_trial``/``fast_trial``, 1 for the ratios of ``preempted`` and
+        ``counter_rate``): what picks the worst flag of a kind; ``None`` without value."""
+        if self.value is None:
+            return None
+        quiet = 1.0 if self.code in ("preempted", "counter_rate") else 0.0
+        return abs(self.value - quiet)
 
 
 @dataclass(frozen=True)
 class Statistics(Evidence):
-    """The aggregate statistics of one job over its trials (``_stats.aggregate``)."""
+    """The aggregate statistics of one job over its trials (``_stats.aggregate``), by
+    the rules of ``version`` (:data:`STATISTICS_VERSIONS`). Fields named ``_cycles``
+    keep their ngcc 0.1 names and hold counter ticks, like the ``_ticks`` fields; only
+    ``core_cycles_…`` are core cycles."""
 
     trials: int
     calls: int
@@ -592,10 +644,31 @@ class Statistics(Evidence):
     outlying_trials: tuple[int, ...]
     disturbed_trials: tuple[int, ...]
     flags: tuple[Flag, ...]
+    # Version 2 (ngcc 0.2): ``None`` in a record of version 1 means "not computed by
+    # the ngcc that wrote it"; in version 2 it means undefined (one trial, no facts).
+    version: int = 1
+    per_call_mean_ticks: float | None = None
+    mean_bootstrap_ci95_low_ticks: float | None = None
+    mean_bootstrap_ci95_high_ticks: float | None = None
+    mean_bootstrap_ci95_relative: float | None = None
+    median_ci95_low_ticks: float | None = None
+    median_ci95_high_ticks: float | None = None
+    median_ci95_relative: float | None = None
+    batch_mean_ticks: float | None = None
+    observer_effect_ticks: float | None = None
+    observer_effect_relative: float | None = None
+    core_cycles_per_tick: float | None = None
+    core_cycles_per_byte: float | None = None
+    preempted_trials: tuple[int, ...] | None = None
 
     def _check(self, where: str) -> None:
         _at_least(self.trials, 1, where + "trials")
         _at_least(self.calls, 1, where + "calls")
+        _one_of(str(self.version), tuple(str(v) for v in STATISTICS_VERSIONS),
+                where + "version")
+        for name in ("mean_bootstrap_ci95_low_ticks", "median_ci95_low_ticks",
+                     "batch_mean_ticks", "core_cycles_per_tick", "core_cycles_per_byte"):
+            _at_least(getattr(self, name), 0, where + name)
 
 
 @dataclass(frozen=True)
@@ -612,12 +685,39 @@ class JobPlan(Evidence):
     max_trials: int
     cpu: int
     estimated_seconds: float
+    calls_rule: str = "harness"
+    statistic: str = "mean"
+    order: str | None = None
+    warm_call_seconds: float | None = None
 
     def _check(self, where: str) -> None:
+        _one_of(self.calls_rule, CALLS_RULES, where + "calls_rule")
+        _one_of(self.statistic, STATISTICS, where + "statistic")
+        if self.order is not None:
+            _one_of(self.order, ORDERS, where + "order")
+        _positive(self.warm_call_seconds, where + "warm_call_seconds")
         _positive(self.t1_seconds, where + "t1_seconds")
         _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.cpu, 0, where + "cpu")
+
+
+@dataclass(frozen=True)
+class RejectedTrial(Evidence):
+    """A trial ``--strict`` rejected and repeated: the trial it would have been
+    (``trial``), its position in the run's order, when it started, why (a flag code:
+    ``preempted`` or ``counter_rate``) and the flag's message. Its calls are not kept."""
+
+    trial: int
+    position: int | None
+    started: str
+    code: str
+    message: str
+
+    def _check(self, where: str) -> None:
+        _at_least(self.trial, 0, where + "trial")
+        _utc(self.started, where + "started")
+        _one_of(self.code, FLAG_CODES, where + "code")
 
 
 @dataclass(frozen=True)
@@ -681,6 +781,7 @@ class Record(Evidence):
     resources: Resources
     raw: RawRef
     provenance: Provenance
+    rejected_trials: tuple[RejectedTrial, ...] = ()
 
     def _check(self, where: str) -> None:
         _name(self.candidate, where + "candidate")
@@ -697,6 +798,12 @@ class Record(Evidence):
             if trial.index != index:
                 raise FieldError("%strials[%d].index" % (where, index),
                                  "is %d, not %d" % (trial.index, index))
+        positions = [t.position for t in self.trials]
+        for index in range(1, len(positions)):
+            before, now = positions[index - 1], positions[index]
+            if before is not None and now is not None and now <= before:
+                raise FieldError("%strials[%d].position" % (where, index),
+                                 "is %d, not after trial %d's %d" % (now, index - 1, before))
 
     @property
     def relpath(self) -> str:

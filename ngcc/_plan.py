@@ -7,6 +7,11 @@ comparable:
     if trials · calls · t1 > budget:  calls = max(1, floor(budget / (trials · t1)))
     warm-up = 3 if t1 < 50 ms, 1 if t1 < 5 s, else 0
 
+The warm plan (``--plan warm``) calibrates with a short trial of warm calls instead
+(after the cold call, which sizes it) and plans enough calls for T seconds of timed
+loop by the same rule with the median warm call for t1 and at most
+:data:`WARM_MAX_CALLS` calls.
+
 The libraries are resolved from names, paths and ``--candidate``/``--all``, each under
 a label unique in the run (:func:`ngcc._registry.run_labels`); the resulting
 :class:`~ngcc._model.Plan` is what a run directory must keep to be resumed.
@@ -43,6 +48,11 @@ QUICK_TRIALS = 3
 QUICK_TRIAL_TARGET = 0.02
 QUICK_OP_BUDGET = 5.0
 TARGET_CI_MAX_TRIALS = 20      # the cap on trials in --target-ci mode
+#: The warm plan (``--plan warm``): at most this many calls per trial (8 MB of raw
+#: ticks per trial), and its calibration trial times about this many seconds of calls.
+WARM_MAX_CALLS = 1_000_000
+WARM_CALIBRATION_SECONDS = 0.05
+WARM_CALIBRATION_CALLS = (5, 20000)  # fewest and most calls of the calibration trial
 KAT_FILES = ("2_12", "2_23")
 
 
@@ -63,6 +73,25 @@ def calls_per_trial(t1: float, trial_target: float = DEFAULT_TRIAL_TARGET,
     if trials * calls * t1 > op_budget:
         calls = max(1, math.floor(op_budget / (trials * t1)))
     return calls
+
+
+def warm_calls_per_trial(call_seconds: float, trial_target: float = DEFAULT_TRIAL_TARGET,
+                         op_budget: float = DEFAULT_OP_BUDGET, trials: int = DEFAULT_TRIALS,
+                         max_calls: int = WARM_MAX_CALLS, min_calls: int = MIN_CALLS) -> int:
+    """Calls per trial of the warm plan: enough warm calls of ``call_seconds`` each (the
+    median call of a calibration trial) for ``trial_target`` seconds of timed loop, at
+    least ``min_calls`` and at most ``max_calls``; then, as in the harness's rule, no
+    more than ``op_budget`` allows for all trials (at least one)."""
+    return calls_per_trial(call_seconds, trial_target, op_budget, trials, max_calls, min_calls)
+
+
+def calibration_calls(t1: float) -> int:
+    """Calls of the warm plan's calibration trial: about
+    :data:`WARM_CALIBRATION_SECONDS` of calls at the cold call's ``t1`` (a cold call is
+    slower than a warm one, so the trial tends to be shorter), within
+    :data:`WARM_CALIBRATION_CALLS`."""
+    fewest, most = WARM_CALIBRATION_CALLS
+    return min(most, max(fewest, math.ceil(WARM_CALIBRATION_SECONDS / t1) if t1 > 0 else most))
 
 
 def warmup_calls(t1: float) -> int:

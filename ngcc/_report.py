@@ -1,4 +1,4 @@
-"""Markdown report pages of a run: one page per candidate, and a summary page.
+"""Markdown report pages of a run: an index, one page per candidate, and a summary page.
 
 A candidate page has the structure of the independent NGCC performance pages
 (``docs/spec/seeds/``), which follow the NICCS x86 self-assessment guide §3.5: sections
@@ -7,19 +7,23 @@ A candidate page has the structure of the independent NGCC performance pages
 columns and number formatting (:mod:`ngcc._format`). What those pages lack — the
 95 % confidence interval of each mean, the per-call median, the ratio to the
 pseudoXOF baseline, the trial flags and the plots — sits in one clearly titled extra
-section after section 4.
+section after section 4. Trial flags are one line per kind (how many, the worst case);
+jobs that were not measured are said once at the top of each page (counts by status,
+each distinct cause once with the jobs it stopped); a page links only the plots that
+are drawn beside it.
 
 This module only renders: the facts come from the evidence model (``_model``), the
 groupings and ratios from ``_analysis``, the host's description from ``_host``, the
-file names from ``_model``. Pages are a pure function of the run directory: no
-rendering time, no absolute path, so ``ngcc validate`` can regenerate them and
-compare byte for byte.
+file names from ``_model``, the other formats from ``_export``. Pages are a pure
+function of the run directory (and of whether the plots are drawn): no rendering time,
+no absolute path, so ``ngcc validate`` can regenerate them and compare byte for byte.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,6 +164,7 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines += _functional_testing(run, candidate, builds)
     lines += _performance(run, candidate, records)
     lines += _additional_statistics(run, candidate, records, plotted)
+    lines += _robust_statistics(records)
     lines += _resources(records)
     lines += _leak_section(run, candidate, plotted)
     lines += _evidence_index(run, records, builds)
@@ -293,8 +298,12 @@ def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[st
 
 
 def confidence_interval(record: Record) -> str:
-    """``2.10 k – 2.14 k``: the 95 % CI of the mean, or — for a single trial."""
-    low, high = record.statistics.ci95_low_cycles, record.statistics.ci95_high_cycles
+    """``2.10 k – 2.14 k``: the 95 % CI of the mean (the bootstrap interval, which
+    cannot go below zero, in statistics of version 2; else the t interval), or — for a
+    single trial."""
+    stats = record.statistics
+    low, high = ((stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks)
+                 if stats.version >= 2 else (stats.ci95_low_cycles, stats.ci95_high_cycles))
     if low is None or high is None:
         return _format.MISSING
     return f"{_format.cycles(low)} – {_format.cycles(high)}"
@@ -303,7 +312,7 @@ def confidence_interval(record: Record) -> str:
 def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
     """One row of the additional statistics: CI, median, ratio to pseudoXOF."""
     stats = record.statistics
-    half = stats.ci95_relative
+    half = stats.mean_bootstrap_ci95_relative if stats.version >= 2 else stats.ci95_relative
     return (instance_label(record), _format.message(record.message_bytes),
             _format.cycles(stats.mean_cycles), confidence_interval(record),
             "± " + _format.percent(half) if half is not None else _format.MISSING,
@@ -313,9 +322,12 @@ def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
 
 def _additional_statistics(run: Run, candidate: str, records: Sequence[Record],
                            plotted: frozenset[str]) -> list[str]:
+    method = ("percentile bootstrap of the trial means, never below zero; see below"
+              if any(r.statistics.version >= 2 for r in records)
+              else "t distribution, n = trials; the trials are the independent samples")
     lines = ["## " + EXTRA_TITLE, "",
              "Not part of the seed pages. 95 % CI: confidence interval of the mean across "
-             "trials (t distribution, n = trials; the trials are the independent samples). "
+             f"trials ({method}). "
              "CI half-width: relative to the mean of trial means. Median: of all calls "
              "pooled. × pseudoXOF: mean cycles over those of pseudoXOF of the same output "
              f"width at the same length in this run ({_format.MISSING} when that baseline "
@@ -345,11 +357,62 @@ def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[st
     return lines
 
 
+ROBUST_TITLE = "Robust statistics and the observer effect"
+ROBUST_COLUMNS = ("instance", "message", "per-call mean", "95 % CI (bootstrap)", "median",
+                  "95 % CI of the median", "batch mean", "observer effect",
+                  "core cycles/byte", "flags")
+
+
+def robust_row(record: Record) -> tuple[str, ...]:
+    """One row of the robust statistics (statistics version 2)."""
+    stats = record.statistics
+
+    def interval(low: float | None, high: float | None) -> str:
+        if low is None or high is None:
+            return _format.MISSING
+        return f"{_format.cycles(low)} – {_format.cycles(high)}"
+
+    relative = 100 * (stats.observer_effect_relative or 0.0)
+    effect = (_format.MISSING if stats.observer_effect_ticks is None else
+              f"{stats.observer_effect_ticks:+.1f} ({relative:+.2f} %)")
+    codes = Counter(flag.code for flag in stats.flags)
+    flags = ", ".join(f"{n} {code}" for code, n in codes.items())
+    if record.rejected_trials:
+        flags += (", " if flags else "") + f"{len(record.rejected_trials)} rejected (--strict)"
+    return (instance_label(record), _format.message(record.message_bytes),
+            _format.cycles(stats.per_call_mean_ticks),
+            interval(stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks),
+            _format.cycles(stats.median_cycles),
+            interval(stats.median_ci95_low_ticks, stats.median_ci95_high_ticks),
+            _format.cycles(stats.batch_mean_ticks), effect,
+            _format.cycles_per_byte(stats.core_cycles_per_byte), flags or _format.MISSING)
+
+
+def _robust_statistics(records: Sequence[Record]) -> list[str]:
+    """The figures of statistics version 2 (engineer "numbers"); nothing for a run
+    written before them, so its pages stay as they were."""
+    newer = [r for r in records if r.statistics.version >= 2]
+    if not newer:
+        return []
+    return ["## " + ROBUST_TITLE, "",
+            "Counter ticks unless named core cycles. Per-call mean: the mean of the trial "
+            "means (each trial, a fresh process, is one sample; the harness mean of "
+            "section 4 pools the calls instead). Its 95 % CI: percentile bootstrap of the "
+            "trial means (4000 resamples from a fixed seed). Median: of all calls pooled; "
+            "its 95 % CI: t interval of the logarithms of the trial medians (positive by "
+            "construction). Batch mean: the same calls timed in a loop without per-call "
+            "counter readings; observer effect: per-call mean − batch mean. Core "
+            "cycles/byte: the harness mean converted with each trial's estimate of core "
+            "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
+            "counter_rate); rejected: trials --strict measured again.", "",
+            *table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
+
+
 # ------------------------------------------------------------------ warnings, failures
 
 def flag_kind(flag: Flag) -> str:
     """The kind a flag is grouped by on a page (``outlying_trial``, ``counter_rate``…)."""
-    return str(getattr(flag, "kind", None) or flag.code)
+    return str(getattr(flag, "kind", None) or getattr(flag, "code", None) or "flag")
 
 
 def flag_severity(record: Record, flag: Flag) -> float:
@@ -435,22 +498,23 @@ def _jobs_text(jobs: Sequence[Job]) -> str:
 def failure_banner(jobs: Sequence[Job]) -> list[str]:
     """What a page says at its top when some of ``jobs`` were not measured: the counts by
     status, then each distinct cause once with the jobs it stopped and one example
-    message (empty when every job was measured)."""
-    groups = failure_groups(jobs)
-    if not groups:
+    message, and the jobs not run yet (empty when every job was measured)."""
+    unmeasured = [job for job in jobs if job.status != "done"]
+    if not unmeasured:
         return []
-    failed = [job for _, group in groups for job in group]
-    counts: dict[str, int] = {}
-    for job in jobs:
-        counts[job.status] = counts.get(job.status, 0) + 1
-    done = counts.pop("done", 0)
-    status = ", ".join(f"{n} {name}" for name, n in counts.items())
-    lines = [f"**{WARNING} {len(failed)} of {_plural(len(jobs), 'job')} not measured** "
-             f"({done} done, {status}); "
-             + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:"), ""]
+    groups = failure_groups(jobs)
+    pending = [job for job in unmeasured if job.status == "pending"]
+    causes = len(groups) + bool(pending)
+    lines = [f"**{WARNING} {len(unmeasured)} of {_plural(len(jobs), 'job')} not measured** "
+             f"({status_counts(jobs)}); "
+             + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
                   f"{_clip(group[0].error or name)}"]
+    if pending:
+        lines += [f"- pending, {_plural(len(pending), 'job')} ({_jobs_text(pending)}): not "
+                  "run (the campaign stopped before them or is still running; the same "
+                  "command resumes it)"]
     return lines + [""]
 
 
@@ -653,7 +717,7 @@ def _by_host(columns: Sequence[str], records: Sequence[Record],
 INDEX_COLUMNS = ("candidate", "algorithm", "libraries", "message lengths", "jobs", "page")
 
 
-def _status_counts(jobs: Sequence[Job]) -> str:
+def status_counts(jobs: Sequence[Job]) -> str:
     """``6 done, 1 crash``: the jobs by status, ``done`` first."""
     counts: dict[str, int] = {"done": 0}
     for job in jobs:
@@ -674,7 +738,7 @@ def index_row(run: Run, candidate: str) -> tuple[str, ...]:
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
-            _status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
+            status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
 
 
 def index_page(run: Run) -> str:
@@ -685,7 +749,7 @@ def index_page(run: Run) -> str:
     lines += ["## Candidates", ""]
     lines += table(INDEX_COLUMNS, [index_row(run, c) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
-              f"Jobs: {_status_counts(run.jobs)}.", ""]
+              f"Jobs: {status_counts(run.jobs)}.", ""]
     return "\n".join(lines) + "\n"
 
 

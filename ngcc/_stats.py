@@ -1,32 +1,60 @@
-"""Statistics of per-call cycle counts: per trial, across trials, and the flags.
+"""Statistics of per-call counts: per trial, across trials, and the flags.
 
 Every function takes plain numbers or numpy arrays (one uint64 array of per-call
-cycles per trial) and returns plain Python numbers, or the evidence model's
+counter ticks per trial) and returns plain Python numbers, or the evidence model's
 :class:`~ngcc._model.TrialStatistics` and :class:`~ngcc._model.Statistics`, so the
 results go straight into the JSON evidence. ``None`` stands for a statistic that is
 undefined (for example a confidence interval from a single trial); NaN never appears.
+
+One word for one thing:
+
+* the *harness mean* (``mean_cycles``): Σ per-call ticks of every call of every trial
+  / Σ calls, as the NGCC harness computes it (the NICCS page's column);
+* the *per-call mean* (``per_call_mean_ticks``): the mean of the trials' per-call
+  means, each trial (a fresh process, the independent sample) weighing the same: the
+  centre of the confidence intervals of the mean;
+* the *batch mean* (``batch_mean_ticks``): Σ ticks of the uninstrumented batches /
+  Σ batch calls (one counter reading around a loop of calls);
+* the *observer effect*: per-call mean − batch mean, what the per-call readings add.
+
+The statistics are versioned (:data:`STATISTICS_VERSION`, stored in each record), so
+``ngcc validate`` recomputes a record with the rules of the version that wrote it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ngcc._model import Flag, Statistics, TrialStatistics
+from ngcc._model import STATISTICS_VERSIONS, Flag, Statistics, Trial, TrialStatistics
 
 CONFIDENCE = 0.95
 OUTLIER_TOLERANCE = 0.05      # a trial mean 5 % away from the median of trial means
 COUNTER_RATE_TOLERANCE = 0.02  # a counter running 2 % off its calibrated rate
+#: A trial whose thread had less than this share of a timed loop's wall time on the
+#: CPU was preempted (another task ran on its CPU for the rest).
+CPU_SHARE_THRESHOLD = 0.97
+#: ... or that had at least this many involuntary context switches in its loops, and
+#: more than :data:`SWITCHES_PER_SECOND` of them per second of loop.
+SWITCHES_THRESHOLD = 10
+SWITCHES_PER_SECOND = 10.0
+#: The bootstrap of the mean: resamples, and the fixed seed of its generator
+#: (:func:`bootstrap_indices`), so every reader recomputes the same interval.
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 0x6E676363  # "ngcc"
+#: The version of the statistics this ngcc computes (see :class:`Statistics`).
+STATISTICS_VERSION = STATISTICS_VERSIONS[-1]
 
 
-def batch_mean(trials: Sequence[np.ndarray]) -> float:
-    """Batch mean: Σ cycles of every call of every trial / Σ calls.
+def harness_mean(trials: Sequence[np.ndarray]) -> float:
+    """Harness mean: Σ per-call ticks of every call of every trial / Σ calls.
 
-    This is the headline "mean cycles" of the harness and of the reports: every call
-    weighs the same, whatever trial it belongs to.
+    The headline "mean cycles" of the NGCC harness and of the reports' performance
+    table, computed as the harness does: every call weighs the same, whatever trial
+    it belongs to. Each call's count includes the counter readings around it.
     """
     calls = sum(len(cycles) for cycles in trials)
     if calls == 0:
@@ -70,6 +98,12 @@ def call_distribution(cycles: np.ndarray) -> CallDistribution:
 def trial_means(trials: Sequence[np.ndarray]) -> list[float]:
     """The arithmetic mean of each trial's per-call cycles (one sample per process)."""
     return [float(np.sum(cycles, dtype=np.uint64)) / len(cycles) for cycles in trials]
+
+
+def trial_medians(trials: Sequence[np.ndarray]) -> list[float]:
+    """The median of each trial's per-call ticks (the centre of a trial that its rare
+    preempted calls cannot move)."""
+    return [float(np.median(np.asarray(cycles, dtype=np.float64))) for cycles in trials]
 
 
 def median_of_trial_means(means: Sequence[float]) -> float:
@@ -156,10 +190,123 @@ def trial_statistics(cycles: np.ndarray, loop_ticks: int, loop_seconds: float,
         counter_rate_ratio=counter_rate_ratio(loop_ticks, loop_seconds, frequency_hz))
 
 
-def _flag_messages(means: Sequence[float], ratios: Sequence[float | None],
-                   outliers: list[int], disturbed: list[int], cpu: int | None
-                   ) -> list[Flag]:
-    where = "CPU %d" % cpu if cpu is not None else "the measuring CPU"
+def bootstrap_indices(n: int, resamples: int = BOOTSTRAP_RESAMPLES,
+                      seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """``resamples`` × ``n`` indices in ``[0, n)``, drawn with replacement.
+
+    From splitmix64 in numpy's uint64 arithmetic (wrapping), not from numpy's
+    generators, whose streams numpy may change: the same indices on every machine and
+    every numpy, so ``ngcc validate`` recomputes a bootstrap interval exactly.
+    """
+    counter = np.arange(1, resamples * n + 1, dtype=np.uint64) * np.uint64(
+        0x9E3779B97F4A7C15) + np.uint64(seed)
+    z = counter
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z % np.uint64(n)).astype(np.int64).reshape(resamples, n)
+
+
+def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE
+                       ) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of ``values`` (the trial means).
+
+    The trials are resampled with replacement :data:`BOOTSTRAP_RESAMPLES` times
+    (seeded, :func:`bootstrap_indices`); the interval is the α/2 and 1 − α/2
+    percentiles of the resampled means. It lies within [min, max] of the values, so
+    an interval of positive figures never goes below zero, and it follows a skewed
+    spread instead of mirroring it. With few trials it is somewhat narrow (5 trials:
+    about the 90 % t interval). ``None`` for fewer than 2 values.
+    """
+    if len(values) < 2:
+        return None
+    data = np.asarray(values, dtype=np.float64)
+    means = data[bootstrap_indices(len(data))].mean(axis=1)
+    low, high = np.percentile(means, [50 * (1 - confidence), 50 * (1 + confidence)])
+    return float(low), float(high)
+
+
+def log_t_interval(values: Sequence[float], confidence: float = CONFIDENCE
+                   ) -> tuple[float, float, float] | None:
+    """t interval on the logarithms of positive ``values`` (the trial medians), back
+    on the linear scale: ``exp(m ± t(1 − α/2, n − 1) · s / √n)`` with m and s the mean
+    and sample standard deviation of the logarithms, n = trials.
+
+    The trials are the independent samples, so the interval says where the per-call
+    median of a trial lies; on the log scale it is positive and asymmetric by
+    construction. Returns ``(low, high, relative half-width)`` with the half-width
+    relative to the geometric mean ``exp(m)``; ``None`` for fewer than 2 values or a
+    value that is not positive.
+    """
+    data = np.asarray(values, dtype=np.float64)
+    if data.size < 2 or not np.all(data > 0):
+        return None
+    from scipy.special import stdtrit
+
+    logs = np.log(data)
+    centre = float(np.mean(logs))
+    half = float(stdtrit(data.size - 1, 0.5 + confidence / 2)) * float(
+        np.std(logs, ddof=1)) / math.sqrt(data.size)
+    low, high = math.exp(centre - half), math.exp(centre + half)
+    return low, high, (high - low) / 2 / math.exp(centre)
+
+
+def cpu_share(trial: Trial) -> float | None:
+    """The lowest share of wall time the trial's thread had on its CPU in its timed
+    loops (thread CPU time / ``CLOCK_MONOTONIC_RAW`` time, per-call loop and batch);
+    ``None`` where the runner did not measure it."""
+    shares = [cpu_ns / wall_ns for cpu_ns, wall_ns in (
+        (trial.thread_cpu_ns, trial.loop_ns), (trial.batch_thread_cpu_ns, trial.batch_ns))
+        if cpu_ns is not None and wall_ns]
+    return min(shares) if shares else None
+
+
+def involuntary_switches(trial: Trial) -> int | None:
+    """Involuntary context switches of the trial's thread in both timed loops."""
+    counts = [n for n in (trial.involuntary_switches, trial.batch_involuntary_switches)
+              if n is not None]
+    return sum(counts) if counts else None
+
+
+def preemption(trial: Trial) -> str | None:
+    """Why the trial counts as preempted, or ``None``.
+
+    Preempted: its thread had under :data:`CPU_SHARE_THRESHOLD` of a loop's wall
+    time on the CPU, or it was switched out involuntarily at least
+    :data:`SWITCHES_THRESHOLD` times and more than :data:`SWITCHES_PER_SECOND` times
+    per second of loop (another runnable task shared its CPU). The counter keeps
+    ticking while the thread is off the CPU, so the time lost lands in its calls.
+    """
+    share = cpu_share(trial)
+    switches = involuntary_switches(trial)
+    seconds = (trial.loop_ns + (trial.batch_ns or 0)) / 1e9
+    low_share = share is not None and share < CPU_SHARE_THRESHOLD
+    many = (switches is not None and switches >= SWITCHES_THRESHOLD
+            and switches > SWITCHES_PER_SECOND * seconds)
+    if not (low_share or many):
+        return None
+    parts = []
+    if share is not None:
+        parts.append("its thread was on the CPU for %.1f %% of the timed loops' wall time"
+                     % (100 * share))
+    if switches is not None:
+        parts.append("%d involuntary context switches in %.3f s" % (switches, seconds))
+    return ", with ".join(parts)
+
+
+def preempted_trials(trials: Sequence[Trial]) -> list[int]:
+    """Indices of the trials :func:`preemption` finds preempted."""
+    return [i for i, trial in enumerate(trials) if preemption(trial) is not None]
+
+
+def _where(cpu: int | None) -> str:
+    return "CPU %d" % cpu if cpu is not None else "the measuring CPU"
+
+
+def _flags_v1(means: Sequence[float], ratios: Sequence[float | None],
+              outliers: list[int], disturbed: list[int], cpu: int | None) -> list[Flag]:
+    """The flags as ngcc 0.1 wrote them (statistics version 1), for ``validate``."""
+    where = _where(cpu)
     centre = median_of_trial_means(means)
     flags = []
     for i in outliers:
@@ -177,29 +324,130 @@ def _flag_messages(means: Sequence[float], ratios: Sequence[float | None],
     return flags
 
 
+def _flags(means: Sequence[float], ratios: Sequence[float | None], outliers: list[int],
+           disturbed: list[int], facts: Sequence[Trial], cpu: int | None) -> list[Flag]:
+    """The flags of statistics version 2: outliers by direction, preemption, counter."""
+    where = _where(cpu)
+    centre = median_of_trial_means(means)
+    preempted = {i: preemption(trial) for i, trial in enumerate(facts)}
+    flags = []
+    for i in outliers:
+        departure = means[i] / centre - 1
+        head = "trial %d averaged %.1f ticks per call, %.1f %% %s than the median of " \
+               "trial means (%.1f): " % (i, means[i], 100 * abs(departure),
+                                         "slower" if departure > 0 else "faster", centre)
+        if departure > 0:
+            cause = ("it was disturbed (%s); " % preempted[i] if preempted.get(i) else
+                     "another process or interrupts probably took %s during it; " % where)
+            flags.append(Flag("slow_trial", i, head + cause + (
+                "rerun with --cpu N on an isolated CPU, or stop the competing process"),
+                departure))
+        else:
+            flags.append(Flag("fast_trial", i, head + (
+                "no other process makes a trial faster: the CPU's clock or cache state "
+                "differed (turbo, frequency scaling: see `ngcc check`), or the other "
+                "trials were slowed (see their flags); fix the host and rerun"), departure))
+    for i, why in preempted.items():
+        if why is not None:
+            flags.append(_preempted_flag(i, facts[i], why, where))
+    flags += [_counter_flag(i, ratios[i] or 0.0, where) for i in disturbed]
+    return flags
+
+
+def _preempted_flag(i: int, trial: Trial, why: str, where: str) -> Flag:
+    return Flag("preempted", i, (
+        "trial %d was preempted on %s: %s; another task competed for the CPU, so "
+        "the time it took lands in the calls; pin to an isolated CPU with --cpu N "
+        "or stop the competing process (--strict repeats such trials)"
+        % (i, where, why)), cpu_share(trial))
+
+
+def _counter_flag(i: int, ratio: float, where: str) -> Flag:
+    return Flag("counter_rate", i, (
+        "trial %d ran at %.0f %% of the nominal counter rate: the counter or the "
+        "process was disturbed on %s (frequency change, migration, busy sibling); "
+        "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where)), ratio)
+
+
+def disturbance(trial: Trial, cpu: int | None = None) -> Flag | None:
+    """The flag of a trial disturbed on its own (no other trial needed to tell):
+    ``preempted`` (:func:`preemption`), else ``counter_rate`` (its counter off its
+    calibrated rate); ``None`` for a quiet trial. ``--strict`` repeats such a trial."""
+    where = _where(cpu)
+    why = preemption(trial)
+    if why is not None:
+        return _preempted_flag(trial.index, trial, why, where)
+    ratio = trial.statistics.counter_rate_ratio
+    if disturbed_trials([ratio]):
+        return _counter_flag(trial.index, ratio or 0.0, where)
+    return None
+
+
+def flag_groups(flags: Sequence[Flag]) -> list[tuple[str, int, Flag]]:
+    """The flags by code, in order of first appearance: ``(code, count, worst)``, the
+    worst being the flag of the highest :attr:`~ngcc._model.Flag.severity` (the first
+    one where values are missing). For one warning or one line per kind."""
+    groups: dict[str, list[Flag]] = {}
+    for flag in flags:
+        groups.setdefault(flag.code, []).append(flag)
+
+    return [(code, len(group), max(group, key=lambda flag: flag.severity or 0.0))
+            for code, group in groups.items()]
+
+
+def batch_mean(facts: Sequence[Trial]) -> float | None:
+    """Batch mean: Σ ``batch_ticks`` / Σ ``batch_calls`` of the uninstrumented
+    batches (one counter reading around each loop, no per-call readings), over the
+    trials; ``None`` unless every trial timed one."""
+    if not facts or any(t.batch_calls is None or t.batch_ticks is None or not t.batch_calls
+                        for t in facts):
+        return None
+    return sum(t.batch_ticks or 0 for t in facts) / sum(t.batch_calls or 0 for t in facts)
+
+
+def core_cycles(trials: Sequence[np.ndarray], facts: Sequence[Trial]
+                ) -> tuple[float, float] | None:
+    """``(core cycles per tick, harness mean in core cycles)``: each trial's ticks
+    converted with its own estimate of core cycles per tick; the factor is Σ core
+    cycles / Σ ticks. ``None`` unless every trial has the estimate."""
+    if not facts or len(facts) != len(trials) or any(
+            t.core_cycles_per_tick is None for t in facts):
+        return None
+    ticks = [float(np.sum(cycles, dtype=np.uint64)) for cycles in trials]
+    cycles = sum(n * (t.core_cycles_per_tick or 0.0) for n, t in zip(ticks, facts,
+                                                                     strict=True))
+    calls = sum(len(c) for c in trials)
+    return (cycles / sum(ticks) if sum(ticks) else 0.0), cycles / calls
+
+
 def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
               ratios: Sequence[float | None], message_bytes: int,
-              cpu: int | None = None) -> Statistics:
+              cpu: int | None = None, *, facts: Sequence[Trial] = (),
+              version: int = STATISTICS_VERSION) -> Statistics:
     """Every aggregate statistic of one job (instance × length) over its trials.
 
     Args:
-        trials: per-call cycles, one array per trial.
+        trials: per-call ticks, one array per trial.
         total_seconds: wall-clock seconds of each trial's timed batch.
         ratios: each trial's :func:`counter_rate_ratio`.
         message_bytes: the message length (for cycles/byte and MB/s).
         cpu: the measuring CPU, quoted in the flags' messages.
+        facts: the trials' entries (their batch, core-cycle and preemption facts);
+            empty: those statistics are ``None``.
+        version: the statistics version to compute (a record is recomputed with its
+            own); version 1 leaves every later field at ``None``.
 
     The mean time and MB/s come from wall time (Σ seconds / Σ calls) so they hold even
     where the cycle counter does not tick at the core frequency; MB is decimal (10^6).
     """
     means = trial_means(trials)
-    mean = batch_mean(trials)
+    mean = harness_mean(trials)
     calls = sum(len(cycles) for cycles in trials)
     interval = t_confidence_interval(means)
     mean_seconds = sum(total_seconds) / calls
     outliers = outlying_trials(means)
     disturbed = disturbed_trials(ratios)
-    return Statistics(
+    v1 = Statistics(
         trials=len(trials), calls=calls, mean_cycles=mean,
         **asdict(call_distribution(pooled(trials))),
         median_of_trial_means_cycles=median_of_trial_means(means),
@@ -211,4 +459,64 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         mean_seconds=mean_seconds,
         mb_per_s=message_bytes / mean_seconds / 1e6 if mean_seconds > 0 else None,
         outlying_trials=tuple(outliers), disturbed_trials=tuple(disturbed),
-        flags=tuple(_flag_messages(means, ratios, outliers, disturbed, cpu)))
+        flags=tuple(_flags_v1(means, ratios, outliers, disturbed, cpu)))
+    if version == 1:
+        return v1
+    if version != STATISTICS_VERSION:
+        raise ValueError("statistics version %r is not one this ngcc computes" % version)
+    per_call = float(np.mean(means))
+    boot = bootstrap_interval(means)
+    medians = log_t_interval(trial_medians(trials))
+    batch = batch_mean(facts)
+    core = core_cycles(trials, facts)
+    return replace(
+        v1, version=version, per_call_mean_ticks=per_call,
+        mean_bootstrap_ci95_low_ticks=boot[0] if boot else None,
+        mean_bootstrap_ci95_high_ticks=boot[1] if boot else None,
+        mean_bootstrap_ci95_relative=(boot[1] - boot[0]) / 2 / per_call
+        if boot and per_call else None,
+        median_ci95_low_ticks=medians[0] if medians else None,
+        median_ci95_high_ticks=medians[1] if medians else None,
+        median_ci95_relative=medians[2] if medians else None,
+        batch_mean_ticks=batch,
+        observer_effect_ticks=per_call - batch if batch is not None else None,
+        observer_effect_relative=per_call / batch - 1 if batch else None,
+        core_cycles_per_tick=core[0] if core else None,
+        core_cycles_per_byte=core[1] / message_bytes if core and message_bytes else None,
+        preempted_trials=tuple(preempted_trials(facts)) if any(
+            cpu_share(t) is not None or involuntary_switches(t) is not None for t in facts)
+        else None,
+        flags=tuple(_flags(means, ratios, outliers, disturbed, facts, cpu)))
+
+
+def aggregate_trials(trials: Sequence[Trial], cycles: Sequence[np.ndarray],
+                     message_bytes: int, cpu: int | None,
+                     version: int = STATISTICS_VERSION) -> Statistics:
+    """:func:`aggregate` of a job's trial entries and their per-call ticks: what the
+    campaign writes and ``ngcc validate`` recomputes (with the record's version)."""
+    return aggregate(cycles, [t.loop_seconds for t in trials],
+                     [t.statistics.counter_rate_ratio for t in trials], message_bytes, cpu,
+                     facts=trials, version=version)
+
+
+def stop_rule_precision(trials: Sequence[np.ndarray], statistic: str) -> float | None:
+    """:func:`relative_precision` straight from the trials' per-call ticks (what the
+    campaign asks after each trial): the t interval's relative half-width of the mean
+    of trial means, or the log-scale interval's of the trial medians."""
+    if statistic == "median":
+        interval = log_t_interval(trial_medians(trials))
+        return interval[2] if interval else None
+    if statistic == "mean":
+        return relative_half_width(trial_means(trials))
+    raise ValueError("statistic must be mean or median, not %r" % statistic)
+
+
+def relative_precision(statistics: Statistics, statistic: str) -> float | None:
+    """The relative half-width of the 95 % interval of ``statistic`` that the stop
+    rule of ``--target-ci`` compares: ``mean`` (the t interval's, as ngcc 0.1) or
+    ``median`` (the log-scale interval of the trial medians)."""
+    if statistic == "median":
+        return statistics.median_ci95_relative
+    if statistic == "mean":
+        return statistics.ci95_relative
+    raise ValueError("statistic must be mean or median, not %r" % statistic)

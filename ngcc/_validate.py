@@ -2,9 +2,11 @@
 
 Every record's statistics are recomputed from its raw per-call samples with the very
 functions the campaign used (:mod:`ngcc._stats`, never a second implementation), and
-every report page is regenerated and compared byte for byte with the one in
-``report/``. Each difference names the file, so a tampered record, a raw file that
-does not match its record, or a page edited by hand is found and located.
+every report page and table is regenerated (in the formats ``report/`` holds) and
+compared byte for byte with the one in ``report/``, and every link of every Markdown
+and HTML page must resolve to an existing file inside the run directory. Each
+difference names the file, so a tampered record, a raw file that does not match its
+record, a page edited by hand or a page whose plot is gone is found and located.
 """
 
 from __future__ import annotations
@@ -135,9 +137,9 @@ def check_against_run(record: Record, run_id: str, build: BuildState | None
 
 
 def _recompute(record: Record, cycles: Sequence[np.ndarray]) -> Any:
-    return _stats.aggregate(cycles, [t.loop_seconds for t in record.trials],
-                            [t.statistics.counter_rate_ratio for t in record.trials],
-                            record.message_bytes, record.plan.cpu)
+    """The statistics by the rules of the version that wrote them (``version``)."""
+    return _stats.aggregate_trials(record.trials, cycles, record.message_bytes,
+                                   record.plan.cpu, record.statistics.version)
 
 
 def _trial_differences(record: Record, cycles: Sequence[np.ndarray]) -> Iterator[str]:
@@ -216,30 +218,35 @@ def written_formats(run: Run) -> tuple[str, ...]:
     return tuple(formats)
 
 
-def expected_files(run: Run) -> dict[str, str]:
-    """The report files regenerated from the evidence, in the formats ``report/`` holds,
-    with or without plots as :func:`drawn` finds it (HTML pages inline the PNG files
-    found there)."""
+def expected_files(run: Run) -> dict[str, tuple[str, ...]]:
+    """The report files regenerated from the evidence, in the formats ``report/`` holds:
+    file name → the texts it may have, written with plots (HTML pages inlining the PNG
+    files found in ``report/``) or without; the first is the one :func:`drawn` expects."""
     report_dir = run.path / "report"
     images = {path.name: path.read_bytes() for path in sorted(report_dir.glob("*.png"))}
-    return _report.report_files(run, written_formats(run), drawn(run), images)
+    formats = written_formats(run)
+    plots = drawn(run)
+    first = _report.report_files(run, formats, plots, images)
+    other = _report.report_files(run, formats, not plots, images)
+    return {name: tuple(dict.fromkeys((text, other[name]))) for name, text in first.items()}
 
 
 def check_pages(run: Run) -> list[Difference]:
-    """Regenerate every page (and table) and compare it with ``report/`` byte for byte;
-    then :func:`check_links`."""
+    """Regenerate every page (and table) and compare it with ``report/`` byte for byte
+    (a page may have been written with its plots or without: either is itself); then
+    :func:`check_links`, which finds a page that links a plot no longer there."""
     report_dir = run.path / "report"
     expected = expected_files(run)
     found = []
-    for name, text in expected.items():
+    for name, texts in expected.items():
         path = report_dir / name
         if not path.is_file():
             found.append(Difference(f"report/{name}", "missing; run `ngcc report "
                                     f"{run.path}` to write it"))
             continue
         stored = path.read_bytes()
-        if stored != text.encode("utf-8"):
-            found.append(Difference(f"report/{name}", _first_difference(stored, text)))
+        if all(stored != text.encode("utf-8") for text in texts):
+            found.append(Difference(f"report/{name}", _first_difference(stored, texts[0])))
     for path in sorted([*report_dir.glob("*.md"), *report_dir.glob("*.html")]):
         if path.name not in expected:
             found.append(Difference(f"report/{path.name}",

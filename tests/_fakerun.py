@@ -59,12 +59,13 @@ RUN_ID = "20260925T100221Z"
 SHA = "9f2c" * 16
 
 
-def make_run(run_dir: Path, calls: int = 200) -> Path:
-    """Write a complete three-instance, three-length run into ``run_dir``; return it."""
+def make_run(run_dir: Path, calls: int = 200, labels: dict[str, str] | None = None) -> Path:
+    """Write a complete three-instance, three-length run into ``run_dir``; return it.
+    ``labels``: instance name → the label it carries (default: its name)."""
     rng = np.random.default_rng(20260925)
     builds, jobs = [], []
     for candidate, name, family, bits, fixed, per_byte, verdict in INSTANCES:
-        build = _build_entry(candidate, name, family, bits, verdict)
+        build = _build_entry(candidate, name, family, bits, verdict, (labels or {}).get(name))
         builds.append(build)
         log = run_dir / build.kat.log
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -82,16 +83,18 @@ def make_run(run_dir: Path, calls: int = 200) -> Path:
     return run_dir
 
 
-def _build_entry(candidate: str, name: str, family: str, bits: int, verdict: str
-                 ) -> BuildEntry:
+def _build_entry(candidate: str, name: str, family: str, bits: int, verdict: str,
+                 label: str | None = None) -> BuildEntry:
     gate = "pass" if verdict == "PASS" else "override"
     return BuildEntry(
-        candidate=candidate, instance=name, label=name, family=family, digest_bits=bits,
+        candidate=candidate, instance=name, label=label or name, family=family,
+        digest_bits=bits,
         implementation=Implementation(variant="ref", library=f"/opt/ngcc/_lib/{name}.ref.so",
                                       library_sha256=SHA, compiler=ENVIRONMENT.compiler or "",
                                       cflags=GUIDE),
         elf_image_bytes=15905 + bits,
-        kat=KatFacts(verdict=verdict, files=("2_12",), log=kat_log_relpath(candidate, name),
+        kat=KatFacts(verdict=verdict, files=("2_12",),
+                     log=kat_log_relpath(candidate, label or name),
                      log_sha256="f46ede9cb33dfcdf" * 4, gate=gate,
                      timed_without_pass=gate == "override"))
 

@@ -53,12 +53,22 @@ class FakeRunner:
         fail: ``(instance name, message bytes, trial index)`` → exception raised instead
             of answering; index ``None`` is the cold call.
         spread: relative trial-to-trial spread of the trial means (alternating sign).
+        preempt: ``(instance name, message bytes, trial index)`` → how many attempts
+            of that trial are preempted (80 % of the wall time on the CPU, 40
+            involuntary switches); with it every trial reports its CPU time and
+            switches (quiet ones: 99.9 %, none).
+        spikes: every odd-numbered trial has one call in 20 this many times slower
+            (rare preemptions inside a trial: they move its mean, not its median).
     """
 
     def __init__(self, fail: dict[tuple[str, int, int | None], BaseException] | None = None,
-                 spread: float = 0.0):
+                 spread: float = 0.0,
+                 preempt: dict[tuple[str, int, int], int] | None = None,
+                 spikes: float = 0.0):
         self.fail = dict(fail or {})
         self.spread = spread
+        self.preempt = None if preempt is None else dict(preempt)
+        self.spikes = spikes
         self.log: list[tuple[str, str, int, int | None]] = []
 
     def _maybe_fail(self, instance: Instance, message_bytes: int, index: int | None) -> None:
@@ -82,13 +92,24 @@ class FakeRunner:
             1 + self.spread * (1 if index % 2 else -1))
         rng = np.random.default_rng(seed)
         cycles = np.rint(rng.gamma(400, centre / 400, calls)).astype(np.uint64)
+        if self.spikes and index % 2:
+            cycles[::20] *= np.uint64(self.spikes)
         ticks = int(cycles.sum(dtype=np.uint64)) + 30 * calls
+        loop_ns = round(ticks / FREQUENCY_HZ * 1e9)
+        facts: dict[str, Any] = {}
+        if self.preempt is not None:
+            key = (instance.name, message_bytes, index)
+            preempted = self.preempt.get(key, 0) > 0
+            if preempted:
+                self.preempt[key] -= 1
+            facts = dict(thread_cpu_ns=round(loop_ns * (0.8 if preempted else 0.999)),
+                         involuntary_switches=40 if preempted else 0, voluntary_switches=0)
         return TrialMeasurement(
             pid=40000 + index, cpu=cpu, cycles=cycles, loop_ticks=ticks,
-            loop_ns=round(ticks / FREQUENCY_HZ * 1e9), counter="rdtsc", unit="tsc-ticks",
+            loop_ns=loop_ns, counter="rdtsc", unit="tsc-ticks",
             frequency_hz=FREQUENCY_HZ, overhead_min_ticks=24, overhead_median_ticks=26,
             baseline_rss_kib=1600 + index, peak_rss_kib=1700 + index,
-            load_average=(0.01, 0.02, 0.03))
+            load_average=(0.01, 0.02, 0.03), **facts)
 
     def trials_run(self) -> list[tuple[str, int, int | None]]:
         """(instance, bytes, index) of every trial asked for, in order."""

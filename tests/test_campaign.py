@@ -24,7 +24,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _child, _host, _plan, _records, _report, _stats, _worker, kat
+from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, _worker, kat
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES, status_counts
 from ngcc._errors import (
     CorruptRecordError,
@@ -133,10 +133,8 @@ def test_quick_campaign_statistics_match_the_raw_samples(quick_run):
         cycles = record.cycles()
         assert tuple(len(c) for c in cycles) == record.raw.calls_per_trial
         assert all(c.dtype == np.uint64 for c in cycles)
-        recomputed = _stats.aggregate(
-            cycles, [t.loop_seconds for t in record.trials],
-            [t.statistics.counter_rate_ratio for t in record.trials], record.message_bytes,
-            quick_run.plan.cpu)
+        recomputed = _stats.aggregate_trials(record.trials, cycles, record.message_bytes,
+                                             quick_run.plan.cpu)
         assert recomputed == record.statistics
         assert record.statistics.cycles_per_byte == pytest.approx(
             record.statistics.mean_cycles / record.message_bytes)
@@ -307,19 +305,20 @@ def test_fake_campaign_follows_the_plan_rule(fake):
         assert plan.warmup_calls == warmup_calls(t1) == 3
         assert plan.estimated_seconds == pytest.approx(3 * (plan.calls_per_trial + 3) * t1)
         assert [t.calls for t in record.trials] == [plan.calls_per_trial] * 3
-    # one cold call per job, then the trials, job after job
+    # one cold call per job, then the trials, interleaved: trial 0 of every job first
     assert [e[0] for e in runner.log] == ["cold"] * 4 + ["trial"] * 12
-    assert runner.trials_run()[:3] == [("WChain-V1-512", 32, 0), ("WChain-V1-512", 32, 1),
-                                       ("WChain-V1-512", 32, 2)]
+    assert runner.trials_run()[:5] == [("WChain-V1-512", 32, 0), ("WChain-V1-512", 1024, 0),
+                                       ("SM3", 32, 0), ("SM3", 1024, 0),
+                                       ("WChain-V1-512", 32, 1)]
 
 
 def test_fake_campaign_statistics_come_from_the_measurements(fake):
     run = fake(["SM3"], lengths=[64]).run()
     [record] = run.records
     cycles = record.cycles()
-    assert record.statistics == _stats.aggregate(
-        cycles, [t.loop_seconds for t in record.trials],
-        [t.statistics.counter_rate_ratio for t in record.trials], 64, run.plan.cpu)
+    assert record.statistics == _stats.aggregate_trials(record.trials, cycles, 64,
+                                                        run.plan.cpu)
+    assert record.statistics.version == _stats.STATISTICS_VERSION
     assert [t.pid for t in record.trials] == [40000, 40001]
     assert record.resources.peak_rss_kib == 1701
 
@@ -767,6 +766,227 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
     assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
 
 
+# ------------------------------------------------ order, --strict, --statistic, --plan warm
+
+def _positions(run):
+    """{(label, bytes): [position of trial 0, 1, …]} of a run's records."""
+    return {(r.label, r.message_bytes): [t.position for t in r.trials] for r in run.records}
+
+
+def test_trials_of_several_libraries_are_interleaved_and_record_their_order(fake):
+    runner = FakeRunner()
+    run = fake(["WChain-V1-512", "SM3"], runner=runner, trials=3).run()
+    positions = _positions(run)
+    assert sorted(p for ps in positions.values() for p in ps) == list(range(12))
+    for k in range(2):   # every trial k ran before any trial k + 1
+        assert max(ps[k] for ps in positions.values()) < min(
+            ps[k + 1] for ps in positions.values())
+    assert [index for _, _, index in runner.trials_run()] == [0] * 4 + [1] * 4 + [2] * 4
+    assert {r.plan.order for r in run.records} == {"interleaved"}
+    assert run.campaign.starts[-1].settings.order == "interleaved"
+    assert ngcc.validate(run.path).differences == [
+        d for d in ngcc.validate(run.path).differences if d.file.startswith("report")]
+
+
+def test_one_library_runs_job_after_job_unless_asked(fake, tmp_path):
+    runner = FakeRunner()
+    run = fake(["SM3"], runner=runner, trials=2).run()
+    assert [(n, i) for _, n, i in runner.trials_run()] == [(32, 0), (32, 1), (1024, 0),
+                                                          (1024, 1)]
+    assert _positions(run) == {("SM3", 32): [0, 1], ("SM3", 1024): [2, 3]}
+    assert run.records[0].plan.order == "sequential"
+    asked = FakeRunner()
+    fake(["SM3"], runner=asked, run_dir=tmp_path / "asked", order="interleaved").run()
+    assert [(n, i) for _, n, i in asked.trials_run()] == [(32, 0), (1024, 0), (32, 1),
+                                                         (1024, 1)]
+    with pytest.raises(ValueError, match="order must be one of"):
+        fake(["SM3"], order="random")
+
+
+def test_a_failed_trial_leaves_the_rounds_and_the_others_finish(fake):
+    runner = FakeRunner(fail={("SM3", 32, 1): ChildError("crash", "SM3 at 32 B: SIGSEGV")})
+    run = fake(["WChain-V1-512", "SM3"], runner=runner, trials=3).run()
+    assert [(j.label, j.message_bytes, j.status) for j in run.jobs if j.status != "done"] == [
+        ("SM3", 32, "crash")]
+    assert len(run.records) == 3
+    assert ("SM3", 32, 2) not in runner.trials_run()
+
+
+def test_an_interrupted_round_is_measured_again_on_resume(fake, tmp_path):
+    stop = FakeRunner(fail={("SM3", 32, 1): KeyboardInterrupt()})
+    with pytest.raises(KeyboardInterrupt):
+        fake(["WChain-V1-512", "SM3"], runner=stop, lengths=[32], trials=3).run()
+    state = ngcc.load_run(tmp_path / "run")
+    assert [j.status for j in state.jobs] == ["pending", "pending"] and not state.records
+    again = FakeRunner()
+    run = fake(["WChain-V1-512", "SM3"], runner=again, lengths=[32], trials=3).run()
+    assert run.complete and again.trials_run() == [
+        (name, 32, k) for k in range(3) for name in ("WChain-V1-512", "SM3")]
+    assert [e for e in again.log if e[0] == "cold"] == []   # the calibration is kept
+    assert not [d for d in ngcc.validate(run.path).differences if d.file.startswith("records")]
+
+
+def test_target_ci_gives_extra_rounds_only_to_imprecise_jobs(fake):
+    runner = FakeRunner(spikes=50.0)   # SM3 and WChain alike: odd trials spiked
+    run = fake(["WChain-V1-512", "SM3"], runner=runner, lengths=[32], trials=2,
+               target_ci=1e-9, max_trials=4).run()
+    assert [r.statistics.trials for r in run.records] == [4, 4]
+    rounds = [index for _, _, index in runner.trials_run()]
+    assert rounds == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_a_preempted_trial_is_flagged(fake):
+    runner = FakeRunner(preempt={("SM3", 32, 1): 1})
+    run = fake(["SM3"], runner=runner, lengths=[32], trials=3).run()
+    [record] = run.records
+    assert record.statistics.preempted_trials == (1,)
+    [flag] = [f for f in record.statistics.flags if f.code == "preempted"]
+    assert flag.trial == 1 and flag.value == pytest.approx(0.8, abs=1e-3)
+    assert "80.0 %" in flag.message and "40 involuntary" in flag.message
+    assert "--cpu N" in flag.message and record.rejected_trials == ()
+
+
+def test_strict_rejects_and_repeats_a_preempted_trial(fake):
+    runner = FakeRunner(preempt={("SM3", 32, 1): 1})
+    with pytest.warns(MeasurementWarning, match="--strict rejected and repeated 1"):
+        run = fake(["SM3"], runner=runner, lengths=[32], trials=3, strict=True).run()
+    [record] = run.records
+    assert [index for _, _, index in runner.trials_run()] == [0, 1, 1, 2]
+    [rejected] = record.rejected_trials
+    assert (rejected.trial, rejected.position, rejected.code) == (1, 1, "preempted")
+    assert "80.0 %" in rejected.message
+    assert record.statistics.preempted_trials == ()
+    assert [t.position for t in record.trials] == [0, 2, 3]
+    assert not [d for d in ngcc.validate(run.path).differences if d.file.startswith("records")]
+
+
+def test_strict_repeats_are_bounded_and_the_last_attempt_is_kept_flagged(fake):
+    runner = FakeRunner(preempt={("SM3", 32, 0): 10})
+    with pytest.warns(MeasurementWarning):
+        run = fake(["SM3"], runner=runner, lengths=[32], trials=2, strict=True).run()
+    [record] = run.records
+    assert len(record.rejected_trials) == _campaign.STRICT_ATTEMPTS - 1 == 2
+    assert record.statistics.preempted_trials == (0,)
+    assert len(record.trials) == 2
+
+
+def test_statistic_median_stops_when_the_median_is_precise(fake, tmp_path):
+    spiky = dict(lengths=[32], trials=3, target_ci=2.0, max_trials=6)
+    by_median = fake(["SM3"], runner=FakeRunner(spikes=50.0), run_dir=tmp_path / "median",
+                     statistic="median", **spiky).run()
+    by_mean = fake(["SM3"], runner=FakeRunner(spikes=50.0), run_dir=tmp_path / "mean",
+                   **spiky).run()
+    median, mean = by_median.records[0], by_mean.records[0]
+    assert median.statistics.trials == 3 and median.statistics.median_ci95_relative < 0.02
+    assert mean.statistics.trials == 6 and mean.statistics.ci95_relative > 0.02
+    assert (median.plan.statistic, mean.plan.statistic) == ("median", "mean")
+    assert by_median.plan.statistic == "median"
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        fake(["SM3"], statistic="mode")
+
+
+def test_warm_plan_calibrates_with_warm_calls_and_is_recorded(fake):
+    runner = FakeRunner()
+    run = fake(["SM3"], runner=runner, lengths=[32], trials=2, calls_rule="warm",
+               trial_target=0.01).run()
+    [record] = run.records
+    t1 = cost_cycles("SM3", 32) / 2.1e9
+    calibration = _plan.calibration_calls(t1)
+    assert runner.log[:2] == [("cold", "SM3", 32, None), ("trial", "SM3", 32, 0)]
+    cycles = runner.trial(ngcc.instance("SM3"), 32, calibration, 3, 0, 0, 1.0).cycles
+    warm = float(np.median(cycles)) / 2.1e9
+    assert record.plan.calls_rule == "warm" and run.plan.calls_rule == "warm"
+    assert record.plan.warm_call_seconds == pytest.approx(warm)
+    assert record.plan.calls_per_trial == _plan.warm_calls_per_trial(
+        warm, 0.01, _plan.QUICK_OP_BUDGET, 2) > _plan.MAX_CALLS // 10
+    assert [t.calls for t in record.trials] == [record.plan.calls_per_trial] * 2
+    harness = fake(["SM3"], lengths=[32], trials=2, trial_target=0.01,
+                   run_dir=run.path.parent / "harness").run()
+    assert harness.records[0].plan.calls_rule == "harness"
+    assert harness.records[0].plan.warm_call_seconds is None
+
+
+def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys):
+    from ngcc._cli import main
+    fixed_host(monkeypatch)
+    preempting = FakeRunner(preempt={("SM3", 64, 1): 1})
+    monkeypatch.setattr(_child, "DriverRunner", lambda: preempting)
+    monkeypatch.setattr(kat, "check", FakeKat())
+    status = main(["campaign", "SM3", "pseudoXOF-256", "--quick", "--trials", "3",
+                   "--trial-target", "0.002", "--lengths", "64", "--statistic", "median",
+                   "--target-ci", "50", "--plan", "warm", "--order", "sequential",
+                   "--strict", "--run-dir", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    assert status == 0
+    header = next(line for line in out.splitlines() if line.startswith("instance"))
+    assert header.split() == ["instance", "message", "mean", "cycles", "cycles/byte", "95%",
+                              "CI", "median", "95%", "CI", "observer", "core", "c/B", "MB/s",
+                              "n", "KAT", "flags"]
+    sm3 = next(line for line in out.splitlines() if line.startswith("SM3"))
+    assert sm3.endswith("1 rejected")
+    run = ngcc.load_run(tmp_path / "run")
+    plan = run.record("SM3", 64).plan
+    assert (plan.statistic, plan.calls_rule, plan.order) == ("median", "warm", "sequential")
+    # the warm calibration trials, then job after job, trial 1 of SM3 run twice
+    assert [(n, i) for n, _, i in preempting.trials_run()][:6] == [
+        ("SM3", 0), ("pseudoXOF-256", 0), ("SM3", 0), ("SM3", 1), ("SM3", 1), ("SM3", 2)]
+
+
+def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monkeypatch):
+    """ngcc-driver's trials with a rival spinning on their CPU: the scheduler shares the
+    CPU between them, so every trial loses about half of its loops' wall time and is
+    flagged preempted, with the figure."""
+    fixed_host(monkeypatch)
+    cpu = _host.default_cpu()
+    rival = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+                              "while True: pass" % cpu])
+    try:
+        time.sleep(0.3)  # the rival is spinning on the trials' CPU
+        # loops of about 0.1 s (the warm plan), far longer than a scheduler slice
+        run = ngcc.Campaign(["SM3"], lengths=[4096], quick=True, trials=2, cpu=cpu,
+                            trial_target=0.1, calls_rule="warm", run_dir=tmp_path / "run",
+                            kat_checker=FakeKat(), progress=False).run()
+    finally:
+        rival.kill()
+        rival.wait()
+    [record] = run.records
+    assert record.statistics.preempted_trials == (0, 1)
+    flags = [f for f in record.statistics.flags if f.code == "preempted"]
+    assert [f.trial for f in flags] == [0, 1]
+    assert all(f.value is not None and f.value < 0.9 for f in flags), flags
+    assert all("involuntary context switches" in f.message for f in flags)
+
+
+class _OneSpiky(FakeRunner):
+    """Spikes in WChain's odd trials only: its mean stays imprecise, SM3's does not."""
+
+    def trial(self, instance, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.spikes = 50.0 if instance.name == "WChain-V1-512" else 0.0
+        return super().trial(instance, *args, **kwargs)
+
+
+def test_interleaved_target_ci_extra_rounds_only_for_the_imprecise_job(fake):
+    runner = _OneSpiky()
+    run = fake(["WChain-V1-512", "SM3"], runner=runner, lengths=[32], trials=2,
+               target_ci=5.0, max_trials=4).run()
+    assert run.record("SM3", 32).statistics.trials == 2
+    assert run.record("WChain-V1-512", 32).statistics.trials == 4
+    assert runner.trials_run() == [("WChain-V1-512", 32, 0), ("SM3", 32, 0),
+                                   ("WChain-V1-512", 32, 1), ("SM3", 32, 1),
+                                   ("WChain-V1-512", 32, 2), ("WChain-V1-512", 32, 3)]
+    assert [t.position for t in run.record("WChain-V1-512", 32).trials] == [0, 2, 4, 5]
+
+
+def test_flags_of_a_job_warn_once_per_kind(fake):
+    runner = FakeRunner(preempt={("SM3", 32, i): 1 for i in range(3)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MeasurementWarning)
+        fake(["SM3"], runner=runner, lengths=[32], trials=3).run()
+    preempted = [str(w.message) for w in caught if "preempted" in str(w.message)]
+    assert len(preempted) == 1
+    assert preempted[0].startswith("SM3 at 32 B: 3 trials flagged preempted; the worst: trial ")
+
+
 # ------------------------------------------- failure is loud, cost up front (issue 17)
 
 def _cli_campaign(monkeypatch, runner_factory, *extra: str) -> int:
@@ -804,7 +1024,8 @@ def test_the_cli_says_the_common_cause_with_status_1(tmp_path, monkeypatch, caps
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""        # no empty table, no "next: report"
     [line] = captured.err.splitlines()
-    assert line.startswith("ngcc: error: the first 3 jobs all failed with the same cause")
+    assert line.startswith("ngcc: error: the first 3 jobs tried all failed with the same "
+                           "cause")
     assert line.count("crash: SIGABRT (library setup failed)") == 1
 
 
@@ -832,6 +1053,20 @@ def test_a_partly_failed_campaign_ends_with_the_count_and_status_1(tmp_path, mon
     assert status == 1
     assert "ngcc: 2 jobs timeout (SM3 32 B, SM3 64 B): did not finish" in err
     assert err[-1] == "ngcc: 4 done, 2 timeout"
+
+
+def test_a_run_that_measured_nothing_prints_no_table(tmp_path, monkeypatch, capsys):
+    from ngcc._cli import main
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_child, "DriverRunner", CrashingRunner)
+    monkeypatch.setattr(kat, "check", FakeKat())
+    assert main(["campaign", "SM3", "--quick", "--lengths", "32,64",
+                 "--run-dir", str(tmp_path / "run")]) == 1      # 2 jobs: too few to stop
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-2:] == [
+        "ngcc: 2 jobs crash (SM3 32 B, SM3 64 B): crashed: SIGABRT (library setup failed)",
+        "ngcc: 2 crash"]
 
 
 def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
@@ -862,6 +1097,8 @@ def test_dry_run_calibrates_and_measures_nothing(fake, tmp_path):
     again = FakeRunner()
     run = fake(["SM3"], runner=again).run()                        # resumes: no new t1
     assert [entry[0] for entry in again.log] == ["trial"] * 4 and run.complete
+    done = fake(["SM3"], runner=FakeRunner()).dry_run()
+    assert str(done) == "plan: nothing to measure; 2 job(s) done earlier are kept"
 
 
 def test_cli_dry_run_prints_the_plan_on_stdout(tmp_path, monkeypatch, capsys):
@@ -897,3 +1134,16 @@ def test_quiet_prints_nothing(tmp_path, monkeypatch, capsys):
     status = _cli_campaign(monkeypatch, FakeRunner, "--quiet",
                            "--run-dir", str(tmp_path / "run"))
     assert status == 0 and capsys.readouterr() == ("", "")
+
+
+def test_interleaved_rounds_show_in_progress_lines(fake):
+    import io
+
+    from ngcc._progress import Progress
+    stream = io.StringIO()
+    fake(["WChain-V1-512", "SM3"], lengths=[32], trials=3,
+         progress=Progress("lines", stream)).run()
+    lines = [line for line in stream.getvalue().splitlines() if "round" in line]
+    assert [line.split(" (")[0] for line in lines] == [
+        "measure: round %d done" % k for k in (1, 2, 3)]
+    assert "ETA" in lines[0] and "ETA" not in lines[-1] and "\r" not in stream.getvalue()

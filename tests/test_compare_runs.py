@@ -215,7 +215,8 @@ def test_mismatched_lengths_compare_what_is_common_and_list_the_rest(make_run):
 
 def test_a_run_in_progress_lists_its_unfinished_jobs_and_skips_them(make_run):
     a = make_run("a")
-    runner = ScaledRunner(fail={("SM3", 1024, 0): KeyboardInterrupt()})
+    # the trials are interleaved: stopped in the last round, the other three jobs are done
+    runner = ScaledRunner(fail={("SM3", 1024, TRIALS - 1): KeyboardInterrupt()})
     with pytest.raises(KeyboardInterrupt):
         make_run("b", runner=runner)
     b = ngcc.load_run(a.path.parent / "b")

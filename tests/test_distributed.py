@@ -66,8 +66,9 @@ def _without_times(record: dict) -> dict:
     record["run_id"] = None
     record["provenance"]["created"] = None
     record["environment"]["load_average_start"] = None
-    for trial in record["trials"]:
+    for trial in record["trials"] + record["rejected_trials"]:
         trial["started"] = None
+        trial["position"] = None  # the loop counts over the start, an executor per job
     return record
 
 
@@ -75,7 +76,7 @@ def _without_times(record: dict) -> dict:
 
 def test_serial_executor_writes_the_records_of_the_trial_loop(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    loop = _campaign(tmp_path / "loop").run()
+    loop = _campaign(tmp_path / "loop", order="sequential").run()
     plans = []
     jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
                      on_plan=plans.append).run()
@@ -87,9 +88,42 @@ def test_serial_executor_writes_the_records_of_the_trial_loop(tmp_path, monkeypa
             == [_without_times(r.to_json()) for r in loop.records])
     state = json.loads((tmp_path / "jobs" / "campaign.json").read_text())
     assert state["starts"][0]["settings"]["executor"] == "serial"
+    assert state["starts"][0]["settings"]["order"] == "sequential"
     assert "executor" not in json.loads((tmp_path / "loop" / "campaign.json").read_text()
                                         )["starts"][0]["settings"]
     assert _valid(tmp_path / "jobs") == []
+
+
+@pytest.mark.parametrize("settings", [
+    {"calls_rule": "warm"},
+    {"strict": True, "runner": lambda: FakeRunner(preempt={("SM3", 64, 1): 1})},
+    {"target_ci": 2.0, "max_trials": 6, "statistic": "median",
+     "runner": lambda: FakeRunner(spikes=50.0)},
+], ids=["warm-plan", "strict", "target-ci-median"])
+def test_an_executor_follows_the_plan_settings_as_the_loop_does(tmp_path, monkeypatch,
+                                                                 settings):
+    fixed_host(monkeypatch)
+    runner = settings.pop("runner", FakeRunner)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loop = _campaign(tmp_path / "loop", order="sequential", runner=runner(),
+                         **settings).run()
+        jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
+                         runner=runner(), **settings).run()
+    assert ([_without_times(r.to_json()) for r in jobs.records]
+            == [_without_times(r.to_json()) for r in loop.records])
+    if "strict" in settings:
+        [rejected] = jobs.record("SM3", 64).rejected_trials
+        assert (rejected.trial, rejected.position, rejected.code) == (1, 1, "preempted")
+        assert [t.position for t in jobs.record("SM3", 64).trials] == [0, 2, 3]
+    if "calls_rule" in settings:
+        assert all(r.plan.warm_call_seconds for r in jobs.records)
+    assert _valid(tmp_path / "jobs") == []
+
+
+def test_interleaving_is_for_the_trial_loop_of_one_process(tmp_path):
+    with pytest.raises(ValueError, match="every job is measured whole"):
+        _campaign(tmp_path / "run", order="interleaved", executor=_jobs.SerialExecutor())
 
 
 class _Tampering(_jobs.SerialExecutor):
@@ -105,8 +139,9 @@ class _Tampering(_jobs.SerialExecutor):
 
 
 @pytest.mark.parametrize(("change", "defect"), [
-    (lambda r: replace(r, trials=tuple((s, replace(m, cpu=m.cpu + 1)) for s, m in r.trials)),
-     "ran on CPU"),
+    (lambda r: replace(r, trials=tuple(replace(t, measured=replace(t.measured,
+                                                                   cpu=t.measured.cpu + 1))
+                                       for t in r.trials)), "ran on CPU"),
     (lambda r: replace(r, calls_per_trial=(r.calls_per_trial or 0) + 1), "plan rule"),
     (lambda r: replace(r, library_sha256="0" * 64), "loaded a library of sha256"),
     (lambda r: replace(r, trials=r.trials[:1]), "it has 1 trials, not 3 to 3"),
@@ -254,9 +289,10 @@ def test_two_workers_write_the_records_of_a_serial_run(tmp_path):
         assert b.plan.calls_per_trial == _plan.calls_per_trial(
             b.plan.t1_seconds, b.plan.trial_target_seconds, b.plan.op_budget_seconds,
             b.plan.trials_planned)
-        assert replace(a.plan, t1_seconds=0, calls_per_trial=1, cpu=0, estimated_seconds=0
-                       ) == replace(b.plan, t1_seconds=0, calls_per_trial=1, cpu=0,
-                                    estimated_seconds=0)
+        same = {"t1_seconds": 0, "calls_per_trial": 1, "cpu": 0, "estimated_seconds": 0,
+                "order": None}  # the serial loop interleaves, each worker runs a job whole
+        assert replace(a.plan, **same) == replace(b.plan, **same)
+        assert (a.plan.order, b.plan.order) == ("interleaved", "sequential")
         assert len(b.trials) == len(a.trials) == 3
         env = b.environment
         assert env.host == platform.node() and env.cpu in cpus and b.plan.cpu == env.cpu

@@ -144,3 +144,31 @@ def test_report_formats(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "invalid choice: 'pdf'" in capsys.readouterr().err
     with pytest.raises(ReportError, match="unknown report format pdf; choose from markdown"):
         _report.write_report(run, out, formats=["pdf"])
+
+
+def test_labels_with_dots_and_at_signs(tmp_path: Path) -> None:
+    """Labels such as ``Pavelor-512@perf`` and ``Pavelor-1024.external`` (issue 16): each
+    plot its own file, every link resolves (Markdown) and every anchor its figure (HTML)."""
+    from ngcc._validate import check_links
+
+    labels = {"Pavelor-512": "Pavelor-512@perf", "Pavelor-1024": "Pavelor-1024.external"}
+    run = load_run(make_run(tmp_path / "run", calls=20, labels=labels))
+    stems = _report.plot_stems(run)
+    assert {"Pavelor-512@perf__hash_32-calls", "Pavelor-1024.external__hash_32-calls"} <= stems
+    report = run.path / "report"
+    report.mkdir()
+    images = {}
+    for stem in stems:  # stand-ins for the plots: the links are what is checked
+        images[f"{stem}.png"] = PNG + stem.encode()
+        (report / f"{stem}.png").write_bytes(images[f"{stem}.png"])
+    for name, text in _report.report_files(run, ("markdown", "html"), True, images).items():
+        (report / name).write_text(text, encoding="utf-8")
+    assert check_links(run) == []
+    page = (report / "hash-22.html").read_text(encoding="utf-8")
+    assert_self_contained(page)
+    assert 'id="fig-Pavelor-1024.external__hash_32-calls.png"' in page
+    assert "[`Pavelor-512@perf` 32 B](Pavelor-512@perf__hash_32-calls.png)" in (
+        report / "hash-22.md").read_text(encoding="utf-8")
+    rows = json.loads(_export.statistics_json(run.records))
+    assert [row["label"] for row in rows[:4:3]] == ["Pavelor-512@perf", "Pavelor-1024.external"]
+    assert {row["instance"] for row in rows[:6]} == {"Pavelor-512", "Pavelor-1024"}

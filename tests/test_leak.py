@@ -554,8 +554,10 @@ def test_campaign_leak_tests_what_the_gate_lets_through_and_reports_it(tmp_path,
     assert test["verdict"] == "no leak detected" and test["asked"] == {"calls": 20_000,
                                                                       "seconds": 60.0}
     assert (run.path / "leak" / "baseline" / "SM3__leak_64.npz").is_file()
-    written = ngcc._report.write_report(run)
+    written = ngcc._report.write_report(run, formats=("markdown", "html"))
     page = (run.path / "report" / "baseline.md").read_text()
+    html = (run.path / "report" / "baseline.html").read_text()
+    assert '<img alt="|t| of SM3" src="data:image/png;base64,' in html
     section = page.split("## Timing leakage (beyond the guide's structure)")[1].split("## 7.")[0]
     assert "| `SM3` | 64 B | no leak detected |" in section
     assert "`leak/baseline/SM3__leak_64.json`" in section and "(SM3__leak_64.png)" in section
@@ -610,3 +612,10 @@ def test_cli_campaign_leak(tmp_path, monkeypatch, capsys):
     assert status == 0, capsys.readouterr().err
     data = _leak.load_evidence(tmp_path / "run" / "leak" / "baseline" / "SM3__leak_32.json")
     assert data["message_bytes"] == 32 and data["calls"] == 20_000
+
+
+def test_a_progress_task_follows_the_calls():
+    from ngcc._progress import Progress
+    task = Progress("off").task("SM3", 20_000)
+    result = ngcc.leak("SM3", 64, calls=20_000, seed=1, progress=task)
+    assert task.done == result.calls == 20_000

@@ -36,13 +36,35 @@ def edited(data: dict, path: str, value: object) -> dict:
     return data
 
 
+def later_fields_at_defaults(data: object, dumped: object, where: str = "") -> list[str]:
+    """Where ``dumped`` differs from ``data`` other than by fields added after ``data``
+    was written, each at the value that means "not recorded" (null, "mean", "harness",
+    version 1, empty)."""
+    if isinstance(data, dict) and isinstance(dumped, dict):
+        found = [where + key for key in data if key not in dumped]
+        for key, value in dumped.items():
+            if key in data:
+                found += later_fields_at_defaults(data[key], value, where + key + ".")
+            elif value not in (None, "mean", "harness", 1, []):
+                found.append(where + key)
+        return found
+    if isinstance(data, list) and isinstance(dumped, list) and len(data) == len(dumped):
+        return [f for a, b in zip(data, dumped, strict=True)
+                for f in later_fields_at_defaults(a, b, where)]
+    return [] if data == dumped else [where]
+
+
 @pytest.mark.parametrize(("cls", "data"), [(_model.Record, RECORD),
                                            (_model.CampaignState, CAMPAIGN),
                                            (_model.BuildState, BUILD)],
                          ids=["record", "campaign", "build"])
 def test_round_trip_is_exact(cls, data):
     value = cls.from_json(data)
-    assert value.to_json() == data
+    # written before the fields of statistics version 2, the warm plan and the order:
+    # those read as "not recorded", and nothing else changes
+    assert later_fields_at_defaults(data, value.to_json()) == []
+    if cls is _model.Record:
+        assert "version" not in data["statistics"] and value.statistics.version == 1
     assert cls.from_json(json.loads(json.dumps(value.to_json()))) == value
 
 
@@ -155,3 +177,11 @@ def test_names_build_the_file_names():
         "records/hash-22/Pavelor-512@perf__hash_64.json"
     assert _model.plot_stem_distribution("Pavelor-512.external", 32) == \
         "Pavelor-512.external__hash_32-calls"
+
+
+def test_trials_of_a_record_are_in_their_order():
+    data = edited(RECORD, "trials.0.position", 5)
+    data = edited(data, "trials.1.position", 3)
+    with pytest.raises(FieldError, match=r"trials\[1\]\.position.*not after trial 0's 5"):
+        _model.Record.from_json(data)
+    assert _model.Record.from_json(edited(data, "trials.1.position", 9)).trials[1].position == 9

@@ -161,9 +161,9 @@ def test_fixture_statistics_recompute_from_raw_samples(fixture):
     run = ngcc.load_run(fixture)
     for record in run.records:
         cycles = record.cycles()
-        stats = _stats.aggregate(cycles, [t.loop_seconds for t in record.trials],
-                                 [t.statistics.counter_rate_ratio for t in record.trials],
-                                 record.message_bytes, run.plan.cpu)
+        assert record.statistics.version == 1  # written by ngcc 0.1: read as it was
+        stats = _stats.aggregate_trials(record.trials, cycles, record.message_bytes,
+                                        run.plan.cpu, record.statistics.version)
         assert stats == record.statistics
         for trial, samples in zip(record.trials, cycles, strict=True):
             assert trial.calls == len(samples)

@@ -136,15 +136,28 @@ def test_extra_statistics(run: Run, page: str) -> None:
     baseline = run.record("pseudoXOF-512", 1024)
     stats = record.statistics
     row = rows[("`Pavelor-512`", "1024 B")]
-    assert row[3] == "%s – %s" % (_format.cycles(stats.ci95_low_cycles),
-                                  _format.cycles(stats.ci95_high_cycles))
-    assert row[4] == "± " + _format.percent(stats.ci95_relative)
+    assert stats.version == 2   # the bootstrap interval, which cannot go below zero
+    assert row[3] == "%s – %s" % (_format.cycles(stats.mean_bootstrap_ci95_low_ticks),
+                                  _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
+    assert row[4] == "± " + _format.percent(stats.mean_bootstrap_ci95_relative)
     assert row[5] == _format.cycles(stats.median_cycles)
     ratio = stats.mean_cycles / baseline.statistics.mean_cycles
     assert 10 < ratio < 100
     assert row[6] == _format.ratio(ratio)
     # no pseudoXOF-1024 in the run: no ratio
     assert rows[("`Pavelor-1024` ⚠", "1024 B")][6] == _format.MISSING
+
+
+def test_robust_statistics(run: Run, page: str) -> None:
+    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_report.ROBUST_TITLE])}
+    stats = run.record("Pavelor-512", 1024).statistics
+    row = rows[("`Pavelor-512`", "1024 B")]
+    assert row[2] == _format.cycles(stats.per_call_mean_ticks)
+    assert row[3] == "%s – %s" % (_format.cycles(stats.mean_bootstrap_ci95_low_ticks),
+                                  _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
+    assert row[5] == "%s – %s" % (_format.cycles(stats.median_ci95_low_ticks),
+                                  _format.cycles(stats.median_ci95_high_ticks))
+    assert row[6] == _format.MISSING   # the fake trials timed no batch
 
 
 def test_failed_job_is_listed(page: str) -> None:
@@ -414,3 +427,52 @@ def test_flags_are_grouped_one_line_per_kind(run: Run) -> None:
         "- ⚠ `counter_rate`: 1 trial in 1 of 3 records; worst: `Pavelor-512` 32 B, "
         "trial 1 ran at 80 %", ""]
     assert _report.flag_lines([second]) != [] and _report.flag_lines([]) == []
+
+
+def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """End to end with the campaign's fakes: every cold call crashes with one setup error
+    (as a library that cannot load would); the pages say so once, and link nothing."""
+    import contextlib
+
+    from _fakes import FakeKat, FakeRunner, fixed_host
+
+    import ngcc
+    from ngcc._errors import NgccError
+    from ngcc._measure import ChildError
+    from ngcc._validate import check_links
+
+    class Crashing(FakeRunner):
+        def cold_call(self, instance, message_bytes, cpu, timeout):  # type: ignore[no-untyped-def]
+            raise ChildError("crash", f"{instance.name} at {message_bytes} B (calibration) "
+                             "crashed: the process died of SIGSEGV (invalid memory access "
+                             f"at {0x7f00 + message_bytes:#x})")
+
+    fixed_host(monkeypatch)
+    run_dir = tmp_path / "run"
+    # a campaign may stop early when every job fails; its run directory stays
+    with contextlib.suppress(NgccError):
+        ngcc.Campaign(["WChain-V1-512", "SM3"], run_dir=run_dir, runner=Crashing(),
+                      kat_checker=FakeKat(), quick=True, trials=2, trial_target=0.002,
+                      lengths=[32, 64, 1024, 4096], progress=False).run()
+    run = load_run(run_dir)
+    assert run.records == [] and run.failed_jobs
+    _report.write_report(run)
+    summary = (run_dir / "report/summary.md").read_text(encoding="utf-8")
+    top = summary.split("## ")[0]
+    assert "of 8 jobs not measured**" in top and "SIGSEGV" in top
+    assert summary.count("SIGSEGV") == 1
+    assert ("- crash, %d jobs (`WChain-V1-512` at 32 B" % len(run.failed_jobs)) in top
+    for page in (run_dir / "report").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        assert text.count("SIGSEGV") == 1, page.name  # SM3 is a baseline: on baseline.md
+        assert ".png" not in text, page.name
+    assert check_links(run) == []
+
+
+def test_cli_report_of_a_run_with_failures_says_so(run: Run, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run.path), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert capsys.readouterr().err == (f"ngcc: 1 of 10 jobs of {run.path} were not measured "
+                                       "(9 done, 1 crash); each page says why at its top\n")

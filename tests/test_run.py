@@ -66,7 +66,7 @@ def test_summary_frame(run: Run) -> None:
     row = summary[(summary.instance == "Pavelor-512") & (summary.message_bytes == 32)].iloc[0]
     stats = run.record("Pavelor-512", 32).statistics
     baseline = run.record("pseudoXOF-512", 32).statistics
-    assert row["cpb_ci_low"] == pytest.approx(stats.ci95_low_cycles / 32)
+    assert row["cpb_ci_low"] == pytest.approx(stats.mean_bootstrap_ci95_low_ticks / 32)  # >= 0
     assert row["pseudoxof_ratio"] == pytest.approx(stats.mean_cycles / baseline.mean_cycles)
     assert summary[summary.instance == "Pavelor-1024"]["pseudoxof_ratio"].isna().all()
     assert list(summary.kat_passed) == [True] * 3 + [False] * 3 + [True] * 3

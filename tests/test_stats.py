@@ -17,14 +17,14 @@ def u64(values):
     return np.asarray(values, dtype=np.uint64)
 
 
-def test_batch_mean_weighs_every_call_not_every_trial():
-    # trial means are 2 and 10; the batch mean is (1+2+3+10)/4 = 4, not 6.
-    assert _stats.batch_mean([u64([1, 2, 3]), u64([10])]) == 4.0
+def test_harness_mean_weighs_every_call_not_every_trial():
+    # trial means are 2 and 10; the harness mean is (1+2+3+10)/4 = 4, not 6.
+    assert _stats.harness_mean([u64([1, 2, 3]), u64([10])]) == 4.0
 
 
-def test_batch_mean_is_exact_for_large_counts():
+def test_harness_mean_is_exact_for_large_counts():
     big = 2**40 + 1
-    assert _stats.batch_mean([u64([big] * 20000)]) == big
+    assert _stats.harness_mean([u64([big] * 20000)]) == big
 
 
 def test_call_distribution_of_1_to_100():
@@ -101,7 +101,9 @@ def test_aggregate_on_known_trials():
     assert stats.ci95_half_width_cycles == pytest.approx(half)
     assert stats.ci95_relative == pytest.approx(half / (6200 / 3))
     messages = [flag.message for flag in stats.flags]
-    assert any("trial 2" in m and "+10.0 %" in m and "CPU 2" in m for m in messages)
+    assert any("trial 2" in m and "10.0 % slower" in m and "CPU 2" in m for m in messages)
+    assert [f.code for f in stats.flags] == ["slow_trial", "counter_rate"]
+    assert stats.flags[0].value == pytest.approx(0.1)
     assert any("90 % of the nominal counter rate" in m and "CPU 2" in m for m in messages)
 
 
@@ -114,6 +116,154 @@ def test_aggregate_single_trial_has_no_interval_and_no_nan():
 
 def test_empty_inputs_are_refused():
     with pytest.raises(ValueError):
-        _stats.batch_mean([u64([])])
+        _stats.harness_mean([u64([])])
     with pytest.raises(ValueError):
         _stats.call_distribution(u64([]))
+
+
+# ------------------------------------------------------------- statistics version 2
+
+def _trial(index, cycles, **facts):
+    """A trial entry for ``cycles`` with the given facts (the rest of a quiet trial)."""
+    from ngcc._model import Trial
+    ticks = int(np.sum(cycles, dtype=np.uint64))
+    defaults = dict(index=index, started="2026-09-25T10:02:30Z", pid=1, cpu=2,
+                    calls=len(cycles), warmup_calls=3, counter="rdtsc", unit="tsc-ticks",
+                    frequency_hz=2e9, loop_ticks=ticks, loop_ns=round(ticks / 2),
+                    overhead_min_ticks=24, overhead_median_ticks=26, baseline_rss_kib=1,
+                    peak_rss_kib=1, load_average=(0.0, 0.0, 0.0),
+                    statistics=_stats.trial_statistics(cycles, ticks, ticks / 2e9, 2e9))
+    return Trial(**{**defaults, **facts})
+
+
+def skewed_trials(seed=7, n=5, calls=200):
+    """Trials whose means spread over orders of magnitude (one trial hit hard)."""
+    rng = np.random.default_rng(seed)
+    trials = [u64(np.rint(rng.lognormal(7, 0.3, calls))) for _ in range(n - 1)]
+    trials.append(u64(np.rint(rng.lognormal(12, 1.5, calls))))   # ~100× slower
+    return trials
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_intervals_of_skewed_trials_stay_above_zero(seed):
+    trials = skewed_trials(seed)
+    stats = _stats.aggregate(trials, [1e-3] * 5, [1.0] * 5, 32, cpu=1)
+    assert stats.ci95_low_cycles < 0       # the t interval mirrors the skew below zero …
+    means = _stats.trial_means(trials)
+    assert min(means) <= stats.mean_bootstrap_ci95_low_ticks   # … the bootstrap cannot
+    assert stats.mean_bootstrap_ci95_low_ticks < stats.per_call_mean_ticks \
+        < stats.mean_bootstrap_ci95_high_ticks <= max(means)
+    medians = [float(np.median(t)) for t in trials]
+    assert 0 < stats.median_ci95_low_ticks < np.exp(np.mean(np.log(medians))) \
+        < stats.median_ci95_high_ticks
+    assert stats.mean_bootstrap_ci95_relative > 0 and stats.median_ci95_relative > 0
+
+
+def test_log_t_interval_by_hand():
+    low, high, relative = _stats.log_t_interval([100.0, 110.0, 121.0])
+    logs = np.log([100.0, 110.0, 121.0])
+    half = T_975_DF2 * np.std(logs, ddof=1) / math.sqrt(3)
+    assert low == pytest.approx(110 * math.exp(-half))
+    assert high == pytest.approx(110 * math.exp(half))
+    assert relative == pytest.approx((high - low) / 2 / 110)
+    assert _stats.log_t_interval([100.0]) is None
+    assert _stats.log_t_interval([0.0, 5.0]) is None
+
+
+def test_bootstrap_is_deterministic_and_fixed():
+    means = [1000.0, 1010.0, 990.0, 1500.0, 1005.0]
+    first = _stats.bootstrap_interval(means)
+    assert first == _stats.bootstrap_interval(list(means))
+    indices = _stats.bootstrap_indices(5)
+    assert indices.shape == (_stats.BOOTSTRAP_RESAMPLES, 5)
+    assert indices.min() == 0 and indices.max() == 4
+    # the stream is splitmix64 from a fixed seed, not numpy's: pinned here
+    assert indices[0].tolist() == _stats.bootstrap_indices(5, resamples=1)[0].tolist()
+    counts = np.bincount(indices.ravel(), minlength=5) / indices.size
+    assert np.all(np.abs(counts - 0.2) < 0.01)
+    assert first[0] >= 990.0 and first[1] <= 1500.0 and first[0] < first[1]
+    assert _stats.bootstrap_interval([5.0]) is None
+
+
+def test_batch_mean_observer_effect_and_core_cycles():
+    trials = [u64([1100] * 10), u64([1100] * 10)]
+    facts = [_trial(0, trials[0], batch_calls=10, batch_ticks=10000, core_cycles_per_tick=1.2),
+             _trial(1, trials[1], batch_calls=10, batch_ticks=10200, core_cycles_per_tick=1.3)]
+    stats = _stats.aggregate_trials(facts, trials, 100, cpu=1)
+    assert stats.batch_mean_ticks == pytest.approx(1010.0)
+    assert stats.observer_effect_ticks == pytest.approx(90.0)
+    assert stats.observer_effect_relative == pytest.approx(1100 / 1010 - 1)
+    assert stats.core_cycles_per_tick == pytest.approx(1.25)
+    assert stats.core_cycles_per_byte == pytest.approx(1100 * 1.25 / 100)
+    assert stats.preempted_trials is None   # the runner reported no CPU time
+    without = [facts[0], _trial(1, trials[1])]  # one trial lacks the facts: not computed
+    stats = _stats.aggregate_trials(without, trials, 100, cpu=1)
+    assert stats.batch_mean_ticks is None and stats.core_cycles_per_byte is None
+
+
+def test_a_preempted_trial_is_flagged_with_the_figure_and_the_remedy():
+    trials = [u64([1000] * 100)] * 4
+    quiet = dict(thread_cpu_ns=50_000, involuntary_switches=0)
+    facts = [_trial(0, trials[0], **quiet),
+             _trial(1, trials[1], thread_cpu_ns=40_000, involuntary_switches=1),  # 80 %
+             _trial(2, trials[2], thread_cpu_ns=50_000, involuntary_switches=40),
+             _trial(3, trials[3], **quiet)]
+    assert [_stats.preemption(t) is not None for t in facts] == [False, True, True, False]
+    # a few short switches over a long loop cost no measurable time: not flagged
+    long_loop = _trial(0, trials[0], loop_ns=2_000_000_000, thread_cpu_ns=1_999_000_000,
+                       involuntary_switches=9)
+    assert _stats.preemption(long_loop) is None
+    stats = _stats.aggregate_trials(facts, trials, 32, cpu=1)
+    assert stats.preempted_trials == (1, 2)
+    flags = [f for f in stats.flags if f.code == "preempted"]
+    assert [f.trial for f in flags] == [1, 2]
+    assert flags[0].value == pytest.approx(0.8)
+    assert "80.0 %" in flags[0].message and "--cpu N" in flags[0].message
+    assert "40 involuntary context switches" in flags[1].message
+    assert "stop the competing process" in flags[1].message
+
+
+def test_outliers_name_their_direction_and_a_cause_that_fits():
+    trials = [u64([1000] * 10), u64([1000] * 10), u64([1000] * 10), u64([700] * 10),
+              u64([1400] * 10)]
+    stats = _stats.aggregate(trials, [1e-5] * 5, [1.0] * 5, 32, cpu=3)
+    fast, slow = sorted((f for f in stats.flags), key=lambda f: f.value or 0)
+    assert (fast.code, fast.trial, slow.code, slow.trial) == ("fast_trial", 3, "slow_trial", 4)
+    assert "30.0 % faster" in fast.message and "busy" not in fast.message
+    assert "another process" not in fast.message.split(":")[1]
+    assert "40.0 % slower" in slow.message and "CPU 3" in slow.message
+
+
+def test_version_1_is_recomputed_as_ngcc_0_1_wrote_it():
+    trials = [u64([1000] * 10), u64([1300] * 10)]
+    old = _stats.aggregate(trials, [1e-5] * 2, [1.0] * 2, 32, cpu=1, version=1)
+    assert old.version == 1 and old.per_call_mean_ticks is None
+    assert {f.code for f in old.flags} == {"outlying_trial"}
+    assert "another process was probably busy" in old.flags[0].message
+    new = _stats.aggregate(trials, [1e-5] * 2, [1.0] * 2, 32, cpu=1)
+    assert new.version == 2 and new.mean_cycles == old.mean_cycles
+    assert new.ci95_low_cycles == old.ci95_low_cycles
+    with pytest.raises(ValueError, match="version 7"):
+        _stats.aggregate(trials, [1e-5] * 2, [1.0] * 2, 32, version=7)
+
+
+def test_stop_rule_precision_by_statistic():
+    rng = np.random.default_rng(3)
+    trials = [u64(np.rint(rng.normal(1000, 10, 500))) for _ in range(5)]
+    trials[2][::50] = 400_000        # preemptions inside 2 % of one trial's calls
+    stats = _stats.aggregate(trials, [1e-3] * 5, [1.0] * 5, 32)
+    assert _stats.relative_precision(stats, "mean") == stats.ci95_relative
+    assert _stats.relative_precision(stats, "median") == stats.median_ci95_relative
+    assert stats.ci95_relative > 1.0 and stats.median_ci95_relative < 0.01  # median resists
+    with pytest.raises(ValueError):
+        _stats.relative_precision(stats, "mode")
+
+
+def test_flag_groups_count_each_kind_and_keep_the_worst():
+    from ngcc._model import Flag
+    flags = [Flag("preempted", 0, "a", 0.9), Flag("slow_trial", 1, "b", 0.2),
+             Flag("preempted", 2, "c", 0.5), Flag("preempted", 3, "d", 0.95)]
+    groups = _stats.flag_groups(flags)
+    assert [(code, n, worst.trial) for code, n, worst in groups] == [
+        ("preempted", 3, 2), ("slow_trial", 1, 1)]
+    assert _stats.flag_groups([]) == []

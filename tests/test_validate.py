@@ -210,3 +210,12 @@ def test_a_report_without_plots_links_none(run_dir: Path) -> None:
     assert check_links(load_run(run_dir)) == []
     assert not any(link.endswith(".png") for page in (run_dir / "report").glob("*.md")
                    for link in page_links(page))
+
+
+def test_pages_rewritten_without_plots_beside_old_plots_validate(plotted_dir: Path) -> None:
+    """``ngcc report --no-plots`` over a report with plots: the old plots stay, the pages
+    link none of them; both are what ngcc writes, so validate accepts them."""
+    _report.write_report(load_run(plotted_dir), plots=False, formats=_export.FORMATS)
+    assert ".png" not in (plotted_dir / "report/hash-22.md").read_text(encoding="utf-8")
+    assert (plotted_dir / "report/hash-22-cpb.png").is_file()
+    assert validate(plotted_dir).ok
