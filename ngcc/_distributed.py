@@ -44,6 +44,7 @@ from ngcc import _locks
 from ngcc._errors import CpuBusyError, DistributedError, LibraryMismatchError
 from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
 from ngcc._measure import TrialRunner
+from ngcc._version import __version__
 
 #: The environment variable that tells a worker its CPU.
 CPU_ENV = "NGCC_CPU"
@@ -171,6 +172,13 @@ def worker_cpu() -> int:
                                % (_where(), CPU_ENV, text, exc)) from None
 
 
+def worker_version() -> str:
+    """The ngcc version of this worker (the client refuses workers of another one)."""
+    from ngcc import _version
+
+    return _version.__version__
+
+
 def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
     """The Dask task of one job: this worker's CPU and copy of the library, the CPU's
     lock for the job, then :func:`ngcc._jobs.measure_job`. A refusal is the result's
@@ -240,6 +248,14 @@ class DaskExecutor:
                 "no Dask worker joined the scheduler at %s within %.0f s; start one per CPU "
                 "(README, Distributed campaigns)" % (self.client.scheduler.address,
                                                      WORKER_WAIT_SECONDS)) from None
+        other = {address: version for address, version in
+                 self.client.run(worker_version).items() if version != __version__}
+        if other:
+            raise DistributedError(
+                "worker(s) of the scheduler at %s run another ngcc than this client's %s "
+                "(%s): install ngcc %s on them, so that jobs and results mean the same on "
+                "both sides" % (self.client.scheduler.address, __version__, ", ".join(
+                    "%s: %s" % item for item in sorted(other.items())), __version__))
         workers = self.client.scheduler_info()["workers"].values()
         if not any(w.get("resources", {}).get(RESOURCE) for w in workers):
             raise DistributedError(

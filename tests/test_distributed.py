@@ -582,3 +582,21 @@ def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
                            "would ever run: start each worker with --nthreads 1 "
                            "--resources cpu=1 and NGCC_CPU=<its CPU>"):
             list(executor.measure([order], FakeRunner()))
+
+
+@needs_dask
+def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
+    from distributed import Client, LocalCluster
+
+    from ngcc import _distributed
+
+    library = ngcc.instance("SM3").library
+    order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
+    monkeypatch.setattr(_distributed, "__version__", "9.9.9")  # the client's, not theirs
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None,
+                      resources={"cpu": 1}) as cluster, Client(cluster) as client:
+        executor = _distributed.DaskExecutor(client, "dask test")
+        with pytest.raises(DistributedError, match=r"run another ngcc than this client's "
+                           r"9\.9\.9 \(\S+: %s\): install ngcc 9\.9\.9 on them"
+                           % ngcc.__version__.replace(".", r"\.")):
+            list(executor.measure([order], FakeRunner()))
