@@ -208,6 +208,12 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
     method = (f"ngcc {run.environment.ngcc_version}: KAT gate, then per-call "
               f"cycle counts in {plan.trials} trials per message length, each a "
               f"fresh process pinned to CPU {plan.cpu} (README, Method)")
+    where = sorted({(r.environment.host or "", r.environment.cpu) for r in run.records})
+    if len(where) > 1 or any(cpu != plan.cpu for _, cpu in where):  # Dask workers measured
+        method = method.replace(f"pinned to CPU {plan.cpu}", "pinned to the CPU of the "
+                                "worker that measured the job (" + ", ".join(
+                                    f"{host} CPU {cpu}" if host else f"CPU {cpu}"
+                                    for host, cpu in where) + ")")
     title = CANDIDATE_TITLES.get(candidate) or _family(records, builds)
     items = [
         ("Category", "cryptographic hash algorithm; function: hash"),

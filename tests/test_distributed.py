@@ -303,6 +303,9 @@ def test_two_workers_write_the_records_of_a_serial_run(tmp_path):
     assert state["starts"][0]["settings"]["executor"] == (
         "dask LocalCluster: 2 workers, CPUs %d, %d" % tuple(cpus))
     assert _valid(tmp_path / "dask") == []
+    assert ("each a fresh process pinned to the CPU of the worker that measured the job "
+            "(%s CPU %d, %s CPU %d)" % (platform.node(), cpus[0], platform.node(), cpus[1])
+            in (tmp_path / "dask" / "report" / "baseline.md").read_text())
 
 
 def _gate_facts(entry) -> dict:
