@@ -340,6 +340,8 @@ def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
     """
     out = ["%s: %s vs %s" % (name, _show(get(env_a)), _show(get(env_b)))
            for name, get in HOST_FIELDS if get(env_a) != get(env_b)]
+    if env_a.host and env_b.host and env_a.host != env_b.host:  # None: a record before hosts
+        out.insert(0, "host: %s vs %s" % (env_a.host, env_b.host))
     rate_a = env_a.counter.frequency_hz if env_a.counter else None
     rate_b = env_b.counter.frequency_hz if env_b.counter else None
     if rate_a and rate_b and abs(rate_a / rate_b - 1) > RATE_TOLERANCE:

@@ -482,6 +482,8 @@ def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypat
     two = _two_host_run(tmp_path / "two")
     both = _compare_runs.compare_runs(one, two)
     assert [s.pair.label_a for s in both.summaries] == ["WChain-V1-512", "pseudoXOF-512"]
+    assert [row.host_differences for row in both.rows] == [
+        ("host: fake-host vs node-a",)] * 2 + [("host: fake-host vs node-b",)] * 2
     mixed = _campaign_mixed(tmp_path / "mixed")
     result = _compare_runs.compare_runs(one, mixed)
     assert [s.pair.label_a for s in result.summaries] == ["pseudoXOF-512"]
