@@ -306,7 +306,9 @@ class Campaign:
         op_budget: seconds allowed for all trials of one instance × length
             (default 900; 5 with ``quick``).
         cpu: the CPU every trial is pinned to (default: the last allowed one that no
-            other running ngcc campaign holds; a resumed run keeps its CPU).
+            other running ngcc campaign holds; a resumed run keeps its CPU). With
+            ``workers``/``scheduler`` each worker pins to its own CPU, and this one is
+            the CPU of the leak tests, which run here.
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             run directory with the same plan is resumed.
         quick: a small plan for smoke tests and CI.
