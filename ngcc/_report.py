@@ -291,10 +291,10 @@ def performance_row(record: Record) -> tuple[str, ...]:
 def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[str]:
     lines = ["## " + SECTION_TITLES[3], ""]
     lines += _by_host(PERFORMANCE_COLUMNS, records, performance_row, run=run)
-    lines += ["Mean cycles: all cycles of all timed calls / number of calls (batch mean; "
-              "counter overhead included). Mean time and MB/s (10⁶ bytes per second) from "
-              "wall-clock time. n: calls in total (trials × calls per trial), each trial "
-              "a fresh process.", ""]
+    lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
+              "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per "
+              "second) from wall-clock time. n: calls in total (trials × calls per trial), "
+              "each trial a fresh process.", ""]
     failed = [job for job in run.failed_jobs if job.candidate == candidate]
     if failed:
         lines += ["Not measured (the causes are at the top of the page): " + "; ".join(
@@ -533,14 +533,22 @@ def resource_row(record: Record) -> tuple[str, ...]:
             _format.kibibytes(resources.peak_rss_kib))
 
 
+def _rss_process(records: Sequence[Record]) -> str:
+    """What the RSS figures include: the trial process was ``ngcc-driver`` (C) or, in runs
+    of ngcc versions before it, a Python process."""
+    if all(r.provenance.runner.endswith("DriverRunner") for r in records):
+        return "of the trial process, ngcc-driver (C) with the library and libc"
+    return ("of the trial process, including, where it was a Python process, the "
+            "interpreter and numpy (about 40 MiB)")
+
+
 def _resources(records: Sequence[Record]) -> list[str]:
     return ["## " + SECTION_TITLES[4], "",
             "Static memory is approximated by the library's loadable ELF segments (the "
             "memory sizes of its PT_LOAD segments); peak memory is the process high-water "
-            "mark (VmHWM) including the benchmark driver, the Python interpreter, numpy "
-            "and libc, so both are upper-bound proxies rather than isolated algorithm "
-            "memory. Baseline RSS is taken after loading the library, before the warm-up; "
-            "both are the maxima over the trials.", ""] + table(
+            "mark (VmHWM) " + _rss_process(records) + ", so both are upper-bound proxies "
+            "rather than isolated algorithm memory. Baseline RSS is taken after loading "
+            "the library, before the warm-up; both are the maxima over the trials.", ""] + table(
         RESOURCE_COLUMNS, [resource_row(r) for r in records]) + [""]
 
 
