@@ -55,11 +55,28 @@ def baseline_record(records: Sequence[R], record: Record) -> R | None:
 
 
 def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
-    """Mean cycles of ``record`` over those of its pseudoXOF baseline (``None`` if absent)."""
+    """Mean cycles of ``record`` over those of its pseudoXOF baseline (``None`` if absent,
+    or measured on another host: a ratio is never taken across hosts)."""
     baseline = baseline_record(records, record)
-    if baseline is None:
+    if baseline is None or host(baseline) != host(record):
         return None
     return record.statistics.mean_cycles / baseline.statistics.mean_cycles
+
+
+def host(record: Record) -> str | None:
+    """The host a record was measured on (None in records older than the field)."""
+    return record.environment.host
+
+
+def hosts(records: Sequence[Record]) -> list[str | None]:
+    """The hosts of ``records``, each once, in order: a run measured by workers on
+    several machines has more than one, and its figures are grouped by host."""
+    return list(dict.fromkeys(host(record) for record in records))
+
+
+def by_host(records: Sequence[R]) -> list[tuple[str | None, list[R]]]:
+    """``records`` grouped by host, hosts in order of appearance."""
+    return [(name, [r for r in records if host(r) == name]) for name in hosts(records)]
 
 
 def distribution_records(records: Sequence[R]) -> list[R]:

@@ -14,11 +14,14 @@ the rest.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
+import sys
+import uuid
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from ngcc import (
     _format,
     _gate,
     _host,
+    _jobs,
     _leak,
     _locks,
     _plan,
@@ -43,6 +47,7 @@ from ngcc import (
 from ngcc._errors import (
     CampaignFailedError,
     CorruptRecordError,
+    DistributedError,
     ForeignRunDirError,
     HostError,
     KatGateError,
@@ -72,6 +77,7 @@ from ngcc._model import (
     RejectedTrial,
     Remeasured,
     Resources,
+    Resubmitted,
     Settings,
     Start,
     Trial,
@@ -106,6 +112,31 @@ def _is_temp_file(path: Path) -> bool:
 def _runner_name(runner: object) -> str:
     """``ngcc._child.DriverRunner``: the runner as records name it."""
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
+
+
+def _executor_settings(workers: int | None, scheduler: str | None,
+                       executor: _jobs.JobExecutor | None
+                       ) -> tuple[int | None, str | None, _jobs.JobExecutor | None]:
+    """``workers``, ``scheduler`` and ``executor`` checked: at most one, a positive
+    number of workers, a ``tcp://`` address, and Dask installed for the first two."""
+    if sum(x is not None for x in (workers, scheduler, executor)) > 1:
+        raise ValueError("give at most one of workers, scheduler and executor")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ValueError("workers must be a positive number of CPUs, got %r" % (workers,))
+    if scheduler is not None and "://" not in scheduler:
+        raise ValueError("scheduler must be a Dask scheduler address such as "
+                         "tcp://HOST:8786, got %r" % scheduler)
+    if workers is not None or scheduler is not None:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise DistributedError(
+                "%s needs Dask distributed, which is not installed in this Python (%s): "
+                'pip install "ngcc[distributed]"' % (
+                    "--workers" if workers is not None else "--scheduler", sys.executable)
+            ) from None
+    return workers, scheduler, executor
 
 
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
@@ -210,6 +241,9 @@ class CostEstimate:
         failed: jobs that failed their calibration or were refused by the KAT gate.
         calibration: what each job's time per call came from (``cold call``, or
             ``warm calls`` under ``calls_rule="warm"``).
+        executor: what measures the jobs whole, when not this process
+            (``--workers``/``--scheduler``): each job is then calibrated where it is
+            measured, so ``calls`` and ``seconds`` count only jobs calibrated before.
     """
 
     jobs: int
@@ -224,6 +258,7 @@ class CostEstimate:
     kept: int
     failed: int
     calibration: str = "cold call"
+    executor: str | None = None
 
     def __str__(self) -> str:
         trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
@@ -233,8 +268,14 @@ class CostEstimate:
         text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
                 "calls: about %s of trials (estimated from each job's %s)"
                 % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                   self.lengths, trials, self.calls, seconds, self.calibration)) if self.jobs else \
+                   self.lengths, trials, self.calls, seconds, self.calibration)) \
+            if self.jobs else \
             "plan: nothing to measure"
+        if self.executor and self.jobs:  # the workers calibrate: no time estimate here
+            text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, whole "
+                    "jobs on %s (each calibrated and timed where it is measured)"
+                    % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
+                       self.lengths, trials, self.executor))
         if self.leak_seconds:
             text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
         if self.kept:
@@ -270,7 +311,9 @@ class Campaign:
         op_budget: seconds allowed for all trials of one instance × length
             (default 900; 5 with ``quick``).
         cpu: the CPU every trial is pinned to (default: the last allowed one that no
-            other running ngcc campaign holds; a resumed run keeps its CPU).
+            other running ngcc campaign holds; a resumed run keeps its CPU). With
+            ``workers``/``scheduler`` each worker pins to its own CPU, and this one is
+            the CPU of the leak tests, which run here.
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             run directory with the same plan is resumed.
         quick: a small plan for smoke tests and CI.
@@ -312,6 +355,14 @@ class Campaign:
         order: ``interleaved`` (round k runs trial k of every job before trial k + 1
             of any) or ``sequential`` (job after job); default: interleaved with more
             than one library.
+        workers: measure on a local Dask cluster of this many worker processes, one
+            per CPU (the last ones this process may use), whole jobs at a time
+            (``ngcc[distributed]``; ``_distributed``).
+        scheduler: measure on the workers of the Dask scheduler at this address
+            (``tcp://HOST:PORT``), each worker started with a ``cpu`` resource and its
+            CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
+        executor: what measures whole jobs instead of this process's own trial loop
+            (a :class:`ngcc._jobs.JobExecutor`; ``workers`` and ``scheduler`` make one).
 
     With ``strict``, a trial that was preempted or whose counter ran off its rate is
     run again (at most :data:`STRICT_ATTEMPTS` times in all; the record's
@@ -335,7 +386,9 @@ class Campaign:
                  leak_calls: int | None = None, leak_seconds: float | None = None,
                  leak_tester: Callable[..., _leak.LeakResult] | None = None,
                  statistic: str = "mean", calls_rule: str = "harness",
-                 order: str | None = None):
+                 order: str | None = None,
+                 workers: int | None = None, scheduler: str | None = None,
+                 executor: _jobs.JobExecutor | None = None):
         for name, value, options in (("statistic", statistic, STATISTICS),
                                      ("calls_rule", calls_rule, CALLS_RULES),
                                      ("order", order or ORDERS[0], ORDERS)):
@@ -344,6 +397,10 @@ class Campaign:
                                                                    value))
         self.statistic, self.calls_rule = statistic, calls_rule
         self._order_asked = order
+        if order == "interleaved" and (workers, scheduler, executor) != (None, None, None):
+            raise ValueError("order='interleaved' is the trial loop of one process; with "
+                             "workers, scheduler or executor every job is measured whole, "
+                             "its trials in a row")
         self._position = 0  # the next trial's place in this start's order
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
@@ -381,6 +438,9 @@ class Campaign:
             _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
+        self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
+                                                                         executor)
+        self._resubmitted: list[Resubmitted] = []
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _records.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
@@ -439,7 +499,7 @@ class Campaign:
                      settings=Settings(kat_timeout_seconds=self.kat_timeout,
                                        trial_timeout_seconds=self.trial_timeout,
                                        strict=self.strict, runner=_runner_name(self.runner),
-                                       order=self.order),
+                                       order=self.order, executor=self._executor_name()),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
@@ -551,6 +611,8 @@ class Campaign:
         A run whose jobs partly failed is returned: its :attr:`Run.failed_jobs` say
         which (the command line then exits with status 1).
         """
+        if self.workers is not None or self.scheduler is not None or self.executor:
+            return self._run_distributed()
         return self._locked(dry_run=False)
 
     def dry_run(self) -> CostEstimate:
@@ -559,7 +621,9 @@ class Campaign:
         Writes the run directory as far as that (``build.json``, the KAT logs, each
         job's t1 and plan in ``campaign.json``), so a later :meth:`run` with the same
         settings resumes from there without calibrating again. Raises what
-        :meth:`run` raises before its trials.
+        :meth:`run` raises before its trials. (With ``workers``/``scheduler`` too: the
+        calibration runs here; the workers calibrate each job again where they measure
+        it.)
         """
         self._locked(dry_run=True)
         return self.estimate()
@@ -592,7 +656,8 @@ class Campaign:
             if target else None,
             leak_seconds=leak, kept=sum(job.status == "done" for job in self._jobs),
             failed=sum(job.status not in ("done", "pending") for job in self._jobs),
-            calibration="warm calls" if self.calls_rule == "warm" else "cold call")
+            calibration="warm calls" if self.calls_rule == "warm" else "cold call",
+            executor=self.executor.describe() if self.executor is not None else None)
 
     def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)
@@ -607,13 +672,17 @@ class Campaign:
         self._kat_gate()
         self._reconcile()
         self._apply_gate()
-        self._calibrate()
+        if self.executor is None or dry_run:  # an executor calibrates where it measures
+            self._calibrate()
         if self.on_plan is not None:
             self.on_plan(self.estimate())
         if dry_run:
             return Run(self.run_dir)
         self._leak_tests()
-        self._measure()
+        if self.executor is not None:
+            self._measure_jobs(self.executor)
+        else:
+            self._measure()
         self._finish()
         return Run(self.run_dir)
 
@@ -675,7 +744,7 @@ class Campaign:
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
                 and not _leak.kept(out, entry.candidate, label, self.leak, self.leak_calls,
                                    self.leak_seconds)]
-        with self._task(len(todo), "leak") as bar:
+        with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
             for label in todo:
                 bar.status("%s %d B" % (label, self.leak))
                 try:
@@ -691,6 +760,16 @@ class Campaign:
                     outcome = "%s, max |t| %.2f" % (result.verdict, result.max_t)
                 bar.advance(1)
                 bar.item_done("%s %d B" % (label, self.leak), outcome)
+
+    @contextlib.contextmanager
+    def _leak_cpu(self, needed: bool) -> Iterator[None]:
+        """With an executor the client holds no CPU lock but for the leak tests it runs."""
+        if self.executor is None or not needed:
+            yield
+            return
+        with _locks.hold_cpu(self._cpu_asked, self.run_dir) as cpu:
+            self.cpu = cpu
+            yield
 
     # calibrate and plan ------------------------------------------------------
 
@@ -749,6 +828,8 @@ class Campaign:
         ``sequential`` (job after job)."""
         if self._order_asked is not None:
             return self._order_asked
+        if (self.workers, self.scheduler, self.executor) != (None, None, None):
+            return "sequential"  # whole jobs, each on one worker
         return "interleaved" if len(self._by_label) > 1 else "sequential"
 
     @staticmethod
@@ -848,12 +929,13 @@ class Campaign:
         relative = _stats.stop_rule_precision(cycles, self.statistic)
         return relative is not None and 100 * relative <= self.target_ci
 
-    def _write_job(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial]
-                   ) -> Record:
-        """Raw samples first, then the record (the commit point); return the record."""
+    def _write_job(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
+                   env: Environment | None = None) -> Record:
+        """Raw samples first, then the record (the commit point); return the record.
+        ``env`` is the host and CPU the trials ran on (default: this campaign's)."""
         raw_sha = _records.dump_raw(_records.path_in(self.run_dir, job.raw), job.message_bytes,
                                     [t.measured.cycles for t in taken])
-        record = self._record(job, taken, rejected, raw_sha)
+        record = self._record(job, taken, rejected, raw_sha, env)
         _records.dump_record(self.run_dir, record)
         return record
 
@@ -866,11 +948,12 @@ class Campaign:
                         position=taken.position)
 
     def _record(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
-                raw_sha: str) -> Record:
+                raw_sha: str, env: Environment | None = None) -> Record:
+        env = env or self._env
         build = self._build[job.label]
         entries = tuple(self._entry(job, index, t) for index, t in enumerate(taken))
         statistics = _stats.aggregate_trials(
-            entries, [t.measured.cycles for t in taken], job.message_bytes, self.cpu)
+            entries, [t.measured.cycles for t in taken], job.message_bytes, env.cpu)
         if rejected:
             warnings.warn("%s at %d B: --strict rejected and repeated %d disturbed trial(s) "
                           "(%s)" % (job.label, job.message_bytes, len(rejected), "; ".join(
@@ -882,7 +965,6 @@ class Campaign:
                 if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
                 % (job.label, job.message_bytes, count, code, worst.message), code),
                 stacklevel=5)
-        env = self._env
         return Record(
             run_id=self._campaign.run_id, candidate=job.candidate, instance=job.instance,
             label=job.label, family=build.family, digest_bits=build.digest_bits,
@@ -894,7 +976,7 @@ class Campaign:
                          trial_target_seconds=float(self.trial_target),
                          op_budget_seconds=float(self.op_budget),
                          target_ci_percent=self.plan.target_ci_percent,
-                         max_trials=self.max_trials, cpu=self.cpu,
+                         max_trials=self.max_trials, cpu=env.cpu,
                          estimated_seconds=job.estimated_seconds or 0.0,
                          calls_rule=self.calls_rule, statistic=self.statistic,
                          order=self.order, warm_call_seconds=job.warm_call_seconds),
@@ -908,6 +990,105 @@ class Campaign:
                                   git_commit=env.git_commit, command=tuple(self.command),
                                   runner=_runner_name(self.runner), message=MESSAGE),
             rejected_trials=tuple(rejected))
+
+    # measure on an executor (--workers, --scheduler) ----------------------------
+
+    def _executor_name(self) -> str | None:
+        if self.executor is not None:
+            return self.executor.describe()
+        if self.workers is not None:
+            return "dask LocalCluster: %d workers" % self.workers
+        return None if self.scheduler is None else "dask %s" % self.scheduler
+
+    def _run_distributed(self) -> Run:
+        """Run with an executor: this process holds the run directory, each worker the
+        CPU it measures on (so the client holds no trial CPU, except while it runs the
+        leak tests); ``workers``/``scheduler`` make the executor and close it after."""
+        from ngcc import _distributed  # Dask is optional: imported only when asked for
+
+        given = self.executor
+        try:
+            with contextlib.ExitStack() as stack:
+                if self.executor is None:
+                    self.executor = stack.enter_context(
+                        _distributed.local_executor(self.workers) if self.workers is not None
+                        else _distributed.remote_executor(str(self.scheduler)))
+                stack.enter_context(_locks.hold_run_dir(self.run_dir))
+                return self._run_held(dry_run=False)
+        finally:
+            self.executor = given  # a cluster made here is closed: the next run makes one
+
+    def _order(self, job: Job, token: str) -> _jobs.JobOrder:
+        return _jobs.JobOrder(
+            key="ngcc %s %s %d B %s" % (self._campaign.run_id, job.label, job.message_bytes,
+                                         token),
+            label=job.label, instance=self._by_label[job.label],
+            library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
+            trials=self.trials, max_trials=self.max_trials, target_ci=self.target_ci,
+            trial_target=float(self.trial_target), op_budget=float(self.op_budget),
+            trial_timeout=self.trial_timeout, run_dir=str(self.run_dir.resolve()),
+            calls_rule=self.calls_rule, statistic=self.statistic,
+            attempts=STRICT_ATTEMPTS if self.strict else 1)
+
+    def _measure_jobs(self, executor: _jobs.JobExecutor) -> None:
+        """Hand every pending job to ``executor`` whole; check each result as it arrives
+        (``_jobs.result_defects``) and write its record as :meth:`_measure` does."""
+        token = uuid.uuid4().hex[:8]
+        orders = {}
+        for index in self._pending():
+            order = self._order(self._jobs[index], token)
+            orders[order.key] = (index, order)
+        with self._task(len(orders), "measure", len(orders)) as bar:
+            bar.status("%d jobs on %s" % (len(orders), executor.describe()))
+            for result in executor.measure([order for _, order in orders.values()],
+                                           self.runner):
+                index, order = orders[result.key]
+                job = self._jobs[index]
+                what = "%s %d B" % (job.label, job.message_bytes)
+                bar.advance(1)
+                record = self._arrived(index, order, result)
+                if isinstance(record, ChildError):
+                    bar.item_done(what, record.status)
+                    self._failed(index, record)
+                    continue
+                self._watch.success()
+                self._save()
+                bar.item_done(what, "%s cycles/byte on %s CPU %d" % (
+                    _format.cycles_per_byte(record.statistics.cycles_per_byte),
+                    record.environment.host, record.environment.cpu))
+
+    def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult
+                 ) -> Record | ChildError:
+        """Take a job's result: note each attempt lost with its worker (a warning and
+        ``resubmitted`` in campaign.json), keep its calibration, then write its record
+        (``done``) and return it, or return why the job failed (a failed child, or a result
+        refused)."""
+        job = self._jobs[index]
+        for lost in result.lost:
+            self._resubmitted.append(Resubmitted(record=job.record, worker=lost.worker,
+                                                 reason=lost.reason))
+            *earlier, start = self._campaign.starts
+            self._save(starts=(*earlier, replace(start, resubmitted=tuple(self._resubmitted))))
+            warnings.warn("%s at %d B: %s %s; its partial trials were discarded and the job "
+                          "was measured again from the start" % (
+                              job.label, job.message_bytes, lost.worker, lost.reason),
+                          MeasurementWarning, stacklevel=5)
+        if result.t1_seconds is not None:
+            job = self._jobs[index] = self._planned(job, result.t1_seconds,
+                                                    result.warm_call_seconds)
+        if result.status != "done":
+            return ChildError(result.status, result.error or result.status)
+        defects = _jobs.result_defects(order, result)
+        if defects or result.environment is None:
+            message = "the result from %s was refused: %s" % (result.worker, "; ".join(defects))
+            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
+                          MeasurementWarning, stacklevel=5)
+            return ChildError("error", message)
+        record = self._write_job(job, [_Taken(t.started, t.measured, t.position)
+                                       for t in result.trials], list(result.rejected),
+                                 result.environment)
+        self._jobs[index] = replace(job, status="done", error=None)
+        return record
 
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())

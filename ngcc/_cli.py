@@ -273,6 +273,16 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="the label of a library path in file names, tables and plots "
                              "(repeatable, in the order of the library paths; default: the "
                              "instance name, with @<folder> when two builds clash)")
+    distributed = parser.add_mutually_exclusive_group()
+    distributed.add_argument("--workers", type=int, metavar="N",
+                             help="measure whole jobs on a local Dask cluster of N worker "
+                                  "processes, one per CPU (the last N allowed), each pinning "
+                                  "its trials to its own CPU (pip install "
+                                  "\"ngcc[distributed]\")")
+    distributed.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                             help="measure whole jobs on the workers of this Dask scheduler, "
+                                  "each started with --resources cpu=1 and NGCC_CPU=<its CPU> "
+                                  "(README, Distributed campaigns)")
     parser.add_argument("--leak", action="store_true",
                         help="after the KAT gate, test every library it lets through for "
                              "timing leakage (ngcc leak); evidence in RUN_DIR/leak/, a "
@@ -347,6 +357,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
+        workers=args.workers, scheduler=args.scheduler,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
@@ -601,6 +612,10 @@ def _add_compare(subcommands: argparse._SubParsersAction) -> None:
                         help="compare label NAME of A with label NAME of B, or A_LABEL=B_LABEL "
                              "(e.g. Wish512@built=Wish512); repeatable; default: every "
                              "label both runs hold")
+    parser.add_argument("--host", action="append", default=[], metavar="NAME",
+                        help="only records measured on this host (a run measured by Dask "
+                             "workers on several machines); given twice: A's host, then "
+                             "B's, e.g. one run's library on two hosts")
     parser.add_argument("--statistic", choices=_compare.STATISTICS, default="median",
                         help="the per-trial figure compared: median (default; robust to "
                              "preemptions) or mean cycles per call")
@@ -620,7 +635,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     run_a = load_run(args.run_a)
     run_b = load_run(args.run_b) if args.run_b is not None else None
     result = _compare_runs.compare_runs(run_a, run_b, args.instance, args.statistic,
-                                        args.alpha)
+                                        args.alpha, args.host)
     plots = _compare_runs.write_plot(result, args.plot) if args.plot is not None else []
     if args.format == "csv":
         for note in result.notes:

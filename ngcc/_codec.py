@@ -53,12 +53,21 @@ def _json_fields(cls: type) -> list[dataclasses.Field[Any]]:
     return [f for f in dataclasses.fields(cls) if f.metadata.get("json", True)]
 
 
+def added(default: Any) -> Any:
+    """A field added to a schema after files were written without it: it reads as
+    ``default`` where absent, and is written only when it holds something else, so an
+    older file reads and writes back byte for byte."""
+    return dataclasses.field(default=default, metadata={"added": True})
+
+
 class Evidence:
     """Base of the evidence dataclasses: JSON in and out, checked on the way in."""
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of this value (tuples become lists, dataclasses objects)."""
-        return {f.name: _dump(getattr(self, f.name)) for f in _json_fields(type(self))}
+        """The JSON object of this value (tuples become lists, dataclasses objects); a
+        field made with :func:`added` is left out while it holds its default."""
+        return {f.name: _dump(getattr(self, f.name)) for f in _json_fields(type(self))
+                if not (f.metadata.get("added") and getattr(self, f.name) == f.default)}
 
     @classmethod
     def from_json(cls: type[T], data: object, where: str = "") -> T:

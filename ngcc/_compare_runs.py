@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ngcc import _compare, _format
-from ngcc._errors import NothingToCompareError, UnitMismatchError, UnknownLabelError
+from ngcc._errors import (
+    NothingToCompareError,
+    UnitMismatchError,
+    UnknownHostError,
+    UnknownLabelError,
+)
 from ngcc._host import LOAD_LIMIT
 from ngcc._names import check_name
 
@@ -226,11 +231,27 @@ def _pairs(run_a: Run, run_b: Run, asked: Sequence[Pair | str], one_run: bool) -
     return common
 
 
+def _hosts(run_a: Run, run_b: Run, hosts: Sequence[str]) -> tuple[str | None, str | None]:
+    """A's and B's host from ``hosts`` (none, one for both, or one each), each checked."""
+    if len(hosts) > 2:
+        raise ValueError("give at most two hosts (A's and B's), got %d" % len(hosts))
+    chosen = (None, None) if not hosts else (hosts[0], hosts[-1])
+    for side, run, host in (("A", run_a, chosen[0]), ("B", run_b, chosen[1])):
+        known = list(dict.fromkeys(str(r.environment.host) for r in run.records))
+        if host is not None and host not in known:
+            raise UnknownHostError("no record of run %s (%s) was measured on host %r; its "
+                                   "hosts: %s" % (side, run.path, host,
+                                                  ", ".join(known) or "none"))
+    return chosen
+
+
 def _statuses(run: Run, label: str) -> dict[int, str]:
     return {job.message_bytes: job.status for job in run.jobs if job.label == label}
 
 
-def _why_missing(side: str, status: str | None) -> str:
+def _why_missing(side: str, status: str | None, host: str | None = None) -> str:
+    if status == "done" and host is not None:  # a record there, of another host
+        return "measured on host %s in %s" % (host, side)
     if status is None:
         return "not planned in %s" % side
     if status == "pending":
@@ -319,6 +340,8 @@ def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
     """
     out = ["%s: %s vs %s" % (name, _show(get(env_a)), _show(get(env_b)))
            for name, get in HOST_FIELDS if get(env_a) != get(env_b)]
+    if env_a.host and env_b.host and env_a.host != env_b.host:  # None: a record before hosts
+        out.insert(0, "host: %s vs %s" % (env_a.host, env_b.host))
     rate_a = env_a.counter.frequency_hz if env_a.counter else None
     rate_b = env_b.counter.frequency_hz if env_b.counter else None
     if rate_a and rate_b and abs(rate_a / rate_b - 1) > RATE_TOLERANCE:
@@ -329,7 +352,8 @@ def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
 # ------------------------------------------------------------------ the comparison
 
 def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | str] = (),
-                 statistic: str = "median", alpha: float = _compare.ALPHA) -> RunComparison:
+                 statistic: str = "median", alpha: float = _compare.ALPHA,
+                 hosts: Sequence[str] = ()) -> RunComparison:
     """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself).
 
     Args:
@@ -338,9 +362,13 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
             both runs hold; required for one run).
         statistic: the per-trial figure compared, ``median`` or ``mean`` cycles per call.
         alpha: the significance level; the intervals' confidence is 1 − alpha.
+        hosts: only the records measured on this host (one name: both sides; two: A's
+            host and B's), for runs whose workers measured on several machines; two
+            hosts of one run compare the same library measured on each.
 
     Raises:
         UnknownLabelError: a label of ``pairs`` is not in its run.
+        UnknownHostError: a host of ``hosts`` measured no record of its run.
         NothingToCompareError: no pair has a length measured on both sides.
         UnitMismatchError: two figures in different units that cannot be converted.
         ValueError: an unknown statistic, or alpha outside (0, 1).
@@ -355,8 +383,14 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
     other = run_a if run_b is None else run_b
     chosen = _pairs(run_a, other, list(pairs), one_run)
     notes = _progress_notes(run_a, other, one_run)
-    by_key_a = {(r.label, r.message_bytes): r for r in run_a.records}
-    by_key_b = {(r.label, r.message_bytes): r for r in other.records}
+    host_a, host_b = _hosts(run_a, other, hosts)
+    by_key_a = {(r.label, r.message_bytes): r for r in run_a.records
+                if host_a is None or r.environment.host == host_a}
+    by_key_b = {(r.label, r.message_bytes): r for r in other.records
+                if host_b is None or r.environment.host == host_b}
+    elsewhere = {("A", r.label, r.message_bytes): r.environment.host for r in run_a.records}
+    elsewhere.update({("B", r.label, r.message_bytes): r.environment.host
+                      for r in other.records})
     rows: list[Row] = []
     summaries: list[Summary] = []
     compared_records: list[tuple[Record, Record]] = []
@@ -367,8 +401,10 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         for length in lengths:
             a, b = by_key_a.get((pair.label_a, length)), by_key_b.get((pair.label_b, length))
             if a is None or b is None:
-                reasons = [_why_missing(side, status.get(length))
-                           for side, status, record in (("A", status_a, a), ("B", status_b, b))
+                reasons = [_why_missing(side, status.get(length), elsewhere.get(
+                               (side, label, length)))
+                           for side, status, record, label in (
+                               ("A", status_a, a, pair.label_a), ("B", status_b, b, pair.label_b))
                            if record is None]
                 skipped.append("%d B (%s)" % (length, ", ".join(reasons)))
                 continue
@@ -380,7 +416,8 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         if skipped:
             notes.append("%s: not compared at %s" % (pair, "; ".join(skipped)))
         rows.extend(compared)
-        summary, note = _summary(pair, compared, alpha)
+        summary, note = _summary(pair, compared, alpha, compared_records[-len(compared):]
+                                 if compared else [])
         if summary is not None:
             summaries.append(summary)
         if note is not None:
@@ -402,10 +439,19 @@ def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: f
                comparison, host_differences(a.environment, b.environment)), note
 
 
-def _summary(pair: Pair, rows: Sequence[Row], alpha: float) -> tuple[Summary | None,
-                                                                      str | None]:
+def _summary(pair: Pair, rows: Sequence[Row], alpha: float,
+             records: Sequence[tuple[Record, Record]] = ()) -> tuple[Summary | None,
+                                                                     str | None]:
     """The pair's geometric mean over the lengths with an interval, and a note naming the
-    lengths left out (too few trials, or trials without any spread)."""
+    lengths left out (too few trials, or trials without any spread); none when a side's
+    records are of several hosts (one statistic is never pooled across hosts)."""
+    for side, group in zip("AB", zip(*records, strict=True) if records else (), strict=False):
+        several = list(dict.fromkeys(record.environment.host for record in group))
+        if len(several) > 1:
+            return None, ("%s: no geometric mean over the lengths: %s's records were "
+                          "measured on hosts %s, and no statistic is pooled across hosts; "
+                          "choose one with --host" % (pair, side, ", ".join(
+                              str(h) for h in several)))
     usable = [row for row in rows if row.comparison.has_interval]
     left_out = ["%d B (%s)" % (row.message_bytes, "fewer than 2 trials on a side"
                                if row.comparison.p_value is None else

@@ -190,3 +190,25 @@ class NothingToCompareError(CompareError):
 class UnitMismatchError(CompareError):
     """Figures in different units (TSC ticks, timer ticks, ns, ticks of another rate) and
     no core-cycles-per-tick estimate in every trial to convert them."""
+
+
+# --- distributed campaigns (--workers, --scheduler) --------------------------------
+
+
+class DistributedError(NgccError):
+    """A distributed campaign cannot run: Dask is not installed (the message says
+    ``pip install "ngcc[distributed]"``), the scheduler cannot be reached, or no worker
+    offers a ``cpu`` resource."""
+
+
+class LibraryMismatchError(DistributedError):
+    """A worker refused a library: the bytes it holds do not have the sha256 the plan
+    names (the message names worker, host, library and both digests)."""
+
+
+class UnknownHostError(CompareError, LookupError):
+    """A host given to ``ngcc compare --host`` that measured no record of its run; the
+    message lists the run's hosts."""
+
+    def __str__(self) -> str:  # LookupError would otherwise repr() the message
+        return str(self.args[0])

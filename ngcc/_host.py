@@ -185,7 +185,7 @@ def fingerprint(cpu: int | None = None) -> Environment:
         counter=_counter(), load_average_start=_load_average(), kernel=platform.release(),
         os=_os_name(), compiler=_compiler(), python=platform.python_version(),
         numpy=np.__version__, ngcc_version=__version__, git_commit=commit, git_dirty=dirty,
-        executable=sys.executable)
+        executable=sys.executable, host=platform.node() or None)
 
 
 def _frequency_warnings(env: Environment) -> list[HostIssue]:
@@ -323,4 +323,5 @@ def describe(env: Environment) -> list[tuple[str, str]]:
         ("compiler", env.compiler or UNKNOWN),
         ("software", software_text(env)),
         ("python", env.executable or UNKNOWN),
+        ("host", env.host or UNKNOWN),
     ]

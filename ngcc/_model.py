@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ngcc._codec import Evidence, FieldError, JsonObject
+from ngcc._codec import Evidence, FieldError, JsonObject, added
 from ngcc._measure import UNITS
 from ngcc._names import check_name, is_valid_name
 
@@ -325,6 +325,9 @@ class Settings(Evidence):
     strict: bool
     runner: str
     order: str | None = None
+    #: What measured the jobs: ``None`` for this process's own trial loop, else the
+    #: executor (``dask LocalCluster: 2 workers, CPUs 0, 1``, ``dask tcp://host:8786``).
+    executor: str | None = added(None)
 
     def _check(self, where: str) -> None:
         if self.order is not None:
@@ -376,6 +379,10 @@ class Environment(Evidence):
     git_commit: str | None
     git_dirty: bool | None
     executable: str | None = None
+    #: The host name of the machine measured on (``platform.node()``); None in records
+    #: written before ngcc measured on several hosts. Reports never pool one statistic
+    #: across hosts.
+    host: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.cpu, 0, where + "cpu")
@@ -390,6 +397,16 @@ class Remeasured(Evidence):
 
 
 @dataclass(frozen=True)
+class Resubmitted(Evidence):
+    """A job whose worker was lost while measuring it (``--workers``/``--scheduler``):
+    its partial trials were discarded and it was measured again from the start."""
+
+    record: str
+    worker: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Start(Evidence):
     """One start of the campaign in this run directory (the first one created it)."""
 
@@ -399,6 +416,7 @@ class Start(Evidence):
     load_average_start: tuple[float, float, float]
     host_warnings: tuple[HostWarning, ...]
     remeasured: tuple[Remeasured, ...] = ()
+    resubmitted: tuple[Resubmitted, ...] = added(())
 
     def _check(self, where: str) -> None:
         _utc(self.at, where + "at")

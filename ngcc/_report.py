@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -208,6 +208,12 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
     method = (f"ngcc {run.environment.ngcc_version}: KAT gate, then per-call "
               f"cycle counts in {plan.trials} trials per message length, each a "
               f"fresh process pinned to CPU {plan.cpu} (README, Method)")
+    where = sorted({(r.environment.host or "", r.environment.cpu) for r in run.records})
+    if len(where) > 1 or any(cpu != plan.cpu for _, cpu in where):  # Dask workers measured
+        method = method.replace(f"pinned to CPU {plan.cpu}", "pinned to the CPU of the "
+                                "worker that measured the job (" + ", ".join(
+                                    f"{host} CPU {cpu}" if host else f"CPU {cpu}"
+                                    for host, cpu in where) + ")")
     title = CANDIDATE_TITLES.get(candidate) or _family(records, builds)
     items = [
         ("Category", "cryptographic hash algorithm; function: hash"),
@@ -251,6 +257,7 @@ def _load(start: Sequence[float] | None, end: Sequence[float] | None) -> str:
 def _environment(run: Run) -> list[str]:
     lines = ["## " + SECTION_TITLES[1], ""]
     lines += table(ENVIRONMENT_COLUMNS, environment_items(run)) + [""]
+    lines += _hosts_table(run.records)
     for warning in run.host_warnings:
         lines += [f"- {WARNING} {warning}"]
     return lines + ([""] if run.host_warnings else [])
@@ -283,7 +290,7 @@ def performance_row(record: Record) -> tuple[str, ...]:
 
 def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[str]:
     lines = ["## " + SECTION_TITLES[3], ""]
-    lines += table(PERFORMANCE_COLUMNS, [performance_row(r) for r in records]) + [""]
+    lines += _by_host(PERFORMANCE_COLUMNS, records, performance_row, run=run)
     lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
               "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per "
               "second) from wall-clock time. n: calls in total (trials × calls per trial), "
@@ -331,7 +338,10 @@ def _additional_statistics(run: Run, candidate: str, records: Sequence[Record],
              "pooled. × pseudoXOF: mean cycles over those of pseudoXOF of the same output "
              f"width at the same length in this run ({_format.MISSING} when that baseline "
              "was not measured).", ""]
-    lines += table(EXTRA_COLUMNS, [extra_row(run.records, r) for r in records]) + [""]
+    lines += _by_host(EXTRA_COLUMNS, records, lambda r: extra_row(run.records, r), run=run)
+    if len(_analysis.hosts(run.records)) > 1:
+        lines += [f"× pseudoXOF is {_format.MISSING} also where the baseline was measured "
+                  "on another host: no ratio is taken across hosts.", ""]
     lines += flag_lines(records)
     return lines + _plot_links(candidate, records, plotted)
 
@@ -629,8 +639,9 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
     lines += ([""] if run.host_warnings else []) + ["## Cycles/byte (mean over all calls)", ""]
     columns = ("candidate", "instance", "KAT", *[_format.message(n) for n in lengths])
-    lines += (table(columns, _summary_rows(run.records, lengths)) if run.records
-              else ["No job was measured."]) + [""]
+    lines += (_by_host(columns, run.records, None, lambda rs: _summary_rows(rs, lengths),
+                       run=run)
+              if run.records else ["No job was measured.", ""])
     lines += ["Candidate pages: " + ", ".join(
         f"[{c}]({page_name(c)})" for c in _candidates(run)) + f"; [index]({INDEX_PAGE}).", ""]
     if PLOT_RUN_CPB in plotted:
@@ -663,6 +674,49 @@ def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tup
                  if n in by_length else _format.MISSING for n in lengths]
         rows.append((first.candidate, instance_label(first), kat_cell(first.kat), *cells))
     return rows
+
+
+# ------------------------------------------------------------------ hosts
+# A run measured by Dask workers on several machines (``--scheduler``) has records of
+# more than one host: its tables are split by host, and no figure mixes two hosts. A
+# run of one host reads as before.
+
+HOST_COLUMNS = ("host", "processor", "clock", "records")
+
+
+def _hosts_table(records: Sequence[Record]) -> list[str]:
+    """Section 2's list of the hosts measured on, when there is more than one."""
+    groups = _analysis.by_host(records)
+    if len(groups) < 2:
+        return []
+    rows = []
+    for name, group in groups:
+        cpus = sorted({r.environment.cpu for r in group})
+        env = group[0].environment
+        rows.append((code(name or _host.UNKNOWN), "%s (CPU %s)" % (
+            env.cpu_model or _host.UNKNOWN, ", ".join(map(str, cpus))),
+            _host.clock_text(env), str(len(group))))
+    return ["The records were measured on %d hosts (the table above describes the "
+            "campaign's own); every figure below is of one host:" % len(groups), ""] + \
+        table(HOST_COLUMNS, rows) + [""]
+
+
+def _by_host(columns: Sequence[str], records: Sequence[Record],
+             row: Callable[[Record], Sequence[object]] | None,
+             rows: Callable[[Sequence[Record]], Iterable[Sequence[object]]] | None = None,
+             *, run: Run) -> list[str]:
+    """A table of ``records`` (one ``row`` each, or ``rows`` of a group): one per host
+    under its name when ``run`` has records of several hosts."""
+    def made(group: Sequence[Record]) -> list[str]:
+        body = rows(group) if rows is not None else [row(r) for r in group] if row else []
+        return table(columns, body) + [""]
+    if len(_analysis.hosts(run.records)) < 2:
+        return made(records)
+    groups = _analysis.by_host(records)
+    lines: list[str] = []
+    for name, group in groups:
+        lines += [f"Measured on host {code(name or _host.UNKNOWN)}:", ""] + made(group)
+    return lines
 
 
 # ------------------------------------------------------------------ index page

@@ -32,7 +32,7 @@ ENVIRONMENT = Environment(
                     overhead_median=26),
     load_average_start=(0.01, 0.02, 0.03), kernel="6.1.0", os="Fake OS", compiler="cc 12",
     python="3.11.7", numpy=np.__version__, ngcc_version="0.1.0", git_commit=None,
-    git_dirty=None, executable="/usr/bin/python3")
+    git_dirty=None, executable="/usr/bin/python3", host="fake-host")
 
 
 def fixed_host(monkeypatch: Any) -> None:
@@ -152,3 +152,43 @@ class FakeKat:
             results.append(kat.KatResult(inst.name, inst.candidate, verdict, log, (),
                                          inst.variant, label))
         return results
+
+
+class SlowRunner(FakeRunner):
+    """A :class:`FakeRunner` whose every trial takes ``seconds`` (a job that is still
+    running when a test kills its campaign)."""
+
+    def __init__(self, seconds: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.seconds = seconds
+
+    def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
+              cpu: int, index: int, timeout: float) -> TrialMeasurement:
+        import time
+
+        time.sleep(self.seconds)
+        return super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
+
+
+class KillingRunner(FakeRunner):
+    """A :class:`FakeRunner` that kills its own process (a Dask worker) with SIGKILL in
+    trial ``index`` of ``(instance name, message bytes)``, the first time only (the
+    file ``marker`` remembers it, across worker processes)."""
+
+    def __init__(self, job: tuple[str, int], index: int, marker: Path, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.job, self.index, self.marker = job, index, Path(marker)
+
+    def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
+              cpu: int, index: int, timeout: float) -> TrialMeasurement:
+        import os
+        import signal
+
+        if (instance.name, message_bytes) == self.job and index == self.index:
+            try:
+                self.marker.open("x").close()
+            except FileExistsError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)

@@ -1,0 +1,368 @@
+"""Distributed campaigns on Dask distributed: ``--workers N`` and ``--scheduler ADDRESS``.
+
+Dask is the engine — scheduler, queue, transfers, retries; ngcc adds no scheduler, queue
+or RPC of its own. A job (one library × length, ``_jobs.JobOrder``) is one Dask task
+that calibrates and measures the job from start to end on one worker (``run_job``);
+the campaign, in the client, checks each result and writes its record. What ngcc adds:
+
+* **One CPU per worker.** Every worker offers one ``cpu`` resource and every job asks
+  for it, so a worker runs one job at a time; the worker measures on the CPU named by
+  ``$NGCC_CPU`` in its environment (else the one CPU its affinity allows, as under
+  ``taskset -c N``), holding that CPU's lock (``_locks``) for the job. ``--workers N``
+  starts a local cluster (``SpecCluster``, LocalCluster's base, so that each worker gets
+  its own ``NGCC_CPU``): one worker process per CPU, the last N this process may use.
+* **Libraries travel by content.** A worker plugin carries each library's bytes with
+  its sha256 to every worker, once, including workers that join or restart later; the
+  worker checks the bytes, keeps them in a private folder, and checks the sha256 of the
+  file again before each job: a mismatch is refused (:class:`LibraryMismatchError`'s
+  message, the job's error), never measured.
+* **A lost worker is said.** When a worker dies mid-job, Dask resubmits the job (its
+  partial trials died with the worker: a job is measured from the start on one
+  worker); the scheduler's ``remove-worker`` event names the jobs it was running, and
+  the result says so (``JobResult.lost``), which the campaign warns about and records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, as_completed
+from distributed import get_worker as _get_worker
+
+from ngcc import _locks
+from ngcc._errors import CpuBusyError, DistributedError, LibraryMismatchError
+from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
+from ngcc._measure import TrialRunner
+from ngcc._version import __version__
+
+#: The environment variable that tells a worker its CPU.
+CPU_ENV = "NGCC_CPU"
+#: The Dask worker resource every job asks one of (``dask worker --resources cpu=1``).
+RESOURCE = "cpu"
+#: Seconds to wait for a worker when a scheduler has none yet.
+WORKER_WAIT_SECONDS = 60.0
+
+_log = logging.getLogger(__name__)
+
+# -------------------------------------------------------------- on the worker
+
+#: This worker process's copy of each library it was sent, by sha256.
+_LIBRARIES: dict[str, Path] = {}
+#: Why the bytes sent for a sha256 were refused, by sha256.
+_REFUSED: dict[str, str] = {}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _where() -> str:
+    """``worker tcp://10.0.0.5:40331 (host lab-3)``: this worker, for messages."""
+    try:
+        address = _get_worker().address
+    except ValueError:  # not in a worker (the tests call the worker side directly)
+        address = "pid %d" % os.getpid()
+    return "worker %s (host %s)" % (address, os.uname().nodename)
+
+
+class LibraryPlugin(WorkerPlugin):
+    """Carries libraries by content to every worker (and to workers that join later).
+
+    Args:
+        name: the plugin's name on the cluster (one per campaign start).
+        libraries: sha256 → (file name, bytes) of every library of the jobs.
+    """
+
+    def __init__(self, name: str, libraries: dict[str, tuple[str, bytes]]):
+        self.name = name
+        self.libraries = libraries
+        self.folder: Path | None = None
+
+    def setup(self, worker: Any = None) -> None:
+        """Check each library's bytes against its sha256 and keep a private copy."""
+        self.folder = Path(tempfile.mkdtemp(prefix="ngcc-libraries-"))
+        for sha, (file_name, data) in self.libraries.items():
+            actual = _sha256(data)
+            if actual != sha:
+                _REFUSED[sha] = ("the bytes sent for %s have sha256 %s, not the plan's %s"
+                                 % (file_name, actual, sha))
+                continue
+            path = self.folder / ("%s-%s" % (sha[:16], file_name))
+            path.write_bytes(data)
+            path.chmod(0o500)
+            _LIBRARIES[sha] = path
+            _REFUSED.pop(sha, None)
+
+    def teardown(self, worker: Any = None) -> None:
+        """Forget the libraries and remove the copies."""
+        for sha in self.libraries:
+            _LIBRARIES.pop(sha, None)
+            _REFUSED.pop(sha, None)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def worker_library(order: JobOrder) -> Path:
+    """This worker's copy of the order's library, its sha256 checked now.
+
+    Raises:
+        LibraryMismatchError: the bytes sent or the copy kept differ from the plan's.
+        DistributedError: the library was never sent to this worker.
+    """
+    sha, name = order.library_sha256, order.instance.library.name
+    remedy = ("the library changed after the campaign was planned, or was damaged on the "
+              "way: restore the file the plan names (or rebuild it and start a new "
+              "--run-dir)")
+    if sha in _REFUSED:
+        raise LibraryMismatchError("%s refused library %s of %s: %s; %s"
+                                   % (_where(), name, order.label, _REFUSED[sha], remedy))
+    path = _LIBRARIES.get(sha)
+    if path is None:
+        raise DistributedError("%s was not sent library %s of %s (sha256 %s): its library "
+                               "plugin is missing; restart the worker" % (_where(), name,
+                                                                          order.label, sha))
+    actual = _sha256_file(path)
+    if actual != sha:
+        raise LibraryMismatchError("%s refused library %s of %s: its copy %s has sha256 %s, "
+                                   "not the plan's %s; %s" % (_where(), name, order.label,
+                                                              path, actual, sha, remedy))
+    return path
+
+
+def worker_cpu() -> int:
+    """The CPU this worker measures on: ``$NGCC_CPU``, else the one CPU its affinity
+    allows (``taskset -c N dask worker ...``).
+
+    Raises:
+        DistributedError: neither says one CPU this process may use.
+    """
+    text = os.environ.get(CPU_ENV)
+    allowed = _locks.allowed_cpus()
+    if text is None:
+        if len(allowed) == 1:
+            return allowed[0]
+        raise DistributedError(
+            "%s was not told its CPU: start each worker with %s=<cpu> in its environment "
+            "(one worker per CPU: %s=3 dask worker tcp://SCHEDULER:8786 --nworkers 1 "
+            "--nthreads 1 --resources cpu=1), or pin it with taskset -c <cpu>"
+            % (_where(), CPU_ENV, CPU_ENV))
+    try:
+        return _locks.check_cpu(int(text))
+    except (ValueError, TypeError) as exc:
+        raise DistributedError("%s: %s=%r is not a CPU it may use: %s"
+                               % (_where(), CPU_ENV, text, exc)) from None
+
+
+def worker_version() -> str:
+    """The ngcc version of this worker (the client refuses workers of another one)."""
+    from ngcc import _version
+
+    return _version.__version__
+
+
+def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
+    """The Dask task of one job: this worker's CPU and copy of the library, the CPU's
+    lock for the job, then :func:`ngcc._jobs.measure_job`. A refusal is the result's
+    error (status ``error``), never an exception."""
+    where = _where()
+    try:
+        cpu = worker_cpu()
+        library = worker_library(order)
+        with _locks.hold_cpu(cpu, order.run_dir):
+            return measure_job(order, runner, cpu, where, library, order.library_sha256)
+    except (DistributedError, CpuBusyError) as exc:
+        return JobResult(key=order.key, worker=where, environment=None, status="error",
+                         error=str(exc))
+
+
+# -------------------------------------------------------------- on the client
+
+class DaskExecutor:
+    """A :class:`~ngcc._jobs.JobExecutor` over a Dask client: one task per job, each
+    asking for one ``cpu`` resource.
+
+    Args:
+        client: a connected ``distributed.Client``.
+        description: what ``campaign.json`` records as the executor.
+    """
+
+    def __init__(self, client: Client, description: str):
+        self.client = client
+        self.description = description
+
+    def describe(self) -> str:
+        """``dask LocalCluster: 2 workers, CPUs 0, 1`` or ``dask tcp://host:8786``."""
+        return self.description
+
+    def measure(self, orders: Sequence[JobOrder], runner: TrialRunner
+                ) -> Iterator[JobResult]:
+        """Submit every order, yield each result as it completes (with its lost attempts);
+        cancel what is still out when the caller stops."""
+        if not orders:
+            return
+        self._check_workers()
+        plugin = LibraryPlugin("ngcc-libraries-" + uuid.uuid4().hex[:12], _payload(orders))
+        self._register(plugin)
+        futures = {self.client.submit(run_job, order, runner, key=order.key, pure=False,
+                                      resources={RESOURCE: 1}): order for order in orders}
+        try:
+            for future in as_completed(list(futures)):
+                order = futures.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # KilledWorker, a lost scheduler, a bug on a worker
+                    result = JobResult(key=order.key, worker="dask", environment=None,
+                                       status="error", error="the job failed on the Dask "
+                                       "cluster: %s: %s" % (type(exc).__name__, exc))
+                future.release()
+                yield replace(result, lost=self._lost(order.key))
+        finally:
+            for future in futures:
+                future.cancel()
+            self._unregister(plugin.name)
+
+    def _check_workers(self) -> None:
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
+            raise DistributedError(
+                "no Dask worker joined the scheduler at %s within %.0f s; start one per CPU "
+                "(README, Distributed campaigns)" % (self.client.scheduler.address,
+                                                     WORKER_WAIT_SECONDS)) from None
+        other = {address: version for address, version in
+                 self.client.run(worker_version).items() if version != __version__}
+        if other:
+            raise DistributedError(
+                "worker(s) of the scheduler at %s run another ngcc than this client's %s "
+                "(%s): install ngcc %s on them, so that jobs and results mean the same on "
+                "both sides" % (self.client.scheduler.address, __version__, ", ".join(
+                    "%s: %s" % item for item in sorted(other.items())), __version__))
+        workers = self.client.scheduler_info()["workers"].values()
+        if not any(w.get("resources", {}).get(RESOURCE) for w in workers):
+            raise DistributedError(
+                "no worker of the scheduler at %s offers the %r resource, so no job would "
+                "ever run: start each worker with --nthreads 1 --resources %s=1 and %s=<its "
+                "CPU> (README, Distributed campaigns)" % (self.client.scheduler.address,
+                                                          RESOURCE, RESOURCE, CPU_ENV))
+
+    def _register(self, plugin: LibraryPlugin) -> None:
+        register = getattr(self.client, "register_plugin", None)
+        if register is not None:
+            register(plugin, name=plugin.name)
+        else:  # distributed before 2023.9 (newer ones dropped this name)
+            self.client.register_worker_plugin(  # type: ignore[attr-defined]
+                plugin, name=plugin.name)
+
+    def _unregister(self, name: str) -> None:
+        with contextlib.suppress(Exception):  # a lost scheduler has forgotten it anyway
+            self.client.unregister_worker_plugin(name)
+
+    def _lost(self, key: str) -> tuple[Lost, ...]:
+        """The attempts at job ``key`` that died with their worker (the scheduler's
+        ``remove-worker`` events)."""
+        lost = []
+        for _, event in self.client.get_events("all"):
+            if not isinstance(event, dict) or event.get("action") != "remove-worker":
+                continue
+            if key in event.get("processing-tasks", ()):
+                lost.append(Lost(str(event.get("worker")), "the worker was lost while it "
+                                 "measured the job"))
+            elif key in event.get("lost-computed-tasks", ()):
+                lost.append(Lost(str(event.get("worker")), "the worker was lost before the "
+                                 "job's result reached the client"))
+        return tuple(lost)
+
+
+def _payload(orders: Sequence[JobOrder]) -> dict[str, tuple[str, bytes]]:
+    """sha256 → (file name, bytes) of the orders' libraries, read once each (the sha256
+    is the plan's: a file changed since is refused by the workers)."""
+    payload: dict[str, tuple[str, bytes]] = {}
+    for order in orders:
+        if order.library_sha256 not in payload:
+            path = order.instance.library
+            payload[order.library_sha256] = (path.name, path.read_bytes())
+    return payload
+
+
+def local_cpus(workers: int) -> list[int]:
+    """The CPUs of ``workers`` local workers: the last ones this process may use.
+
+    Raises:
+        DistributedError: fewer CPUs are allowed, or one of them is held by another
+            campaign (the message names it).
+    """
+    allowed = _locks.allowed_cpus()
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise DistributedError("--workers must be a positive number of CPUs, got %r"
+                               % (workers,))
+    if workers > len(allowed):
+        raise DistributedError(
+            "--workers %d: this process may use only %d CPU(s) (%s), and each worker needs "
+            "one of its own; use --workers %d or fewer" % (
+                workers, len(allowed), ", ".join(map(str, allowed)), len(allowed)))
+    cpus = allowed[-workers:]
+    for cpu in cpus:
+        holder = _locks.cpu_holder(cpu)
+        if holder is not None:
+            raise DistributedError("--workers %d needs CPU %d, which another ngcc campaign "
+                                   "holds (%s); wait until it has finished, or use fewer "
+                                   "workers" % (workers, cpu, holder.describe()))
+    return cpus
+
+
+@contextlib.contextmanager
+def local_executor(workers: int) -> Iterator[DaskExecutor]:
+    """A local Dask cluster of ``workers`` worker processes, one per CPU
+    (:func:`local_cpus`), each told its CPU in ``$NGCC_CPU``; closed afterwards."""
+    cpus = local_cpus(workers)
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
+                                               "dashboard": False}}
+    specs = {"cpu%d" % cpu: {"cls": Nanny, "options": {
+        "host": "127.0.0.1", "nthreads": 1, "resources": {RESOURCE: 1},
+        "env": {CPU_ENV: str(cpu)}, "silence_logs": logging.ERROR}} for cpu in cpus}
+    cluster = SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR)
+    try:
+        with Client(cluster) as client:
+            client.wait_for_workers(len(cpus))
+            yield DaskExecutor(client, "dask LocalCluster: %d worker%s, CPU%s %s" % (
+                len(cpus), "s" if len(cpus) > 1 else "", "s" if len(cpus) > 1 else "",
+                ", ".join(map(str, cpus))))
+    finally:
+        cluster.close()
+
+
+@contextlib.contextmanager
+def remote_executor(address: str, timeout: float = 10.0) -> Iterator[DaskExecutor]:
+    """The Dask scheduler at ``address`` (``tcp://HOST:PORT``) and its workers.
+
+    Raises:
+        DistributedError: the scheduler cannot be reached.
+    """
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, asyncio.TimeoutError, ValueError) as exc:
+        raise DistributedError(
+            "cannot reach the Dask scheduler at %s (%s): start it with `dask scheduler "
+            "--port PORT` and give its address as --scheduler tcp://HOST:PORT"
+            % (address, exc)) from None
+    with client:
+        yield DaskExecutor(client, "dask %s" % address)

@@ -1,0 +1,607 @@
+"""Campaigns by whole jobs: the executor seam (``_jobs``) and Dask (``_distributed``).
+
+The seam is tested in process with the fakes (``SerialExecutor``); the Dask tests start a
+local cluster of two worker processes (``--workers 2``) and need ``ngcc[distributed]``
+(CI installs it: ``.ci/run``); without Dask only they are skipped, and say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from _fakes import FakeKat, FakeRunner, KillingRunner, fixed_host
+
+import ngcc
+from ngcc import _cli, _jobs, _locks, _plan
+from ngcc._errors import DistributedError, LibraryMismatchError
+
+HAVE_DASK = importlib.util.find_spec("distributed") is not None
+needs_dask = pytest.mark.skipif(
+    not HAVE_DASK, reason='Dask distributed is not installed here (pip install '
+    '"ngcc[distributed]"; CI installs it), so no local cluster can be started')
+
+TESTS = Path(__file__).resolve().parent
+INSTANCES = ["pseudoXOF-512", "SM3"]
+LENGTHS = [64, 1024]
+#: The CPUs of a local cluster of two workers.
+CPUS = sorted(os.sched_getaffinity(0))[-2:]
+
+
+def _campaign(run_dir: Path, **settings) -> ngcc.Campaign:
+    settings.setdefault("kat_checker", FakeKat())
+    settings.setdefault("runner", FakeRunner())
+    return ngcc.Campaign(INSTANCES, lengths=LENGTHS, quick=True, run_dir=run_dir,
+                         progress=False, **settings)
+
+
+def _valid(run_dir: Path) -> list[str]:
+    ngcc.load_run(run_dir).report(plots=False)
+    return [str(d) for d in ngcc.validate(run_dir).differences]
+
+
+def _jobs_of(run_dir: Path) -> dict[tuple[str, int], dict]:
+    state = json.loads((run_dir / "campaign.json").read_text())
+    return {(job["label"], job["message_bytes"]): job for job in state["jobs"]}
+
+
+def _without_times(record: dict) -> dict:
+    """A record's JSON without what differs between two measurements of one job in one
+    process: times, ids and the host's changing facts."""
+    record = json.loads(json.dumps(record))
+    record["run_id"] = None
+    record["provenance"]["created"] = None
+    record["environment"]["load_average_start"] = None
+    for trial in record["trials"] + record["rejected_trials"]:
+        trial["started"] = None
+        trial["position"] = None  # the loop counts over the start, an executor per job
+    return record
+
+
+# ------------------------------------------------------------ the seam, in process
+
+def test_serial_executor_writes_the_records_of_the_trial_loop(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    loop = _campaign(tmp_path / "loop", order="sequential").run()
+    plans = []
+    jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
+                     on_plan=plans.append).run()
+    assert [str(plan) for plan in plans] == [
+        "plan: 4 job(s) to measure (2 libraries × 2 length(s)), 3 trial(s) each, whole jobs "
+        "on serial (each calibrated and timed where it is measured)"]
+    assert [j.status for j in jobs.jobs] == ["done"] * 4
+    assert ([_without_times(r.to_json()) for r in jobs.records]
+            == [_without_times(r.to_json()) for r in loop.records])
+    state = json.loads((tmp_path / "jobs" / "campaign.json").read_text())
+    assert state["starts"][0]["settings"]["executor"] == "serial"
+    assert state["starts"][0]["settings"]["order"] == "sequential"
+    assert "executor" not in json.loads((tmp_path / "loop" / "campaign.json").read_text()
+                                        )["starts"][0]["settings"]
+    assert _valid(tmp_path / "jobs") == []
+
+
+@pytest.mark.parametrize("settings", [
+    {"calls_rule": "warm"},
+    {"strict": True, "runner": lambda: FakeRunner(preempt={("SM3", 64, 1): 1})},
+    {"target_ci": 2.0, "max_trials": 6, "statistic": "median",
+     "runner": lambda: FakeRunner(spikes=50.0)},
+], ids=["warm-plan", "strict", "target-ci-median"])
+def test_an_executor_follows_the_plan_settings_as_the_loop_does(tmp_path, monkeypatch,
+                                                                 settings):
+    fixed_host(monkeypatch)
+    runner = settings.pop("runner", FakeRunner)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loop = _campaign(tmp_path / "loop", order="sequential", runner=runner(),
+                         **settings).run()
+        jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
+                         runner=runner(), **settings).run()
+    assert ([_without_times(r.to_json()) for r in jobs.records]
+            == [_without_times(r.to_json()) for r in loop.records])
+    if "strict" in settings:
+        [rejected] = jobs.record("SM3", 64).rejected_trials
+        assert (rejected.trial, rejected.position, rejected.code) == (1, 1, "preempted")
+        assert [t.position for t in jobs.record("SM3", 64).trials] == [0, 2, 3]
+    if "calls_rule" in settings:
+        assert all(r.plan.warm_call_seconds for r in jobs.records)
+    assert _valid(tmp_path / "jobs") == []
+
+
+def test_interleaving_is_for_the_trial_loop_of_one_process(tmp_path):
+    with pytest.raises(ValueError, match="every job is measured whole"):
+        _campaign(tmp_path / "run", order="interleaved", executor=_jobs.SerialExecutor())
+
+
+class _Tampering(_jobs.SerialExecutor):
+    """Changes the result of SM3 at 1024 B on its way back, as a broken worker might."""
+
+    def __init__(self, change):
+        super().__init__()
+        self.change = change
+
+    def measure(self, orders, runner):
+        for result in super().measure(orders, runner):
+            yield self.change(result) if " SM3 1024 B " in result.key else result
+
+
+@pytest.mark.parametrize(("change", "defect"), [
+    (lambda r: replace(r, trials=tuple(replace(t, measured=replace(t.measured,
+                                                                   cpu=t.measured.cpu + 1))
+                                       for t in r.trials)), "ran on CPU"),
+    (lambda r: replace(r, calls_per_trial=(r.calls_per_trial or 0) + 1), "plan rule"),
+    (lambda r: replace(r, library_sha256="0" * 64), "loaded a library of sha256"),
+    (lambda r: replace(r, trials=r.trials[:1]), "it has 1 trials, not 3 to 3"),
+    (lambda r: replace(r, environment=replace(r.environment, host=None)), "host"),
+], ids=["cpu", "plan", "library", "trials", "host"])
+def test_a_result_that_breaks_the_plan_is_refused(tmp_path, monkeypatch, change, defect):
+    fixed_host(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = _campaign(tmp_path / "run", executor=_Tampering(change)).run()
+    assert [(r.label, r.message_bytes) for r in run.records] == [
+        ("pseudoXOF-512", 64), ("pseudoXOF-512", 1024), ("SM3", 64)]
+    [job] = run.failed_jobs
+    assert (job.label, job.message_bytes, job.status) == ("SM3", 1024, "error")
+    assert job.error.startswith("the result from serial was refused: ") and defect in job.error
+    assert sum("was refused" in str(w.message) for w in caught) == 1
+    assert not (tmp_path / "run" / job.record).exists()
+
+
+def test_a_failed_child_fails_its_job_only(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    from ngcc._measure import ChildError
+
+    runner = FakeRunner(fail={("SM3", 64, 1): ChildError("crash", "SM3 at 64 B crashed")})
+    run = _campaign(tmp_path / "run", runner=runner, executor=_jobs.SerialExecutor()).run()
+    statuses = {(j.label, j.message_bytes): (j.status, j.error) for j in run.jobs}
+    assert statuses.pop(("SM3", 64)) == ("crash", "SM3 at 64 B crashed")
+    assert {status for status, _ in statuses.values()} == {"done"}
+    assert _jobs_of(tmp_path / "run")[("SM3", 64)]["t1_seconds"] > 0  # its calibration kept
+
+
+def test_options_are_checked_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="at most one"):
+        _campaign(tmp_path / "a", workers=2, scheduler="tcp://127.0.0.1:8786")
+    with pytest.raises(ValueError, match="positive"):
+        _campaign(tmp_path / "b", workers=0)
+    with pytest.raises(ValueError, match="tcp://HOST:8786"):
+        _campaign(tmp_path / "c", scheduler="127.0.0.1:8786")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", [["--workers", "2"], ["--scheduler", "tcp://127.0.0.1:1"]])
+def test_without_dask_the_options_say_how_to_install_it(tmp_path, monkeypatch, capsys,
+                                                        option):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed: ImportError
+    with pytest.raises(DistributedError, match=r'pip install "ngcc\[distributed\]"'):
+        _campaign(tmp_path / "api", **{option[0][2:]: int(option[1]) if option[1].isdigit()
+                                       else option[1]})
+    code = _cli.main(["campaign", "SM3", "--quick", "--run-dir", str(tmp_path / "cli"),
+                      *option])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert option[0] in err and 'pip install "ngcc[distributed]"' in err
+    assert not (tmp_path / "cli").exists()
+
+
+# ------------------------------------------------------------ the worker's side
+
+def _order(library: Path, sha: str) -> _jobs.JobOrder:
+    return _jobs.JobOrder(key="k", label="SM3", instance=replace(ngcc.instance("SM3"),
+                                                                 library=library),
+                          library_sha256=sha, message_bytes=64, trials=3, max_trials=3,
+                          target_ci=None, trial_target=0.02, op_budget=5.0,
+                          trial_timeout=None, run_dir="/nowhere")
+
+
+@needs_dask
+def test_a_worker_refuses_library_bytes_that_differ(tmp_path):
+    from ngcc import _distributed
+
+    library = ngcc.instance("SM3").library
+    data = library.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    good = _distributed.LibraryPlugin("good", {sha: (library.name, data)})
+    good.setup()
+    try:
+        copy = _distributed.worker_library(_order(library, sha))
+        assert copy.read_bytes() == data and copy != library
+        copy.chmod(0o700)
+        copy.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # damaged after it arrived
+        with pytest.raises(LibraryMismatchError, match="refused library %s of SM3: its "
+                           "copy .* has sha256 [0-9a-f]{64}, not the plan's %s"
+                           % (library.name, sha)):
+            _distributed.worker_library(_order(library, sha))
+    finally:
+        good.teardown()
+    bad = _distributed.LibraryPlugin("bad", {sha: (library.name, data + b"\0")})
+    bad.setup()
+    try:
+        with pytest.raises(LibraryMismatchError, match=r"the bytes sent for .* have sha256"):
+            _distributed.worker_library(_order(library, sha))
+    finally:
+        bad.teardown()
+
+
+@needs_dask
+def test_a_worker_must_be_told_its_cpu(monkeypatch):
+    from ngcc import _distributed
+
+    monkeypatch.setenv("NGCC_CPU", str(max(os.sched_getaffinity(0))))
+    assert _distributed.worker_cpu() == max(os.sched_getaffinity(0))
+    monkeypatch.setenv("NGCC_CPU", "999")
+    with pytest.raises(DistributedError, match="NGCC_CPU='999' is not a CPU it may use"):
+        _distributed.worker_cpu()
+    monkeypatch.delenv("NGCC_CPU")
+    if len(os.sched_getaffinity(0)) > 1:
+        with pytest.raises(DistributedError, match=r"was not told its CPU.*NGCC_CPU=3 dask "
+                           "worker tcp://SCHEDULER:8786 --nworkers 1 --nthreads 1 "
+                           "--resources cpu=1"):
+            _distributed.worker_cpu()
+
+
+@needs_dask
+def test_workers_beyond_the_cpus_are_refused():
+    from ngcc import _distributed
+
+    allowed = len(os.sched_getaffinity(0))
+    with pytest.raises(DistributedError, match="may use only %d CPU" % allowed):
+        _distributed.local_cpus(allowed + 1)
+    assert _distributed.local_cpus(allowed) == sorted(os.sched_getaffinity(0))
+
+
+# ------------------------------------------------------------ a local cluster
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_two_workers_write_the_records_of_a_serial_run(tmp_path):
+    """Real pinned trials and the real KAT gate, serial and on two workers."""
+    serial = ngcc.Campaign(INSTANCES, lengths=LENGTHS, quick=True,
+                           run_dir=tmp_path / "serial", progress=False).run()
+    started = time.monotonic()
+    spread = ngcc.Campaign(INSTANCES, lengths=LENGTHS, quick=True,
+                           run_dir=tmp_path / "dask", progress=False, workers=2).run()
+    print("two workers: %.1f s" % (time.monotonic() - started))
+    assert [j.status for j in spread.jobs] == ["done"] * 4
+    assert len(spread.records) == len(serial.records) == 4
+    assert ([_gate_facts(e) for e in spread.build_entries]
+            == [_gate_facts(e) for e in serial.build_entries])  # the same KAT gate
+    cpus = CPUS
+    for a, b in zip(serial.records, spread.records, strict=True):
+        assert (a.label, a.message_bytes) == (b.label, b.message_bytes)
+        assert _keys(a.to_json()) == _keys(b.to_json())  # the same schema, field for field
+        assert _keys(a.to_json()["trials"][0]) == _keys(b.to_json()["trials"][0])
+        assert (_gate_facts(a), a.implementation) == (_gate_facts(b), b.implementation)
+        assert b.plan.calls_per_trial == _plan.calls_per_trial(
+            b.plan.t1_seconds, b.plan.trial_target_seconds, b.plan.op_budget_seconds,
+            b.plan.trials_planned)
+        same = {"t1_seconds": 0, "calls_per_trial": 1, "cpu": 0, "estimated_seconds": 0,
+                "order": None}  # the serial loop interleaves, each worker runs a job whole
+        assert replace(a.plan, **same) == replace(b.plan, **same)
+        assert (a.plan.order, b.plan.order) == ("interleaved", "sequential")
+        assert len(b.trials) == len(a.trials) == 3
+        env = b.environment
+        assert env.host == platform.node() and env.cpu in cpus and b.plan.cpu == env.cpu
+        assert {t.cpu for t in b.trials} == {env.cpu}
+        assert 0.2 < b.statistics.median_cycles / a.statistics.median_cycles < 5  # same code
+    assert {r.environment.cpu for r in spread.records} == set(cpus)  # both workers measured
+    state = json.loads((tmp_path / "dask" / "campaign.json").read_text())
+    assert state["starts"][0]["settings"]["executor"] == (
+        "dask LocalCluster: 2 workers, CPUs %d, %d" % tuple(cpus))
+    assert _valid(tmp_path / "dask") == []
+    assert ("each a fresh process pinned to the CPU of the worker that measured the job "
+            "(%s CPU %d, %s CPU %d)" % (platform.node(), cpus[0], platform.node(), cpus[1])
+            in (tmp_path / "dask" / "report" / "baseline.md").read_text())
+
+
+def _gate_facts(entry) -> dict:
+    """What the KAT gate decided (its log differs by its times)."""
+    kat = entry.kat.to_json()
+    kat.pop("log_sha256")
+    return kat
+
+
+def _keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _keys(item) for key, item in value.items()}
+    return "list" if isinstance(value, list) else None
+
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_worker_killed_mid_job_costs_only_that_attempt(tmp_path):
+    runner = KillingRunner(("SM3", 1024), 1, tmp_path / "killed")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = _campaign(tmp_path / "run", runner=runner, workers=2).run()
+    assert (tmp_path / "killed").exists()  # the worker did die in trial 1
+    assert [j.status for j in run.jobs] == ["done"] * 4
+    record = run.record("SM3", 1024)
+    assert [t.index for t in record.trials] == [0, 1, 2]  # the lost trial 0 is not in it
+    notes = {note["record"]: note for note in json.loads(
+        (tmp_path / "run" / "campaign.json").read_text())["starts"][0]["resubmitted"]}
+    note = notes.pop(record.relpath)
+    assert note["worker"].startswith("tcp://127.0.0.1:")
+    assert note["reason"] == "the worker was lost while it measured the job"
+    # A job the same worker had just finished is lost too if the client had not yet
+    # fetched its result (the fake runner is that fast); Dask measures it again.
+    assert all(other["worker"] == note["worker"] and other["reason"] == "the worker was lost "
+               "before the job's result reached the client" for other in notes.values())
+    said = [str(w.message) for w in caught if "measured again from the start" in str(w.message)]
+    assert len(said) == 1 + len(notes)
+    assert ("SM3 at 1024 B: %s %s; its partial trials were discarded and the job was measured "
+            "again from the start" % (note["worker"], note["reason"])) in said
+    assert _valid(tmp_path / "run") == []
+
+
+CLIENT = """
+import sys
+sys.path.insert(0, {tests!r})
+from _fakes import FakeKat, SlowRunner
+import ngcc
+
+if __name__ == "__main__":
+    ngcc.Campaign({instances!r}, lengths={lengths!r}, quick=True, run_dir=sys.argv[1],
+                  runner=SlowRunner(0.25), kat_checker=FakeKat(), workers=2,
+                  progress=False).run()
+"""
+
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_client_killed_mid_run_resumes_without_measuring_a_job_twice(tmp_path):
+    run_dir, lengths = tmp_path / "run", [64, 1024, 4096]
+    script = tmp_path / "client.py"
+    script.write_text(textwrap.dedent(CLIENT.format(tests=str(TESTS), instances=INSTANCES,
+                                                    lengths=lengths)))
+    client = subprocess.Popen([sys.executable, str(script), str(run_dir)],
+                              start_new_session=True, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and client.poll() is None:
+            with_status = [job["status"] for job in _jobs_of(run_dir).values()] \
+                if (run_dir / "campaign.json").exists() else []
+            if "done" in with_status and "pending" in with_status:
+                break
+            time.sleep(0.05)
+        assert client.poll() is None, "the client ended before it could be killed"
+        os.kill(client.pid, signal.SIGKILL)
+        client.wait()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(client.pid, signal.SIGKILL)  # its workers (they also end by themselves)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_locks.cpu_holder(cpu) for cpu in CPUS):
+        time.sleep(0.05)  # until the dead workers' CPU locks are released
+    before = {key: (run_dir / job["record"]).read_bytes()
+              for key, job in _jobs_of(run_dir).items() if job["status"] == "done"}
+    assert 0 < len(before) < 6
+    ngcc.Campaign(INSTANCES, lengths=lengths, quick=True, run_dir=run_dir, progress=False,
+                  runner=FakeRunner(), kat_checker=FakeKat(), workers=2).run()
+    jobs = _jobs_of(run_dir)
+    assert [job["status"] for job in jobs.values()] == ["done"] * 6
+    assert {key: (run_dir / jobs[key]["record"]).read_bytes() for key in before} == before
+    assert sorted(p.name for p in (run_dir / "records").rglob("*.json")) == sorted(
+        Path(job["record"]).name for job in jobs.values())
+    assert len(json.loads((run_dir / "campaign.json").read_text())["starts"]) == 2
+    assert _valid(run_dir) == []
+
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_library_changed_since_the_plan_is_refused_by_the_workers(tmp_path):
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    library = folder / "Ext.so"
+    shutil.copyfile(ngcc.instance("SM3").library, library)
+    (folder / "Ext.so.json").write_text(json.dumps(
+        {"name": "Ext", "family": "Fake", "digest_bits": 256}))
+    campaign = ngcc.Campaign([library], lengths=[64], quick=True, run_dir=tmp_path / "run",
+                             progress=False, runner=FakeRunner(), kat_checker=FakeKat(),
+                             workers=2)
+    planned = campaign.plan.libraries[0].library_sha256
+    shutil.copyfile(ngcc.instance("pseudoXOF-512").library, library)  # other bytes now
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = campaign.run()
+    [job] = run.jobs
+    assert run.records == [] and job.status == "error"
+    assert "refused library Ext.so of Ext: the bytes sent for Ext.so have sha256 %s, not " \
+           "the plan's %s" % (hashlib.sha256(library.read_bytes()).hexdigest(), planned) \
+           in job.error
+    assert "worker tcp://127.0.0.1:" in job.error
+
+
+# ------------------------------------------------------------ records of several hosts
+
+class _TwoHosts(_jobs.SerialExecutor):
+    """Says pseudoXOF-512 was measured on host ``node-b`` and the rest on ``node-a``, as
+    the workers of two machines would."""
+
+    def measure(self, orders, runner):
+        for result in super().measure(orders, runner):
+            host = "node-b" if " pseudoXOF-512 " in result.key else "node-a"
+            yield replace(result, environment=replace(result.environment, host=host))
+
+
+BY_HOST = ["WChain-V1-512", "pseudoXOF-512"]
+
+
+def _two_host_run(run_dir: Path, executor=None) -> ngcc.Run:
+    return ngcc.Campaign(BY_HOST, lengths=LENGTHS, quick=True, run_dir=run_dir,
+                         progress=False, runner=FakeRunner(), kat_checker=FakeKat(),
+                         executor=executor or _TwoHosts()).run()
+
+
+def test_reports_group_figures_by_host_and_take_no_ratio_across_hosts(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())
+    two = _two_host_run(tmp_path / "two")
+    assert {r.label: r.environment.host for r in two.records} == {
+        "WChain-V1-512": "node-a", "pseudoXOF-512": "node-b"}
+    assert _valid(tmp_path / "one") == [] and _valid(tmp_path / "two") == []
+    page_one = (tmp_path / "one" / "report" / "hash-34.md").read_text()
+    page_two = (tmp_path / "two" / "report" / "hash-34.md").read_text()
+    assert "Measured on host" not in page_one and "hosts" not in page_one
+    assert "The records were measured on 2 hosts" in page_two
+    assert "| `node-a` | Fake CPU (CPU " in page_two and "| `node-b` |" in page_two
+    assert "Measured on host `node-a`:" in page_two
+    assert "no ratio is taken across hosts" in page_two
+    from ngcc import _analysis
+    wchain = [r for r in two.records if r.label == "WChain-V1-512"]
+    assert [_analysis.baseline_ratio(two.records, r) for r in wchain] == [None, None]
+    assert None not in [_analysis.baseline_ratio(one.records, r) for r in one.records
+                        if r.label == "WChain-V1-512"]
+    summary = (tmp_path / "two" / "report" / "summary.md").read_text()
+    assert summary.index("Measured on host `node-a`:") < summary.index(
+        "| hash-34 | `WChain-V1-512`") < summary.index("Measured on host `node-b`:") \
+        < summary.index("| baseline | `pseudoXOF-512`")
+
+
+def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypatch, capsys):
+    fixed_host(monkeypatch)
+    from ngcc import _compare_runs
+    from ngcc._errors import UnknownHostError
+
+    one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())  # host fake-host
+    two = _two_host_run(tmp_path / "two")
+    both = _compare_runs.compare_runs(one, two)
+    assert [s.pair.label_a for s in both.summaries] == ["WChain-V1-512", "pseudoXOF-512"]
+    assert [row.host_differences for row in both.rows] == [
+        ("host: fake-host vs node-a",)] * 2 + [("host: fake-host vs node-b",)] * 2
+    mixed = _campaign_mixed(tmp_path / "mixed")
+    result = _compare_runs.compare_runs(one, mixed)
+    assert [s.pair.label_a for s in result.summaries] == ["pseudoXOF-512"]
+    assert any("WChain-V1-512: no geometric mean over the lengths: B's records were "
+               "measured on hosts node-a, node-b" in note for note in result.notes)
+    picked = _compare_runs.compare_runs(one, mixed, hosts=["fake-host", "node-a"])
+    assert [(r.pair.label_a, r.message_bytes) for r in picked.rows] == [
+        ("WChain-V1-512", 64), ("pseudoXOF-512", 64), ("pseudoXOF-512", 1024)]
+    assert any("not compared at 1024 B (measured on host node-b in B)" in note
+               for note in picked.notes)
+    with pytest.raises(UnknownHostError, match=r"no record of run B .* was measured on host "
+                       "'lab-9'; its hosts: node-a, node-b"):
+        _compare_runs.compare_runs(one, two, hosts=["fake-host", "lab-9"])
+    assert _cli.main(["compare", str(tmp_path / "two"), "--instance", "pseudoXOF-512",
+                      "--host", "node-b", "--host", "node-b"]) == 0
+    assert "pseudoXOF-512" in capsys.readouterr().out
+
+
+class _MixedHosts(_jobs.SerialExecutor):
+    """WChain-V1-512 at 1024 B on ``node-b``, everything else on ``node-a``."""
+
+    def measure(self, orders, runner):
+        for result in super().measure(orders, runner):
+            host = "node-b" if " WChain-V1-512 1024 B " in result.key else "node-a"
+            yield replace(result, environment=replace(result.environment, host=host))
+
+
+def _campaign_mixed(run_dir: Path) -> ngcc.Run:
+    return _two_host_run(run_dir, _MixedHosts())
+
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_scheduler_and_workers_started_as_the_readme_says(tmp_path):
+    """``dask scheduler``, then one ``NGCC_CPU=<cpu> dask worker ... --resources cpu=1``
+    per CPU (README, Distributed campaigns), then ``ngcc campaign --scheduler``."""
+    import socket
+
+    with socket.socket() as probe:  # a free port on the loopback
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = "tcp://127.0.0.1:%d" % port
+    dask = [sys.executable, "-m", "dask"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}  # _fakes
+    started = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port",
+                                 str(port), "--no-dashboard"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)]
+    try:
+        for cpu in CPUS:
+            started.append(subprocess.Popen(
+                [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                 "--resources", "cpu=1", "--name", "cpu%d" % cpu, "--no-dashboard"],
+                env={**env, "NGCC_CPU": str(cpu)}, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True))
+        run = _campaign(tmp_path / "run", scheduler=address).run()
+    finally:
+        for process in reversed(started):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+    assert [j.status for j in run.jobs] == ["done"] * 4
+    assert {r.environment.cpu for r in run.records} <= set(CPUS)
+    assert json.loads((tmp_path / "run" / "campaign.json").read_text())["starts"][0][
+        "settings"]["executor"] == "dask " + address
+    assert _valid(tmp_path / "run") == []
+
+
+def test_with_an_executor_the_client_holds_a_cpu_only_for_its_leak_tests(tmp_path,
+                                                                       monkeypatch):
+    fixed_host(monkeypatch)
+    held = []
+
+    def tester(inst, length, *, calls, seconds, cpu, label):
+        held.append((label, cpu, _locks.cpu_holder(cpu)))
+        raise ngcc.NgccError("no leak test here")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = _campaign(tmp_path / "run", executor=_jobs.SerialExecutor(), leak=64,
+                        leak_tester=tester).run()
+    assert [(label, holder.pid) for label, _, holder in held] == [
+        ("pseudoXOF-512", os.getpid()), ("SM3", os.getpid())]
+    assert {cpu for _, cpu, _ in held} == {run.plan.cpu}
+    assert sum("the leak test at 64 B failed" in str(w.message) for w in caught) == 2
+    assert [j.status for j in run.jobs] == ["done"] * 4  # its CPU lock was free again
+
+
+@needs_dask
+def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from ngcc import _distributed
+
+    library = ngcc.instance("SM3").library
+    order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        executor = _distributed.DaskExecutor(client, "dask test")
+        with pytest.raises(DistributedError, match="offers the 'cpu' resource, so no job "
+                           "would ever run: start each worker with --nthreads 1 "
+                           "--resources cpu=1 and NGCC_CPU=<its CPU>"):
+            list(executor.measure([order], FakeRunner()))
+
+
+@needs_dask
+def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
+    from distributed import Client, LocalCluster
+
+    from ngcc import _distributed
+
+    library = ngcc.instance("SM3").library
+    order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
+    monkeypatch.setattr(_distributed, "__version__", "9.9.9")  # the client's, not theirs
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None,
+                      resources={"cpu": 1}) as cluster, Client(cluster) as client:
+        executor = _distributed.DaskExecutor(client, "dask test")
+        with pytest.raises(DistributedError, match=r"run another ngcc than this client's "
+                           r"9\.9\.9 \(\S+: %s\): install ngcc 9\.9\.9 on them"
+                           % ngcc.__version__.replace(".", r"\.")):
+            list(executor.measure([order], FakeRunner()))
