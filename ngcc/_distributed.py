@@ -37,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, as_completed
+from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, wait
 from distributed import get_worker as _get_worker
 
 from ngcc import _locks
@@ -225,20 +225,48 @@ class DaskExecutor:
         futures = {self.client.submit(run_job, order, runner, key=order.key, pure=False,
                                       resources={RESOURCE: 1}): order for order in orders}
         try:
-            for future in as_completed(list(futures)):
-                order = futures.pop(future)
-                try:
-                    result = future.result()
-                except Exception as exc:  # KilledWorker, a lost scheduler, a bug on a worker
-                    result = JobResult(key=order.key, worker="dask", environment=None,
-                                       status="error", error="the job failed on the Dask "
-                                       "cluster: %s: %s" % (type(exc).__name__, exc))
-                future.release()
-                yield replace(result, lost=self._lost(order.key))
+            while futures:
+                for future in self._next_done(list(futures)):
+                    order = futures.pop(future)
+                    yield replace(self._result(order, future), lost=self._lost(order.key))
         finally:
             for future in futures:
                 future.cancel()
             self._unregister(plugin.name)
+
+    def _next_done(self, futures: list[Any]) -> list[Any]:
+        """The futures done now, waiting for at least one; a cluster left without any
+        worker that could take a job (for :data:`WORKER_WAIT_SECONDS` in a row) is an
+        error, not a wait without end."""
+        while True:
+            try:
+                return list(wait(futures, timeout=WORKER_WAIT_SECONDS,
+                                 return_when="FIRST_COMPLETED").done)
+            except (TimeoutError, asyncio.TimeoutError):
+                if not self._cpu_workers():
+                    raise DistributedError(
+                        "no worker of the scheduler at %s that offers the %r resource is left "
+                        "(none for %.0f s), so %d job(s) cannot be measured; start workers "
+                        "(README, Distributed campaigns) and run the same command again to "
+                        "resume" % (self.client.scheduler.address, RESOURCE,
+                                    WORKER_WAIT_SECONDS, len(futures))) from None
+
+    @staticmethod
+    def _result(order: JobOrder, future: Any) -> JobResult:
+        try:
+            result: JobResult = future.result()
+        except Exception as exc:  # KilledWorker, a lost scheduler, a bug on a worker
+            result = JobResult(key=order.key, worker="dask", environment=None,
+                               status="error", error="the job failed on the Dask cluster: "
+                               "%s: %s" % (type(exc).__name__, exc))
+        future.release()
+        return result
+
+    def _cpu_workers(self) -> list[str]:
+        """The workers that offer the ``cpu`` resource now."""
+        workers = self.client.scheduler_info()["workers"]
+        return [address for address, facts in workers.items()
+                if facts.get("resources", {}).get(RESOURCE)]
 
     def _check_workers(self) -> None:
         try:
@@ -256,8 +284,7 @@ class DaskExecutor:
                 "(%s): install ngcc %s on them, so that jobs and results mean the same on "
                 "both sides" % (self.client.scheduler.address, __version__, ", ".join(
                     "%s: %s" % item for item in sorted(other.items())), __version__))
-        workers = self.client.scheduler_info()["workers"].values()
-        if not any(w.get("resources", {}).get(RESOURCE) for w in workers):
+        if not self._cpu_workers():
             raise DistributedError(
                 "no worker of the scheduler at %s offers the %r resource, so no job would "
                 "ever run: start each worker with --nthreads 1 --resources %s=1 and %s=<its "

@@ -605,3 +605,22 @@ def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
                            r"9\.9\.9 \(\S+: %s\): install ngcc 9\.9\.9 on them"
                            % ngcc.__version__.replace(".", r"\.")):
             list(executor.measure([order], FakeRunner()))
+
+
+@needs_dask
+def test_a_cluster_left_without_workers_is_an_error_not_a_wait(monkeypatch):
+    from distributed import Client, LocalCluster
+
+    from ngcc import _distributed
+
+    library = ngcc.instance("SM3").library
+    order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
+    monkeypatch.setattr(_distributed, "WORKER_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(_distributed.DaskExecutor, "_check_workers", lambda self: None)
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:  # its one worker offers no cpu: the job never runs
+        executor = _distributed.DaskExecutor(client, "dask test")
+        with pytest.raises(DistributedError, match=r"offers the 'cpu' resource is left "
+                           r"\(none for 0 s\), so 1 job\(s\) cannot be measured; .* run the "
+                           "same command again to resume"):
+            list(executor.measure([order], FakeRunner()))
