@@ -615,7 +615,7 @@ def _add_compare(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--host", action="append", default=[], metavar="NAME",
                         help="only records measured on this host (a run measured by Dask "
                              "workers on several machines); given twice: A's host, then "
-                             "B's, e.g. one run's library on two hosts")
+                             "B's (with one run: the hosts of --instance A=B)")
     parser.add_argument("--statistic", choices=_compare.STATISTICS, default="median",
                         help="the per-trial figure compared: median (default; robust to "
                              "preemptions) or mean cycles per call")

@@ -363,8 +363,8 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         statistic: the per-trial figure compared, ``median`` or ``mean`` cycles per call.
         alpha: the significance level; the intervals' confidence is 1 − alpha.
         hosts: only the records measured on this host (one name: both sides; two: A's
-            host and B's), for runs whose workers measured on several machines; two
-            hosts of one run compare the same library measured on each.
+            host and B's), for runs whose workers measured on several machines (with
+            one run, the hosts of the two labels of each pair).
 
     Raises:
         UnknownLabelError: a label of ``pairs`` is not in its run.
