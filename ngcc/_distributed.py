@@ -50,6 +50,8 @@ from ngcc._version import __version__
 CPU_ENV = "NGCC_CPU"
 #: The Dask worker resource every job asks one of (``dask worker --resources cpu=1``).
 RESOURCE = "cpu"
+#: The start of the name of a worker's folder of library copies (in the temp folder).
+COPIES_PREFIX = "ngcc-libraries-"
 #: Seconds to wait for a worker when a scheduler has none yet.
 WORKER_WAIT_SECONDS = 60.0
 
@@ -98,8 +100,10 @@ class LibraryPlugin(WorkerPlugin):
         self.folder: Path | None = None
 
     def setup(self, worker: Any = None) -> None:
-        """Check each library's bytes against its sha256 and keep a private copy."""
-        self.folder = Path(tempfile.mkdtemp(prefix="ngcc-libraries-"))
+        """Check each library's bytes against its sha256 and keep a private copy (in a
+        folder named by this process, after removing those of dead worker processes)."""
+        _remove_stale_copies()
+        self.folder = Path(tempfile.mkdtemp(prefix="%s%d-" % (COPIES_PREFIX, os.getpid())))
         for sha, (file_name, data) in self.libraries.items():
             actual = _sha256(data)
             if actual != sha:
@@ -119,6 +123,25 @@ class LibraryPlugin(WorkerPlugin):
             _REFUSED.pop(sha, None)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _remove_stale_copies() -> None:
+    """Remove the library folders of worker processes that died without their teardown
+    (kill -9): ``ngcc-libraries-<pid>-*`` of a pid that no longer runs."""
+    for folder in Path(tempfile.gettempdir()).glob(COPIES_PREFIX + "*-*"):
+        pid = folder.name[len(COPIES_PREFIX):].partition("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def worker_library(order: JobOrder) -> Path:

@@ -238,6 +238,31 @@ def test_a_worker_refuses_library_bytes_that_differ(tmp_path):
 
 
 @needs_dask
+def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeypatch):
+    import tempfile
+
+    from ngcc import _distributed
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / ("ngcc-libraries-%s-x1" % dead)
+    living = tmp_path / ("ngcc-libraries-%d-x2" % os.getppid())
+    for folder in (stale, living):
+        folder.mkdir()
+        (folder / "lib.so").write_bytes(b"old")
+    plugin = _distributed.LibraryPlugin("p", {})
+    plugin.setup()
+    try:
+        assert not stale.exists() and living.exists()
+        assert plugin.folder is not None and plugin.folder.parent == tmp_path
+        assert plugin.folder.name.startswith("ngcc-libraries-%d-" % os.getpid())
+    finally:
+        plugin.teardown()
+    assert not plugin.folder.exists()
+
+
+@needs_dask
 def test_a_worker_must_be_told_its_cpu(monkeypatch):
     from ngcc import _distributed
 
