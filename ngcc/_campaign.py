@@ -763,8 +763,14 @@ class Campaign:
 
     @contextlib.contextmanager
     def _leak_cpu(self, needed: bool) -> Iterator[None]:
-        """With an executor the client holds no CPU lock but for the leak tests it runs."""
+        """With an executor the client holds no CPU lock but for the leak tests it runs
+        (none either on a CPU its local workers have, idle before the jobs go out)."""
         if self.executor is None or not needed:
+            yield
+            return
+        held = getattr(self.executor, "held", ())
+        if held and self._cpu_asked in (None, *held):
+            self.cpu = self._cpu_asked if self._cpu_asked is not None else held[-1]
             yield
             return
         with _locks.hold_cpu(self._cpu_asked, self.run_dir) as cpu:
@@ -1001,9 +1007,9 @@ class Campaign:
         return None if self.scheduler is None else "dask %s" % self.scheduler
 
     def _run_distributed(self) -> Run:
-        """Run with an executor: this process holds the run directory, each worker the
-        CPU it measures on (so the client holds no trial CPU, except while it runs the
-        leak tests); ``workers``/``scheduler`` make the executor and close it after."""
+        """Run with an executor: this process holds the run directory (and a local
+        cluster's CPUs, ``_distributed.local_executor``), a remote worker its CPU for each
+        job; ``workers``/``scheduler`` make the executor and close it after."""
         from ngcc import _distributed  # Dask is optional: imported only when asked for
 
         given = self.executor
@@ -1011,7 +1017,8 @@ class Campaign:
             with contextlib.ExitStack() as stack:
                 if self.executor is None:
                     self.executor = stack.enter_context(
-                        _distributed.local_executor(self.workers) if self.workers is not None
+                        _distributed.local_executor(self.workers, self.run_dir)
+                        if self.workers is not None
                         else _distributed.remote_executor(str(self.scheduler)))
                 stack.enter_context(_locks.hold_run_dir(self.run_dir))
                 return self._run_held(dry_run=False)

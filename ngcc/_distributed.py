@@ -10,7 +10,8 @@ the campaign, in the client, checks each result and writes its record. What ngcc
   ``$NGCC_CPU`` in its environment (else the one CPU its affinity allows, as under
   ``taskset -c N``), holding that CPU's lock (``_locks``) for the job. ``--workers N``
   starts a local cluster (``SpecCluster``, LocalCluster's base, so that each worker gets
-  its own ``NGCC_CPU``): one worker process per CPU, the last N this process may use.
+  its own ``NGCC_CPU``): one worker process per CPU, the last N this process may use,
+  whose locks the client holds for the whole run instead.
 * **Libraries travel by content.** A worker plugin carries each library's bytes with
   its sha256 to every worker, once, including workers that join or restart later; the
   worker checks the bytes, keeps them in a private folder, and checks the sha256 of the
@@ -48,6 +49,8 @@ from ngcc._version import __version__
 
 #: The environment variable that tells a worker its CPU.
 CPU_ENV = "NGCC_CPU"
+#: Set to ``1`` by a local cluster: its client holds the lock of the worker's CPU.
+HELD_ENV = "NGCC_CPU_HELD"
 #: The Dask worker resource every job asks one of (``dask worker --resources cpu=1``).
 RESOURCE = "cpu"
 #: The start of the name of a worker's folder of library copies (in the temp folder).
@@ -204,13 +207,15 @@ def worker_version() -> str:
 
 def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
     """The Dask task of one job: this worker's CPU and copy of the library, the CPU's
-    lock for the job, then :func:`ngcc._jobs.measure_job`. A refusal is the result's
+    lock for the job (unless a local cluster's client holds it), then
+    :func:`ngcc._jobs.measure_job`. A refusal is the result's
     error (status ``error``), never an exception."""
     where = _where()
     try:
         cpu = worker_cpu()
         library = worker_library(order)
-        with _locks.hold_cpu(cpu, order.run_dir):
+        held = os.environ.get(HELD_ENV) == "1"  # a local cluster's client holds the lock
+        with contextlib.nullcontext() if held else _locks.hold_cpu(cpu, order.run_dir):
             return measure_job(order, runner, cpu, where, library, order.library_sha256)
     except (DistributedError, CpuBusyError) as exc:
         return JobResult(key=order.key, worker=where, environment=None, status="error",
@@ -231,6 +236,8 @@ class DaskExecutor:
     def __init__(self, client: Client, description: str):
         self.client = client
         self.description = description
+        #: The CPUs whose locks this process holds for its local workers.
+        self.held: tuple[int, ...] = ()
 
     def describe(self) -> str:
         """``dask LocalCluster: 2 workers, CPUs 0, 1`` or ``dask tcp://host:8786``."""
@@ -380,24 +387,40 @@ def local_cpus(workers: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def local_executor(workers: int) -> Iterator[DaskExecutor]:
+def local_executor(workers: int, run_dir: str | os.PathLike[str] = "."
+                   ) -> Iterator[DaskExecutor]:
     """A local Dask cluster of ``workers`` worker processes, one per CPU
-    (:func:`local_cpus`), each told its CPU in ``$NGCC_CPU``; closed afterwards."""
+    (:func:`local_cpus`), each told its CPU in ``$NGCC_CPU``; closed afterwards.
+
+    This process holds the lock of every one of those CPUs for as long as the cluster
+    runs (naming ``run_dir``), so no other campaign starts on them meanwhile; its
+    workers, told so in ``$NGCC_CPU_HELD``, take no lock of their own.
+
+    Raises:
+        DistributedError: see :func:`local_cpus`.
+        CpuBusyError: another campaign took one of the CPUs just now.
+    """
     cpus = local_cpus(workers)
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
                                                "dashboard": False}}
     specs = {"cpu%d" % cpu: {"cls": Nanny, "options": {
         "host": "127.0.0.1", "nthreads": 1, "resources": {RESOURCE: 1},
-        "env": {CPU_ENV: str(cpu)}, "silence_logs": logging.ERROR}} for cpu in cpus}
-    cluster = SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR)
-    try:
-        with Client(cluster) as client:
-            client.wait_for_workers(len(cpus))
-            yield DaskExecutor(client, "dask LocalCluster: %d worker%s, CPU%s %s" % (
-                len(cpus), "s" if len(cpus) > 1 else "", "s" if len(cpus) > 1 else "",
-                ", ".join(map(str, cpus))))
-    finally:
-        cluster.close()
+        "env": {CPU_ENV: str(cpu), HELD_ENV: "1"}, "silence_logs": logging.ERROR}}
+        for cpu in cpus}
+    with contextlib.ExitStack() as held:
+        for cpu in cpus:
+            held.enter_context(_locks.hold_cpu(cpu, run_dir))
+        cluster = SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR)
+        try:
+            with Client(cluster) as client:
+                client.wait_for_workers(len(cpus))
+                executor = DaskExecutor(client, "dask LocalCluster: %d worker%s, CPU%s %s" % (
+                    len(cpus), "s" if len(cpus) > 1 else "", "s" if len(cpus) > 1 else "",
+                    ", ".join(map(str, cpus))))
+                executor.held = tuple(cpus)
+                yield executor
+        finally:
+            cluster.close()
 
 
 @contextlib.contextmanager

@@ -649,3 +649,24 @@ def test_a_cluster_left_without_workers_is_an_error_not_a_wait(monkeypatch):
                            r"\(none for 0 s\), so 1 job\(s\) cannot be measured; .* run the "
                            "same command again to resume"):
             list(executor.measure([order], FakeRunner()))
+
+
+@needs_dask
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_local_cluster_holds_its_cpus_while_it_runs(tmp_path):
+    from ngcc import _distributed
+
+    with _distributed.local_executor(2, tmp_path / "run") as executor:
+        assert executor.held == tuple(CPUS)
+        assert [_locks.cpu_holder(cpu).pid for cpu in CPUS] == [os.getpid()] * 2
+        with pytest.raises(DistributedError, match="needs CPU %d, which another ngcc "
+                           "campaign holds" % CPUS[0]):
+            _distributed.local_cpus(2)
+        run = _campaign(tmp_path / "run", executor=executor, leak=64,
+                        leak_tester=_no_leak_test).run()  # its leak tests: on a held CPU
+    assert [j.status for j in run.jobs] == ["done"] * 4  # the workers took no lock
+    assert [_locks.cpu_holder(cpu) for cpu in CPUS] == [None, None]
+
+
+def _no_leak_test(inst, length, *, calls, seconds, cpu, label):
+    raise ngcc.NgccError("no leak test here (CPU %d)" % cpu)
