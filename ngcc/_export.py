@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from ngcc import _analysis
 from ngcc._model import Record, Statistics
 
 if TYPE_CHECKING:  # pandas loads only when a table is asked for
@@ -59,15 +60,6 @@ figcaption{font-size:.9rem;color:#555}
 
 # ------------------------------------------------------------------ tables
 
-def _host(record: Record) -> str | None:
-    """The host a record was measured on, where the evidence names one."""
-    for source in (record, record.environment):
-        host = getattr(source, HOST_COLUMN, None)
-        if isinstance(host, str) and host:
-            return host
-    return None
-
-
 def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per record: ``_frames.summary_frame`` (keys, every statistic but the
     flags, the KAT verdict, the ratio to pseudoXOF, the CI in cycles/byte), the flags
@@ -81,7 +73,7 @@ def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     assert isinstance(at, int)
     frame.insert(at + 1, "flags", [[flag.to_json() for flag in r.statistics.flags]
                                    for r in records])
-    hosts = [_host(record) for record in records]
+    hosts = [_analysis.host(record) for record in records]
     if any(hosts):
         frame.insert(len(_frames.KEY_COLUMNS), HOST_COLUMN, hosts)
     return frame
