@@ -109,6 +109,13 @@ def _is_temp_file(path: Path) -> bool:
     return path.name.startswith(".") and ".tmp-" in path.name
 
 
+def _per_byte(record: Record) -> str:
+    """``16.3 ticks/byte``: a finished job's figure for its progress line, in the
+    counter's unit (``ns`` where the counter gave nanoseconds)."""
+    return "%s %s/byte" % (_format.cycles_per_byte(record.statistics.cycles_per_byte),
+                           "ns" if record.trials[0].unit == "ns" else "ticks")
+
+
 def _runner_name(runner: object) -> str:
     """``ngcc._child.DriverRunner``: the runner as records name it."""
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
@@ -887,9 +894,7 @@ class Campaign:
                 self._jobs[index] = replace(job, status="done", error=None)
                 self._watch.success()
                 self._save()
-                bar.item_done(what, "%s %s/byte" % (_format.cycles_per_byte(
-                    record.statistics.cycles_per_byte),
-                    "ns" if record.trials[0].unit == "ns" else "ticks"))
+                bar.item_done(what, _per_byte(record))
             if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
                 eta = bar.eta()
                 self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
@@ -1053,9 +1058,8 @@ class Campaign:
                     continue
                 self._watch.success()
                 self._save()
-                bar.item_done(what, "%s cycles/byte on %s CPU %d" % (
-                    _format.cycles_per_byte(record.statistics.cycles_per_byte),
-                    record.environment.host, record.environment.cpu))
+                bar.item_done(what, "%s on %s CPU %d" % (
+                    _per_byte(record), record.environment.host, record.environment.cpu))
 
     def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult
                  ) -> Record | ChildError:
