@@ -11,9 +11,9 @@
   of the record (candidate, instance, label, implementation, message_bytes, the host
   when the record names one), every field of :class:`~ngcc._model.Statistics`, and
   what ``_frames.summary_frame`` adds; :func:`statistics_csv` and
-  :func:`statistics_json` write it. A list-valued field (``outlying_trials``,
-  ``disturbed_trials``, ``flags``) is a JSON list in JSON and the same JSON text in a
-  CSV cell.
+  :func:`statistics_json` write it. A list-valued field (the trial indices such as
+  ``outlying_trials``, and ``flags``) is a JSON list in JSON and the same JSON text in
+  a CSV cell.
 
 Pure functions of their inputs, like the pages: ``ngcc validate`` regenerates the
 files and compares them byte for byte.
@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from ngcc import _analysis
 from ngcc._model import Record, Statistics
 
 if TYPE_CHECKING:  # pandas loads only when a table is asked for
@@ -39,7 +40,6 @@ FORMATS = ("markdown", "html", "csv", "json")
 """What ``ngcc report --format`` writes: the Markdown pages (default), the same pages
 as self-contained HTML, the statistics table as CSV or JSON."""
 STATISTICS_STEM = "statistics"
-LIST_COLUMNS = ("outlying_trials", "disturbed_trials", "flags")
 HOST_COLUMN = "host"
 
 STYLE = """\
@@ -59,37 +59,24 @@ figcaption{font-size:.9rem;color:#555}
 
 # ------------------------------------------------------------------ tables
 
-def _host(record: Record) -> str | None:
-    """The host a record was measured on, where the evidence names one."""
-    for source in (record, record.environment):
-        host = getattr(source, HOST_COLUMN, None)
-        if isinstance(host, str) and host:
-            return host
-    return None
-
-
 def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per record: ``_frames.summary_frame`` (keys, every statistic but the
     flags, the KAT verdict, the ratio to pseudoXOF, the CI in cycles/byte), the flags
-    (each as its JSON object) and, when any record names its host, ``host``."""
+    (each as its JSON object) and, when any record names its host, ``host``. A
+    tuple-valued statistic (trial indices) is a list."""
     from ngcc import _frames
 
     frame = _frames.summary_frame(records)
-    for name in ("outlying_trials", "disturbed_trials"):
-        frame[name] = [list(getattr(r.statistics, name)) for r in records]
-    at = frame.columns.get_loc("disturbed_trials")
-    assert isinstance(at, int)
-    frame.insert(at + 1, "flags", [[flag.to_json() for flag in r.statistics.flags]
-                                   for r in records])
-    hosts = [_host(record) for record in records]
+    for name in (f.name for f in fields(Statistics) if f.name in frame.columns):
+        frame[name] = [list(value) if isinstance(value, tuple) else value
+                       for value in (getattr(r.statistics, name) for r in records)]
+    after = [*frame.columns].index(_frames.SUMMARY_COLUMNS[-1]) + 1
+    frame.insert(after, "flags", [[flag.to_json() for flag in r.statistics.flags]
+                                  for r in records])
+    hosts = [_analysis.host(record) for record in records]
     if any(hosts):
         frame.insert(len(_frames.KEY_COLUMNS), HOST_COLUMN, hosts)
     return frame
-
-
-def statistic_names() -> tuple[str, ...]:
-    """Every field of :class:`~ngcc._model.Statistics` (each is a column of the table)."""
-    return tuple(f.name for f in fields(Statistics))
 
 
 def _plain(value: Any) -> Any:
@@ -118,8 +105,10 @@ def statistics_csv(records: Sequence[Record]) -> str:
     """The statistics table as CSV (``pandas.read_csv`` reads it); list-valued cells hold
     their JSON text, missing values are empty."""
     frame = statistics_frame(records)
-    for name in LIST_COLUMNS:
-        frame[name] = [json.dumps(value, ensure_ascii=False) for value in frame[name]]
+    for name in frame.columns:
+        if any(isinstance(value, list) for value in frame[name]):
+            frame[name] = [json.dumps(value, ensure_ascii=False) if isinstance(value, list)
+                           else value for value in frame[name]]
     text: str = frame.to_csv(index=False, lineterminator="\n")
     return text
 

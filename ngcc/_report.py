@@ -732,8 +732,9 @@ def status_counts(jobs: Sequence[Job]) -> str:
     return ", ".join(f"{n} {status}" for status, n in counts.items())
 
 
-def index_row(run: Run, candidate: str) -> tuple[str, ...]:
-    """One candidate's row of the index page."""
+def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
+    """One candidate's row of the index page (with the hosts its records were measured
+    on when ``hosts``)."""
     jobs = [job for job in run.jobs if job.candidate == candidate]
     records = _analysis.of_candidate(run.records, candidate)
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
@@ -745,7 +746,9 @@ def index_row(run: Run, candidate: str) -> tuple[str, ...]:
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
-            status_counts(jobs), f"[{candidate}]({page_name(candidate)})")
+            status_counts(jobs), f"[{candidate}]({page_name(candidate)})",
+            *([", ".join(h or _format.MISSING for h in _analysis.hosts(records))
+               or _format.MISSING] if hosts else []))
 
 
 def index_page(run: Run) -> str:
@@ -754,7 +757,9 @@ def index_page(run: Run) -> str:
     lines = [f"# Run {run.run_id} — index", "", _run_line(run), ""]
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
-    lines += table(INDEX_COLUMNS, [index_row(run, c) for c in _candidates(run)]) + [""]
+    hosts = len(_analysis.hosts(run.records)) > 1  # a run of one host reads as before
+    lines += table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
+                   [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
               f"Jobs: {status_counts(run.jobs)}.", ""]
     return "\n".join(lines) + "\n"

@@ -172,3 +172,13 @@ def test_labels_with_dots_and_at_signs(tmp_path: Path) -> None:
     rows = json.loads(_export.statistics_json(run.records))
     assert [row["label"] for row in rows[:4:3]] == ["Pavelor-512@perf", "Pavelor-1024.external"]
     assert {row["instance"] for row in rows[:6]} == {"Pavelor-512", "Pavelor-1024"}
+
+
+def test_every_tuple_statistic_is_a_json_list(run: Run) -> None:
+    from dataclasses import replace
+
+    records = [replace(r, statistics=replace(r.statistics, preempted_trials=(0, 2)))
+               for r in run.records[:2]]
+    frame = pd.read_csv(io.StringIO(_export.statistics_csv(records)))
+    assert [json.loads(cell) for cell in frame["preempted_trials"]] == [[0, 2], [0, 2]]
+    assert json.loads(_export.statistics_json(records))[0]["preempted_trials"] == [0, 2]

@@ -491,3 +491,16 @@ def replace_flags(record: Record, flags: list[Flag]) -> Record:
     from dataclasses import replace
 
     return replace(record, statistics=replace(record.statistics, flags=tuple(flags)))
+
+
+def test_index_of_a_run_on_several_hosts_names_them(run: Run) -> None:
+    from dataclasses import replace
+
+    several = Run.__new__(Run)
+    several.__dict__.update(run.__dict__)
+    several.records = [replace(r, environment=replace(r.environment, host=f"node{i % 2}"))
+                       for i, r in enumerate(run.records)]
+    section = page_sections(_report.index_page(several))["Candidates"]
+    assert markdown_header(section)[-1] == "hosts"
+    assert [row[-1] for row in markdown_rows(section)] == ["node0, node1", "node0, node1"]
+    assert "hosts" not in markdown_header(page_sections(_report.index_page(run))["Candidates"])
