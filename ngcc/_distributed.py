@@ -45,6 +45,7 @@ from ngcc import _locks
 from ngcc._errors import CpuBusyError, DistributedError, LibraryMismatchError
 from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
 from ngcc._measure import TrialRunner
+from ngcc._records import sha256_file
 from ngcc._version import __version__
 
 #: The environment variable that tells a worker its CPU.
@@ -70,14 +71,6 @@ _REFUSED: dict[str, str] = {}
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _where() -> str:
@@ -166,7 +159,7 @@ def worker_library(order: JobOrder) -> Path:
         raise DistributedError("%s was not sent library %s of %s (sha256 %s): its library "
                                "plugin is missing; restart the worker" % (_where(), name,
                                                                           order.label, sha))
-    actual = _sha256_file(path)
+    actual = sha256_file(path)
     if actual != sha:
         raise LibraryMismatchError("%s refused library %s of %s: its copy %s has sha256 %s, "
                                    "not the plan's %s; %s" % (_where(), name, order.label,
