@@ -6,10 +6,11 @@ pages and by the data frames alike, so a figure reads the same in both.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ngcc._model import BuildEntry, Record
+from ngcc._model import BuildEntry, Job, Record
 
 #: The family whose same-width instance is the speed baseline of every record.
 BASELINE_FAMILY = "pseudoXOF"
@@ -92,3 +93,36 @@ def distribution_records(records: Sequence[R]) -> list[R]:
 def calls_per_trial(record: Record) -> list[int]:
     """How many calls each trial timed."""
     return [trial.calls for trial in record.trials]
+
+
+def failure_cause(job: Job) -> str:
+    """A failed job's error with what is particular to the job (its label and instance,
+    length, trial, calls) taken out, so the jobs that failed for one cause share it."""
+    text = job.error or job.status
+    for name in sorted({job.label, job.instance}, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.+@-]){re.escape(name)}(?![\w+@-])", "<library>", text)
+    text = re.sub(rf"\b{job.message_bytes} B\b", "<n> B", text)
+    text = re.sub(rf"\b{job.message_bytes * 8} bits\b", "<n> bits", text)
+    text = re.sub(r"\btrial \d+", "trial <k>", text)
+    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "0x<address>", text)
+    text = re.sub(r"\bwithin [\d.e+]+ s\b", "within <t> s", text)
+    text = re.sub(r"\bpid \d+", "pid <p>", text)
+    return re.sub(r"\b\d+ calls\b", "<k> calls", text)
+
+
+def failure_groups(jobs: Sequence[Job]) -> list[tuple[str, list[Job]]]:
+    """The failed ones of ``jobs`` by status and :func:`failure_cause`, in the order they
+    first fail: (status, the jobs)."""
+    groups: dict[tuple[str, str], list[Job]] = {}
+    for job in jobs:
+        if job.status not in ("done", "pending"):
+            groups.setdefault((job.status, failure_cause(job)), []).append(job)
+    return [(status, group) for (status, _), group in groups.items()]
+
+
+def status_counts(jobs: Sequence[Job]) -> str:
+    """``6 done, 1 crash``: the jobs by status, ``done`` first."""
+    counts: dict[str, int] = {"done": 0}
+    for job in jobs:
+        counts[job.status] = counts.get(job.status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items())

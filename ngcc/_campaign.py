@@ -20,7 +20,6 @@ import os
 import sys
 import uuid
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -175,14 +174,6 @@ def failure_cause(error: ChildError) -> str:
     """``crash: SIGSEGV``: a failure without the job's name, so that the failures of
     several jobs can be told alike (the driver's own words where it gave them)."""
     return "%s: %s" % (error.status, getattr(error, "detail", "") or error.message)
-
-
-def status_counts(jobs: Iterable[Job]) -> str:
-    """``30 done, 2 crash``: how many jobs ended in each status, ``done`` first, the
-    others in order of first appearance."""
-    counts = Counter(job.status for job in jobs)
-    order = sorted(counts, key=lambda status: status != "done")  # stable: appearance
-    return ", ".join("%d %s" % (counts[status], status) for status in order)
 
 
 class _FailureWatch:

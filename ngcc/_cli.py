@@ -21,7 +21,7 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _build, _campaign, _format, _host, _locks, _plan, _progress, kat
+from ngcc import _analysis, _build, _campaign, _format, _host, _locks, _plan, _progress, kat
 from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc._hashing import hash as hash_data
 from ngcc._model import Job, Record
@@ -385,7 +385,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         return 0
     for line in _failure_lines(run.failed_jobs):
         print("ngcc: %s" % line, file=sys.stderr)
-    print("ngcc: %s" % _campaign.status_counts(run.jobs), file=sys.stderr)
+    print("ngcc: %s" % _analysis.status_counts(run.jobs), file=sys.stderr)
     return EXIT_RUNTIME_ERROR
 
 
@@ -404,15 +404,12 @@ _JOB_PREFIX = re.compile(r"^\S+ at \d+ B \([^)]*\) ")
 def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
     """One line per status and cause: a job's own error, or ``2 jobs crash (SM3 64 B,
     SM3 128 B): crashed: SIGSEGV`` (the first ``shown`` jobs named, the others counted)."""
-    by_cause: dict[tuple[str, str], list[Job]] = {}
-    for job in jobs:
-        cause = _JOB_PREFIX.sub("", job.error or job.status)
-        by_cause.setdefault((job.status, cause), []).append(job)
     lines = []
-    for (status, cause), alike in by_cause.items():
+    for status, alike in _analysis.failure_groups(jobs):  # the report's grouping
         if len(alike) == 1:
             lines.append(alike[0].error or "%s %s" % (alike[0].label, status))
             continue
+        cause = _JOB_PREFIX.sub("", alike[0].error or status)
         names = ", ".join("%s %d B" % (job.label, job.message_bytes) for job in alike[:shown])
         more = " and %d more" % (len(alike) - shown) if len(alike) > shown else ""
         lines.append("%d jobs %s (%s%s): %s" % (len(alike), status, names, more, cause))
@@ -547,7 +544,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if unmeasured:
         print("ngcc: %d of %d jobs of %s were not measured (%s); each page says why at its "
               "top" % (len(unmeasured), len(run.jobs), run.path,
-                       _report.status_counts(run.jobs)), file=sys.stderr)
+                       _analysis.status_counts(run.jobs)), file=sys.stderr)
     return 0
 
 

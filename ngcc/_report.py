@@ -22,7 +22,6 @@ no absolute path, so ``ngcc validate`` can regenerate them and compare byte for 
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -456,31 +455,6 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
-def failure_cause(job: Job) -> str:
-    """A failed job's error with what is particular to the job (its label and instance,
-    length, trial, calls) taken out, so the jobs that failed for one cause share it."""
-    text = job.error or job.status
-    for name in sorted({job.label, job.instance}, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.+@-]){re.escape(name)}(?![\w+@-])", "<library>", text)
-    text = re.sub(rf"\b{job.message_bytes} B\b", "<n> B", text)
-    text = re.sub(rf"\b{job.message_bytes * 8} bits\b", "<n> bits", text)
-    text = re.sub(r"\btrial \d+", "trial <k>", text)
-    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "0x<address>", text)
-    text = re.sub(r"\bwithin [\d.e+]+ s\b", "within <t> s", text)
-    text = re.sub(r"\bpid \d+", "pid <p>", text)
-    return re.sub(r"\b\d+ calls\b", "<k> calls", text)
-
-
-def failure_groups(jobs: Sequence[Job]) -> list[tuple[str, list[Job]]]:
-    """The failed ones of ``jobs`` by status and :func:`failure_cause`, in the order they
-    first fail: (status, the jobs)."""
-    groups: dict[tuple[str, str], list[Job]] = {}
-    for job in jobs:
-        if job.status not in ("done", "pending"):
-            groups.setdefault((job.status, failure_cause(job)), []).append(job)
-    return [(status, group) for (status, _), group in groups.items()]
-
-
 def _clip(text: str, width: int = CAUSE_WIDTH) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 1] + "…"
@@ -501,11 +475,11 @@ def failure_banner(jobs: Sequence[Job]) -> list[str]:
     unmeasured = [job for job in jobs if job.status != "done"]
     if not unmeasured:
         return []
-    groups = failure_groups(jobs)
+    groups = _analysis.failure_groups(jobs)
     pending = [job for job in unmeasured if job.status == "pending"]
     causes = len(groups) + bool(pending)
     lines = [f"**{WARNING} {len(unmeasured)} of {_plural(len(jobs), 'job')} not measured** "
-             f"({status_counts(jobs)}); "
+             f"({_analysis.status_counts(jobs)}); "
              + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
@@ -724,14 +698,6 @@ def _by_host(columns: Sequence[str], records: Sequence[Record],
 INDEX_COLUMNS = ("candidate", "algorithm", "libraries", "message lengths", "jobs", "page")
 
 
-def status_counts(jobs: Sequence[Job]) -> str:
-    """``6 done, 1 crash``: the jobs by status, ``done`` first."""
-    counts: dict[str, int] = {"done": 0}
-    for job in jobs:
-        counts[job.status] = counts.get(job.status, 0) + 1
-    return ", ".join(f"{n} {status}" for status, n in counts.items())
-
-
 def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
     """One candidate's row of the index page (with the hosts its records were measured
     on when ``hosts``)."""
@@ -746,7 +712,7 @@ def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
-            status_counts(jobs), f"[{candidate}]({page_name(candidate)})",
+            _analysis.status_counts(jobs), f"[{candidate}]({page_name(candidate)})",
             *([", ".join(h or _format.MISSING for h in _analysis.hosts(records))
                or _format.MISSING] if hosts else []))
 
@@ -761,7 +727,7 @@ def index_page(run: Run) -> str:
     lines += table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
                    [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
-              f"Jobs: {status_counts(run.jobs)}.", ""]
+              f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,8 @@ from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
 from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, _worker, kat
-from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES, status_counts
+from ngcc._analysis import status_counts
+from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
     CorruptRecordError,
     ForeignRunDirError,
@@ -1042,7 +1043,7 @@ def test_failures_after_a_success_or_of_different_causes_do_not_stop_it(fake, tm
     run = fake(["SM3"], runner=mixed, lengths=[32, 64, 128, 256],
                run_dir=tmp_path / "mixed").run()
     assert [job.status for job in run.jobs] == ["crash"] * 4
-    assert status_counts(run.jobs) == "4 crash"
+    assert status_counts(run.jobs) == "0 done, 4 crash"
 
 
 def test_a_partly_failed_campaign_ends_with_the_count_and_status_1(tmp_path, monkeypatch,
@@ -1068,7 +1069,7 @@ def test_a_run_that_measured_nothing_prints_no_table(tmp_path, monkeypatch, caps
     assert captured.out == ""
     assert captured.err.splitlines()[-2:] == [
         "ngcc: 2 jobs crash (SM3 32 B, SM3 64 B): crashed: SIGABRT (library setup failed)",
-        "ngcc: 2 crash"]
+        "ngcc: 0 done, 2 crash"]
 
 
 def test_the_plan_is_printed_before_any_trial(fake, tmp_path):

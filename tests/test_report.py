@@ -400,9 +400,9 @@ def test_failure_causes_group_by_what_is_not_particular_to_the_job(run: Run) -> 
                      error=f"{label} at {n} B (trial 0) did not finish within {t} s (its "
                            "process group was killed)")
              for label, n, t in [("Wish512", 32, 9), ("Wish512", 64, 12.5)]]
-    groups = _report.failure_groups([*jobs, job])
+    groups = _analysis.failure_groups([*jobs, job])
     assert [(status, len(group)) for status, group in groups] == [("crash", 3), ("timeout", 2)]
-    assert _report.failure_cause(jobs[1]) == ("<library> timing <k> calls at <n> B "
+    assert _analysis.failure_cause(jobs[1]) == ("<library> timing <k> calls at <n> B "
                                               "(trial <k>) crashed: SIGILL")
 
 
