@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ngcc._model import BuildEntry, Job, Record
+from ngcc._model import BuildEntry, Flag, Job, Record
 
 #: The family whose same-width instance is the speed baseline of every record.
 BASELINE_FAMILY = "pseudoXOF"
@@ -126,3 +126,33 @@ def status_counts(jobs: Sequence[Job]) -> str:
     for job in jobs:
         counts[job.status] = counts.get(job.status, 0) + 1
     return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def flag_severity(record: Record, flag: Flag) -> float:
+    """How bad a flag is, to pick the worst of its kind: :attr:`Flag.severity
+    <ngcc._model.Flag.severity>`, else (a flag of statistics version 1, without a
+    value) the counter rate's distance from 1 for ``counter_rate``, or how far its
+    trial's mean lies from the median of trial means (relative)."""
+    if flag.severity is not None:
+        return flag.severity
+    trial = next((t for t in record.trials if t.index == flag.trial), None)
+    if trial is None:
+        return 0.0
+    ratio = trial.statistics.counter_rate_ratio
+    if flag.code == "counter_rate" and ratio is not None:
+        return abs(1.0 - ratio)
+    centre = record.statistics.median_of_trial_means_cycles
+    return abs(trial.statistics.mean_cycles / centre - 1.0) if centre else 0.0
+
+
+def flag_kinds(records: Sequence[Record]
+               ) -> list[tuple[str, list[tuple[Record, Flag]], tuple[Record, Flag]]]:
+    """The trial flags of ``records`` by kind, in order of first appearance: ``(code,
+    every (record, flag) of that kind, the worst by flag_severity)``: for one line per
+    kind on a page or at the end of a campaign."""
+    kinds: dict[str, list[tuple[Record, Flag]]] = {}
+    for record in records:
+        for flag in record.statistics.flags:
+            kinds.setdefault(flag.code, []).append((record, flag))
+    return [(code, flagged, max(flagged, key=lambda pair: flag_severity(*pair)))
+            for code, flagged in kinds.items()]

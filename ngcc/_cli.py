@@ -330,12 +330,9 @@ class _FlagWarnings:
     def summary(self, run: Run) -> list[str]:
         """One line per kind of flag that had jobs held back: trials, jobs, the worst."""
         lines = []
-        for code, jobs in self.held.items():
-            if not jobs:
+        for code, flagged, (worst_record, worst) in _analysis.flag_kinds(run.records):
+            if not self.held.get(code):
                 continue
-            flagged = [(r, f) for r in run.records for f in r.statistics.flags
-                       if f.code == code]
-            worst_record, worst = max(flagged, key=lambda rf: rf[1].severity or 0.0)
             lines.append("%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
                 len(flagged), len({r.relpath for r, _ in flagged}), code, worst_record.label,
                 worst_record.message_bytes, worst.message))

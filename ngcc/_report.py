@@ -33,7 +33,6 @@ from ngcc import _analysis, _export, _format, _host
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
-    Flag,
     Job,
     KatFacts,
     Record,
@@ -416,33 +415,11 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
 
 # ------------------------------------------------------------------ warnings, failures
 
-def flag_severity(record: Record, flag: Flag) -> float:
-    """How bad a flag is, to pick the worst of its kind: :attr:`Flag.severity
-    <ngcc._model.Flag.severity>`, else (a flag of statistics version 1, without a
-    value) the counter rate's distance from 1 for ``counter_rate``, or how far its
-    trial's mean lies from the median of trial means (relative)."""
-    if flag.severity is not None:
-        return flag.severity
-    trial = next((t for t in record.trials if t.index == flag.trial), None)
-    if trial is None:
-        return 0.0
-    ratio = trial.statistics.counter_rate_ratio
-    if flag.code == "counter_rate" and ratio is not None:
-        return abs(1.0 - ratio)
-    centre = record.statistics.median_of_trial_means_cycles
-    return abs(trial.statistics.mean_cycles / centre - 1.0) if centre else 0.0
-
-
 def flag_lines(records: Sequence[Record]) -> list[str]:
     """The trial flags of ``records``, one line per kind: how many trials in how many
     records, and the worst case's message (empty when nothing was flagged)."""
-    kinds: dict[str, list[tuple[Record, Flag]]] = {}
-    for record in records:
-        for flag in record.statistics.flags:
-            kinds.setdefault(flag.code, []).append((record, flag))
     lines = []
-    for kind, flagged in kinds.items():
-        record, worst = max(flagged, key=lambda pair: flag_severity(*pair))
+    for kind, flagged, (record, worst) in _analysis.flag_kinds(records):
         count = len({id(rec) for rec, _ in flagged})
         lines += [f"- {WARNING} {code(kind)}: {_plural(len(flagged), 'trial')} in "
                   f"{count} of {_plural(len(records), 'record')}; worst: "

@@ -481,7 +481,7 @@ def test_the_worst_flag_is_the_one_of_highest_severity(run: Run) -> None:
     record = run.records[0]
     slow = [Flag("slow_trial", 0, "0: +6 %", 0.06), Flag("slow_trial", 1, "1: +31 %", 0.31)]
     rate = [Flag("counter_rate", 2, "2: 97 %", 0.97), Flag("counter_rate", 0, "0: 120 %", 1.2)]
-    assert [_report.flag_severity(record, f) for f in slow + rate] == pytest.approx(
+    assert [_analysis.flag_severity(record, f) for f in slow + rate] == pytest.approx(
         [0.06, 0.31, 0.03, 0.2])
     [line, _] = _report.flag_lines([replace_flags(record, slow)])
     assert line.endswith("worst: `Pavelor-512` 32 B, 1: +31 %")
