@@ -319,7 +319,7 @@ class DaskExecutor:
         if register is not None:
             register(plugin, name=plugin.name)
         else:  # distributed before 2023.9 (newer ones dropped this name)
-            self.client.register_worker_plugin(  # type: ignore[attr-defined]
+            self.client.register_worker_plugin(  # type: ignore[attr-defined, unused-ignore]
                 plugin, name=plugin.name)
 
     def _unregister(self, name: str) -> None:
