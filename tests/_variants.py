@@ -57,3 +57,16 @@ def instance_of(name: str) -> str:
 def ref_of(name: str) -> str:
     """``"Pavelor-512:opt"`` -> ``"Pavelor-512:ref"``, which every variant must equal."""
     return "%s:ref" % instance_of(name)
+
+
+def assert_kat_files_pass(official_kat, name: str, files: tuple[str, ...], out_dir) -> None:
+    """Regenerate ``files`` (``2_12``, ``2_23``, ``loop``, ``2_33``) of the variant
+    ``name`` whole and assert each matches the manifest; a mismatch shows the checker's
+    detail (the first differing record of the official file)."""
+    import ngcc
+
+    [result] = ngcc.kat.check(name, files=files, out_dir=out_dir, progress=False,
+                              official_dir=official_kat.folder(instance_of(name)))
+    expected = [(kind, "PASS") for kind in ngcc.kat.FILES if kind in files]  # its order
+    assert [(f.kind, f.verdict) for f in result.files] == expected, \
+        [f.detail for f in result.files]
