@@ -30,7 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from ngcc import _analysis
 from ngcc._model import Record, Statistics
 
 if TYPE_CHECKING:  # pandas loads only when a table is asked for
@@ -40,7 +39,6 @@ FORMATS = ("markdown", "html", "csv", "json")
 """What ``ngcc report --format`` writes: the Markdown pages (default), the same pages
 as self-contained HTML, the statistics table as CSV or JSON."""
 STATISTICS_STEM = "statistics"
-HOST_COLUMN = "host"
 
 STYLE = """\
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.45;
@@ -62,7 +60,8 @@ figcaption{font-size:.9rem;color:#555}
 def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per record: ``_frames.summary_frame`` (keys, every statistic but the
     flags, the KAT verdict, the ratio to pseudoXOF, the CI in cycles/byte), the flags
-    (each as its JSON object) and, when any record names its host, ``host``. A
+    (each as its JSON object) and, when any record names its host, ``host`` (from the
+    summary frame). A
     tuple-valued statistic (trial indices) is a list."""
     from ngcc import _frames
 
@@ -73,9 +72,6 @@ def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     after = [*frame.columns].index(_frames.SUMMARY_COLUMNS[-1]) + 1
     frame.insert(after, "flags", [[flag.to_json() for flag in r.statistics.flags]
                                   for r in records])
-    hosts = [_analysis.host(record) for record in records]
-    if any(hosts):
-        frame.insert(len(_frames.KEY_COLUMNS), HOST_COLUMN, hosts)
     return frame
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ngcc._analysis import baseline_ratio
+from ngcc._analysis import baseline_ratio, host
 from ngcc._model import Record, Statistics, Trial, TrialStatistics
 
 if TYPE_CHECKING:
@@ -84,7 +84,8 @@ def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
 
     Adds ``cpb_ci_low``/``cpb_ci_high`` (the 95 % CI of the mean in cycles/byte: the
     bootstrap interval where the record has one, else the t interval), ``kat_verdict``,
-    ``kat_passed`` (false when timed without a KAT pass) and ``pseudoxof_ratio``.
+    ``kat_passed`` (false when timed without a KAT pass) and ``pseudoxof_ratio``, and
+    after the keys ``host`` when any record names the host it was measured on.
     """
     rows = []
     for record in records:
@@ -101,4 +102,7 @@ def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
         cycles = cycles.fillna(pd.to_numeric(frame[f"ci95_{bound}_cycles"], errors="coerce"))
         frame[f"cpb_ci_{bound}"] = (cycles / frame["message_bytes"]).fillna(
             frame["cycles_per_byte"])
+    hosts = [host(record) for record in records]
+    if any(hosts):  # a run measured by workers: which host each row is of
+        frame.insert(len(KEY_COLUMNS), "host", hosts)
     return frame

@@ -307,7 +307,9 @@ def series_from_frame(points: Any) -> list[CpbSeries]:
     :meth:`ngcc.Run.summary` returns it: one row per library × message length).
 
     The series key is the ``label`` column when there is one, else the instance with
-    ``@variant`` for a variant other than ``ref``; ``candidate`` is the group;
+    ``@variant`` for a variant other than ``ref``, with `` (host)`` after it when the
+    ``host`` column names more than one host (a line never joins two hosts);
+    ``candidate`` is the group;
     ``cpb_ci_low``/``cpb_ci_high`` give the error bars and ``kat_passed`` (false on
     any row) the ⚠. Two rows of one key at one length are two libraries that would
     be drawn as one line: refused.
@@ -322,6 +324,9 @@ def series_from_frame(points: Any) -> list[CpbSeries]:
                             "message_bytes and cycles_per_byte; missing: "
                             + ", ".join(sorted(missing) or ["label"]))
     keys = [_frame_key(row) for row in points.to_dict("records")]
+    if "host" in columns and points["host"].nunique() > 1:  # never one line across hosts
+        keys = [f"{key} ({row_host})" for key, row_host in zip(keys, points["host"],
+                                                               strict=True)]
     frame = points.assign(_series=keys)
     series = []
     for key, rows in frame.groupby("_series", sort=False):

@@ -452,3 +452,13 @@ def test_run_plots(run: Run) -> None:
 def test_length_labels() -> None:
     assert [_plot.length_label(n) for n in (32, 1000, 1024, 16384)] == [
         "32 B", "1000 B", "1 KiB", "16 KiB"]
+
+
+def test_a_label_measured_on_two_hosts_is_two_lines() -> None:
+    # a distributed run: one library's lengths went to two machines; no line joins them
+    table = frame([series("SM3", 100.0)], label=["SM3"])
+    table = table.assign(host=["node-a" if i % 2 else "node-b" for i in range(len(table))])
+    assert [s.label for s in _plot.series_from_frame(table)] == ["SM3 (node-b)",
+                                                                  "SM3 (node-a)"]
+    one_host = table.assign(host="node-a")
+    assert [s.label for s in _plot.series_from_frame(one_host)] == ["SM3"]
