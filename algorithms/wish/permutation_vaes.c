@@ -26,6 +26,10 @@
 
 #include <immintrin.h>
 
+/* The state must stay in registers: force the small helpers inline (GCC leaves
+ * the Wish1024 MIX and rounds out of line otherwise, the state then in memory). */
+#define INLINE static inline __attribute__((always_inline))
+
 #define HALF (WISH_LANES / 2)  /* registers; also the tweak lane (high half of y[0]) */
 
 static __m128i load128(const void *p)
@@ -68,7 +72,7 @@ static __m256i high_only(__m128i x)
 
 /* MIX (§8). Written out register by register (no loop) so that the state stays
  * in registers. */
-static void mix(__m256i y[HALF])
+INLINE void mix(__m256i y[HALF])
 {
 #if WISH_LANES == 8
     PAIRS_1(y, epi8);
@@ -85,34 +89,59 @@ static void mix(__m256i y[HALF])
 #endif
 }
 
-/* AESR on every lane, then Rcon[k] into lane 0 (§6). */
-static void aes_rounds(__m256i y[HALF], int k)
+/* AESR on every lane, then Rcon[k] into lane 0 (§6); AESENC adds key[r] too. */
+INLINE void aes_rounds(__m256i y[HALF], int k, const __m256i key[HALF])
 {
-    const __m256i zero = _mm256_setzero_si256();
-
-    y[0] = _mm256_aesenc_epi128(y[0], low_only(load128(WISH_RCON_BYTES[k])));
-    y[1] = _mm256_aesenc_epi128(y[1], zero);
-    y[2] = _mm256_aesenc_epi128(y[2], zero);
-    y[3] = _mm256_aesenc_epi128(y[3], zero);
+    y[0] = _mm256_aesenc_epi128(y[0], _mm256_xor_si256(low_only(load128(WISH_RCON_BYTES[k])),
+                                                       key[0]));
+    y[1] = _mm256_aesenc_epi128(y[1], key[1]);
+    y[2] = _mm256_aesenc_epi128(y[2], key[2]);
+    y[3] = _mm256_aesenc_epi128(y[3], key[3]);
 #if WISH_LANES == 16
-    y[4] = _mm256_aesenc_epi128(y[4], zero);
-    y[5] = _mm256_aesenc_epi128(y[5], zero);
-    y[6] = _mm256_aesenc_epi128(y[6], zero);
-    y[7] = _mm256_aesenc_epi128(y[7], zero);
+    y[4] = _mm256_aesenc_epi128(y[4], key[4]);
+    y[5] = _mm256_aesenc_epi128(y[5], key[5]);
+    y[6] = _mm256_aesenc_epi128(y[6], key[6]);
+    y[7] = _mm256_aesenc_epi128(y[7], key[7]);
 #endif
 }
 
-/* P_T (§6); `tweak` is [0, T]. */
-static void permute(__m256i y[HALF], __m256i tweak)
+/* The tweak of the next step, moved in front of MIX: MIX^-1 of the state that is
+ * T in lane H and zero elsewhere, so that the last AESENC of a step adds it for
+ * free (one XOR less on the critical path). By the closed forms of §8, byte b of
+ * output lane H comes from input lane b % 4, byte 2 + b / 4 (Wish512: rev3(4) = 1)
+ * or from input lane b, byte 1 (Wish1024: rev4(8) = 1); those input lanes are the
+ * low halves of y[0 .. 3] or y[0 .. 7]. */
+static void tweak_before_mix(__m256i carry[HALF], uint64_t block_index)
 {
+    int r;
+
+    for (r = 0; r < HALF; r++) {
+#if WISH_LANES == 8
+        uint32_t bytes = (uint32_t)((block_index >> (8 * r)) & 0xff)
+                         | (uint32_t)((block_index >> (8 * r + 32)) & 0xff) << 8;
+        carry[r] = low_only(_mm_cvtsi32_si128((int)(bytes << 16)));
+#else
+        uint32_t byte = (uint32_t)((block_index >> (8 * r)) & 0xff);
+        carry[r] = low_only(_mm_cvtsi32_si128((int)(byte << 8)));
+#endif
+    }
+}
+
+/* P_T (§6); `tweak` is [0, T] and `carry` its MIX^-1 (tweak_before_mix). */
+static void permute(__m256i y[HALF], __m256i tweak, const __m256i carry[HALF])
+{
+    const __m256i zero[HALF] = {0};
     int step;
 
-    for (step = 0; step < WISH_STEPS; step++) {
-        y[0] = _mm256_xor_si256(y[0], tweak);
-        aes_rounds(y, 2 * step);
-        aes_rounds(y, 2 * step + 1);
+    y[0] = _mm256_xor_si256(y[0], tweak);
+    for (step = 0; step < WISH_STEPS - 1; step++) {
+        aes_rounds(y, 2 * step, zero);
+        aes_rounds(y, 2 * step + 1, carry);  /* + the tweak of step + 1 */
         mix(y);
     }
+    aes_rounds(y, 2 * step, zero);
+    aes_rounds(y, 2 * step + 1, zero);
+    mix(y);
 }
 
 /* The state is stored as the registers y[0 .. HALF-1], 32 bytes each. */
@@ -140,8 +169,10 @@ void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BY
     /* The tweak (§5): bytes 0..7 = the block index, little-endian, into lane H. */
     const __m256i tweak = high_only(_mm_set_epi32(0, 0, (int)(uint32_t)(block_index >> 32),
                                                   (int)(uint32_t)block_index));
-    __m256i y[HALF], capacity[HALF];
+    __m256i y[HALF], capacity[HALF], carry[HALF];
     int r;
+
+    tweak_before_mix(carry, block_index);
 
     for (r = 0; r < HALF; r++)  /* the rate is the low halves */
         y[r] = _mm256_xor_si256(load_register(state, r), low_only(load128(block + 16 * r)));
@@ -150,7 +181,7 @@ void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BY
                                        _mm256_set_epi32(0x01000000, 0, 0, 0, 0, 0, 0, 0));
     for (r = 0; r < HALF; r++)  /* the capacity is the high halves */
         capacity[r] = _mm256_blend_epi32(_mm256_setzero_si256(), y[r], 0xF0);
-    permute(y, tweak);
+    permute(y, tweak, carry);
     for (r = 0; r < HALF; r++)  /* feed-forward of the capacity */
         store_register(state, r, _mm256_xor_si256(y[r], capacity[r]));
 }
