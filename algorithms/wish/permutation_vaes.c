@@ -30,7 +30,24 @@
  * the Wish1024 MIX and rounds out of line otherwise, the state then in memory). */
 #define INLINE static inline __attribute__((always_inline))
 
-#define HALF (WISH_LANES / 2)  /* registers; also the tweak lane (high half of y[0]) */
+#define HALF (WISH_LANES / 2)
+
+/* valgrind 3.19 cannot decode VAES (SIGILL): tests/test_constant_time.py checks
+ * this file compiled with WISH_VAES_AS_AESNI ("valgrind_twin_cflags" in
+ * instances.json), where each 256-bit AESENC is two 128-bit AESENC. Everything
+ * else, every branch and every address, is the same code. */
+#ifdef WISH_VAES_AS_AESNI
+INLINE __m256i aesenc256(__m256i x, __m256i key)
+{
+    const __m128i lo = _mm_aesenc_si128(_mm256_castsi256_si128(x), _mm256_castsi256_si128(key));
+    const __m128i hi = _mm_aesenc_si128(_mm256_extracti128_si256(x, 1),
+                                        _mm256_extracti128_si256(key, 1));
+
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+#else
+#define aesenc256 _mm256_aesenc_epi128
+#endif  /* registers; also the tweak lane (high half of y[0]) */
 
 static __m128i load128(const void *p)
 {
@@ -92,16 +109,16 @@ INLINE void mix(__m256i y[HALF])
 /* AESR on every lane, then Rcon[k] into lane 0 (§6); AESENC adds key[r] too. */
 INLINE void aes_rounds(__m256i y[HALF], int k, const __m256i key[HALF])
 {
-    y[0] = _mm256_aesenc_epi128(y[0], _mm256_xor_si256(low_only(load128(WISH_RCON_BYTES[k])),
+    y[0] = aesenc256(y[0], _mm256_xor_si256(low_only(load128(WISH_RCON_BYTES[k])),
                                                        key[0]));
-    y[1] = _mm256_aesenc_epi128(y[1], key[1]);
-    y[2] = _mm256_aesenc_epi128(y[2], key[2]);
-    y[3] = _mm256_aesenc_epi128(y[3], key[3]);
+    y[1] = aesenc256(y[1], key[1]);
+    y[2] = aesenc256(y[2], key[2]);
+    y[3] = aesenc256(y[3], key[3]);
 #if WISH_LANES == 16
-    y[4] = _mm256_aesenc_epi128(y[4], key[4]);
-    y[5] = _mm256_aesenc_epi128(y[5], key[5]);
-    y[6] = _mm256_aesenc_epi128(y[6], key[6]);
-    y[7] = _mm256_aesenc_epi128(y[7], key[7]);
+    y[4] = aesenc256(y[4], key[4]);
+    y[5] = aesenc256(y[5], key[5]);
+    y[6] = aesenc256(y[6], key[6]);
+    y[7] = aesenc256(y[7], key[7]);
 #endif
 }
 
