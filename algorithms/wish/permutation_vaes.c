@@ -180,19 +180,19 @@ void wish_state_init(wish_state *state)
         store_register(state, r, _mm256_setzero_si256());
 }
 
-void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BYTES],
-                       uint64_t block_index, int last)
+/* One iteration of the absorb loop (§5) on the registers. */
+INLINE void absorb(__m256i y[HALF], const unsigned char block[WISH_RATE_BYTES],
+                   uint64_t block_index, int last)
 {
     /* The tweak (§5): bytes 0..7 = the block index, little-endian, into lane H. */
     const __m256i tweak = high_only(_mm_set_epi32(0, 0, (int)(uint32_t)(block_index >> 32),
                                                   (int)(uint32_t)block_index));
-    __m256i y[HALF], capacity[HALF], carry[HALF];
+    __m256i capacity[HALF], carry[HALF];
     int r;
 
     tweak_before_mix(carry, block_index);
-
     for (r = 0; r < HALF; r++)  /* the rate is the low halves */
-        y[r] = _mm256_xor_si256(load_register(state, r), low_only(load128(block + 16 * r)));
+        y[r] = _mm256_xor_si256(y[r], low_only(load128(block + 16 * r)));
     if (last)  /* theta: byte 15 of the last lane (high half of y[HALF-1]) ^= 0x01 */
         y[HALF - 1] = _mm256_xor_si256(y[HALF - 1],
                                        _mm256_set_epi32(0x01000000, 0, 0, 0, 0, 0, 0, 0));
@@ -200,7 +200,36 @@ void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BY
         capacity[r] = _mm256_blend_epi32(_mm256_setzero_si256(), y[r], 0xF0);
     permute(y, tweak, carry);
     for (r = 0; r < HALF; r++)  /* feed-forward of the capacity */
-        store_register(state, r, _mm256_xor_si256(y[r], capacity[r]));
+        y[r] = _mm256_xor_si256(y[r], capacity[r]);
+}
+
+void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BYTES],
+                       uint64_t block_index, int last)
+{
+    __m256i y[HALF];
+    int r;
+
+    for (r = 0; r < HALF; r++)
+        y[r] = load_register(state, r);
+    absorb(y, block, block_index, last);
+    for (r = 0; r < HALF; r++)
+        store_register(state, r, y[r]);
+}
+
+/* The state stays in registers from block to block (no store and reload on the
+ * chain of dependent steps). */
+void wish_state_absorb_full(wish_state *state, const unsigned char *blocks, uint64_t count)
+{
+    __m256i y[HALF];
+    uint64_t i;
+    int r;
+
+    for (r = 0; r < HALF; r++)
+        y[r] = load_register(state, r);
+    for (i = 0; i < count; i++)
+        absorb(y, blocks + i * WISH_RATE_BYTES, i, 0);
+    for (r = 0; r < HALF; r++)
+        store_register(state, r, y[r]);
 }
 
 void wish_state_digest(const wish_state *state, unsigned char digest[WISH_DIGEST_BYTES])
