@@ -146,13 +146,64 @@ def test_ctgrind_catches_a_message_dependent_early_exit(ctgrind, leaky_libraries
 VARIANTS = ngcc.instances(all_variants=True)
 
 
+ALGORITHMS = HERE.parent / "algorithms"
+
+
+def _variant_spec(inst: Instance) -> tuple[Path, dict]:
+    """The family folder and the instances.json entry of ``inst``'s variant."""
+    for spec_file in ALGORITHMS.glob("*/instances.json"):
+        spec = json.loads(spec_file.read_text())
+        if spec["family"] == inst.family:
+            return spec_file.parent, spec["variants"][inst.variant]
+    raise LookupError(inst.family)
+
+
+def valgrind_twin(inst: Instance, out_dir: Path) -> Path:
+    """The library memcheck runs for ``inst``: the built one, or, for a variant using
+    instructions valgrind cannot decode (VAES in valgrind 3.19), its twin: the same
+    sources and flags plus the variant's ``valgrind_twin_cflags``, which replace just
+    those instructions by equivalent ones (e.g. one 256-bit AESENC by two 128-bit)."""
+    folder, spec = _variant_spec(inst)
+    extra = spec.get("valgrind_twin_cflags")
+    if not extra:
+        return inst.library
+    library = out_dir / ("%s.%s.twin.so" % (inst.name, inst.variant))
+    built = subprocess.run(
+        compiler() + list(inst.cflags) + list(extra)
+        + ["-I", str(ALGORITHMS / "include"), "-I", str(folder),
+           "-DDIGEST_BIT_LENGTH=%d" % inst.digest_bits,
+           '-DALGORITHM_INSTANCE="%s"' % inst.name, "-shared", "-o", str(library)]
+        + [str(folder / source) for source in spec["sources"]],
+        capture_output=True, text=True, check=False, env=_plain_env())
+    assert built.returncode == 0, built.stderr
+    return library
+
+
 @pytest.fixture(scope="module")
-def builtin_reports(ctgrind) -> dict[str, CtgrindReport]:
+def builtin_reports(ctgrind, tmp_path_factory) -> dict[str, CtgrindReport]:
     """ctgrind over every built-in variant this CPU can run, two at a time."""
     runnable = [inst for inst in VARIANTS if not inst.missing_cpu_features]
+    twins = tmp_path_factory.mktemp("twins")
+    libraries = [valgrind_twin(inst, twins) for inst in runnable]
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        reports = pool.map(lambda i: run_ctgrind(ctgrind, i.library, i.digest_bits), runnable)
+        reports = pool.map(lambda i, lib: run_ctgrind(ctgrind, lib, i.digest_bits),
+                           runnable, libraries)
         return {inst.key: report for inst, report in zip(runnable, reports, strict=True)}
+
+
+def test_a_valgrind_twin_hashes_like_its_library(tmp_path):
+    """A twin must compute the same function, or memcheck would check something else."""
+    twins = [inst for inst in VARIANTS if not inst.missing_cpu_features
+             and valgrind_twin(inst, tmp_path) != inst.library]
+    if not twins:
+        pytest.skip("no variant with a valgrind twin runs on this CPU")
+    for inst in twins:
+        twin = valgrind_twin(inst, tmp_path)
+        twin.with_name(twin.name + ".json").write_text(json.dumps({
+            "name": inst.name, "digest_bits": inst.digest_bits, "candidate": inst.candidate}))
+        for length in (0, 1, 100, 1000):
+            message = bytes((7 * i + length) & 0xFF for i in range(length))
+            assert ngcc.hash(twin, message) == ngcc.hash(inst, message), (inst.key, length)
 
 
 @pytest.mark.parametrize("inst", VARIANTS, ids=[inst.key for inst in VARIANTS])

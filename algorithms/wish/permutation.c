@@ -112,6 +112,14 @@ void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BY
             q[b][w] ^= capacity[b][w - RATE_WORDS];
 }
 
+void wish_state_absorb_full(wish_state *state, const unsigned char *blocks, uint64_t count)
+{
+    uint64_t i;
+
+    for (i = 0; i < count; i++)
+        wish_state_absorb(state, blocks + i * WISH_RATE_BYTES, i, 0);
+}
+
 void wish_state_digest(const wish_state *state, unsigned char digest[WISH_DIGEST_BYTES])
 {
     const uint64_t (*q)[WORDS] = *(const bitsliced *)(const void *)state->opaque;

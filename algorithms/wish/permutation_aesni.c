@@ -141,6 +141,14 @@ void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BY
         store(state->opaque + 2 * i, x[i]);
 }
 
+void wish_state_absorb_full(wish_state *state, const unsigned char *blocks, uint64_t count)
+{
+    uint64_t i;
+
+    for (i = 0; i < count; i++)
+        wish_state_absorb(state, blocks + i * WISH_RATE_BYTES, i, 0);
+}
+
 void wish_state_digest(const wish_state *state, unsigned char digest[WISH_DIGEST_BYTES])
 {
     int i;

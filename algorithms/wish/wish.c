@@ -12,15 +12,14 @@ void wish_hash(const unsigned char *msg, unsigned long long msg_len_bits,
 {
     const unsigned long long rate_bits = 8 * WISH_RATE_BYTES;
     /* b = floor(bits / r) + 1 blocks (§4): the full ones, then always a padded one. */
-    unsigned long long full_blocks = msg_len_bits / rate_bits, i;
+    unsigned long long full_blocks = msg_len_bits / rate_bits;
     unsigned tail_bits = (unsigned)(msg_len_bits % rate_bits);
     unsigned tail_bytes = tail_bits / 8, partial_bits = tail_bits % 8;
     unsigned char last[WISH_RATE_BYTES] = {0};
     wish_state state;
 
     wish_state_init(&state);
-    for (i = 0; i < full_blocks; i++)
-        wish_state_absorb(&state, msg + i * WISH_RATE_BYTES, i, 0);
+    wish_state_absorb_full(&state, msg, full_blocks);
 
     /* Copy the ceil(tail_bits / 8) bytes that are left, keep the message bits of a
      * partial byte and put the single 1 bit right after them. */

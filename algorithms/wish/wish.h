@@ -5,9 +5,10 @@
  * 512 -> Wish512 (8 lanes, 9 steps), 1024 -> Wish1024 (16 lanes, 12 steps).
  *
  * wish.c (padding and the block loop) and crypthash.c are common to every
- * variant; a variant supplies the state and the three functions below (ref:
- * permutation.c, bitsliced; opt: permutation_aesni.c, AES-NI). Each keeps the
- * state in its own form from the first block to the digest.
+ * variant; a variant supplies the state and the four functions below (ref:
+ * permutation.c, bitsliced; opt: permutation_aesni.c, AES-NI; vaes:
+ * permutation_vaes.c, VAES + AVX2). Each keeps the state in its own form from the
+ * first block to the digest.
  */
 #ifndef WISH_H
 #define WISH_H
@@ -40,6 +41,10 @@ void wish_state_init(wish_state *state);
  * last, then P_T with the tweak of block_index, then the feed-forward. */
 void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BYTES],
                        uint64_t block_index, int last);
+
+/* wish_state_absorb of `count` full blocks (indices 0 .. count-1, not last) read in
+ * place from `blocks`: a variant may keep its state in registers across them. */
+void wish_state_absorb_full(wish_state *state, const unsigned char *blocks, uint64_t count);
 
 /* The capacity, in state byte order (§3). */
 void wish_state_digest(const wish_state *state, unsigned char digest[WISH_DIGEST_BYTES]);
