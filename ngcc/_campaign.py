@@ -112,7 +112,7 @@ def _per_byte(record: Record) -> str:
     """``16.3 ticks/byte``: a finished job's figure for its progress line, in the
     counter's unit (``ns`` where the counter gave nanoseconds)."""
     return "%s %s/byte" % (_format.cycles_per_byte(record.statistics.cycles_per_byte),
-                           "ns" if record.trials[0].unit == "ns" else "ticks")
+                           _format.unit_word(t.unit for t in record.trials))
 
 
 def _runner_name(runner: object) -> str:

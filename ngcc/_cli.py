@@ -414,7 +414,7 @@ def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
 
 
 def _campaign_summary(run: Run) -> str:
-    unit = _unit_word(run)
+    unit = _format.unit_word(t.unit for r in run.records for t in r.trials)
     rows = [("instance", "message", "mean " + unit, unit + "/byte", "95% CI", "median",
              "95% CI", "observer", "core c/B", "MB/s", "n", "KAT", "flags")]
     for record in run.records:
@@ -441,11 +441,6 @@ def _campaign_summary(run: Run) -> str:
             % (_table(rows), unit, unit, run.path, run.path))
 
 
-def _unit_word(run: Run) -> str:
-    """``ticks`` for the figures of a cycle counter, ``ns`` where the counter gave
-    nanoseconds (the word the summary's columns use)."""
-    units = {trial.unit for record in run.records for trial in record.trials}
-    return "ns" if units == {"ns"} else "ticks"
 
 
 def _signed_percent(value: float | None) -> str:

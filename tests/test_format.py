@@ -147,3 +147,9 @@ def test_percent_and_ratio() -> None:
     assert _format.ratio(3.14159) == "3.14"
     assert _format.ratio(45.67) == "45.7"
     assert _format.ratio(1180.4) == "1180"
+
+
+def test_unit_word_names_ticks_unless_every_figure_is_nanoseconds():
+    assert _format.unit_word(["tsc-ticks", "tsc-ticks"]) == "ticks"
+    assert _format.unit_word(["ns", "ns"]) == "ns"
+    assert _format.unit_word(["ns", "timer-ticks"]) == "ticks"
