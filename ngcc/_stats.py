@@ -407,16 +407,15 @@ def batch_mean(facts: Sequence[Trial]) -> float | None:
     return sum(t.batch_ticks or 0 for t in facts) / sum(t.batch_calls or 0 for t in facts)
 
 
-def observer_effect(trials: Sequence[np.ndarray], facts: Sequence[Trial]
+def observer_effect(per_call: Sequence[float], facts: Sequence[Trial]
                     ) -> tuple[float, float | None] | None:
     """``(ticks, relative)``: the median over the trials of each trial's per-call mean
-    minus its own batch mean, and of their ratio − 1. Paired within a trial (both loops
-    ran in one process, one after the other) and a median across trials, so a trial
-    preempted in one of its loops moves it little. ``None`` unless every trial timed a
-    batch."""
-    if not facts or len(facts) != len(trials) or batch_mean(facts) is None:
+    (``per_call``, :func:`trial_means`) minus its own batch mean, and of their ratio − 1.
+    Paired within a trial (both loops ran in one process, one after the other) and a
+    median across trials, so a trial preempted in one of its loops moves it little.
+    ``None`` unless every trial timed a batch."""
+    if not facts or len(facts) != len(per_call) or batch_mean(facts) is None:
         return None
-    per_call = trial_means(trials)
     batch = [(t.batch_ticks or 0) / (t.batch_calls or 1) for t in facts]
     ticks = float(np.median([p - b for p, b in zip(per_call, batch, strict=True)]))
     if not all(batch):  # a batch whose counter did not move: no ratio
@@ -487,7 +486,7 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
     boot = bootstrap_interval(means)
     medians = log_t_interval(trial_medians(trials))
     batch = batch_mean(facts)
-    observer = observer_effect(trials, facts)
+    observer = observer_effect(means, facts)
     core = core_cycles(trials, facts)
     return replace(
         v1, version=version, per_call_mean_ticks=per_call,
