@@ -199,6 +199,7 @@ static PyObject *Library_time_calls(LibraryObject *self, PyObject *args, PyObjec
         return PyErr_NoMemory();
     }
     call.hash = self->lib.hash;
+    call.counter = NULL;  /* the machine's own counter */
     call.message = (const unsigned char *)view.buf;
     call.msg_len_bits = 8ULL * (unsigned long long)view.len;
 
@@ -276,10 +277,11 @@ static PyObject *core_counter_calibrate(PyObject *module, PyObject *unused)
                      "CLOCK_MONOTONIC_RAW did: it cannot time anything", counter_name());
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:d,s:K,s:K}", "name", counter_name(),
+    return Py_BuildValue("{s:s,s:d,s:K,s:K,s:K}", "name", counter_name(),
                          "frequency_hz", calibration.frequency_hz,
                          "overhead_min", (unsigned long long)calibration.overhead_min,
-                         "overhead_median", (unsigned long long)calibration.overhead_median);
+                         "overhead_median", (unsigned long long)calibration.overhead_median,
+                         "resolution", (unsigned long long)calibration.resolution);
 }
 
 static PyObject *core_counter_read(PyObject *module, PyObject *unused)

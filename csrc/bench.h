@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "loader.h"
+#include "timer.h"
 
 /* One CryptHash call, repeated: what is hashed and where the digest goes. */
 typedef struct {
@@ -15,6 +16,7 @@ typedef struct {
     const unsigned char *message;
     unsigned long long msg_len_bits;
     unsigned char *digest;        /* digest_bits / 8 bytes */
+    const counter_source *counter;  /* what times the calls; NULL: the machine's own */
 } bench_call;
 
 typedef struct {

@@ -7,8 +7,9 @@
  *   cold   --message-bytes N [--cpu C] [--message-stdin]
  *                                    one call of the freshly loaded library: COLD
  *   trial  --message-bytes N --calls N --warmup N --batch-calls N [--cpu C]
- *          [--message-stdin] [--memory-limit BYTES]
- *                                    a timed trial: TRIAL, CYCLES
+ *          [--message-stdin] [--memory-limit BYTES] [--counter auto|perf|tsc|clock]
+ *                                    a timed trial: TRIAL, CYCLES (timer.h says
+ *                                    what each counter is; default tsc)
  *   kat    --kat 2_12|2_23|2_33|Loop --instance NAME [--blank-digests]
  *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
  *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
@@ -82,6 +83,7 @@ typedef struct {
     int blank_digests;           /* kat */
     const char *lengths;         /* probe */
     const char *cpu_features;    /* comma-separated, or NULL */
+    const char *counter;         /* trial: auto, perf, tsc, clock; NULL: tsc */
     uint64_t seed;               /* leak */
     uint64_t time_limit_ms;      /* leak: 0, no limit */
     int control;                 /* leak: class 0 gets random messages too */
@@ -221,6 +223,8 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
                 req->lengths = value;
             else if (strcmp(name, "--cpu-features") == 0)
                 req->cpu_features = value;
+            else if (strcmp(name, "--counter") == 0)
+                req->counter = value;
             else if (strcmp(name, "--seed") == 0)
                 ok = parse_number(value, UINT64_MAX, &req->seed) == 0;
             else if (strcmp(name, "--time-limit-ms") == 0)
@@ -381,8 +385,14 @@ static void pin(const request *req)
         fail(DRIVER_ERR_CPU, req->cpu, "%s", error);
 }
 
-static uint32_t counter_id(void)
+static uint32_t counter_id(const counter_source *source)
 {
+    if (source != NULL && source->kind == COUNTER_SOURCE_CLOCK)
+        return COUNTER_ID_CLOCK;
+    if (source != NULL && source->kind == COUNTER_SOURCE_PERF_RDPMC)
+        return COUNTER_ID_PERF_RDPMC;
+    if (source != NULL && source->kind == COUNTER_SOURCE_PERF_READ)
+        return COUNTER_ID_PERF_READ;
 #if defined(NGCC_COUNTER_X86_64)
     return COUNTER_ID_RDTSC;
 #elif defined(NGCC_COUNTER_AARCH64)
@@ -452,12 +462,16 @@ static void run_trial(const request *req)
     trial_facts facts;
     instance_library lib;
     bench_call call;
+    counter_source counter;
     uint64_t *cycles;
     char text[FRAME_MAX_TEXT];
 
     memset(&facts, 0, sizeof facts);
     pin(req);
-    counter_mark(&mark);  /* the frequency is measured from here to after the loops */
+    if (counter_open(req->counter, &counter, text, sizeof text) != 0)  /* after pinning */
+        fail(DRIVER_ERR_COUNTER, 0, "--counter %s: %s", req->counter, text);
+    call.counter = &counter;
+    counter_mark(&counter, &mark);  /* the frequency is measured from here to after the loops */
     cycles = malloc((size_t)req->calls * sizeof *cycles);
     if (cycles == NULL)
         fail(DRIVER_ERR_MEMORY, 0, "cannot allocate the cycles of %llu calls",
@@ -471,8 +485,9 @@ static void run_trial(const request *req)
     call.digest_bits = req->digest_bits;
     call.msg_len_bits = 8 * (unsigned long long)req->message_bytes;
 
-    counter_measure_overhead(&facts.overhead_min_ticks, &facts.overhead_median_ticks);
-    facts.core_cycles_per_tick = counter_cycles_per_tick(facts.overhead_min_ticks);
+    counter_measure_overhead(&counter, &facts.overhead_min_ticks, &facts.overhead_median_ticks);
+    facts.core_cycles_per_tick = counter_cycles_per_tick(&counter, facts.overhead_min_ticks);
+    facts.counter_resolution = counter_resolution(&counter);
     facts.setup_cpu_ns = process_cpu_ns();
     if (bench_time_calls(&call, (size_t)req->warmup, (size_t)req->calls, cycles, &per_call) != 0) {
         check_descendants();
@@ -489,9 +504,10 @@ static void run_trial(const request *req)
                  call.msg_len_bits);
         fail(DRIVER_ERR_HASH, batch.status, "%s", text);
     }
-    if (counter_frequency_since(&mark, COUNTER_FREQUENCY_INTERVAL_NS, &facts.frequency_hz) != 0)
+    if (counter_frequency_since(&counter, &mark, COUNTER_FREQUENCY_INTERVAL_NS,
+                                &facts.frequency_hz) != 0)
         fail(DRIVER_ERR_COUNTER, 0, "the %s counter did not advance while CLOCK_MONOTONIC_RAW "
-             "did: it cannot time anything", counter_name());
+             "did: it cannot time anything", source_name(&counter));
     facts.peak_rss_kib = peak_resident_kib();
     facts.cpu = req->cpu;
     facts.cpu_at_end = current_cpu();
@@ -500,7 +516,7 @@ static void run_trial(const request *req)
     check_descendants();
 
     facts.pid = (uint32_t)self_pid;
-    facts.counter_id = counter_id();
+    facts.counter_id = counter_id(&counter);
     facts.calls = (uint32_t)req->calls;
     facts.warmup = (uint32_t)req->warmup;
     facts.batch_calls = (uint32_t)req->batch_calls;
@@ -824,7 +840,7 @@ static void run_leak(const request *req)
     memset(&facts, 0, sizeof facts);
     memset(&run, 0, sizeof run);
     pin(req);
-    counter_mark(&mark);
+    counter_mark(NULL, &mark);
     fixed = leak_alloc(bytes, "the fixed message");  /* all zero unless given */
     if (req->message_from_stdin)
         read_stdin_exactly(fixed, bytes);  /* stdin stays: its end says stop */
@@ -843,7 +859,7 @@ static void run_leak(const request *req)
     run.call.msg_len_bits = 8 * (unsigned long long)bytes;
     load(req, &lib);
     run.call.hash = lib.hash;
-    counter_measure_overhead(&facts.overhead_min_ticks, &facts.overhead_median_ticks);
+    counter_measure_overhead(NULL, &facts.overhead_min_ticks, &facts.overhead_median_ticks);
 
     deadline_ns = req->time_limit_ms > 0 ? clock_raw_ns() + req->time_limit_ms * 1000000u
                                          : UINT64_MAX;
@@ -884,14 +900,15 @@ static void run_leak(const request *req)
         facts.stop_reason = LEAK_STOP_TIME;
     usage_of(&usage1);
     check_descendants();
-    if (counter_frequency_since(&mark, COUNTER_FREQUENCY_INTERVAL_NS, &facts.frequency_hz) != 0)
+    if (counter_frequency_since(NULL, &mark, COUNTER_FREQUENCY_INTERVAL_NS,
+                                &facts.frequency_hz) != 0)
         fail(DRIVER_ERR_COUNTER, 0, "the %s counter did not advance while CLOCK_MONOTONIC_RAW "
              "did: it cannot time anything", counter_name());
     facts.pid = (uint32_t)self_pid;
     facts.cpu = req->cpu;
     facts.cpu_at_end = current_cpu();
     facts.still_pinned = req->cpu >= 0 ? (uint32_t)still_pinned(req->cpu) : 0;
-    facts.counter_id = counter_id();
+    facts.counter_id = counter_id(NULL);
     facts.class0_calls = facts.calls - facts.class1_calls;
     facts.warmup = warmup_done;
     facts.seed = req->seed;

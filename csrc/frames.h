@@ -60,9 +60,11 @@ enum {
     COUNTER_ID_RDTSC = 1,       /* unit: TSC ticks */
     COUNTER_ID_CNTVCT = 2,      /* unit: generic-timer ticks */
     COUNTER_ID_CLOCK = 3,       /* CLOCK_MONOTONIC_RAW, unit: ns */
+    COUNTER_ID_PERF_RDPMC = 4,  /* perf PERF_COUNT_HW_CPU_CYCLES by RDPMC, unit: core cycles */
+    COUNTER_ID_PERF_READ = 5,   /* ... by read() on the event, unit: core cycles */
 };
 
-/* FRAME_TRIAL, field by field (u32 x 8, then u64/f64 x 19: 184 bytes). */
+/* FRAME_TRIAL, field by field (u32 x 8, then u64/f64 x 20: 192 bytes). */
 typedef struct {
     uint32_t pid;
     int32_t cpu;                  /* the CPU asked for, -1 if not pinned */
@@ -88,10 +90,11 @@ typedef struct {
     uint64_t baseline_rss_kib;    /* /proc/self/statm after loading, before any call */
     uint64_t peak_rss_kib;        /* VmHWM after the loops */
     uint64_t setup_cpu_ns;        /* process CPU time before the first call */
+    uint64_t counter_resolution;  /* counter_resolution(): the counter's smallest step */
     double load_average[3];
 } trial_facts;
 
-#define FRAME_TRIAL_BYTES (8 * 4 + 19 * 8)
+#define FRAME_TRIAL_BYTES (8 * 4 + 20 * 8)
 
 /* Why a leak run stopped (leak_facts.stop_reason). */
 enum {

@@ -59,6 +59,7 @@ from ngcc._errors import (
 from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
 from ngcc._model import (
     CALLS_RULES,
+    COUNTER_CHOICES,
     ORDERS,
     STATISTICS,
     BuildEntry,
@@ -206,6 +207,16 @@ class _FailureWatch:
             "the campaign stopped (%d job(s) not measured): %s; fix that and run the same "
             "command again to resume" % (len(self.causes), pending, cause),
             cause, len(self.causes), pending)
+
+
+def _target_missed(job: Job, trials: int, reached: float | None, target: float,
+                   statistic: str) -> str:
+    """The warning of a job that stopped at ``--max-trials`` above ``--target-ci``."""
+    return ("%s at %d B missed --target-ci %g %%: it stopped at --max-trials %d with the "
+            "95 %% CI of the %s at %s; raise --max-trials, lengthen the trials "
+            "(--trial-target), or measure on an isolated CPU (--cpu N, `ngcc check`)"
+            % (job.label, job.message_bytes, target, trials, statistic,
+               "±%.2f %%" % reached if reached is not None else "— (one trial)"))
 
 
 def _duration(seconds: float) -> str:
@@ -361,10 +372,16 @@ class Campaign:
             CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
         executor: what measures whole jobs instead of this process's own trial loop
             (a :class:`ngcc._jobs.JobExecutor`; ``workers`` and ``scheduler`` make one).
+        counter: the counter of the default runner's trials: ``auto`` (perf core
+            cycles where RDPMC is allowed, else the TSC), ``perf``, ``tsc`` or
+            ``clock`` (``csrc/timer.h``); None: the TSC. Each trial records the
+            counter it got.
 
-    With ``strict``, a trial that was preempted or whose counter ran off its rate is
-    run again (at most :data:`STRICT_ATTEMPTS` times in all; the record's
-    ``rejected_trials`` lists the attempts set aside).
+    With ``strict``, a trial that was preempted, whose counter ran off its rate, or
+    whose process ran slow as a whole (``slow_process``) is run again (at most
+    :data:`STRICT_ATTEMPTS` times in all; the record's ``rejected_trials`` lists the
+    attempts set aside). A job that stops at ``max_trials`` with its interval wider than
+    ``target_ci`` is said in a warning and in its record (``target_ci_reached_percent``).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
@@ -386,10 +403,11 @@ class Campaign:
                  statistic: str = "mean", calls_rule: str = "harness",
                  order: str | None = None,
                  workers: int | None = None, scheduler: str | None = None,
-                 executor: _jobs.JobExecutor | None = None):
+                 executor: _jobs.JobExecutor | None = None, counter: str | None = None):
         for name, value, options in (("statistic", statistic, STATISTICS),
                                      ("calls_rule", calls_rule, CALLS_RULES),
-                                     ("order", order or ORDERS[0], ORDERS)):
+                                     ("order", order or ORDERS[0], ORDERS),
+                                     ("counter", counter or "tsc", COUNTER_CHOICES)):
             if value not in options:
                 raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(options),
                                                                    value))
@@ -427,7 +445,12 @@ class Campaign:
         self.on_plan = on_plan
         self._watch = _FailureWatch()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
-        self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner()
+        if runner is not None and counter is not None:
+            raise ValueError("counter= sets the default runner's counter; a runner given "
+                             "chooses its own")
+        self.counter = counter
+        self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner(
+            counter=counter)
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
         self.leak = leak
         self.leak_calls = _leak.DEFAULT_CALLS if leak_calls is None else leak_calls
@@ -497,7 +520,8 @@ class Campaign:
                      settings=Settings(kat_timeout_seconds=self.kat_timeout,
                                        trial_timeout_seconds=self.trial_timeout,
                                        strict=self.strict, runner=_runner_name(self.runner),
-                                       order=self.order, executor=self._executor_name()),
+                                       order=self.order, executor=self._executor_name(),
+                                       counter=self.counter),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
@@ -912,7 +936,8 @@ class Campaign:
             measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
                                          len(taken), timeout)
             attempt_taken = _Taken(started, measured, position)
-            flag = _stats.disturbance(self._entry(job, len(taken), attempt_taken), self.cpu)
+            flag = _stats.rejection(self._entry(job, len(taken), attempt_taken),
+                                    [t.measured.cycles for t in taken], self.cpu)
             if flag is None or not self.strict or attempt == STRICT_ATTEMPTS - 1:
                 taken.append(attempt_taken)
                 return
@@ -943,11 +968,8 @@ class Campaign:
 
     @staticmethod
     def _entry(job: Job, index: int, taken: _Taken) -> Trial:
-        measured = taken.measured
-        return Trial.of(index, taken.started, job.warmup_calls or 0, measured,
-                        _stats.trial_statistics(measured.cycles, measured.loop_ticks,
-                                                measured.loop_ns / 1e9, measured.frequency_hz),
-                        position=taken.position)
+        return _stats.trial_entry(index, taken.started, job.warmup_calls or 0, taken.measured,
+                                  taken.position)
 
     def _record(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
                 raw_sha: str, env: Environment | None = None) -> Record:
@@ -961,6 +983,12 @@ class Campaign:
                           "(%s)" % (job.label, job.message_bytes, len(rejected), "; ".join(
                               r.message for r in rejected[:2])), MeasurementWarning,
                           stacklevel=5)
+        reached = _stats.target_reached_percent([t.measured.cycles for t in taken],
+                                                self.statistic) \
+            if self.target_ci is not None else None
+        if self.target_ci is not None and (reached is None or reached > self.target_ci):
+            warnings.warn(MeasurementWarning(_target_missed(
+                job, len(taken), reached, self.target_ci, self.statistic)), stacklevel=5)
         for code, count, worst in _stats.flag_groups(statistics.flags):
             warnings.warn(TrialFlagWarning(
                 "%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
@@ -991,7 +1019,7 @@ class Campaign:
             provenance=Provenance(created=_utc_now(), ngcc_version=env.ngcc_version,
                                   git_commit=env.git_commit, command=tuple(self.command),
                                   runner=_runner_name(self.runner), message=MESSAGE),
-            rejected_trials=tuple(rejected))
+            rejected_trials=tuple(rejected), target_ci_reached_percent=reached)
 
     # measure on an executor (--workers, --scheduler) ----------------------------
 

@@ -447,13 +447,16 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
           cpu: int | None = None, batch_calls: int | None = None,
           message: bytes | memoryview | None = None, memory_limit: int | None = None,
           what: str | None = None, timeout: float | None = None,
-          t1: float | None = None) -> TrialMeasurement:
+          t1: float | None = None, counter: str | None = None) -> TrialMeasurement:
     """One trial in a fresh driver: pin to ``cpu`` (if given), load, baseline RSS,
     calibrate, ``warmup`` calls, ``calls`` calls each between two counter readings,
     then ``batch_calls`` (default: ``calls``) calls with no reading between them.
 
     ``memory_limit`` caps the trial process's address space (bytes, RLIMIT_AS).
     The deadline is ``timeout``, else :func:`trial_timeout` of ``t1``, else 600 s.
+    ``counter`` is ``auto``, ``perf``, ``tsc`` or ``clock`` (``csrc/timer.h``; None: the
+    driver's default, tsc); a counter that cannot be opened is a ``ChildError``
+    (``error``, reason ``counter``) that says why.
     """
     batch = calls if batch_calls is None else batch_calls
     what = what or "%s timing %d calls at %d B" % (inst.name, calls, message_bytes)
@@ -464,6 +467,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
         "--batch-calls", str(batch)]
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
+    options += [] if counter is None else ["--counter", counter]
     if memory_limit is not None:
         if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) \
                 or memory_limit <= 0:
@@ -494,6 +498,8 @@ def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: 
         (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
         (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
         (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
+        (f["counter_resolution"] <= max(f["overhead_median_ticks"], 1) * 1000,
+         "a counter resolution of %d ticks" % f["counter_resolution"]),
         (1e5 <= f["frequency_hz"] <= 1e11, "a counter of %r Hz" % f["frequency_hz"]),
         (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
          "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
@@ -543,7 +549,8 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
         parent_wall_ns=parent_wall_ns,
         batch_thread_cpu_ns=int(f["batch_thread_cpu_ns"]) if f["batch_calls"] else None,
         batch_involuntary_switches=(int(f["batch_involuntary_switches"]) if f["batch_calls"]
-                                    else None))
+                                    else None),
+        counter_resolution_ticks=int(f["counter_resolution"]) or None)
 
 
 @dataclass(frozen=True)
@@ -764,10 +771,13 @@ class DriverRunner:
     Args:
         memory_limit: cap on each trial process's address space in bytes (RLIMIT_AS),
             or None for no cap.
+        counter: the counter of every trial (``auto``, ``perf``, ``tsc``, ``clock``;
+            None: the driver's default, tsc).
     """
 
-    def __init__(self, memory_limit: int | None = None):
+    def __init__(self, memory_limit: int | None = None, counter: str | None = None):
         self.memory_limit = memory_limit
+        self.counter = counter
 
     def cold_call(self, instance: Instance, message_bytes: int, cpu: int,
                   timeout: float) -> float:
@@ -778,7 +788,7 @@ class DriverRunner:
               cpu: int, index: int, timeout: float) -> TrialMeasurement:
         """One trial: the per-call loop, then an uninstrumented batch of as many calls."""
         return trial(instance, message_bytes, calls, warmup, cpu=cpu,
-                     memory_limit=self.memory_limit, timeout=timeout,
+                     memory_limit=self.memory_limit, timeout=timeout, counter=self.counter,
                      what="%s at %d B (trial %d)" % (instance.name, message_bytes, index))
 
 

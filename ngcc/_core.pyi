@@ -43,6 +43,7 @@ class _CounterCalibration(TypedDict):  # a dict at run time; named for type chec
     frequency_hz: float
     overhead_min: int
     overhead_median: int
+    resolution: int
 
 def counter_calibrate() -> _CounterCalibration:
     """Measure the counter afresh (about 50 ms): frequency against

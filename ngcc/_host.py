@@ -161,7 +161,8 @@ def _counter() -> Counter | None:
     info = counter_info()
     return Counter(name=info.name, frequency_hz=float(info.frequency_hz),
                    overhead_min=int(info.overhead_min),
-                   overhead_median=int(info.overhead_median))
+                   overhead_median=int(info.overhead_median),
+                   resolution=int(info.resolution) or None)
 
 
 def _load_average() -> tuple[float, float, float]:
@@ -257,13 +258,22 @@ def clock_text(env: Environment) -> str:
 
 
 def counter_text(env: Environment) -> str:
-    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``."""
+    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``;
+    where the resolution was measured, ``rdtsc, 2.596 GHz, resolution 26 ticks, bracket
+    26–52 ticks (1–2 steps; min–median; recorded, not subtracted)``."""
     counter = env.counter
     if counter is None:
         return "%s, unknown rate" % UNKNOWN
     rate = "%.3f GHz" % (counter.frequency_hz / 1e9) if counter.frequency_hz else "unknown rate"
-    return ("%s, %s, overhead %s–%s cycles (min–median; recorded, not subtracted)"
-            % (counter.name, rate, counter.overhead_min, counter.overhead_median))
+    if counter.resolution is None:  # a run of an ngcc that did not measure it: as it read
+        return ("%s, %s, overhead %s–%s cycles (min–median; recorded, not subtracted)"
+                % (counter.name, rate, counter.overhead_min, counter.overhead_median))
+    steps = "%.3g–%.3g steps" % (counter.overhead_min / counter.resolution,
+                             counter.overhead_median / counter.resolution)
+    return ("%s, %s, resolution %d tick%s, bracket %s–%s ticks (%s; min–median; recorded, "
+            "not subtracted)" % (counter.name, rate, counter.resolution,
+                                 "" if counter.resolution == 1 else "s", counter.overhead_min,
+                                 counter.overhead_median, steps))
 
 
 def memory_text(env: Environment) -> str:

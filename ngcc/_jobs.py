@@ -54,7 +54,8 @@ class JobOrder:
             a short calibration trial of warm calls), as ``_plan`` has them.
         statistic: what ``target_ci`` aims at (``mean`` or ``median``).
         attempts: the most attempts at one trial: 1, or ``--strict``'s
-            ``STRICT_ATTEMPTS`` (a disturbed trial is repeated, and listed as rejected).
+            ``STRICT_ATTEMPTS`` (a disturbed or slow-process trial is repeated, and
+            listed as rejected: ``_stats.rejection``).
     """
 
     key: str
@@ -191,7 +192,8 @@ def measure_job(order: JobOrder, runner: TrialRunner, cpu: int, worker: str,
                 measured = runner.trial(instance, n, calls, warmup, cpu, len(taken), timeout)
                 trial = Taken(started, measured, position)
                 position += 1
-                flag = _stats.disturbance(_entry(trial, len(taken), warmup), cpu)
+                flag = _stats.rejection(_entry(trial, len(taken), warmup),
+                                        [t.measured.cycles for t in taken], cpu)
                 if flag is None or attempt == order.attempts - 1:
                     taken.append(trial)
                     break
@@ -215,10 +217,7 @@ def _warm_call(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: in
 
 
 def _entry(trial: Taken, index: int, warmup: int) -> Trial:
-    measured = trial.measured
-    return Trial.of(index, trial.started, warmup, measured, _stats.trial_statistics(
-        measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9, measured.frequency_hz),
-        position=trial.position)
+    return _stats.trial_entry(index, trial.started, warmup, trial.measured, trial.position)
 
 
 def result_defects(order: JobOrder, result: JobResult) -> list[str]:

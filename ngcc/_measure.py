@@ -20,7 +20,7 @@ import numpy as np
 from ngcc._registry import Instance
 
 #: The units a counter's ticks can be in.
-UNITS = ("tsc-ticks", "timer-ticks", "ns")
+UNITS = ("tsc-ticks", "timer-ticks", "ns", "core-cycles")
 
 
 class ChildError(Exception):
@@ -44,7 +44,8 @@ class TrialMeasurement:
             call bracketed by two serialised counter reads (overhead included).
         loop_ticks, loop_ns: one counter reading and one CLOCK_MONOTONIC_RAW
             reading around the whole per-call loop.
-        counter: ``rdtsc``, ``cntvct_el0`` or ``clock_monotonic_raw``.
+        counter: ``rdtsc``, ``cntvct_el0``, ``clock_monotonic_raw``,
+            ``perf_cycles_rdpmc`` or ``perf_cycles_read`` (core cycles by perf).
         unit: the unit of ``cycles``: one of :data:`UNITS`.
         frequency_hz: counter ticks per second, calibrated in the trial process.
         overhead_min_ticks, overhead_median_ticks: an empty timed region.
@@ -64,6 +65,8 @@ class TrialMeasurement:
             the loops (the library changed it).
         parent_wall_ns: the parent's own clock around the whole child, for the
             cross-check of the claimed loop time.
+        counter_resolution_ticks: the smallest step the counter moved in, measured in
+            the trial process (the gcd of the differences of successive reads).
     """
 
     pid: int
@@ -90,6 +93,7 @@ class TrialMeasurement:
     parent_wall_ns: int | None = None
     batch_thread_cpu_ns: int | None = None
     batch_involuntary_switches: int | None = None
+    counter_resolution_ticks: int | None = None
 
 
 class TrialRunner(Protocol):

@@ -39,8 +39,11 @@ SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_
 
 #: The versions of :class:`Statistics` this version reads (it writes the last):
 #: 1 = ngcc 0.1 (mean, t interval, outlier and counter-rate flags), 2 = + median and
-#: bootstrap intervals, batch mean, observer effect, core cycles, preemption flags.
-STATISTICS_VERSIONS = (1, 2)
+#: bootstrap intervals, batch mean, observer effect, core cycles, preemption flags;
+#: 3 = + the CPU-time figure and the leading figure, slow_process and coarse_counter.
+STATISTICS_VERSIONS = (1, 2, 3)
+#: The counters a trial can be asked to use (``--counter``; ``csrc/timer.h``).
+COUNTER_CHOICES = ("auto", "perf", "tsc", "clock")
 
 #: The statistics ``--target-ci`` can aim at (``--statistic``).
 STATISTICS = ("mean", "median")
@@ -328,10 +331,15 @@ class Settings(Evidence):
     #: What measured the jobs: ``None`` for this process's own trial loop, else the
     #: executor (``dask LocalCluster: 2 workers, CPUs 0, 1``, ``dask tcp://host:8786``).
     executor: str | None = added(None)
+    #: The counter asked for (``--counter``: one of :data:`COUNTER_CHOICES`); None: the
+    #: runner's default. Each trial records the counter it got.
+    counter: str | None = added(None)
 
     def _check(self, where: str) -> None:
         if self.order is not None:
             _one_of(self.order, ORDERS, where + "order")
+        if self.counter is not None:
+            _one_of(self.counter, COUNTER_CHOICES, where + "counter")
 
 
 @dataclass(frozen=True)
@@ -351,6 +359,8 @@ class Counter(Evidence):
     frequency_hz: float
     overhead_min: int
     overhead_median: int
+    #: The smallest step the counter moves in (ticks; ``None`` before ngcc measured it).
+    resolution: int | None = added(None)
 
 
 @dataclass(frozen=True)
@@ -507,6 +517,12 @@ class TrialStatistics(Evidence):
     p95_cycles: float
     stdev_cycles: float | None
     counter_rate_ratio: float | None
+    # Version 3: the thread's CPU time per call over the uninstrumented batch and over
+    # the per-call loop, in ns and in counter units (None before, or not measured).
+    cpu_time_ns: float | None = added(None)
+    cpu_time_ticks: float | None = added(None)
+    loop_cpu_time_ns: float | None = added(None)
+    loop_cpu_time_ticks: float | None = added(None)
 
 
 @dataclass(frozen=True)
@@ -544,9 +560,12 @@ class Trial(Evidence):
     batch_thread_cpu_ns: int | None = None
     batch_involuntary_switches: int | None = None
     position: int | None = None
+    #: The counter's smallest step in this trial's process (``counter_resolution``).
+    counter_resolution_ticks: int | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
+        _at_least(self.counter_resolution_ticks, 0, where + "counter_resolution_ticks")
         _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
         _at_least(self.cpu, 0, where + "cpu")
@@ -584,11 +603,13 @@ class Trial(Evidence):
             parent_wall_ns=measured.parent_wall_ns,
             batch_thread_cpu_ns=measured.batch_thread_cpu_ns,
             batch_involuntary_switches=measured.batch_involuntary_switches,
-            position=position)
+            position=position, counter_resolution_ticks=measured.counter_resolution_ticks)
 
 
-#: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1).
-FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "outlying_trial")
+#: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;
+#: ``slow_process`` and ``coarse_counter`` from version 3).
+FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "outlying_trial",
+              "slow_process", "coarse_counter")
 
 
 @dataclass(frozen=True)
@@ -596,8 +617,10 @@ class Flag(Evidence):
     """A flagged trial: why (one of :data:`FLAG_CODES`), which, the message (the figure,
     a cause that fits it, the remedy) and the figure itself: the relative departure
     from the median of trial means (``slow_trial`` > 0, ``fast_trial`` < 0), the
-    counter rate ratio (``counter_rate``) or the share of wall time on the CPU
-    (``preempted``); ``None`` in statistics of version 1."""
+    counter rate ratio (``counter_rate``), the share of wall time on the CPU
+    (``preempted``), the per-call minimum's departure from the job's best
+    (``slow_process`` > 0) or the counter steps per call (``coarse_counter``); ``None``
+    in statistics of version 1."""
 
     code: str
     trial: int
@@ -614,8 +637,14 @@ class Flag(Evidence):
         ``counter_rate``): what picks the worst flag of a kind; ``None`` without value."""
         if self.value is None:
             return None
+        if self.code == "coarse_counter":  # the fewer steps, the worse
+            return -self.value
         quiet = 1.0 if self.code in ("preempted", "counter_rate") else 0.0
         return abs(self.value - quiet)
+
+
+#: The figures a record can lead with (``Statistics.leading``).
+LEADING_FIGURES = ("cpu_time", "harness_mean")
 
 
 @dataclass(frozen=True)
@@ -660,9 +689,22 @@ class Statistics(Evidence):
     core_cycles_per_tick: float | None = None
     core_cycles_per_byte: float | None = None
     preempted_trials: tuple[int, ...] | None = None
+    # Version 3: the CPU-time figure (the thread's CPU time per call over the
+    # uninstrumented batch, mean of the trials, t interval across them) and which figure
+    # leads (``cpu_time`` or ``harness_mean``: ``_stats.leading_figure``).
+    cpu_time_ticks: float | None = None
+    cpu_time_seconds: float | None = None
+    cpu_time_ci95_low_ticks: float | None = None
+    cpu_time_ci95_high_ticks: float | None = None
+    cpu_time_ci95_relative: float | None = None
+    loop_cpu_time_ticks: float | None = None
+    cpu_time_per_byte: float | None = None
+    leading: str | None = None
 
     def _check(self, where: str) -> None:
         _at_least(self.trials, 1, where + "trials")
+        if self.leading is not None:
+            _one_of(self.leading, LEADING_FIGURES, where + "leading")
         _at_least(self.calls, 1, where + "calls")
         _one_of(str(self.version), tuple(str(v) for v in STATISTICS_VERSIONS),
                 where + "version")
@@ -782,6 +824,9 @@ class Record(Evidence):
     raw: RawRef
     provenance: Provenance
     rejected_trials: tuple[RejectedTrial, ...] = ()
+    #: With ``--target-ci``: the relative half-width (percent) of the 95 % interval of
+    #: the plan's statistic when the job stopped (None without a target, or one trial).
+    target_ci_reached_percent: float | None = added(None)
 
     def _check(self, where: str) -> None:
         _name(self.candidate, where + "candidate")
@@ -804,6 +849,14 @@ class Record(Evidence):
             if before is not None and now is not None and now <= before:
                 raise FieldError("%strials[%d].position" % (where, index),
                                  "is %d, not after trial %d's %d" % (now, index - 1, before))
+
+    @property
+    def target_missed(self) -> bool:
+        """True when the job had ``--target-ci`` and stopped (at ``--max-trials``)
+        with its interval wider than that."""
+        target = self.plan.target_ci_percent
+        reached = self.target_ci_reached_percent
+        return target is not None and (reached is None or reached > target)
 
     @property
     def relpath(self) -> str:

@@ -44,7 +44,8 @@ ACCESSES = {1: "read", 2: "wrote"}
 
 #: Counters (``COUNTER_ID_*``): their evidence name and the unit of their ticks.
 COUNTERS = {1: ("rdtsc", "tsc-ticks"), 2: ("cntvct_el0", "timer-ticks"),
-            3: ("clock_monotonic_raw", "ns")}
+            3: ("clock_monotonic_raw", "ns"), 4: ("perf_cycles_rdpmc", "core-cycles"),
+            5: ("perf_cycles_read", "core-cycles")}
 
 HELLO_LAYOUT = struct.Struct("<II")
 ERROR_HEAD = struct.Struct("<ii")
@@ -61,7 +62,8 @@ TRIAL_FIELDS = (
     ("thread_cpu_ns", "Q"), ("voluntary_switches", "Q"), ("involuntary_switches", "Q"),
     ("batch_ticks", "Q"), ("batch_ns", "Q"), ("batch_thread_cpu_ns", "Q"),
     ("batch_involuntary_switches", "Q"), ("baseline_rss_kib", "Q"), ("peak_rss_kib", "Q"),
-    ("setup_cpu_ns", "Q"), ("load_1", "d"), ("load_5", "d"), ("load_15", "d"),
+    ("setup_cpu_ns", "Q"), ("counter_resolution", "Q"), ("load_1", "d"), ("load_5", "d"),
+    ("load_15", "d"),
 )
 TRIAL_LAYOUT = struct.Struct("<" + "".join(kind for _, kind in TRIAL_FIELDS))
 

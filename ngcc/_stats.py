@@ -17,7 +17,14 @@ One word for one thing:
   Σ batch calls (one counter reading around a loop of calls);
 * the *observer effect*: what the per-call readings add, paired within each trial (its
   per-call mean against its own batch mean) and the median taken over the trials, so
-  that one preempted trial does not decide it.
+  that one preempted trial does not decide it;
+* the *CPU-time figure* (``cpu_time_ticks``, statistics version 3): the thread's CPU
+  time over the uninstrumented batch / its calls, in counter units (× the trial's
+  counter rate) and in seconds: what the calls cost while they ran, which a competing
+  process cannot move, since the thread's CPU time stops while it is off the CPU;
+* the *leading figure* (``leading``): the one the tables, pages and plots lead with:
+  the CPU-time figure for a job with a preempted trial, else the harness mean
+  (:func:`leading_figure`).
 
 The statistics are versioned (:data:`STATISTICS_VERSION`, stored in each record), so
 ``ngcc validate`` recomputes a record with the rules of the version that wrote it.
@@ -28,10 +35,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ngcc._model import STATISTICS_VERSIONS, Flag, Statistics, Trial, TrialStatistics
+
+if TYPE_CHECKING:
+    from ngcc._measure import TrialMeasurement
 
 CONFIDENCE = 0.95
 OUTLIER_TOLERANCE = 0.05      # a trial mean 5 % away from the median of trial means
@@ -47,8 +58,16 @@ SWITCHES_PER_SECOND = 10.0
 #: (:func:`bootstrap_indices`), so every reader recomputes the same interval.
 BOOTSTRAP_RESAMPLES = 4000
 BOOTSTRAP_SEED = 0x6E676363  # "ngcc"
+#: A trial whose per-call minimum lies this far above the job's best trial's ran in a
+#: process that was slow as a whole (``slow_process``).
+SLOW_PROCESS_TOLERANCE = 0.10
+#: A per-call figure of fewer counter steps than this is coarse (``coarse_counter``).
+COARSE_STEPS = 20
 #: The version of the statistics this ngcc computes (see :class:`Statistics`).
 STATISTICS_VERSION = STATISTICS_VERSIONS[-1]
+#: The names of the leading figure (``Statistics.leading``).
+LEADING_CPU_TIME = "cpu_time"
+LEADING_HARNESS_MEAN = "harness_mean"
 
 
 def harness_mean(trials: Sequence[np.ndarray]) -> float:
@@ -183,13 +202,40 @@ def disturbed_trials(ratios: Sequence[float | None],
             if ratio is not None and abs(ratio - 1.0) > tolerance]
 
 
+def _per_call_cpu_ns(cpu_ns: int | None, calls: int | None) -> float | None:
+    return cpu_ns / calls if cpu_ns is not None and calls else None
+
+
 def trial_statistics(cycles: np.ndarray, loop_ticks: int, loop_seconds: float,
-                     frequency_hz: float) -> TrialStatistics:
+                     frequency_hz: float, facts: Trial | TrialMeasurement | None = None,
+                     version: int = STATISTICS_VERSION) -> TrialStatistics:
     """One trial's statistics: the mean (arithmetic) and distribution of its calls, and
-    its :func:`counter_rate_ratio` from the readings around the loop."""
-    return TrialStatistics(
+    its :func:`counter_rate_ratio` from the readings around the loop; from version 3,
+    with the trial's ``facts``, its CPU-time figures: the thread's CPU time per call
+    over the uninstrumented batch and over the per-call loop, in ns and in counter
+    units (ns × ``frequency_hz``); ``None`` where the runner did not measure it."""
+    stats = TrialStatistics(
         mean_cycles=trial_means([cycles])[0], **asdict(call_distribution(cycles)),
         counter_rate_ratio=counter_rate_ratio(loop_ticks, loop_seconds, frequency_hz))
+    if version < 3 or facts is None:
+        return stats
+    batch = _per_call_cpu_ns(facts.batch_thread_cpu_ns, facts.batch_calls)
+    loop = _per_call_cpu_ns(facts.thread_cpu_ns, len(cycles))
+    rate = frequency_hz / 1e9
+    return replace(stats, cpu_time_ns=batch,
+                   cpu_time_ticks=batch * rate if batch is not None else None,
+                   loop_cpu_time_ns=loop,
+                   loop_cpu_time_ticks=loop * rate if loop is not None else None)
+
+
+def trial_entry(index: int, started: str, warmup: int, measured: TrialMeasurement,
+                position: int | None) -> Trial:
+    """A trial's entry in its record: every fact of ``measured`` (but the per-call
+    ticks) and its :func:`trial_statistics` (what a campaign's and an executor's trial
+    loops both write)."""
+    stats = trial_statistics(measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9,
+                             measured.frequency_hz, measured)
+    return Trial.of(index, started, warmup, measured, stats, position=position)
 
 
 def bootstrap_indices(n: int, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -371,6 +417,34 @@ def _counter_flag(i: int, ratio: float, where: str) -> Flag:
         "fix the governor/turbo (`ngcc check`) and rerun" % (i, 100 * ratio, where)), ratio)
 
 
+def slow_process(minimum: int, best: int) -> float | None:
+    """How far a trial's per-call minimum lies above the job's best (``minimum / best
+    − 1``) when that is more than :data:`SLOW_PROCESS_TOLERANCE`, else ``None``.
+
+    The minimum is the call nothing interrupted, so a competing process cannot raise
+    it; a trial whose minimum is far above the other trials' ran in a process that was
+    slow as a whole (its pages, its cache colouring), and its median with it."""
+    departure = minimum / best - 1 if best > 0 else 0.0
+    return departure if departure > SLOW_PROCESS_TOLERANCE else None
+
+
+def _slow_flag(i: int, minimum: int, best: int, departure: float) -> Flag:
+    return Flag("slow_process", i, (
+        "trial %d's fastest call took %d ticks, %.1f %% above the job's best trial's "
+        "(%d): the whole process ran slow (memory placement, cache colouring), not only "
+        "the calls another task interrupted; --strict repeats such trials, and the "
+        "median's CI counts it as the spread between processes that it is"
+        % (i, minimum, 100 * departure, best)), departure)
+
+
+def _coarse_flag(i: int, steps: float, resolution: int) -> Flag:
+    return Flag("coarse_counter", i, (
+        "trial %d averaged %.1f counter steps per call (the counter moves in steps of "
+        "%d ticks): a per-call figure of fewer than %d steps is mostly rounding and "
+        "the bracket; time a longer message, or read the batch mean or the CPU-time "
+        "figure instead" % (i, steps, resolution, COARSE_STEPS)), steps)
+
+
 def disturbance(trial: Trial, cpu: int | None = None) -> Flag | None:
     """The flag of a trial disturbed on its own (no other trial needed to tell):
     ``preempted`` (:func:`preemption`), else ``counter_rate`` (its counter off its
@@ -383,6 +457,22 @@ def disturbance(trial: Trial, cpu: int | None = None) -> Flag | None:
     if disturbed_trials([ratio]):
         return _counter_flag(trial.index, ratio or 0.0, where)
     return None
+
+
+def rejection(trial: Trial, kept: Sequence[np.ndarray], cpu: int | None = None
+              ) -> Flag | None:
+    """Why ``--strict`` repeats a trial: its :func:`disturbance`, else ``slow_process``
+    against the trials ``kept`` so far (its per-call minimum more than 10 % above
+    theirs); ``None`` to keep it. The trial loops of a campaign and of an executor
+    both ask this."""
+    flag = disturbance(trial, cpu)
+    if flag is not None or not kept:
+        return flag
+    best = min(int(np.min(cycles)) for cycles in kept)
+    departure = slow_process(trial.statistics.min_cycles, best)
+    if departure is None:
+        return None
+    return _slow_flag(trial.index, trial.statistics.min_cycles, best, departure)
 
 
 def flag_groups(flags: Sequence[Flag]) -> list[tuple[str, int, Flag]]:
@@ -438,6 +528,70 @@ def core_cycles(trials: Sequence[np.ndarray], facts: Sequence[Trial]
     return (cycles / sum(ticks) if sum(ticks) else 0.0), cycles / calls
 
 
+def _flags_v3(trials: Sequence[np.ndarray], facts: Sequence[Trial]) -> list[Flag]:
+    """The flags version 3 adds: ``slow_process`` (a trial's per-call minimum more than
+    10 % above the job's best) and ``coarse_counter`` (a trial mean of fewer than
+    :data:`COARSE_STEPS` counter steps)."""
+    minima = [int(np.min(cycles)) for cycles in trials]
+    best = min(minima)
+    flags = []
+    for i, minimum in enumerate(minima):
+        departure = slow_process(minimum, best)
+        if departure is not None:
+            flags.append(_slow_flag(i, minimum, best, departure))
+    for i, trial in enumerate(facts):
+        resolution = trial.counter_resolution_ticks
+        if resolution:
+            steps = trial.statistics.mean_cycles / resolution
+            if steps < COARSE_STEPS:
+                flags.append(_coarse_flag(i, steps, resolution))
+    return flags
+
+
+@dataclass(frozen=True)
+class CpuTime:
+    """The CPU-time figure of a job (see :func:`cpu_time`)."""
+
+    ticks: float
+    seconds: float
+    ci95: tuple[float, float, float] | None
+    loop_ticks: float | None
+
+
+def cpu_time(facts: Sequence[Trial]) -> CpuTime | None:
+    """The job's CPU-time figure: the mean over the trials of each trial's thread CPU
+    time per call over its uninstrumented batch (``TrialStatistics.cpu_time_ticks``,
+    each trial one sample, as for the per-call mean), in counter units and seconds,
+    with the t interval of the mean across trials, and the same of the per-call loop.
+    ``None`` unless every trial has the figure."""
+    ticks = [v for t in facts if (v := t.statistics.cpu_time_ticks) is not None]
+    ns = [v for t in facts if (v := t.statistics.cpu_time_ns) is not None]
+    if not facts or len(ticks) < len(facts) or len(ns) < len(facts):
+        return None
+    loop = [v for t in facts if (v := t.statistics.loop_cpu_time_ticks) is not None]
+    return CpuTime(ticks=float(np.mean(ticks)), seconds=float(np.mean(ns)) / 1e9,
+                   ci95=t_confidence_interval(ticks),
+                   loop_ticks=float(np.mean(loop)) if len(loop) == len(facts) else None)
+
+
+def leading_figure(preempted: Sequence[int] | None, figure: CpuTime | None) -> str:
+    """Which figure a job's tables, pages and plots lead with: the CPU-time figure
+    (``cpu_time``) when any of its trials was preempted and the figure exists, else the
+    harness mean (``harness_mean``, as the NICCS pages). A preempted trial's calls hold
+    the time other tasks took, its CPU time does not."""
+    if preempted and figure is not None:
+        return LEADING_CPU_TIME
+    return LEADING_HARNESS_MEAN
+
+
+def leading_ticks(stats: Statistics) -> float:
+    """The leading figure of a record's statistics in counter units per call (the
+    harness mean for statistics before version 3)."""
+    if stats.leading == LEADING_CPU_TIME and stats.cpu_time_ticks is not None:
+        return stats.cpu_time_ticks
+    return stats.mean_cycles
+
+
 def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
               ratios: Sequence[float | None], message_bytes: int,
               cpu: int | None = None, *, facts: Sequence[Trial] = (),
@@ -480,7 +634,7 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         flags=tuple(_flags_v1(means, ratios, outliers, disturbed, cpu)))
     if version == 1:
         return v1
-    if version != STATISTICS_VERSION:
+    if version not in STATISTICS_VERSIONS:
         raise ValueError("statistics version %r is not one this ngcc computes" % version)
     per_call = float(np.mean(means))
     boot = bootstrap_interval(means)
@@ -488,7 +642,11 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
     batch = batch_mean(facts)
     observer = observer_effect(means, facts)
     core = core_cycles(trials, facts)
-    return replace(
+    preempted = tuple(preempted_trials(facts)) if any(
+        cpu_share(t) is not None or involuntary_switches(t) is not None for t in facts) \
+        else None
+    flags = _flags(means, ratios, outliers, disturbed, facts, cpu)
+    v2 = replace(
         v1, version=version, per_call_mean_ticks=per_call,
         mean_bootstrap_ci95_low_ticks=boot[0] if boot else None,
         mean_bootstrap_ci95_high_ticks=boot[1] if boot else None,
@@ -502,10 +660,21 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         observer_effect_relative=observer[1] if observer else None,
         core_cycles_per_tick=core[0] if core else None,
         core_cycles_per_byte=core[1] / message_bytes if core and message_bytes else None,
-        preempted_trials=tuple(preempted_trials(facts)) if any(
-            cpu_share(t) is not None or involuntary_switches(t) is not None for t in facts)
-        else None,
-        flags=tuple(_flags(means, ratios, outliers, disturbed, facts, cpu)))
+        preempted_trials=preempted, flags=tuple(flags))
+    if version == 2:
+        return v2
+    figure = cpu_time(facts)
+    return replace(
+        v2, cpu_time_ticks=figure.ticks if figure else None,
+        cpu_time_seconds=figure.seconds if figure else None,
+        cpu_time_ci95_low_ticks=figure.ci95[0] if figure and figure.ci95 else None,
+        cpu_time_ci95_high_ticks=figure.ci95[1] if figure and figure.ci95 else None,
+        cpu_time_ci95_relative=figure.ci95[2] / figure.ticks
+        if figure and figure.ci95 and figure.ticks else None,
+        loop_cpu_time_ticks=figure.loop_ticks if figure else None,
+        cpu_time_per_byte=figure.ticks / message_bytes if figure and message_bytes else None,
+        leading=leading_figure(preempted, figure),
+        flags=tuple(flags + _flags_v3(trials, facts)))
 
 
 def aggregate_trials(trials: Sequence[Trial], cycles: Sequence[np.ndarray],
@@ -516,6 +685,13 @@ def aggregate_trials(trials: Sequence[Trial], cycles: Sequence[np.ndarray],
     return aggregate(cycles, [t.loop_seconds for t in trials],
                      [t.statistics.counter_rate_ratio for t in trials], message_bytes, cpu,
                      facts=trials, version=version)
+
+
+def target_reached_percent(cycles: Sequence[np.ndarray], statistic: str) -> float | None:
+    """The precision a job with ``--target-ci`` reached, in percent (100 ×
+    :func:`stop_rule_precision`); ``None`` for a single trial."""
+    relative = stop_rule_precision(cycles, statistic)
+    return None if relative is None else 100 * relative
 
 
 def stop_rule_precision(trials: Sequence[np.ndarray], statistic: str) -> float | None:

@@ -38,12 +38,15 @@ class CounterInfo:
             over 50 ms.
         overhead_min: ticks of an empty timed region, minimum of 2001 regions.
         overhead_median: the median of the same regions.
+        resolution: the smallest step the counter moves in (ticks): the gcd of the
+            differences of 4001 successive reads.
     """
 
     name: str
     frequency_hz: float
     overhead_min: int
     overhead_median: int
+    resolution: int = 0
 
     def seconds(self, ticks: float) -> float:
         """Convert counter ticks to seconds with the measured frequency."""
