@@ -424,8 +424,9 @@ def slow_process(minimum: int, best: int) -> float | None:
     The minimum is the call nothing interrupted, so a competing process cannot raise
     it; a trial whose minimum is far above the other trials' ran in a process that was
     slow as a whole (its pages, its cache colouring), and its median with it."""
-    departure = minimum / best - 1 if best > 0 else 0.0
-    return departure if departure > SLOW_PROCESS_TOLERANCE else None
+    if best <= 0 or minimum <= best * (1 + SLOW_PROCESS_TOLERANCE):
+        return None
+    return minimum / best - 1
 
 
 def _slow_flag(i: int, minimum: int, best: int, departure: float) -> Flag:

@@ -117,6 +117,9 @@ def check_record(record: RunRecord) -> list[Difference]:
     found += _compare("resources", record.resources.to_json(), _resources(record).to_json())
     found += _compare("raw.calls_per_trial", list(record.raw.calls_per_trial),
                       [len(c) for c in cycles])
+    if record.plan.target_ci_percent is not None and record.statistics.version >= 3:
+        found += _compare("target_ci_reached_percent", record.target_ci_reached_percent,
+                          _stats.target_reached_percent(cycles, record.plan.statistic))
     return [Difference(name, what) for what in found]
 
 
@@ -147,7 +150,8 @@ def _trial_differences(record: Record, cycles: Sequence[np.ndarray]) -> Iterator
         where = f"trials[{trial.index}]"
         yield from _compare(f"{where}.calls", trial.calls, len(samples))
         expected = _stats.trial_statistics(samples, trial.loop_ticks, trial.loop_seconds,
-                                           trial.frequency_hz)
+                                           trial.frequency_hz, trial,
+                                           record.statistics.version)
         yield from _compare(f"{where}.statistics", trial.statistics.to_json(),
                             expected.to_json())
 
