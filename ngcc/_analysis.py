@@ -8,14 +8,60 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
-from ngcc._model import BuildEntry, Flag, Job, Record
+from ngcc._model import BuildEntry, Flag, Job, Record, Statistics
 
 #: The family whose same-width instance is the speed baseline of every record.
 BASELINE_FAMILY = "pseudoXOF"
 
 R = TypeVar("R", bound=Record)
+
+
+#: The leading-figure rule in one sentence (``_stats.leading_figure``): what the CLI
+#: table and the pages say.
+LEADING_RULE = ("the CPU-time figure (the thread's CPU time per call over the "
+                "uninstrumented batch) where a trial of the job was preempted, since the "
+                "counter keeps running while another task holds the CPU and the thread's CPU "
+                "time does not; else the harness mean, as on the NICCS pages")
+
+
+@dataclass(frozen=True)
+class Lead:
+    """The figure a record leads with (``Statistics.leading``), per call.
+
+    Attributes:
+        code: ``cpu_time`` or ``harness_mean``.
+        name: how tables name it: ``CPU time`` or ``harness mean``.
+        ticks, seconds: the figure in counter units and in seconds.
+        ci_low, ci_high, ci_relative: its 95 % interval (ticks) and half-width / figure.
+        interval: which interval that is: ``t`` (the CPU-time figure's, or the mean's
+            in statistics of version 1) or ``bootstrap`` (of the mean).
+    """
+
+    code: str
+    name: str
+    ticks: float
+    seconds: float
+    ci_low: float | None
+    ci_high: float | None
+    ci_relative: float | None
+    interval: str
+
+
+def leading(stats: Statistics) -> Lead:
+    """The leading figure of a record's statistics (the harness mean before version 3)."""
+    if stats.leading == "cpu_time" and stats.cpu_time_ticks is not None:
+        return Lead("cpu_time", "CPU time", stats.cpu_time_ticks,
+                    stats.cpu_time_seconds or 0.0, stats.cpu_time_ci95_low_ticks,
+                    stats.cpu_time_ci95_high_ticks, stats.cpu_time_ci95_relative, "t")
+    if stats.version >= 2:
+        return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
+                    stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks,
+                    stats.mean_bootstrap_ci95_relative, "bootstrap")
+    return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
+                stats.ci95_low_cycles, stats.ci95_high_cycles, stats.ci95_relative, "t")
 
 
 def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:

@@ -272,7 +272,9 @@ class CostEstimate:
     def __str__(self) -> str:
         trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
                   if self.max_trials else "%d trial(s) each" % self.trials)
-        seconds = ("%s to %s" % (_duration(self.seconds), _duration(self.max_seconds))
+        seconds = ("%s (%d trials each) to %s (%d each, if no job reaches --target-ci "
+                   "sooner)" % (_duration(self.seconds), self.trials,
+                                _duration(self.max_seconds), self.max_trials or 0)
                    if self.max_seconds else _duration(self.seconds))
         text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
                 "calls: about %s of trials (estimated from each job's %s)"
@@ -449,8 +451,8 @@ class Campaign:
             raise ValueError("counter= sets the default runner's counter; a runner given "
                              "chooses its own")
         self.counter = counter
-        self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner(
-            counter=counter)
+        self.runner: TrialRunner = runner if runner is not None else (
+            _child.DriverRunner(counter=counter) if counter else _child.DriverRunner())
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
         self.leak = leak
         self.leak_calls = _leak.DEFAULT_CALLS if leak_calls is None else leak_calls

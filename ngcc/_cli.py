@@ -24,13 +24,16 @@ from tqdm import tqdm
 from ngcc import _analysis, _build, _campaign, _format, _host, _locks, _plan, _progress, kat
 from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc._hashing import hash as hash_data
-from ngcc._model import Job, Record
+from ngcc._model import COUNTER_CHOICES, Job, Record
 from ngcc._registry import instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc._version import __version__
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
+#: ``ngcc campaign``: every job measured, but some stopped at --max-trials above
+#: --target-ci (each named in a warning).
+EXIT_TARGET_MISSED = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -208,7 +211,9 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                     "ETA). Exit status 1 if any job failed or was refused (the last line "
                     "counts them: `30 done, 2 crash`), or when the first %d jobs all fail "
                     "with one cause and none succeeds: the campaign then stops there, naming "
-                    "the cause." % _campaign.STOP_AFTER_FAILURES)
+                    "the cause; exit status %d when every job was measured but some missed "
+                    "--target-ci (a warning names each, with the CI reached)."
+                    % (_campaign.STOP_AFTER_FAILURES, EXIT_TARGET_MISSED))
     parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
     parser.add_argument("--candidate", metavar="ID",
@@ -255,6 +260,13 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                              "with more than one library) or job after job (sequential)")
     parser.add_argument("--max-trials", type=int, metavar="N",
                         help="the cap on trials with --target-ci (default 20)")
+    parser.add_argument("--counter", choices=COUNTER_CHOICES,
+                        help="what times the calls: perf (core cycles of the thread in user "
+                             "mode, perf_event_open; RDPMC per call where the kernel allows "
+                             "it), tsc (the time-stamp counter: ticks, not core cycles), "
+                             "clock (clock_gettime, ns), or auto (perf where RDPMC is "
+                             "allowed, else tsc); default: tsc. Each trial records the "
+                             "counter it got"),
     parser.add_argument("--allow-kat-fail", action="store_true",
                         help="time instances whose KAT verdict is not PASS; their records "
                              "are marked timed_without_pass and reports show a warning sign")
@@ -354,7 +366,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
-        workers=args.workers, scheduler=args.scheduler,
+        workers=args.workers, scheduler=args.scheduler, counter=args.counter,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
@@ -379,7 +391,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
     if not run.failed_jobs:
-        return 0
+        return EXIT_TARGET_MISSED if any(r.target_missed for r in run.records) else 0
     for line in _failure_lines(run.failed_jobs):
         print("ngcc: %s" % line, file=sys.stderr)
     print("ngcc: %s" % _analysis.status_counts(run.jobs), file=sys.stderr)
@@ -415,30 +427,36 @@ def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
 
 def _campaign_summary(run: Run) -> str:
     unit = _format.unit_word(t.unit for r in run.records for t in r.trials)
-    rows = [("instance", "message", "mean " + unit, unit + "/byte", "95% CI", "median",
-             "95% CI", "observer", "core c/B", "MB/s", "n", "KAT", "flags")]
+    rows = [("instance", "message", "leads", unit + "/call", unit + "/byte", "95% CI (of)",
+             "harness mean", "median", "95% CI (log-t)", "observer", "core c/B", "MB/s",
+             "n", "KAT", "flags")]
     for record in run.records:
         stats = record.statistics
-        mean_ci = (stats.mean_bootstrap_ci95_relative
-                   if stats.mean_bootstrap_ci95_relative is not None else stats.ci95_relative)
-        rows.append((record.label, _format.message(record.message_bytes),
+        lead = _analysis.leading(stats)
+        rows.append((record.label, _format.message(record.message_bytes), lead.name,
+                     _format.cycles(lead.ticks),
+                     _format.cycles_per_byte(lead.ticks / record.message_bytes),
+                     "±%s (%s)" % (_format.percent(lead.ci_relative), lead.interval)
+                     if lead.ci_relative is not None else _format.MISSING,
                      _format.cycles(stats.mean_cycles),
-                     _format.cycles_per_byte(stats.cycles_per_byte),
-                     "±" + _format.percent(mean_ci),
                      _format.cycles(stats.median_cycles),
                      "±" + _format.percent(stats.median_ci95_relative),
                      _signed_percent(stats.observer_effect_relative),
                      _format.cycles_per_byte(stats.core_cycles_per_byte),
-                     _format.megabytes_per_second(stats.mb_per_s),
+                     _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
+                                                  if lead.seconds else None),
                      _format.call_count(list(record.raw.calls_per_trial)),
                      record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
                      _flag_counts(record)))
-    return ("%s\n\nmean %s: the harness mean (Σ %s / Σ calls, of the cycle counter, whose "
-            "ticks are not core cycles); 95%% CI: of the mean (bootstrap across trials) and of "
-            "the per-call median (log scale); observer: per-call mean over the uninstrumented "
-            "batch mean (median of the trials); core c/B: core cycles per byte, from each "
-            "trial's estimate of core cycles per tick\nevidence: %s   (next: ngcc report %s)"
-            % (_table(rows), unit, unit, run.path, run.path))
+    return ("%s\n\nleads: the figure of the row, %s: %s; harness mean: Σ %s / Σ calls "
+            "(the NICCS pages' mean); 95%% CI (of): the interval of the row's figure and "
+            "which it is (t: t interval of the CPU-time figures across trials; bootstrap: "
+            "percentile bootstrap of the trial means); 95%% CI (log-t): of the per-call "
+            "median, t interval of the logarithms of the trial medians; observer: per-call "
+            "mean over the uninstrumented batch mean (median of the trials); core c/B: core "
+            "cycles per byte, from each trial's estimate of core cycles per tick; MB/s: of "
+            "the row's figure\nevidence: %s   (next: ngcc report %s)"
+            % (_table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
 
 
 

@@ -55,9 +55,10 @@ def cycles(value: float | None) -> str:
 
 def unit_word(units: Iterable[str]) -> str:
     """What the counter's figures are called in a table or a progress line: ``ns``
-    where every figure is nanoseconds, else ``ticks`` (a cycle counter's, not core
-    cycles)."""
-    return "ns" if set(units) == {"ns"} else "ticks"
+    where every figure is nanoseconds, ``cycles`` where every figure is core cycles
+    (the perf counters), else ``ticks`` (a cycle counter's, not core cycles)."""
+    found = set(units)
+    return "ns" if found == {"ns"} else "cycles" if found == {"core-cycles"} else "ticks"
 
 
 def cycles_per_byte(value: float | None) -> str:

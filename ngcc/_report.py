@@ -61,7 +61,11 @@ ENVIRONMENT_COLUMNS = ("item", "value")
 KAT_COLUMNS = ("instance", "build flags", "KAT")
 PERFORMANCE_COLUMNS = ("instance", "message", "mean cycles", "cycles/byte", "mean time",
                        "MB/s", "n")
-EXTRA_COLUMNS = ("instance", "message", "mean cycles", "95 % CI of the mean",
+#: Section 4 when a record of the page leads with the CPU-time figure: the figure each
+#: row leads with, then the harness mean beside it under its own name.
+LEADING_COLUMNS = ("instance", "message", "figure", "cycles", "cycles/byte", "time",
+                   "MB/s", "harness mean", "n")
+EXTRA_COLUMNS = ("instance", "message", "mean cycles", "95 % CI of the mean ({})",
                  "CI half-width", "median cycles/call", "× pseudoXOF")
 RESOURCE_COLUMNS = ("instance", "operation", "static: ELF image (bytes)", "baseline RSS",
                     "peak RSS")
@@ -163,6 +167,7 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines += _performance(run, candidate, records)
     lines += _additional_statistics(run, candidate, records, plotted)
     lines += _robust_statistics(records)
+    lines += _cpu_time_table(records)
     lines += _resources(records)
     lines += _leak_section(run, candidate, plotted)
     lines += _evidence_index(run, records, builds)
@@ -286,13 +291,43 @@ def performance_row(record: Record) -> tuple[str, ...]:
             _format.call_count(_analysis.calls_per_trial(record)))
 
 
+def leading_row(record: Record) -> tuple[str, ...]:
+    """One row of section 4 on a disturbed host: the record's leading figure
+    (``_analysis.leading``), then its harness mean."""
+    stats, lead = record.statistics, _analysis.leading(record.statistics)
+    n = record.message_bytes
+    return (instance_label(record), _format.message(n), lead.name, _format.cycles(lead.ticks),
+            _format.cycles_per_byte(lead.ticks / n), _format.duration(lead.seconds),
+            _format.megabytes_per_second(n / lead.seconds / 1e6 if lead.seconds else None),
+            _format.cycles(stats.mean_cycles),
+            _format.call_count(_analysis.calls_per_trial(record)))
+
+
+def _leads_with_cpu_time(records: Sequence[Record]) -> list[Record]:
+    return [r for r in records if _analysis.leading(r.statistics).code == "cpu_time"]
+
+
 def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[str]:
     lines = ["## " + SECTION_TITLES[3], ""]
-    lines += _by_host(PERFORMANCE_COLUMNS, records, performance_row, run=run)
-    lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
-              "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes per "
-              "second) from wall-clock time. n: calls in total (trials × calls per trial), "
-              "each trial a fresh process.", ""]
+    disturbed = _leads_with_cpu_time(records)
+    if disturbed:
+        lines += [f"{WARNING} The host was disturbed while {len(disturbed)} of "
+                  f"{_plural(len(records), 'job')} below were measured (trials preempted), "
+                  f"so each row leads with {_analysis.LEADING_RULE}; the harness mean, "
+                  "which the time other tasks took inflates, stands beside it.", ""]
+        lines += _by_host(LEADING_COLUMNS, records, leading_row, run=run)
+        lines += ["Figure: what the row's cycles, cycles/byte, time and MB/s are (CPU time: "
+                  "the thread's CPU time over the uninstrumented batch / its calls, in "
+                  "counter ticks at the trial's counter rate; harness mean: all counter "
+                  "ticks of all timed calls / number of calls, counter overhead included, "
+                  "time from wall-clock time). n: calls in total (trials × calls per "
+                  "trial), each trial a fresh process.", ""]
+    else:
+        lines += _by_host(PERFORMANCE_COLUMNS, records, performance_row, run=run)
+        lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
+                  "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes "
+                  "per second) from wall-clock time. n: calls in total (trials × calls per "
+                  "trial), each trial a fresh process.", ""]
     failed = [job for job in run.failed_jobs if job.candidate == candidate]
     if failed:
         lines += ["Not measured (the causes are at the top of the page): " + "; ".join(
@@ -336,7 +371,9 @@ def _additional_statistics(run: Run, candidate: str, records: Sequence[Record],
              "pooled. × pseudoXOF: mean cycles over those of pseudoXOF of the same output "
              f"width at the same length in this run ({_format.MISSING} when that baseline "
              "was not measured).", ""]
-    lines += _by_host(EXTRA_COLUMNS, records, lambda r: extra_row(run.records, r), run=run)
+    kind = "bootstrap" if any(r.statistics.version >= 2 for r in records) else "t"
+    columns = [column.format(kind) for column in EXTRA_COLUMNS]
+    lines += _by_host(columns, records, lambda r: extra_row(run.records, r), run=run)
     if len(_analysis.hosts(run.records)) > 1:
         lines += [f"× pseudoXOF is {_format.MISSING} also where the baseline was measured "
                   "on another host: no ratio is taken across hosts.", ""]
@@ -362,8 +399,9 @@ def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[st
 
 
 ROBUST_TITLE = "Robust statistics and the observer effect"
+CPU_TIME_TITLE = "CPU-time figures (beyond the guide's structure)"
 ROBUST_COLUMNS = ("instance", "message", "per-call mean", "95 % CI (bootstrap)", "median",
-                  "95 % CI of the median", "batch mean", "observer effect",
+                  "95 % CI of the median (log-t)", "batch mean", "observer effect",
                   "core cycles/byte", "flags")
 
 
@@ -411,6 +449,38 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
             "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
             "counter_rate); rejected: trials --strict measured again.", "",
             *table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
+
+
+CPU_TIME_COLUMNS = ("instance", "message", "CPU time/call", "95 % CI (t)",
+                    "per-call loop CPU time/call", "CPU time/byte", "leads")
+
+
+def cpu_time_row(record: Record) -> tuple[str, ...]:
+    """One row of the CPU-time figures (statistics version 3)."""
+    stats = record.statistics
+    interval = (_format.MISSING if stats.cpu_time_ci95_low_ticks is None
+                or stats.cpu_time_ci95_high_ticks is None else
+                f"{_format.cycles(stats.cpu_time_ci95_low_ticks)} – "
+                f"{_format.cycles(stats.cpu_time_ci95_high_ticks)}")
+    return (instance_label(record), _format.message(record.message_bytes),
+            _format.cycles(stats.cpu_time_ticks), interval,
+            _format.cycles(stats.loop_cpu_time_ticks),
+            _format.cycles_per_byte(stats.cpu_time_per_byte),
+            _analysis.leading(stats).name)
+
+
+def _cpu_time_table(records: Sequence[Record]) -> list[str]:
+    """The CPU-time figures of statistics version 3; nothing for older records."""
+    newer = [r for r in records if r.statistics.version >= 3]
+    if not newer:
+        return []
+    return ["## " + CPU_TIME_TITLE, "",
+            "CPU time/call: the thread's CPU time over the uninstrumented batch / its "
+            "calls, in counter ticks at each trial's counter rate, the mean of the trials; "
+            "its 95 % CI: t interval across trials. Per-call loop: the same over the loop "
+            "of timed calls, brackets included. Leads: the figure section 4 leads with: "
+            f"{_analysis.LEADING_RULE}.", "",
+            *table(CPU_TIME_COLUMNS, [cpu_time_row(r) for r in newer]), ""]
 
 
 # ------------------------------------------------------------------ warnings, failures
@@ -588,7 +658,15 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     lines = [f"# Run {run.run_id} — summary", "", _run_line(run), ""]
     lines += failure_banner(run.jobs)
     lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
-    lines += ([""] if run.host_warnings else []) + ["## Cycles/byte (mean over all calls)", ""]
+    disturbed = _leads_with_cpu_time(run.records)
+    lines += ([""] if run.host_warnings else []) + [
+        "## Cycles/byte (the leading figure)" if disturbed
+        else "## Cycles/byte (mean over all calls)", ""]
+    if disturbed:
+        lines += [f"{WARNING} The host was disturbed while {len(disturbed)} of "
+                  f"{_plural(len(run.records), 'job')} were measured: a cell marked (CPU) "
+                  f"is the CPU-time figure, the others the mean over all calls; each job "
+                  f"leads with {_analysis.LEADING_RULE}.", ""]
     columns = ("candidate", "instance", "KAT", *[_format.message(n) for n in lengths])
     lines += (_by_host(columns, run.records, None, lambda rs: _summary_rows(rs, lengths),
                        run=run)
@@ -621,10 +699,17 @@ def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tup
         by_label.setdefault(record.label, {})[record.message_bytes] = record
     for by_length in by_label.values():
         first = next(iter(by_length.values()))
-        cells = [_format.cycles_per_byte(by_length[n].statistics.cycles_per_byte)
-                 if n in by_length else _format.MISSING for n in lengths]
+        cells = [_summary_cell(by_length[n]) if n in by_length else _format.MISSING
+                 for n in lengths]
         rows.append((first.candidate, instance_label(first), kat_cell(first.kat), *cells))
     return rows
+
+
+def _summary_cell(record: Record) -> str:
+    """A record's leading figure per byte, marked ``(CPU)`` when it is the CPU time."""
+    lead = _analysis.leading(record.statistics)
+    cell = _format.cycles_per_byte(lead.ticks / record.message_bytes)
+    return cell + " (CPU)" if lead.code == "cpu_time" else cell
 
 
 # ------------------------------------------------------------------ hosts
@@ -849,6 +934,23 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
     return chosen
 
 
+def _leading_summary(run: Run) -> Any:
+    """The run's summary table with each row's cycles/byte and CI bars those of its
+    leading figure (``_analysis.leading``): what the cycles/byte plots draw."""
+    summary = run.summary()
+    for index, record in zip(summary.index, run.records, strict=True):
+        lead = _analysis.leading(record.statistics)
+        if lead.code != "cpu_time":
+            continue
+        n = record.message_bytes
+        summary.loc[index, "cycles_per_byte"] = lead.ticks / n
+        summary.loc[index, "cpb_ci_low"] = (lead.ci_low if lead.ci_low is not None
+                                            else lead.ticks) / n
+        summary.loc[index, "cpb_ci_high"] = (lead.ci_high if lead.ci_high is not None
+                                             else lead.ticks) / n
+    return summary
+
+
 def write_plots(run: Run, out: Path,
                 samples: dict[tuple[str, int], tuple[RunRecord, list[np.ndarray]]]
                 ) -> list[Path]:
@@ -856,15 +958,18 @@ def write_plots(run: Run, out: Path,
     distributions of ``samples``; return the files."""
     from ngcc import _leak, _plot
 
-    summary = run.summary()
+    summary = _leading_summary(run)
+    statistic = ("CPU time where preempted, else mean"
+                 if _leads_with_cpu_time(run.records) else "mean")
     written = []
     if len(summary):
-        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte"),
-                              out / PLOT_RUN_CPB)
+        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte",
+                                                    statistic=statistic), out / PLOT_RUN_CPB)
     for candidate in _candidates(run):
         rows = summary[summary["candidate"] == candidate]
         if len(rows):
-            figure = _plot.cycles_per_byte(rows, f"{candidate}: cycles/byte")
+            figure = _plot.cycles_per_byte(rows, f"{candidate}: cycles/byte",
+                                           statistic=statistic)
             written += _plot.save(figure, out / plot_stem_cpb(candidate))
     for (label, length), (_, cycles) in samples.items():
         figure = _plot.distribution(cycles, f"{label}, {_format.message(length)}: "

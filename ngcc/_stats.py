@@ -585,14 +585,6 @@ def leading_figure(preempted: Sequence[int] | None, figure: CpuTime | None) -> s
     return LEADING_HARNESS_MEAN
 
 
-def leading_ticks(stats: Statistics) -> float:
-    """The leading figure of a record's statistics in counter units per call (the
-    harness mean for statistics before version 3)."""
-    if stats.leading == LEADING_CPU_TIME and stats.cpu_time_ticks is not None:
-        return stats.cpu_time_ticks
-    return stats.mean_cycles
-
-
 def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
               ratios: Sequence[float | None], message_bytes: int,
               cpu: int | None = None, *, facts: Sequence[Trial] = (),

@@ -84,7 +84,11 @@ def test_info_shows_the_counter_and_the_machine(capsys):
         facts[item] = value.strip()
     counter = ngcc.counter_info()
     assert facts["cycle counter"].startswith("%s, " % counter.name)
-    assert "overhead" in facts["cycle counter"] and "GHz" in facts["cycle counter"]
+    assert "GHz" in facts["cycle counter"]
+    # the resolution and the bracket's cost, each named
+    assert "resolution %d tick" % counter.resolution in facts["cycle counter"]
+    assert "bracket %d–%d ticks" % (counter.overhead_min, counter.overhead_median) \
+        in facts["cycle counter"]
     for key in ("processor", "OS / kernel", "compiler"):
         assert facts[key].strip(), key
     assert "ngcc %s" % ngcc.__version__ in facts["software"]
