@@ -109,7 +109,8 @@ def test_html_pages_are_self_contained_with_their_plots_inline(run: Run) -> None
         in page
     assert '<a href="hash-22.html">hash-22</a>' in pages["index.html"]
     # tables keep their cells, escaped pipes and all
-    assert page.count("<tr>") == page.count("</tr>") and "<th>95 % CI of the mean (bootstrap)</th>" in page
+    assert page.count("<tr>") == page.count("</tr>")
+    assert "<th>95 % CI of the mean (bootstrap)</th>" in page
     assert "<td><code>Pavelor-1024</code> ⚠</td>" in page
 
 
