@@ -36,8 +36,9 @@ class Lead:
         name: how tables name it: ``CPU time`` or ``harness mean``.
         ticks, seconds: the figure in counter units and in seconds.
         ci_low, ci_high, ci_relative: its 95 % interval (ticks) and half-width / figure.
-        interval: which interval that is: ``t`` (the CPU-time figure's, or the mean's
-            in statistics of version 1) or ``bootstrap`` (of the mean).
+        interval: which interval of which statistic that is: ``bootstrap median`` (the
+            CPU-time figure: the median of the trials'), ``bootstrap mean`` (the per-call
+            mean's) or ``t mean`` (the mean's, in statistics of version 1).
     """
 
     code: str
@@ -55,13 +56,14 @@ def leading(stats: Statistics) -> Lead:
     if stats.leading == "cpu_time" and stats.cpu_time_ticks is not None:
         return Lead("cpu_time", "CPU time", stats.cpu_time_ticks,
                     stats.cpu_time_seconds or 0.0, stats.cpu_time_ci95_low_ticks,
-                    stats.cpu_time_ci95_high_ticks, stats.cpu_time_ci95_relative, "t")
+                    stats.cpu_time_ci95_high_ticks, stats.cpu_time_ci95_relative,
+                    "bootstrap median")
     if stats.version >= 2:
         return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
                     stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks,
-                    stats.mean_bootstrap_ci95_relative, "bootstrap")
+                    stats.mean_bootstrap_ci95_relative, "bootstrap mean")
     return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
-                stats.ci95_low_cycles, stats.ci95_high_cycles, stats.ci95_relative, "t")
+                stats.ci95_low_cycles, stats.ci95_high_cycles, stats.ci95_relative, "t mean")
 
 
 def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:

@@ -436,7 +436,7 @@ def _campaign_summary(run: Run) -> str:
         rows.append((record.label, _format.message(record.message_bytes), lead.name,
                      _format.cycles(lead.ticks),
                      _format.cycles_per_byte(lead.ticks / record.message_bytes),
-                     "±%s (%s)" % (_format.percent(lead.ci_relative), lead.interval)
+                     "±%s %s" % (_format.percent(lead.ci_relative), lead.interval)
                      if lead.ci_relative is not None else _format.MISSING,
                      _format.cycles(stats.mean_cycles),
                      _format.cycles(stats.median_cycles),
@@ -450,8 +450,9 @@ def _campaign_summary(run: Run) -> str:
                      _flag_counts(record)))
     return ("%s\n\nleads: the figure of the row, %s: %s; harness mean: Σ %s / Σ calls "
             "(the NICCS pages' mean); 95%% CI (of): the interval of the row's figure and "
-            "which it is (t: t interval of the CPU-time figures across trials; bootstrap: "
-            "percentile bootstrap of the trial means); 95%% CI (log-t): of the per-call "
+            "which it is (bootstrap median: percentile bootstrap of the median of the "
+            "trials' CPU-time figures; bootstrap mean: of the trial means); 95%% CI "
+            "(log-t): of the per-call "
             "median, t interval of the logarithms of the trial medians; observer: per-call "
             "mean over the uninstrumented batch mean (median of the trials); core c/B: core "
             "cycles per byte, from each trial's estimate of core cycles per tick; MB/s: of "

@@ -690,16 +690,17 @@ class Statistics(Evidence):
     core_cycles_per_byte: float | None = None
     preempted_trials: tuple[int, ...] | None = None
     # Version 3: the CPU-time figure (the thread's CPU time per call over the
-    # uninstrumented batch, mean of the trials, t interval across them) and which figure
+    # uninstrumented batch, median of the trials, bootstrap interval) and which figure
     # leads (``cpu_time`` or ``harness_mean``: ``_stats.leading_figure``).
-    cpu_time_ticks: float | None = None
-    cpu_time_seconds: float | None = None
-    cpu_time_ci95_low_ticks: float | None = None
-    cpu_time_ci95_high_ticks: float | None = None
-    cpu_time_ci95_relative: float | None = None
-    loop_cpu_time_ticks: float | None = None
-    cpu_time_per_byte: float | None = None
-    leading: str | None = None
+    # (absent from the JSON of older records, which read and write back as they were)
+    cpu_time_ticks: float | None = added(None)
+    cpu_time_seconds: float | None = added(None)
+    cpu_time_ci95_low_ticks: float | None = added(None)
+    cpu_time_ci95_high_ticks: float | None = added(None)
+    cpu_time_ci95_relative: float | None = added(None)
+    loop_cpu_time_ticks: float | None = added(None)
+    cpu_time_per_byte: float | None = added(None)
+    leading: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.trials, 1, where + "trials")

@@ -451,7 +451,7 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
             *table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
 
 
-CPU_TIME_COLUMNS = ("instance", "message", "CPU time/call", "95 % CI (t)",
+CPU_TIME_COLUMNS = ("instance", "message", "CPU time/call", "95 % CI (bootstrap median)",
                     "per-call loop CPU time/call", "CPU time/byte", "leads")
 
 
@@ -476,8 +476,10 @@ def _cpu_time_table(records: Sequence[Record]) -> list[str]:
         return []
     return ["## " + CPU_TIME_TITLE, "",
             "CPU time/call: the thread's CPU time over the uninstrumented batch / its "
-            "calls, in counter ticks at each trial's counter rate, the mean of the trials; "
-            "its 95 % CI: t interval across trials. Per-call loop: the same over the loop "
+            "calls, in counter ticks at each trial's counter rate, "
+            "the median of the trials (a fresh process slow as a whole cannot move it); its "
+            "95 % CI: percentile bootstrap of that median across the trials (4000 resamples "
+            "from a fixed seed). Per-call loop: the same over the loop "
             "of timed calls, brackets included. Leads: the figure section 4 leads with: "
             f"{_analysis.LEADING_RULE}.", "",
             *table(CPU_TIME_COLUMNS, [cpu_time_row(r) for r in newer]), ""]

@@ -64,8 +64,10 @@ class FakeRunner:
     def __init__(self, fail: dict[tuple[str, int, int | None], BaseException] | None = None,
                  spread: float = 0.0,
                  preempt: dict[tuple[str, int, int], int] | None = None,
-                 spikes: float = 0.0):
+                 spikes: float = 0.0,
+                 slow: dict[tuple[str, int, int], float] | None = None):
         self.fail = dict(fail or {})
+        self.slow = dict(slow or {})  # (name, bytes, index): every call this much slower, once
         self.spread = spread
         self.preempt = None if preempt is None else dict(preempt)
         self.spikes = spikes
@@ -94,6 +96,9 @@ class FakeRunner:
         cycles = np.rint(rng.gamma(400, centre / 400, calls)).astype(np.uint64)
         if self.spikes and index % 2:
             cycles[::20] *= np.uint64(self.spikes)
+        factor = self.slow.pop((instance.name, message_bytes, index), None)
+        if factor is not None:  # a process slow as a whole: its fastest call too
+            cycles = np.rint(cycles * factor).astype(np.uint64)
         ticks = int(cycles.sum(dtype=np.uint64)) + 30 * calls
         loop_ns = round(ticks / FREQUENCY_HZ * 1e9)
         facts: dict[str, Any] = {}

@@ -24,7 +24,18 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, _worker, kat
+from ngcc import (
+    _campaign,
+    _child,
+    _host,
+    _jobs,
+    _plan,
+    _records,
+    _report,
+    _stats,
+    _worker,
+    kat,
+)
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
@@ -37,6 +48,7 @@ from ngcc._errors import (
     PlanMismatchError,
 )
 from ngcc._measure import ChildError
+from ngcc._model import Record
 from ngcc._plan import calls_per_trial, warmup_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")  # busy test hosts
@@ -871,6 +883,75 @@ def test_strict_repeats_are_bounded_and_the_last_attempt_is_kept_flagged(fake):
     assert len(record.trials) == 2
 
 
+def test_a_slow_process_is_flagged_and_strict_repeats_it(fake, tmp_path):
+    """A trial whose process ran slow as a whole (its fastest call 40 % above the other
+    trials'): flagged slow_process with the figure, counted on the page; --strict
+    measures it again, with an executor too."""
+    run = fake(["SM3"], runner=FakeRunner(slow={("SM3", 1024, 1): 1.4}), lengths=[1024],
+               trials=3, run_dir=tmp_path / "plain").run()
+    [record] = run.records
+    [flag] = [f for f in record.statistics.flags if f.code == "slow_process"]
+    assert flag.trial == 1 and flag.value == pytest.approx(0.4, abs=0.03)
+    assert "the whole process ran slow" in flag.message and "--strict" in flag.message
+    _report.write_report(run, plots=False)
+    page = (run.path / "report" / "baseline.md").read_text()
+    assert "`slow_process`: 1 trial in 1 of 1 record" in page
+    for executor in (None, _jobs.SerialExecutor()):
+        runner = FakeRunner(slow={("SM3", 1024, 1): 1.4})
+        with pytest.warns(MeasurementWarning, match="--strict rejected and repeated 1"):
+            run = fake(["SM3"], runner=runner, lengths=[1024], trials=3, strict=True,
+                       executor=executor, run_dir=tmp_path / str(executor)).run()
+        [record] = run.records
+        [rejected] = record.rejected_trials
+        assert (rejected.trial, rejected.code) == (1, "slow_process")
+        assert "slow_process" not in {f.code for f in record.statistics.flags}
+
+
+def test_a_missed_target_is_said_in_the_record_a_warning_and_the_exit_status(
+        fake, tmp_path, monkeypatch, capsys):
+    with pytest.warns(MeasurementWarning, match=r"SM3 at 32 B missed --target-ci 0.01 %: it "
+                      r"stopped at --max-trials 3 with the 95 % CI of the mean at ±\d"):
+        run = fake(["SM3"], runner=FakeRunner(spikes=50.0), lengths=[32], trials=2,
+                   target_ci=0.01, max_trials=3).run()
+    [record] = run.records
+    assert record.target_missed and record.statistics.trials == 3
+    assert record.target_ci_reached_percent == pytest.approx(
+        100 * (_stats.stop_rule_precision(record.cycles(), "mean") or 0))
+    assert not [d for d in ngcc.validate(run.path).differences if d.file.startswith("records")]
+    reached = fake(["SM3"], lengths=[32], trials=2, target_ci=50.0, max_trials=3,
+                   run_dir=tmp_path / "reached").run()
+    assert not reached.records[0].target_missed
+    assert not fake(["SM3"], lengths=[32], run_dir=tmp_path / "none").run() \
+        .records[0].target_missed  # no target: nothing to miss
+    from ngcc._cli import EXIT_TARGET_MISSED, main
+    monkeypatch.setattr(_child, "DriverRunner", lambda: FakeRunner(spikes=50.0))
+    monkeypatch.setattr(kat, "check", FakeKat())
+    status = main(["campaign", "SM3", "--quick", "--trials", "2", "--lengths", "32",
+                   "--target-ci", "0.01", "--max-trials", "3", "--run-dir",
+                   str(tmp_path / "cli")])
+    assert status == EXIT_TARGET_MISSED == 3
+    assert "missed --target-ci 0.01 %" in capsys.readouterr().err
+
+
+def test_version_2_records_still_validate(fake):
+    """A record whose statistics are of version 2 (no CPU-time figure, no leading figure,
+    no slow_process flag) is recomputed by version 2's rules and validates."""
+    run = fake(["SM3"], runner=FakeRunner(slow={("SM3", 32, 1): 1.4}), lengths=[32],
+               trials=3).run()
+    cycles = run.records[0].cycles()
+    record = Record.from_json(run.records[0].to_json())
+    trials = tuple(replace(t, statistics=_stats.trial_statistics(
+        c, t.loop_ticks, t.loop_seconds, t.frequency_hz, t, version=2))
+        for t, c in zip(record.trials, cycles, strict=True))
+    old = replace(record, trials=trials, statistics=_stats.aggregate_trials(
+        trials, cycles, record.message_bytes, record.plan.cpu, version=2))
+    _records.dump_record(run.path, old)
+    text = (run.path / record.relpath).read_text()
+    assert '"version": 2' in text and "cpu_time" not in text and "slow_process" not in text
+    _report.write_report(ngcc.load_run(run.path), plots=False)
+    assert ngcc.validate(run.path).ok, ngcc.validate(run.path).differences
+
+
 def test_statistic_median_stops_when_the_median_is_precise(fake, tmp_path):
     spiky = dict(lengths=[32], trials=3, target_ci=2.0, max_trials=6)
     by_median = fake(["SM3"], runner=FakeRunner(spikes=50.0), run_dir=tmp_path / "median",
@@ -922,9 +1003,10 @@ def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys)
     out = capsys.readouterr().out
     assert status == 0
     header = next(line for line in out.splitlines() if line.startswith("instance"))
-    assert header.split() == ["instance", "message", "mean", "ticks", "ticks/byte", "95%",
-                              "CI", "median", "95%", "CI", "observer", "core", "c/B", "MB/s",
-                              "n", "KAT", "flags"]
+    assert header.split() == ["instance", "message", "leads", "ticks/call", "ticks/byte",
+                              "95%", "CI", "(of)", "harness", "mean", "median", "95%", "CI",
+                              "(log-t)", "observer", "core", "c/B", "MB/s", "n", "KAT",
+                              "flags"]
     sm3 = next(line for line in out.splitlines() if line.startswith("SM3"))
     assert sm3.endswith("1 rejected")
     run = ngcc.load_run(tmp_path / "run")
@@ -958,6 +1040,50 @@ def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monk
     assert [f.trial for f in flags] == [0, 1]
     assert all(f.value is not None and f.value < 0.9 for f in flags), flags
     assert all("involuntary context switches" in f.message for f in flags)
+
+
+def _spinning_rivals(cpu: int, count: int) -> list[subprocess.Popen[bytes]]:
+    """``count`` busy processes pinned to ``cpu`` (kill them after)."""
+    rivals = [subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, "
+                                "{%d})\nwhile True: pass" % cpu]) for _ in range(count)]
+    time.sleep(0.3)  # spinning on the CPU by now
+    return rivals
+
+
+def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_path,
+                                                                          monkeypatch):
+    """SM3 alone, then beside a process spinning on its CPU: the trials lose about half
+    of their wall time, which moves the harness mean by far more than 10 %; the record
+    then leads with the CPU-time figure, which stays within 10 % of alone's."""
+    fixed_host(monkeypatch)
+    cpu = _host.default_cpu()
+    # three trials: the median of their CPU-time figures outvotes one slow process
+    settings = dict(lengths=[4096], quick=True, trials=3, cpu=cpu, trial_target=0.1,
+                    calls_rule="warm", kat_checker=FakeKat(), progress=False)
+    alone = ngcc.Campaign(["SM3"], run_dir=tmp_path / "alone", **settings).run().records[0]
+    rivals = _spinning_rivals(cpu, 1)
+    try:
+        busy = ngcc.Campaign(["SM3"], run_dir=tmp_path / "busy", **settings).run().records[0]
+    finally:
+        for rival in rivals:
+            rival.kill()
+            rival.wait()
+    shared, quiet = busy.statistics, alone.statistics
+    assert shared.preempted_trials and shared.leading == "cpu_time"
+    assert quiet.cpu_time_ticks is not None and shared.cpu_time_ticks is not None
+    assert shared.mean_cycles / quiet.mean_cycles > 1.10, (shared.mean_cycles,
+                                                            quiet.mean_cycles)
+    assert abs(shared.cpu_time_ticks / quiet.cpu_time_ticks - 1) < 0.10, (
+        shared.cpu_time_ticks, quiet.cpu_time_ticks)
+    # the pages lead with it too, the harness mean beside it under its own name
+    run = ngcc.load_run(tmp_path / "busy")
+    _report.write_report(run, plots=False)
+    page = (run.path / "report" / "baseline.md").read_text()
+    assert "so each row leads with the CPU-time figure" in page
+    assert "| figure | cycles | cycles/byte | time | MB/s | harness mean | n |" in page
+    assert "| `SM3` | 4096 B | CPU time |" in page
+    assert "(CPU)" in (run.path / "report" / "summary.md").read_text()
+    assert ngcc.validate(run.path).ok, ngcc.validate(run.path).differences
 
 
 class _OneSpiky(FakeRunner):

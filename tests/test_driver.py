@@ -545,3 +545,57 @@ def test_a_forked_copy_that_crashes_sends_no_crash_frame(libs):
     # The copy inherits the fault handler and the channel; only the driver reports.
     error = _fails(_child.hash_in_child, libs["fork_copy_crashes"], b"abc", 24)
     assert (error.status, error.reason) == ("error", "forked")
+
+
+# ------------------------------------------------- the counter: resolution, choice
+
+def test_the_counter_resolution_is_recorded_and_divides_every_reading():
+    """The smallest step the counter moves in, measured in the trial's own process, is
+    the gcd of its per-call readings (26 ticks on a KVM guest whose TSC is scaled)."""
+    measured = _child.trial(ngcc.instance("SM3"), 256, 3000, 3, cpu=_cpu())
+    resolution = measured.counter_resolution_ticks
+    assert resolution is not None and resolution >= 1
+    assert int(np.gcd.reduce(measured.cycles.astype(np.int64))) == resolution
+    # and the orchestrator's own calibration measures it the same way
+    assert ngcc.counter_info().resolution >= 1
+
+
+def test_counter_auto_falls_back_to_the_tsc_where_perf_cannot_be_read_per_call():
+    native = _child.trial(ngcc.instance("SM3"), 64, 200, 1, cpu=_cpu())
+    try:
+        perf = _child.trial(ngcc.instance("SM3"), 64, 200, 1, cpu=_cpu(), counter="perf")
+    except DriverError as error:  # no PMU here: perf fails with its reason, auto falls back
+        assert error.reason == "counter" and "perf_event_open" in error.message, error
+        perf = None
+    auto = _child.trial(ngcc.instance("SM3"), 64, 200, 1, cpu=_cpu(), counter="auto")
+    if perf is None or perf.counter == "perf_cycles_read":
+        assert (auto.counter, auto.unit) == (native.counter, native.unit)
+    else:
+        assert (auto.counter, auto.unit) == ("perf_cycles_rdpmc", "core-cycles")
+
+
+def test_counter_clock_and_tsc_and_an_unknown_name():
+    clock = _child.trial(ngcc.instance("SM3"), 64, 200, 1, cpu=_cpu(), counter="clock")
+    assert (clock.counter, clock.unit) == ("clock_monotonic_raw", "ns")
+    assert 0.5e9 < clock.frequency_hz < 2e9  # a clock of nanoseconds ticks 10⁹ times a second
+    tsc = _child.trial(ngcc.instance("SM3"), 64, 200, 1, cpu=_cpu(), counter="tsc")
+    assert tsc.counter == _child.trial(ngcc.instance("SM3"), 64, 50, 1, cpu=_cpu()).counter
+    error = _fails(_child.trial, ngcc.instance("SM3"), 64, 10, 0, cpu=_cpu(), counter="cycles")
+    assert error.reason == "counter" and "unknown counter" in error.message
+
+
+def test_the_perf_counter_counts_core_cycles_where_the_kernel_has_a_pmu():
+    try:
+        perf = _child.trial(ngcc.instance("SM3"), 1024, 2000, 3, cpu=_cpu(), counter="perf")
+    except DriverError as error:
+        if "no hardware PMU" in error.message or "No such file" in error.message:
+            pytest.skip("this kernel has no PMU for perf_event_open (%s): the perf counter "
+                        "cannot run here" % error.detail)
+        raise
+    assert perf.counter in ("perf_cycles_rdpmc", "perf_cycles_read")
+    assert perf.unit == "core-cycles"
+    # SM3 at 1 KiB takes thousands of core cycles a call on any core, and no core
+    # counts more than 10 GHz × the loop's wall time
+    assert float(np.median(perf.cycles)) > 1000
+    assert int(perf.cycles.sum(dtype=np.uint64)) <= 10e9 * perf.loop_ns / 1e9
+    assert perf.core_cycles_per_tick is not None and 0.5 < perf.core_cycles_per_tick < 2
