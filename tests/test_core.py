@@ -32,7 +32,9 @@ def failing(tmp_path) -> _core.Library:
 
 def test_counter_calibrate_reports_a_named_counter_with_sane_figures():
     calibration = _core.counter_calibrate()
-    assert set(calibration) == {"name", "frequency_hz", "overhead_min", "overhead_median"}
+    assert set(calibration) == {"name", "frequency_hz", "overhead_min", "overhead_median",
+                                "resolution"}
+    assert 1 <= calibration["resolution"] <= max(calibration["overhead_median"], 1)
     assert calibration["name"] in ("rdtsc", "cntvct_el0", "clock_monotonic_raw")
     assert calibration["frequency_hz"] > 1e6  # every supported counter ticks at >= 1 MHz
     assert 0 <= calibration["overhead_min"] <= calibration["overhead_median"]
