@@ -448,7 +448,8 @@ def _campaign_summary(run: Run) -> str:
                      _format.call_count(list(record.raw.calls_per_trial)),
                      record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
                      _flag_counts(record)))
-    return ("%s\n\nleads: the figure of the row, %s: %s; harness mean: Σ %s / Σ calls "
+    return ("%s\n\nleads: what the row's %s/call, /byte, 95%% CI and MB/s are: %s; "
+            "harness mean: Σ %s / Σ calls "
             "(the NICCS pages' mean); 95%% CI (of): the interval of the row's figure and "
             "which it is (bootstrap median: percentile bootstrap of the median of the "
             "trials' CPU-time figures; bootstrap mean: of the trial means); 95%% CI "
