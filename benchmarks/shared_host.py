@@ -33,7 +33,7 @@ from ngcc._registry import Instance
 
 INSTANCES = ("SM3", "WChain-V1-512", "Pavelor-512", "Wish512:vaes")
 LENGTHS = (64, 1024, 65536)
-REFERENCE_CALLS_SECONDS = 0.01   # each reference sub-batch: about this long
+REFERENCE_CALLS_SECONDS = 0.002  # each reference sub-batch: about this long
 
 
 def rivals(cpu: int, count: int) -> list[subprocess.Popen[bytes]]:
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.05,
                         help="timed loop per trial (default %(default)s)")
-    parser.add_argument("--reference", type=int, default=5,
+    parser.add_argument("--reference", type=int, default=9,
                         help="fresh processes of the reference (default %(default)s)")
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--instances", default=",".join(INSTANCES))

@@ -52,6 +52,7 @@ static void clear(bench_outcome *out)
 {
     out->total_ticks = out->total_ns = 0;
     out->thread_cpu_ns = out->voluntary_switches = out->involuntary_switches = 0;
+    out->min_sub_cpu_ns = out->min_sub_calls = 0;
     out->status = 0;
     out->failed_in_warmup = 0;
     out->failed_call = 0;
@@ -98,21 +99,46 @@ int bench_time_calls(const bench_call *call, size_t warmup, size_t calls,
     return 0;
 }
 
+/* The thread's CPU time in ns (0 where the system has no per-thread clock). */
+static uint64_t thread_cpu_now(void)
+{
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        return (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+#endif
+    return 0;
+}
+
 int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out)
 {
-    uint64_t batch_ns0, batch_ticks0;
+    uint64_t batch_ns0, batch_ticks0, cpu0, cpu1;
+    size_t subs = calls < BENCH_SUB_BATCHES ? calls : BENCH_SUB_BATCHES;
+    size_t i = 0, sub;
     thread_usage usage;
-    size_t i;
     int status;
 
     clear(out);
     thread_usage_now(&usage);
     batch_ns0 = clock_raw_ns();
     batch_ticks0 = source_total(call->counter);
-    for (i = 0; i < calls; i++) {
-        status = call->hash(call->digest_bits, call->message, call->msg_len_bits, call->digest);
-        if (status != 0)
-            return fail(out, status, 0, i);
+    cpu0 = thread_cpu_now();
+    for (sub = 0; sub < subs; sub++) {
+        size_t end = calls * (sub + 1) / subs, n = end - i;
+        for (; i < end; i++) {
+            status = call->hash(call->digest_bits, call->message, call->msg_len_bits,
+                                call->digest);
+            if (status != 0)
+                return fail(out, status, 0, i);
+        }
+        cpu1 = thread_cpu_now();
+        /* (cpu1 - cpu0) / n < min_cpu / min_calls, without division */
+        if (out->min_sub_calls == 0
+            || (cpu1 - cpu0) * out->min_sub_calls < out->min_sub_cpu_ns * n) {
+            out->min_sub_cpu_ns = cpu1 - cpu0;
+            out->min_sub_calls = n;
+        }
+        cpu0 = cpu1;
     }
     out->total_ticks = loop_end(call->counter) - batch_ticks0;
     out->total_ns = clock_raw_ns() - batch_ns0;

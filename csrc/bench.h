@@ -28,6 +28,10 @@ typedef struct {
     uint64_t thread_cpu_ns;
     uint64_t voluntary_switches;
     uint64_t involuntary_switches;
+    /* bench_time_batch only: the sub-batch whose thread CPU time per call was the
+     * least (BENCH_SUB_BATCHES of them), its CPU time and its calls. */
+    uint64_t min_sub_cpu_ns;
+    uint64_t min_sub_calls;
     int status;             /* 0, or the nonzero CryptHash return that stopped the loop */
     int failed_in_warmup;   /* 1 if that call was a warm-up call */
     size_t failed_call;     /* its 0-based index among the warm-up or the timed calls */
@@ -44,7 +48,13 @@ int bench_time_calls(const bench_call *call, size_t warmup, size_t calls,
 /* Make `calls` calls with no reading between them: one counter reading and one
  * clock reading around the whole loop (out->total_ticks, out->total_ns). Its
  * mean against the per-call loop's is the observer effect of the per-call
- * readings. Same failure reporting as bench_time_calls (no warm-up here). */
+ * readings. The loop runs as BENCH_SUB_BATCHES sub-batches with the thread's CPU
+ * time read between them (a system call each, no counter reading), so that the
+ * least CPU time per call of a sub-batch is known (out->min_sub_cpu_ns over
+ * out->min_sub_calls): a figure that neither another task on the CPU nor a burst
+ * of interrupts in part of the batch can raise. Same failure reporting as
+ * bench_time_calls (no warm-up here). */
+#define BENCH_SUB_BATCHES 16
 int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out);
 
 /* The message of a failed loop, naming the library, the call and the lengths. */

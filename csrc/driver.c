@@ -457,7 +457,7 @@ static void run_trial(const request *req)
 {
     guarded_buffer message_buffer, digest_buffer;
     unsigned char packed[FRAME_TRIAL_BYTES];
-    bench_outcome per_call, batch = {0, 0, 0, 0, 0, 0, 0, 0};
+    bench_outcome per_call, batch;
     counter_reading mark;
     trial_facts facts;
     instance_library lib;
@@ -467,6 +467,7 @@ static void run_trial(const request *req)
     char text[FRAME_MAX_TEXT];
 
     memset(&facts, 0, sizeof facts);
+    memset(&batch, 0, sizeof batch);
     pin(req);
     if (counter_open(req->counter, &counter, text, sizeof text) != 0)  /* after pinning */
         fail(DRIVER_ERR_COUNTER, 0, "--counter %s: %s", req->counter, text);
@@ -530,6 +531,8 @@ static void run_trial(const request *req)
         facts.batch_ns = batch.total_ns;
         facts.batch_thread_cpu_ns = batch.thread_cpu_ns;
         facts.batch_involuntary_switches = batch.involuntary_switches;
+        facts.batch_min_cpu_ns = batch.min_sub_cpu_ns;
+        facts.batch_min_calls = batch.min_sub_calls;
     }
     frame_pack_trial(&facts, packed);
     send_frame(FRAME_TRIAL, packed, sizeof packed);

@@ -119,6 +119,8 @@ void frame_pack_trial(const trial_facts *f, unsigned char *out)
     at = frame_put_u64(at, f->peak_rss_kib);
     at = frame_put_u64(at, f->setup_cpu_ns);
     at = frame_put_u64(at, f->counter_resolution);
+    at = frame_put_u64(at, f->batch_min_cpu_ns);
+    at = frame_put_u64(at, f->batch_min_calls);
     for (i = 0; i < 3; i++)
         at = frame_put_f64(at, f->load_average[i]);
 }

@@ -64,7 +64,7 @@ enum {
     COUNTER_ID_PERF_READ = 5,   /* ... by read() on the event, unit: core cycles */
 };
 
-/* FRAME_TRIAL, field by field (u32 x 8, then u64/f64 x 20: 192 bytes). */
+/* FRAME_TRIAL, field by field (u32 x 8, then u64/f64 x 22: 208 bytes). */
 typedef struct {
     uint32_t pid;
     int32_t cpu;                  /* the CPU asked for, -1 if not pinned */
@@ -91,10 +91,12 @@ typedef struct {
     uint64_t peak_rss_kib;        /* VmHWM after the loops */
     uint64_t setup_cpu_ns;        /* process CPU time before the first call */
     uint64_t counter_resolution;  /* counter_resolution(): the counter's smallest step */
+    uint64_t batch_min_cpu_ns;    /* the batch's sub-batch of least CPU time per call: */
+    uint64_t batch_min_calls;     /* ... its thread CPU time and its calls (bench.h) */
     double load_average[3];
 } trial_facts;
 
-#define FRAME_TRIAL_BYTES (8 * 4 + 20 * 8)
+#define FRAME_TRIAL_BYTES (8 * 4 + 22 * 8)
 
 /* Why a leak run stopped (leak_facts.stop_reason). */
 enum {

@@ -500,6 +500,11 @@ def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: 
         (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
         (f["counter_resolution"] <= max(f["overhead_median_ticks"], 1) * 1000,
          "a counter resolution of %d ticks" % f["counter_resolution"]),
+        (f["batch_min_calls"] <= f["batch_calls"]
+         and f["batch_min_cpu_ns"] <= f["batch_thread_cpu_ns"],
+         "a sub-batch of %d calls and %d ns in a batch of %d calls and %d ns" % (
+             f["batch_min_calls"], f["batch_min_cpu_ns"], f["batch_calls"],
+             f["batch_thread_cpu_ns"])),
         (1e5 <= f["frequency_hz"] <= 1e11, "a counter of %r Hz" % f["frequency_hz"]),
         (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
          "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
@@ -550,7 +555,9 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
         batch_thread_cpu_ns=int(f["batch_thread_cpu_ns"]) if f["batch_calls"] else None,
         batch_involuntary_switches=(int(f["batch_involuntary_switches"]) if f["batch_calls"]
                                     else None),
-        counter_resolution_ticks=int(f["counter_resolution"]) or None)
+        counter_resolution_ticks=int(f["counter_resolution"]) or None,
+        batch_min_cpu_ns=int(f["batch_min_cpu_ns"]) if f["batch_min_calls"] else None,
+        batch_min_calls=int(f["batch_min_calls"]) or None)
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,8 @@ class TrialMeasurement:
             cross-check of the claimed loop time.
         counter_resolution_ticks: the smallest step the counter moved in, measured in
             the trial process (the gcd of the differences of successive reads).
+        batch_min_cpu_ns, batch_min_calls: the batch's sub-batch of least thread CPU
+            time per call (of 16): its CPU time and its calls.
     """
 
     pid: int
@@ -94,6 +96,8 @@ class TrialMeasurement:
     batch_thread_cpu_ns: int | None = None
     batch_involuntary_switches: int | None = None
     counter_resolution_ticks: int | None = None
+    batch_min_cpu_ns: int | None = None
+    batch_min_calls: int | None = None
 
 
 class TrialRunner(Protocol):

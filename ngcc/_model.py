@@ -517,8 +517,9 @@ class TrialStatistics(Evidence):
     p95_cycles: float
     stdev_cycles: float | None
     counter_rate_ratio: float | None
-    # Version 3: the thread's CPU time per call over the uninstrumented batch and over
-    # the per-call loop, in ns and in counter units (None before, or not measured).
+    # Version 3: the thread's CPU time per call over the uninstrumented batch (its
+    # sub-batch of least CPU time per call, where measured) and over the per-call loop,
+    # in ns and in counter units (None before, or not measured).
     cpu_time_ns: float | None = added(None)
     cpu_time_ticks: float | None = added(None)
     loop_cpu_time_ns: float | None = added(None)
@@ -562,6 +563,9 @@ class Trial(Evidence):
     position: int | None = None
     #: The counter's smallest step in this trial's process (``counter_resolution``).
     counter_resolution_ticks: int | None = added(None)
+    #: The batch's sub-batch of least thread CPU time per call: its CPU time, its calls.
+    batch_min_cpu_ns: int | None = added(None)
+    batch_min_calls: int | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
@@ -603,7 +607,9 @@ class Trial(Evidence):
             parent_wall_ns=measured.parent_wall_ns,
             batch_thread_cpu_ns=measured.batch_thread_cpu_ns,
             batch_involuntary_switches=measured.batch_involuntary_switches,
-            position=position, counter_resolution_ticks=measured.counter_resolution_ticks)
+            position=position, counter_resolution_ticks=measured.counter_resolution_ticks,
+            batch_min_cpu_ns=measured.batch_min_cpu_ns,
+            batch_min_calls=measured.batch_min_calls)
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;

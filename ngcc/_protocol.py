@@ -62,8 +62,8 @@ TRIAL_FIELDS = (
     ("thread_cpu_ns", "Q"), ("voluntary_switches", "Q"), ("involuntary_switches", "Q"),
     ("batch_ticks", "Q"), ("batch_ns", "Q"), ("batch_thread_cpu_ns", "Q"),
     ("batch_involuntary_switches", "Q"), ("baseline_rss_kib", "Q"), ("peak_rss_kib", "Q"),
-    ("setup_cpu_ns", "Q"), ("counter_resolution", "Q"), ("load_1", "d"), ("load_5", "d"),
-    ("load_15", "d"),
+    ("setup_cpu_ns", "Q"), ("counter_resolution", "Q"), ("batch_min_cpu_ns", "Q"),
+    ("batch_min_calls", "Q"), ("load_1", "d"), ("load_5", "d"), ("load_15", "d"),
 )
 TRIAL_LAYOUT = struct.Struct("<" + "".join(kind for _, kind in TRIAL_FIELDS))
 

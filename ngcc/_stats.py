@@ -213,14 +213,19 @@ def trial_statistics(cycles: np.ndarray, loop_ticks: int, loop_seconds: float,
     """One trial's statistics: the mean (arithmetic) and distribution of its calls, and
     its :func:`counter_rate_ratio` from the readings around the loop; from version 3,
     with the trial's ``facts``, its CPU-time figures: the thread's CPU time per call
-    over the uninstrumented batch and over the per-call loop, in ns and in counter
-    units (ns × ``frequency_hz``); ``None`` where the runner did not measure it."""
+    over the uninstrumented batch — over its sub-batch of least CPU time per call where
+    the runner timed sub-batches (the batch's CPU time also holds what interrupts and
+    the cache refills after each switch cost, in bursts that spare some sub-batches) —
+    and over the per-call loop, in ns and in counter units (ns × ``frequency_hz``);
+    ``None`` where the runner did not measure it."""
     stats = TrialStatistics(
         mean_cycles=trial_means([cycles])[0], **asdict(call_distribution(cycles)),
         counter_rate_ratio=counter_rate_ratio(loop_ticks, loop_seconds, frequency_hz))
     if version < 3 or facts is None:
         return stats
-    batch = _per_call_cpu_ns(facts.batch_thread_cpu_ns, facts.batch_calls)
+    batch = _per_call_cpu_ns(facts.batch_min_cpu_ns, facts.batch_min_calls) \
+        if facts.batch_min_calls else _per_call_cpu_ns(facts.batch_thread_cpu_ns,
+                                                       facts.batch_calls)
     loop = _per_call_cpu_ns(facts.thread_cpu_ns, len(cycles))
     rate = frequency_hz / 1e9
     return replace(stats, cpu_time_ns=batch,
