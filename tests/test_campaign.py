@@ -933,6 +933,20 @@ def test_a_missed_target_is_said_in_the_record_a_warning_and_the_exit_status(
     assert "missed --target-ci 0.01 %" in capsys.readouterr().err
 
 
+def test_the_counter_asked_for_is_the_runners_and_the_starts(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    with pytest.raises(ValueError, match="counter must be one of auto, perf, tsc, clock"):
+        ngcc.Campaign(["SM3"], counter="cycles", run_dir=tmp_path / "bad")
+    with pytest.raises(ValueError, match="a runner given chooses its own"):
+        ngcc.Campaign(["SM3"], counter="clock", runner=FakeRunner(), run_dir=tmp_path / "x")
+    run = ngcc.Campaign(["SM3"], counter="clock", lengths=[64], quick=True, trials=2,
+                        run_dir=tmp_path / "run", kat_checker=FakeKat(), progress=False).run()
+    assert run.campaign.starts[0].settings.counter == "clock"
+    [record] = run.records
+    assert {(t.counter, t.unit) for t in record.trials} == {("clock_monotonic_raw", "ns")}
+    assert not [d for d in ngcc.validate(run.path).differences if d.file.startswith("records")]
+
+
 def test_version_2_records_still_validate(fake):
     """A record whose statistics are of version 2 (no CPU-time figure, no leading figure,
     no slow_process flag) is recomputed by version 2's rules and validates."""
