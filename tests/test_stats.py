@@ -281,3 +281,61 @@ def test_flag_groups_count_each_kind_and_keep_the_worst():
     assert [(code, n, worst.trial) for code, n, worst in groups] == [
         ("preempted", 3, 2), ("slow_trial", 1, 1)]
     assert _stats.flag_groups([]) == []
+
+
+# ------------------------------------------------------------- statistics version 3
+
+def _with_cpu_time(index, cycles, **facts):
+    """A trial with its version-3 statistics computed from its facts."""
+    from dataclasses import replace
+    trial = _trial(index, cycles, **facts)
+    return replace(trial, statistics=_stats.trial_statistics(
+        cycles, trial.loop_ticks, trial.loop_seconds, trial.frequency_hz, trial))
+
+
+def test_the_cpu_time_figure_and_the_leading_figure_rule():
+    # 100 calls of 1000 ticks at 2 GHz: 500 ns a call; trial 1 preempted (half its loop)
+    trials = [u64([1000] * 100), u64([2000] * 100), u64([1000] * 100)]
+    quiet = dict(thread_cpu_ns=50_000, involuntary_switches=0, batch_calls=100,
+                 batch_ticks=100_000, batch_ns=50_000, batch_thread_cpu_ns=50_000)
+    facts = [_with_cpu_time(0, trials[0], **quiet),
+             _with_cpu_time(1, trials[1], **{**quiet, "loop_ns": 100_000,
+                                             "batch_ns": 100_000, "involuntary_switches": 40}),
+             # the sub-batch of least CPU time per call, where the runner timed them
+             _with_cpu_time(2, trials[2], **quiet, batch_min_cpu_ns=2_900, batch_min_calls=6)]
+    assert facts[0].statistics.cpu_time_ns == pytest.approx(500.0)
+    assert facts[0].statistics.cpu_time_ticks == pytest.approx(1000.0)
+    assert facts[2].statistics.cpu_time_ticks == pytest.approx(2900 / 6 * 2)
+    assert facts[0].statistics.loop_cpu_time_ticks == pytest.approx(1000.0)
+    stats = _stats.aggregate_trials(facts, trials, 100, cpu=1)
+    assert stats.version == 3 and stats.preempted_trials == (1,)
+    # the median of the trials' figures: trial 1's preemption is not in its CPU time
+    assert stats.cpu_time_ticks == pytest.approx(1000.0)
+    assert stats.cpu_time_seconds == pytest.approx(500e-9)
+    assert stats.cpu_time_per_byte == pytest.approx(10.0)
+    low, high = stats.cpu_time_ci95_low_ticks, stats.cpu_time_ci95_high_ticks
+    assert low is not None and high is not None and low <= 1000.0 <= high
+    assert stats.leading == "cpu_time" and stats.mean_cycles == pytest.approx(4000 / 3)
+    calm = _stats.aggregate_trials([facts[0], facts[2]], [trials[0], trials[2]], 100, cpu=1)
+    assert calm.preempted_trials == () and calm.leading == "harness_mean"
+    # no CPU time from the runner: the harness mean leads whatever happened
+    bare = _stats.aggregate_trials([_trial(0, trials[0]), _trial(1, trials[1])],
+                                   trials[:2], 100, cpu=1)
+    assert bare.cpu_time_ticks is None and bare.leading == "harness_mean"
+
+
+def test_a_coarse_counter_and_a_slow_process_are_flagged():
+    # 287 ticks a call on a counter of 26-tick steps: 11 steps
+    trials = [u64([286, 286, 312, 286]), u64([416, 416, 442, 416])]
+    facts = [_trial(0, trials[0], counter_resolution_ticks=26),
+             _trial(1, trials[1], counter_resolution_ticks=26)]
+    stats = _stats.aggregate_trials(facts, trials, 64, cpu=1)
+    coarse = [f for f in stats.flags if f.code == "coarse_counter"]
+    assert [f.trial for f in coarse] == [0, 1]
+    assert coarse[0].value == pytest.approx(292.5 / 26)
+    assert "steps of 26 ticks" in coarse[0].message and "longer message" in coarse[0].message
+    [slow] = [f for f in stats.flags if f.code == "slow_process"]
+    assert slow.trial == 1 and slow.value == pytest.approx(416 / 286 - 1)
+    assert max(coarse, key=lambda f: f.severity or 0.0).trial == 0  # the fewest steps
+    assert _stats.slow_process(1100, 1000) is None   # 10 %: not more than 10 %
+    assert _stats.slow_process(1101, 1000) == pytest.approx(0.101)
