@@ -1232,6 +1232,15 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
                            "trial(s) each, %d timed calls: about " % estimate.calls)
 
 
+def test_the_plan_with_a_target_names_the_range_it_may_take(fake, tmp_path):
+    estimate = fake(["SM3"], target_ci=1.0, max_trials=6).dry_run()
+    assert estimate.max_trials == 6 and estimate.max_seconds == pytest.approx(
+        3 * estimate.seconds)  # 6 trials of each job instead of 2
+    assert "2-6 trials each (--target-ci)" in str(estimate)
+    assert "(2 trials each) to " in str(estimate)
+    assert "(6 each, if no job reaches --target-ci sooner)" in str(estimate)
+
+
 def test_dry_run_calibrates_and_measures_nothing(fake, tmp_path):
     runner = FakeRunner()
     estimate = fake(["SM3"], runner=runner).dry_run()
