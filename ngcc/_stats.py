@@ -228,6 +228,8 @@ def trial_statistics(cycles: np.ndarray, loop_ticks: int, loop_seconds: float,
                                                        facts.batch_calls)
     loop = _per_call_cpu_ns(facts.thread_cpu_ns, len(cycles))
     rate = frequency_hz / 1e9
+    if facts.unit == "core-cycles":  # a perf counter stops while the thread is off the
+        stats = replace(stats, counter_rate_ratio=None)  # CPU: it has no wall-clock rate
     return replace(stats, cpu_time_ns=batch,
                    cpu_time_ticks=batch * rate if batch is not None else None,
                    loop_cpu_time_ns=loop,
