@@ -110,10 +110,12 @@ static uint64_t thread_cpu_now(void)
     return 0;
 }
 
-int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out)
+int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
+                     bench_outcome *out)
 {
-    uint64_t batch_ns0, batch_ticks0, cpu0, cpu1;
-    size_t subs = calls < BENCH_SUB_BATCHES ? calls : BENCH_SUB_BATCHES;
+    uint64_t batch_ns0, batch_ticks0, cpu0, cpu1, read_ticks = 0;
+    size_t subs = sub_batches > BENCH_SUB_BATCHES ? BENCH_SUB_BATCHES
+                  : sub_batches < 1 ? 1 : sub_batches;
     size_t i = 0, sub;
     thread_usage usage;
     int status;
@@ -122,6 +124,8 @@ int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out)
     thread_usage_now(&usage);
     batch_ns0 = clock_raw_ns();
     batch_ticks0 = source_total(call->counter);
+    if (subs > calls)
+        subs = calls > 0 ? calls : 1;
     cpu0 = thread_cpu_now();
     for (sub = 0; sub < subs; sub++) {
         size_t end = calls * (sub + 1) / subs, n = end - i;
@@ -131,7 +135,11 @@ int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out)
             if (status != 0)
                 return fail(out, status, 0, i);
         }
-        cpu1 = thread_cpu_now();
+        {   /* the CPU-time read is timed and left out of the batch's ticks */
+            uint64_t before = source_start(call->counter);
+            cpu1 = thread_cpu_now();
+            read_ticks += source_stop(call->counter) - before;
+        }
         /* (cpu1 - cpu0) / n < min_cpu / min_calls, without division */
         if (out->min_sub_calls == 0
             || (cpu1 - cpu0) * out->min_sub_calls < out->min_sub_cpu_ns * n) {
@@ -141,6 +149,7 @@ int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out)
         cpu0 = cpu1;
     }
     out->total_ticks = loop_end(call->counter) - batch_ticks0;
+    out->total_ticks -= read_ticks < out->total_ticks ? read_ticks : 0;
     out->total_ns = clock_raw_ns() - batch_ns0;
     thread_usage_since(&usage, out);
     return 0;

@@ -29,7 +29,7 @@ typedef struct {
     uint64_t voluntary_switches;
     uint64_t involuntary_switches;
     /* bench_time_batch only: the sub-batch whose thread CPU time per call was the
-     * least (BENCH_SUB_BATCHES of them), its CPU time and its calls. */
+     * least, its CPU time and its calls. */
     uint64_t min_sub_cpu_ns;
     uint64_t min_sub_calls;
     int status;             /* 0, or the nonzero CryptHash return that stopped the loop */
@@ -48,14 +48,18 @@ int bench_time_calls(const bench_call *call, size_t warmup, size_t calls,
 /* Make `calls` calls with no reading between them: one counter reading and one
  * clock reading around the whole loop (out->total_ticks, out->total_ns). Its
  * mean against the per-call loop's is the observer effect of the per-call
- * readings. The loop runs as BENCH_SUB_BATCHES sub-batches with the thread's CPU
- * time read between them (a system call each, no counter reading), so that the
+ * readings. The loop runs as `sub_batches` sub-batches (1 to BENCH_SUB_BATCHES)
+ * with the thread's CPU time read between them (a system call each, timed by the
+ * counter and left out of out->total_ticks, not out->total_ns), so that the
  * least CPU time per call of a sub-batch is known (out->min_sub_cpu_ns over
  * out->min_sub_calls): a figure that neither another task on the CPU nor a burst
- * of interrupts in part of the batch can raise. Same failure reporting as
- * bench_time_calls (no warm-up here). */
+ * of interrupts in part of the batch can raise. A read costs a few hundred ns of
+ * the thread's CPU time, so callers keep sub-batches of a millisecond or more
+ * (BENCH_SUB_BATCH_NS). Same failure reporting as bench_time_calls (no warm-up). */
 #define BENCH_SUB_BATCHES 16
-int bench_time_batch(const bench_call *call, size_t calls, bench_outcome *out);
+#define BENCH_SUB_BATCH_NS 1000000u
+int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
+                     bench_outcome *out);
 
 /* The message of a failed loop, naming the library, the call and the lengths. */
 void bench_failure_text(char *text, size_t size, const char *library_path,

@@ -453,6 +453,15 @@ static void run_cold(const request *req)
     end();
 }
 
+/* As many sub-batches (up to BENCH_SUB_BATCHES) as the batch holds milliseconds, by
+ * the per-call loop's time per call. */
+static size_t sub_batches(const bench_outcome *per_call, uint64_t calls, uint64_t batch_calls)
+{
+    double batch_ns = (double)per_call->total_ns / (double)calls * (double)batch_calls;
+    double subs = batch_ns / BENCH_SUB_BATCH_NS;
+    return subs >= BENCH_SUB_BATCHES ? BENCH_SUB_BATCHES : subs < 1 ? 1 : (size_t)subs;
+}
+
 static void run_trial(const request *req)
 {
     guarded_buffer message_buffer, digest_buffer;
@@ -497,7 +506,8 @@ static void run_trial(const request *req)
         fail(DRIVER_ERR_HASH, per_call.status, "%s", text);
     }
     if (req->batch_calls > 0
-        && bench_time_batch(&call, (size_t)req->batch_calls, &batch) != 0) {
+        && bench_time_batch(&call, (size_t)req->batch_calls,
+                            sub_batches(&per_call, req->calls, req->batch_calls), &batch) != 0) {
         check_descendants();
         snprintf(text, sizeof text, "CryptHash of %s returned %d at batch call %zu of %llu "
                  "(digest_bits=%d, msg_len_bits=%llu)", req->library, batch.status,

@@ -68,7 +68,7 @@ class TrialMeasurement:
         counter_resolution_ticks: the smallest step the counter moved in, measured in
             the trial process (the gcd of the differences of successive reads).
         batch_min_cpu_ns, batch_min_calls: the batch's sub-batch of least thread CPU
-            time per call (of 16): its CPU time and its calls.
+            time per call (up to 16 of 1 ms or more): its CPU time and its calls.
     """
 
     pid: int
