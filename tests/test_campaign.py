@@ -1067,8 +1067,11 @@ def _spinning_rivals(cpu: int, count: int) -> list[subprocess.Popen[bytes]]:
 def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_path,
                                                                           monkeypatch):
     """SM3 alone, then beside a process spinning on its CPU: the trials lose about half
-    of their wall time, which moves the harness mean by far more than 10 %; the record
-    then leads with the CPU-time figure, which stays within 10 % of alone's."""
+    of their wall time, which moves the harness mean far off (> 10 %); the record then
+    leads with the CPU-time figure, which stays within 10 % of alone's. Each figure is
+    taken over its job's fastest call, which neither the busy process nor any other
+    preemption can move, so that a core that other work on this host slows as a whole
+    for a while (the fastest call with it) does not decide the comparison."""
     fixed_host(monkeypatch)
     cpu = _host.default_cpu()
     # three trials: the median of their CPU-time figures outvotes one slow process
@@ -1085,10 +1088,12 @@ def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_pa
     shared, quiet = busy.statistics, alone.statistics
     assert shared.preempted_trials and shared.leading == "cpu_time"
     assert quiet.cpu_time_ticks is not None and shared.cpu_time_ticks is not None
-    assert shared.mean_cycles / quiet.mean_cycles > 1.10, (shared.mean_cycles,
-                                                            quiet.mean_cycles)
-    assert abs(shared.cpu_time_ticks / quiet.cpu_time_ticks - 1) < 0.10, (
-        shared.cpu_time_ticks, quiet.cpu_time_ticks)
+    # the rival took about half of the CPU: the harness mean holds its time, the CPU-time
+    # figure does not
+    assert shared.mean_cycles > 1.10 * shared.cpu_time_ticks, shared
+    leading = (shared.cpu_time_ticks / shared.min_cycles) / (
+        quiet.cpu_time_ticks / quiet.min_cycles)
+    assert abs(leading - 1) < 0.10, (shared, quiet)
     # the pages lead with it too, the harness mean beside it under its own name
     run = ngcc.load_run(tmp_path / "busy")
     _report.write_report(run, plots=False)
