@@ -235,10 +235,12 @@ static uint64_t perf_rdpmc(const counter_source *source)
         __asm__ __volatile__("" ::: "memory");
         index = page->index;
         count = (uint64_t)page->offset;
-        if (page->cap_user_rdpmc && index != 0) {
+        if (page->cap_user_rdpmc && index != 0 && page->pmc_width >= 1
+            && page->pmc_width <= 64) {
             unsigned width = page->pmc_width;
             int64_t pmc = (int64_t)user_pmc(index - 1);
-            pmc = (int64_t)((uint64_t)pmc << (64 - width)) >> (64 - width);
+            if (width < 64)  /* sign-extend the counter's width (as perf_event.h says) */
+                pmc = (int64_t)((uint64_t)pmc << (64 - width)) >> (64 - width);
             count += (uint64_t)pmc;
         } else {
             count = perf_read(source->perf_fd);  /* not on a PMC now: ask the kernel */
