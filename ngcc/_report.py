@@ -311,10 +311,12 @@ def _performance(run: Run, candidate: str, records: Sequence[Record]) -> list[st
     lines = ["## " + SECTION_TITLES[3], ""]
     disturbed = _leads_with_cpu_time(records)
     if disturbed:
-        lines += [f"{WARNING} The host was disturbed while {len(disturbed)} of "
-                  f"{_plural(len(records), 'job')} below were measured (trials preempted), "
-                  f"so each row leads with {_analysis.LEADING_RULE}; the harness mean, "
-                  "which the time other tasks took inflates, stands beside it.", ""]
+        lines += [f"{WARNING} Trials of {len(disturbed)} of {_plural(len(records), 'job')} "
+                  "below were preempted (another task held their CPU while the counter ran "
+                  "on), so those rows lead with the CPU-time figure — the thread's CPU time "
+                  "per call over the uninstrumented batch, which stops while the thread is "
+                  "off the CPU — and show the harness mean, which holds the time the other "
+                  "tasks took, beside it under its own name.", ""]
         lines += _by_host(LEADING_COLUMNS, records, leading_row, run=run)
         lines += ["Figure: what the row's cycles, cycles/byte, time and MB/s are (CPU time: "
                   "the thread's CPU time over the uninstrumented batch / its calls, in "
@@ -665,10 +667,11 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
         "## Cycles/byte (the leading figure)" if disturbed
         else "## Cycles/byte (mean over all calls)", ""]
     if disturbed:
-        lines += [f"{WARNING} The host was disturbed while {len(disturbed)} of "
-                  f"{_plural(len(run.records), 'job')} were measured: a cell marked (CPU) "
-                  f"is the CPU-time figure, the others the mean over all calls; each job "
-                  f"leads with {_analysis.LEADING_RULE}.", ""]
+        lines += [f"{WARNING} Trials of {len(disturbed)} of "
+                  f"{_plural(len(run.records), 'job')} were preempted: a cell marked (CPU) "
+                  "is the CPU-time figure (the thread's CPU time per call over the "
+                  "uninstrumented batch, which the time other tasks took cannot inflate), "
+                  "the others the mean over all calls.", ""]
     columns = ("candidate", "instance", "KAT", *[_format.message(n) for n in lengths])
     lines += (_by_host(columns, run.records, None, lambda rs: _summary_rows(rs, lengths),
                        run=run)
