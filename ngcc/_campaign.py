@@ -733,10 +733,12 @@ class Campaign:
             warnings.warn(message, MeasurementWarning, stacklevel=4)
         self._save()
         if refused and len(refused) == len(self._build):
+            unchecked = all(entry.kat.verdict == "NOKAT" for entry in self._build.values())
             raise KatGateError(
-                "the KAT gate refused every instance (%s); see the logs under %s, or rerun "
-                "with --allow-kat-fail to time them anyway (marked ⚠)"
-                % (", ".join(refused), self.run_dir / "kat"))
+                "the KAT gate refused every instance (%s); see the logs under %s%s"
+                % (", ".join(refused), self.run_dir / "kat", ": " + _gate.NOKAT_ADVICE
+                   if unchecked else ", or rerun with --allow-kat-fail to time them anyway "
+                   "(marked ⚠)"))
 
     # leak tests (--leak) -----------------------------------------------------
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from ngcc._errors import InvalidNameError, NgccError
 
 DATA_DIR = Path(__file__).resolve().parent / "_lib" / "kat"
-TABLE = DATA_DIR / "candidates.tsv"
+TABLE_NAME = "candidates.tsv"
 COLUMNS = ("id", "algorithm", "instance", "manifest_folder", "kat_instance_name",
            "digest_bits")
 BASELINE = "baseline"
@@ -115,12 +115,16 @@ def parse_table(text: str, source: str = "candidates.tsv") -> list[Candidate]:
             for ident, (algorithm, found) in rows.items()]
 
 
-@functools.lru_cache(maxsize=1)
 def _table() -> tuple[Candidate, ...]:
-    if not TABLE.is_file():
+    return _load(DATA_DIR / TABLE_NAME)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(table: Path) -> tuple[Candidate, ...]:
+    if not table.is_file():
         raise NgccError("the candidate registry %s is missing: reinstall ngcc with `pip "
-                        "install .`" % TABLE)
-    return tuple(parse_table(TABLE.read_text(encoding="utf-8"), str(TABLE)))
+                        "install .`" % table)
+    return tuple(parse_table(table.read_text(encoding="utf-8"), str(table)))
 
 
 def candidates() -> list[Candidate]:
