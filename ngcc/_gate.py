@@ -52,8 +52,10 @@ def gate(candidate: str, verdict: str, override: bool) -> str:
 def reusable(entry: BuildEntry, inst: Instance, library_sha256: str,
              files: Sequence[str]) -> bool:
     """Whether a stored entry still holds for the library: same instance, same library
-    bytes, same KAT files, and a verdict that is not environmental."""
-    return (not entry.kat.retried and entry.instance == inst.name
+    bytes, same KAT files, and a verdict that is not environmental, nor a submission's
+    ``NOKAT`` (a reference may have been given since: ``--manifest``, ``--official``)."""
+    unreferenced = entry.kat.verdict == "NOKAT" and entry.kat.gate != "baseline"
+    return (not entry.kat.retried and not unreferenced and entry.instance == inst.name
             and entry.implementation.library_sha256 == library_sha256
             and entry.kat.files == tuple(files))
 

@@ -43,8 +43,8 @@ class Instance:
     Attributes:
         name: the instance name, e.g. ``"Wish512"`` (``ALGORITHM_INSTANCE``).
         family: the hash family, e.g. ``"Wish"``.
-        candidate: ``"hash-22"``, ``"hash-34"``, ``"hash-35"``, ``"baseline"``,
-            or the id given for an external library.
+        candidate: its candidate id (``"hash-35"``, any of ``ngcc._candidates``),
+            ``"baseline"``, or ``"external"`` for a library no candidate claims.
         digest_bits: the digest length in bits (``DIGEST_BIT_LENGTH``).
         variant: the implementation: ``"ref"``, ``"opt"`` or ``"external"``.
         library: absolute path of the shared library.

@@ -363,7 +363,7 @@ def test_pages_are_titled_by_the_registry_and_say_their_basis(tiny, registry, tm
 
 
 def test_nokat_timed_unchecked_says_so_and_not_that_it_is_wrong(tiny, tmp_path, monkeypatch):
-    _, _, library, _ = tiny
+    _, _, library, files = tiny
     fixed_host(monkeypatch)
     run = ngcc.Campaign([str(library)], run_dir=tmp_path / "run", lengths=[32], quick=True,
                         progress=False, runner=FakeRunner(), kat_files=["2_12"],
@@ -379,6 +379,18 @@ def test_nokat_timed_unchecked_says_so_and_not_that_it_is_wrong(tiny, tmp_path, 
             pytest.raises(KatGateError, match=r"refused every instance .*: no reference to "
                                               r"check against: give --manifest FILE"):
         refused.run()
+    # the advice followed: the same run directory, now with a manifest, is checked again
+    good = manifest_of(files, "Tiny-256", tmp_path / "good.sha256")
+    run = ngcc.Campaign([str(library)], run_dir=tmp_path / "refused", lengths=[32],
+                        quick=True, progress=False, runner=FakeRunner(), kat_files=["2_12"],
+                        kat_manifest=good).run()
+    [entry] = run.build_entries
+    assert (entry.kat.verdict, entry.kat.basis, entry.kat.reference) == (
+        "PASS", "manifest", str(good))
+    assert [job.status for job in run.jobs] == ["done"]
+    assert run.records[0].kat.basis == "manifest"  # the record names it too
+    page = _report.pages(run, plots=False)["external.md"]
+    assert "checked against the SHA-256 manifest `good.sha256` given with --manifest" in page
 
 
 # ------------------------------------------------------------------ --libs
