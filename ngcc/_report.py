@@ -234,10 +234,18 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
         ("Parameter sets", ", ".join(_analysis.labels(records, builds)) or _format.MISSING),
         ("Security evaluation", "outside the scope of this performance report"),
         ("Measurement method", method),
-        ("Submission", f"NGCC Round 1 candidate {candidate}" if registry_title(candidate)
-         else "no NGCC Round 1 candidate (external library)"),
+        ("Submission", _submission(candidate)),
     ]
     return ["## " + SECTION_TITLES[0], ""] + [f"- {k}: {v}" for k, v in items] + [""]
+
+
+def _submission(candidate: str) -> str:
+    """Section 1's submission: the Round 1 candidate, or what the libraries are instead."""
+    if candidate == "baseline":
+        return "none: the ICCS baseline functions, reference points for the candidates"
+    if registry_title(candidate) is None:
+        return "no NGCC Round 1 candidate claims these libraries (external)"
+    return f"NGCC Round 1 candidate {candidate}"
 
 
 def environment_items(run: Run) -> list[tuple[str, str]]:

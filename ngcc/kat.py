@@ -51,7 +51,7 @@ from pathlib import Path
 from ngcc import _candidates, _child
 from ngcc._errors import KatError
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
-from ngcc._names import check_name
+from ngcc._names import check_name, is_valid_name
 from ngcc._progress import Progress, Task, progress_of
 from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
@@ -516,7 +516,7 @@ def _folder_names(inst: Instance) -> list[str]:
         found = _candidates.candidate(inst.candidate).instance(inst.name)
         if found is not None:
             names.append(found.manifest_folder)
-    return list(dict.fromkeys(names))
+    return [name for name in dict.fromkeys(names) if is_valid_name(name)]  # never a path
 
 
 def _official_file(inst: Instance, name: str, official_dir: Path | None
