@@ -266,6 +266,33 @@ def test_build_records_a_manifest_and_every_check_uses_it(tiny, tmp_path):
                   progress=False)
 
 
+def test_a_round1_name_finds_its_shipped_line_under_the_harness_folder(tmp_path, capsys):
+    # Laurus ships ALGORITHM_INSTANCE "laurus_512" in a folder Laurus-512, and the
+    # harness's line is Laurus-512/KAT_2_12_laurus_512.txt: the tiny hash under that
+    # name is hash-14 by inference and is judged against that very line (MISMATCH:
+    # it is not Laurus), never NOKAT.
+    source = submission(tmp_path, "Laurus-512", "laurus_512", bits=512)
+    assert main(["build", str(source), "--out", str(tmp_path / "out")]) == 0
+    assert "candidate hash-14 (Laurus): inferred" in capsys.readouterr().out
+    [result] = kat.check(tmp_path / "out" / "laurus_512.so", files=("2_12",),
+                         out_dir=tmp_path / "k", progress=False)
+    [file] = result.files
+    assert (result.candidate, file.verdict, file.basis) == ("hash-14", "MISMATCH",
+                                                           "shipped manifest")
+    assert file.expected_sha256 == (
+        "2ceff80229af8472e96e42d66d43efb143c67d2e95fa8ada4e8a69f2284ec1a4")
+
+
+def test_campaign_takes_a_manifest_and_build_takes_libs_on_the_command_line(tiny, tmp_path):
+    _, _, library, files = tiny
+    good = manifest_of(files, "Tiny-256", tmp_path / "good.sha256")
+    assert main(["campaign", str(library), "--manifest", str(good), "--kat-files", "2_12",
+                 "--lengths", "32", "--quick", "--dry-run", "--quiet",
+                 "--run-dir", str(tmp_path / "run")]) == 0
+    [entry] = ngcc.load_run(tmp_path / "run").build_entries
+    assert (entry.kat.verdict, entry.kat.basis) == ("PASS", "manifest")
+
+
 def test_pass_and_mismatch_through_a_shipped_style_manifest(tiny, registry, tmp_path, capsys):
     _, source, _, files = tiny
     shipped = manifest_of(files, "Tiny-256", registry / "hash-90.sha256")  # label folder
@@ -416,6 +443,7 @@ int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned c
 """)
     with pytest.raises(BuildError, match=r"SHA256, used by CryptHash_AlgorithmInstance\.c"):
         build(source, out_dir=tmp_path / "without")
+    assert main(["build", str(source), "--libs", "-lcrypto", "--out", str(tmp_path / "cli")]) == 0
     built = build(source, out_dir=tmp_path / "with", libs="-lcrypto")
     assert built.provenance.libs == ("-lcrypto",)
     assert "-lcrypto" in built.instance.sidecar["link_flags"]
