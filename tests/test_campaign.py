@@ -24,7 +24,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, _worker, kat
+from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, kat
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
@@ -761,8 +761,8 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
         "frame(3, struct.pack('<ii', 6, 0) + b'the rdtsc counter did not advance')\n"
         "frame(13)")))
     with pytest.raises(ChildError) as caught:
-        _worker.run_trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0, index=1,
-                          timeout=30)
+        _child.DriverRunner().trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0,
+                                    index=1, timeout=30)
     assert caught.value.status == "error"
     assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
 
