@@ -413,7 +413,7 @@ class Campaign:
         self.trial_target = trial_target or (_plan.QUICK_TRIAL_TARGET if quick
                                              else _plan.DEFAULT_TRIAL_TARGET)
         self.op_budget = op_budget or (_plan.QUICK_OP_BUDGET if quick else _plan.DEFAULT_OP_BUDGET)
-        self.cpu = _host.default_cpu() if cpu is None else _locks.check_cpu(cpu)
+        self.cpu = _locks.default_cpu() if cpu is None else _locks.check_cpu(cpu)
         self._cpu_asked = cpu  # None: run() takes a CPU no other campaign holds
         self.target_ci = target_ci
         self.max_trials = max(self.trials, max_trials or (

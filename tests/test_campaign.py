@@ -24,7 +24,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, kat
+from ngcc import _campaign, _child, _host, _locks, _plan, _records, _report, _stats, kat
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
@@ -940,7 +940,7 @@ def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monk
     CPU between them, so every trial loses about half of its loops' wall time and is
     flagged preempted, with the figure."""
     fixed_host(monkeypatch)
-    cpu = _host.default_cpu()
+    cpu = _locks.default_cpu()
     rival = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
                               "while True: pass" % cpu])
     try:
