@@ -25,7 +25,6 @@ the output folder.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import os
@@ -51,6 +50,7 @@ from ngcc._cc import (
     shorten,
     undefined_symbols,
 )
+from ngcc._clock import utc_now
 from ngcc._errors import BuildError, LibraryError
 from ngcc._katfile import read_manifest
 from ngcc._names import check_name, inside
@@ -654,5 +654,5 @@ def _provenance(folder: Path, name: str, candidate: str | None, flags: str,
         flag_set=flags if flags in FLAG_SETS else None, defines=tuple(defines),
         extra_cflags=tuple(extra), cflags=tuple(cflags), compiler=compiler,
         ngcc_version=__version__,
-        built_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        built_at=utc_now(),
         skipped=dict(skipped), kat_basis=basis, kat_files=kat_files)

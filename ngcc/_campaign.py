@@ -15,7 +15,6 @@ the rest.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import sys
 import uuid
@@ -43,6 +42,7 @@ from ngcc import (
     _validate,
     kat,
 )
+from ngcc._clock import run_id_now, utc_now
 from ngcc._errors import (
     CampaignFailedError,
     CorruptRecordError,
@@ -88,14 +88,6 @@ from ngcc._registry import Instance
 from ngcc._run import Run, RunRecord
 
 # ---------------------------------------------------------------- small helpers
-
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _new_run_id() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
 
 def _check_positive(**settings: float | None) -> None:
     """Refuse a setting that is given but not a positive number (None means default)."""
@@ -435,7 +427,7 @@ class Campaign:
         if leak is not None:  # a mistake is refused now, not after the KAT gate
             _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
-        self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
+        self.run_dir = Path(run_dir) if run_dir else Path("runs") / run_id_now()
         self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
                                                                          executor)
         self._resubmitted: list[Resubmitted] = []
@@ -488,12 +480,12 @@ class Campaign:
         return self._environment
 
     def _save(self, **changes: Any) -> None:
-        self._state = replace(self._campaign, jobs=tuple(self._jobs), updated=_utc_now(),
+        self._state = replace(self._campaign, jobs=tuple(self._jobs), updated=utc_now(),
                               **changes)
         _records.dump_campaign(self.run_dir, self._state)
 
     def _start(self, environment: Environment, issues: Sequence[HostWarning]) -> Start:
-        return Start(at=_utc_now(), command=tuple(self.command),
+        return Start(at=utc_now(), command=tuple(self.command),
                      settings=Settings(kat_timeout_seconds=self.kat_timeout,
                                        trial_timeout_seconds=self.trial_timeout,
                                        strict=self.strict, runner=_runner_name(self.runner),
@@ -907,7 +899,7 @@ class Campaign:
         calls, warmup, t1 = job.calls_per_trial or 1, job.warmup_calls or 0, job.t1_seconds
         timeout = self.trial_timeout or _child.trial_timeout(t1 or 0.0, calls, warmup)
         for attempt in range(STRICT_ATTEMPTS):
-            started, position = _utc_now(), self._position
+            started, position = utc_now(), self._position
             self._position += 1
             measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
                                          len(taken), timeout)
@@ -988,7 +980,7 @@ class Campaign:
                                 peak_rss_kib=max(t.peak_rss_kib for t in entries)),
             raw=RawRef(path=job.raw, sha256=raw_sha,
                        calls_per_trial=tuple(t.calls for t in entries)),
-            provenance=Provenance(created=_utc_now(), ngcc_version=env.ngcc_version,
+            provenance=Provenance(created=utc_now(), ngcc_version=env.ngcc_version,
                                   git_commit=env.git_commit, command=tuple(self.command),
                                   runner=_runner_name(self.runner), message=MESSAGE),
             rejected_trials=tuple(rejected))
@@ -1095,4 +1087,4 @@ class Campaign:
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())
         self._save(load_average_end=(one, five, fifteen),
-                   finished=None if self._pending() else _utc_now())
+                   finished=None if self._pending() else utc_now())

@@ -45,13 +45,13 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ngcc import _child, _locks, _records
+from ngcc._clock import utc_now
 from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
 from ngcc._progress import Task
@@ -613,7 +613,7 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
                 "trace": {"path": trace_path.name, "sha256": _sha256(data),
                           "points": len(result.trace_calls)},
                 "plot": base + ".png" if plot else None,
-                "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "created": utc_now(),
                 "ngcc_version": __version__}
     _records.write_json(json_path, document)
     return [json_path, trace_path]

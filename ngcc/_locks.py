@@ -18,7 +18,6 @@ ngcc campaigns (of one user) apart, not other programs.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import fcntl
 import json
 import os
@@ -29,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngcc._clock import utc_now
 from ngcc._errors import CpuBusyError, RunDirBusyError
 from ngcc._model import HostWarning
 
@@ -302,8 +302,7 @@ def _alive(pid: int) -> bool:
 def _facts(run_dir: str | os.PathLike[str] | None) -> dict[str, object]:
     """What a holder writes into its lock: pid, start time, and the run directory of a
     CPU lock."""
-    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    facts: dict[str, object] = {"pid": os.getpid(), "started": started}
+    facts: dict[str, object] = {"pid": os.getpid(), "started": utc_now()}
     if run_dir is not None:
         facts["run_dir"] = str(Path(run_dir).resolve())
     return facts

@@ -34,13 +34,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc import _child
+from ngcc._clock import utc_now
 from ngcc._errors import KatError
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._names import check_name
@@ -475,7 +475,7 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
     """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
-        "date        %s" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "date        %s" % utc_now(),
         "instance    %s" % inst.name,
         "label       %s" % label,
         "candidate   %s" % inst.candidate,
