@@ -680,6 +680,7 @@ def _campaign_command(run_dir: Path) -> list[str]:
             "--run-dir", str(run_dir)]
 
 
+@pytest.mark.e2e  # a real campaign: many trials in the real driver
 def test_resume_after_the_orchestrator_is_killed(tmp_path):
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
