@@ -10,7 +10,7 @@ order or repeated, anything after ``END``. Nothing is allocated before its lengt
 has been checked, and no payload is ever interpreted as code.
 
 The numbers here mirror ``csrc/frames.h``; ``tests/test_driver.py`` checks that
-they agree.
+they agree, ``tests/test_frames_h.py`` that the fields do (names, types, order).
 """
 
 from __future__ import annotations
