@@ -49,6 +49,8 @@ def holder() -> Iterator[Callable[[Path, int], subprocess.Popen[str]]]:
     for process in started:
         process.kill()
         process.wait()
+        assert process.stdout is not None
+        process.stdout.close()
 
 
 def _campaign(run_dir: Path, cpu: int | None = None, lengths: tuple[int, ...] = (64,)
