@@ -52,9 +52,9 @@ from ngcc._cc import (
 )
 from ngcc._clock import utc_now
 from ngcc._errors import BuildError, LibraryError
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import read_manifest
 from ngcc._names import check_name, inside
-from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import (
     LIB_DIR,
     Instance,

@@ -36,10 +36,10 @@ from ngcc import (
     _locks,
     _plan,
     _progress,
+    _recheck,
     _records,
     _schema1,
     _stats,
-    _validate,
     kat,
 )
 from ngcc._clock import run_id_now, utc_now
@@ -579,7 +579,7 @@ class Campaign:
         except CorruptRecordError as exc:
             return exc.defect
         build = BuildState(run_id=self._campaign.run_id, libraries=tuple(self._build.values()))
-        problems = _validate.record_problems(record, self._campaign.run_id, build)
+        problems = _recheck.record_problems(record, self._campaign.run_id, build)
         return "; ".join(str(problem) for problem in problems) or None
 
     # ------------------------------------------------------------ the phases

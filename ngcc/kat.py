@@ -42,10 +42,10 @@ from pathlib import Path
 from ngcc import _child
 from ngcc._clock import utc_now
 from ngcc._errors import KatError
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._names import check_name
 from ngcc._progress import Progress, Task, progress_of
-from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
 from ngcc._version import __version__
 
@@ -472,7 +472,7 @@ def _remove_if_empty(folder: Path) -> None:
 
 def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
                probe: KatProbeResult, verdict: str) -> None:
-    """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
+    """Write the KAT log atomically (temp file, fsync, rename: ``_files``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
         "date        %s" % utc_now(),
