@@ -2,7 +2,7 @@
 check them against the official manifests.
 
 :func:`check` drives an instance library through the official KAT generator
-(``spec/kat-format.md``, reimplemented in ``csrc/kat.c``) in the trial driver
+(``spec/kat-format.md``, reimplemented in ``csrc/common/kat.c``) in the trial driver
 (``ngcc-driver``, a process of its own: ``ngcc/_child.py``), every message ending
 right before an unreadable guard page, compares each file's canonical SHA-256 with
 the manifest line for ``<instance>/KAT_<kind>_<instance>.txt``, runs the guard probe

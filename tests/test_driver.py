@@ -149,7 +149,8 @@ def _alive(pid: int) -> bool:
 # ------------------------------------------------------------------ the protocol
 
 def _c_constants() -> dict[str, int]:
-    text = (REPO / "csrc" / "frames.h").read_text() + (REPO / "csrc" / "guard.h").read_text()
+    text = (REPO / "csrc" / "driver" / "frames.h").read_text() + (
+        REPO / "csrc" / "driver" / "guard.h").read_text()
     found = {name: int(value) for name, value in
              re.findall(r"\b([A-Z][A-Z0-9_]+) = (\d+)\b", text)}
     found.update({name: int(value) for name, value in

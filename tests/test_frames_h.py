@@ -1,5 +1,5 @@
 """The trial's facts (and the leak run's) are listed once per side and cross-checked:
-``trial_facts``/``leak_facts`` in ``csrc/frames.h``, the order ``csrc/frames.c`` packs
+``trial_facts``/``leak_facts`` in ``csrc/driver/frames.h``, the order ``frames.c`` packs
 them in, ``_protocol.TRIAL_FIELDS``/``LEAK_FIELDS`` that read them, and the reader in
 ``ngcc/_child.py`` that uses them. A field added on one side only fails here, by name."""
 
@@ -12,8 +12,8 @@ from conftest import REPO
 
 from ngcc import _protocol
 
-FRAMES_H = REPO / "csrc" / "frames.h"
-FRAMES_C = REPO / "csrc" / "frames.c"
+FRAMES_H = REPO / "csrc" / "driver" / "frames.h"
+FRAMES_C = REPO / "csrc" / "driver" / "frames.c"
 CHILD = REPO / "ngcc" / "_child.py"
 
 #: The struct module's code of each C field type (frames.h uses only these).
