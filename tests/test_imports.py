@@ -51,25 +51,10 @@ def test_the_version_is_written_once():
 def import_graph() -> dict[str, set[str]]:
     """module → the ngcc modules it imports at run time (function-level imports
     included, ``if TYPE_CHECKING:`` imports left out), read from the source with ast."""
-    graph: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.glob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        type_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
-                     and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-                     for inner in ast.walk(node)}
-        targets: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in type_only:
-                continue
-            if isinstance(node, ast.Import):
-                targets |= {a.name.split(".")[1] for a in node.names
-                            if a.name.startswith("ngcc.")}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                if node.module == "ngcc":
-                    targets |= {a.name for a in node.names if a.name in SUBMODULES}
-                elif node.module.startswith("ngcc."):
-                    targets.add(node.module.split(".")[1])
-        graph[path.stem] = targets - {path.stem}
+    graph: dict[str, set[str]] = {path.stem: set() for path in PACKAGE.glob("*.py")}
+    for (module, target), kinds in imports_by_kind().items():
+        if kinds - {"type"}:
+            graph[module].add(target)
     return graph
 
 
