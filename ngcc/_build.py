@@ -30,7 +30,6 @@ The candidate id is inferred from the instance name through the candidate regist
 from __future__ import annotations
 
 import contextlib
-import datetime
 import hashlib
 import json
 import os
@@ -56,10 +55,11 @@ from ngcc._cc import (
     shorten,
     undefined_symbols,
 )
+from ngcc._clock import utc_now
 from ngcc._errors import BuildError, KatError, LibraryError, NgccError
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import read_manifest
 from ngcc._names import check_name, inside
-from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import (
     EXTERNAL,
     LIB_DIR,
@@ -728,5 +728,5 @@ def _provenance(folder: Path, name: str, candidate: str, flags: str,
         flag_set=flags if flags in FLAG_SETS else None, defines=tuple(defines),
         extra_cflags=tuple(extra), cflags=tuple(cflags), compiler=compiler,
         ngcc_version=__version__,
-        built_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        built_at=utc_now(),
         skipped=dict(skipped), kat_basis=basis, kat_files=kat_files, libs=tuple(libs))

@@ -1,6 +1,6 @@
 """The one child runner: every call ngcc makes into a foreign library — hashing, the
 cold call, trials, KAT generation, the guard probe — runs in ``ngcc-driver``
-(``csrc/driver.c``), a small C executable, in a process of its own.
+(``csrc/driver/driver.c``), a small C executable, in a process of its own.
 
 The request is the driver's command line and stdin; the answer comes back as frames
 on a pipe of its own (:mod:`ngcc._protocol`), read with bounds derived from the

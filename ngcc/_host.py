@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ngcc._format import MISSING
+from ngcc._locks import default_cpu
 from ngcc._model import Counter, Environment, HostWarning
 from ngcc._version import __version__
 
@@ -30,15 +31,6 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 #: One reason the host is not fixed for measurement: a code and a message that quotes
 #: the measured value and the remedy (stored in ``campaign.json`` as it is).
 HostIssue = HostWarning
-
-
-def default_cpu() -> int:
-    """The CPU a campaign pins to by default: the highest-numbered one we may run on.
-
-    CPU 0 usually takes most interrupts and housekeeping, so the last allowed CPU is
-    the quieter choice.
-    """
-    return max(os.sched_getaffinity(0))
 
 
 def _read(path: Path) -> str | None:

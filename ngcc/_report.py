@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _format, _host, _summary_page
+from ngcc import _analysis, _export, _format, _host
 from ngcc._candidates import title as registry_title
 from ngcc._errors import ReportError
 from ngcc._model import (
@@ -775,8 +775,86 @@ def index_page(run: Run) -> str:
     lines += table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
                    [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
-              f"{_summary_page.index_line()} "
+              f"{field_index_line()} "
               f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ the field summary
+# One row per library of the run, whatever the number of candidates, like the harness's
+# summary table: candidate, algorithm, KAT verdict, mean cycles at 32 B, 1 KiB and 64 KiB
+# with the ratio to the pseudoXOF baseline of the same width measured in the run.
+
+FIELD_PAGE = "field.md"
+FIELD_LENGTHS = (32, 1024, 65536)
+"""The message lengths of the field summary: short, medium and long messages."""
+
+
+def field_index_line() -> str:
+    """The index page's sentence that links the field summary."""
+    lengths = ", ".join(_format.message(n) for n in FIELD_LENGTHS)
+    return (f"Mean cycles at {lengths} with × pseudoXOF and the KAT verdict of every "
+            f"instance: [field summary]({FIELD_PAGE}).")
+
+
+def field_columns() -> tuple[str, ...]:
+    """The field table's columns: who, the KAT verdict, then per length mean cycles and
+    the ratio to pseudoXOF."""
+    per_length = [(f"{_format.message(n)} mean cycles", f"{_format.message(n)} × pseudoXOF")
+                  for n in FIELD_LENGTHS]
+    return ("candidate", "algorithm", "instance", "KAT",
+            *[name for pair in per_length for name in pair])
+
+
+def field_rows(run: Run, records: Sequence[Record]) -> list[tuple[str, ...]]:
+    """One row per library of the run, in plan order, from ``records`` (one host's)."""
+    builds = {b.label: b for b in run.build_entries}
+    by_label: dict[str, dict[int, Record]] = {}
+    for record in records:
+        by_label.setdefault(record.label, {})[record.message_bytes] = record
+    labels = [lib.label for lib in run.plan.libraries]
+    labels += [label for label in by_label if label not in labels]
+    rows = []
+    for label in labels:
+        measured = by_label.get(label, {})
+        build = builds.get(label)
+        first = next(iter(measured.values()), None)
+        candidate = first.candidate if first is not None else _candidate(run, label, build)
+        kat = first.kat if first is not None else build.kat if build is not None else None
+        cells: list[str] = []
+        for length in FIELD_LENGTHS:
+            at = measured.get(length)
+            cells += ([_format.cycles(at.statistics.mean_cycles),
+                       _format.ratio(_analysis.baseline_ratio(run.records, at))]
+                      if at is not None else [_format.MISSING, _format.MISSING])
+        shown = instance_label(first) if first is not None else code(label)
+        rows.append((f"[{candidate}]({page_name(candidate)})",
+                     candidate_title(candidate, list(measured.values()),
+                                             [build] if build is not None else [])
+                     or _format.MISSING, shown, kat_cell(kat), *cells))
+    return rows
+
+
+def _candidate(run: Run, label: str, build: BuildEntry | None) -> str:
+    if build is not None:
+        return build.candidate
+    return next(lib.candidate for lib in run.plan.libraries if lib.label == label)
+
+
+def field_page(run: Run) -> str:
+    """The run's field summary page (:data:`FIELD_PAGE`)."""
+    lines = [f"# Run {run.run_id} — field summary", "", _run_line(run), ""]
+    lines += failure_banner(run.jobs)
+    lines += ["One row per instance: mean cycles per call (all counter ticks of all timed "
+              "calls / calls, as section 4 of the candidate pages) at "
+              + ", ".join(_format.message(n) for n in FIELD_LENGTHS)
+              + "; × pseudoXOF: over pseudoXOF of the same output width at the same length "
+              f"in this run ({_format.MISSING} where it was not measured); KAT: the gate's "
+              "verdict. The candidate links to its page.", ""]
+    lines += _by_host(field_columns(), run.records, None,
+                                   lambda records: field_rows(run, records), run=run)
+    lines += [f"Candidate pages: [index]({INDEX_PAGE}); cycles/byte at every length: "
+              f"[summary]({SUMMARY_PAGE}).", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -792,7 +870,7 @@ def pages(run: Run, plots: bool = True) -> dict[str, str]:
     rendered = {INDEX_PAGE: index_page(run)}
     rendered.update({page_name(c): candidate_page(run, c, plotted) for c in _candidates(run)})
     rendered[SUMMARY_PAGE] = summary_page(run, plotted)
-    rendered[_summary_page.FIELD_PAGE] = _summary_page.field_page(run)
+    rendered[FIELD_PAGE] = field_page(run)
     return rendered
 
 

@@ -1,6 +1,6 @@
 """Timing an instance per call with the cycle counter: ``counter_info`` and ``time_calls``.
 
-The loop itself is C (``csrc/bench.c``): warm-up calls, then one serialised
+The loop itself is C (``csrc/common/bench.c``): warm-up calls, then one serialised
 counter reading before and after every timed call, plus one counter reading
 and one ``CLOCK_MONOTONIC_RAW`` reading around the whole loop. The counter's
 own overhead is measured and recorded here, never subtracted.

@@ -2,7 +2,7 @@
 check them against the official manifests.
 
 :func:`check` drives an instance library through the official KAT generator
-(``spec/kat-format.md``, reimplemented in ``csrc/kat.c``) in the trial driver
+(``spec/kat-format.md``, reimplemented in ``csrc/common/kat.c``) in the trial driver
 (``ngcc-driver``, a process of its own: ``ngcc/_child.py``), every message ending
 right before an unreadable guard page, compares each file's canonical SHA-256 with
 the manifest line of that file name (whatever folder the line names), runs the guard probe
@@ -42,18 +42,18 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc import _candidates, _child
+from ngcc._clock import utc_now
 from ngcc._errors import KatError
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
 from ngcc._names import check_name, is_valid_name
 from ngcc._progress import Progress, Task, progress_of
-from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
 from ngcc._version import __version__
 
@@ -606,10 +606,10 @@ def _remove_if_empty(folder: Path) -> None:
 
 def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
                probe: KatProbeResult, verdict: str, manifest: Path, basis: str) -> None:
-    """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
+    """Write the KAT log atomically (temp file, fsync, rename: ``_files``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
-        "date        %s" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "date        %s" % utc_now(),
         "instance    %s" % inst.name,
         "label       %s" % label,
         "candidate   %s" % inst.candidate,

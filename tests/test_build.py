@@ -746,6 +746,7 @@ def _quick(instances, run_dir, **settings):
     return ngcc.Campaign(instances, run_dir=run_dir, **settings).run()
 
 
+@pytest.mark.e2e  # a real campaign: many trials in the real driver
 def test_campaign_measures_a_built_submission_like_the_builtin(tmp_path):
     folder = iccs_folder(tmp_path / "src", "wchain", "WChain-V1-512", 512)
     external = build(folder, out_dir=tmp_path / "out").instance
@@ -768,6 +769,7 @@ def test_campaign_measures_a_built_submission_like_the_builtin(tmp_path):
     assert (run.path / "report" / "WChain-V1-512@out__hash_32-calls.png").is_file()
 
 
+@pytest.mark.e2e  # a real campaign: many trials in the real driver
 def test_campaign_survives_a_library_that_crashes_hangs_and_fails(tmp_path):
     library = build(c_folder(tmp_path / "f", FAILS_AT), out_dir=tmp_path / "o").instance
     run = _quick([library.library], tmp_path / "run", lengths=[32, 64, 128, 256, 512],

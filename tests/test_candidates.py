@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _candidates, _report, _summary_page, kat
+from ngcc import _candidates, _report, kat
 from ngcc._build import build
 from ngcc._candidates import AmbiguousInstanceError, UnknownCandidateError
 from ngcc._cli import main
@@ -378,7 +378,7 @@ def test_pages_are_titled_by_the_registry_and_say_their_basis(tiny, registry, tm
             "timing.") in page
     assert "| hash-90 | Tiny | `tiny_256` |" in pages["index.md"]
     assert "[field summary](field.md)" in pages["index.md"]
-    field = pages[_summary_page.FIELD_PAGE].splitlines()
+    field = pages[_report.FIELD_PAGE].splitlines()
     [row] = [line for line in field if "`tiny_256`" in line]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:4] == ["[hash-90](hash-90.md)", "Tiny", "`tiny_256`", "PASS"]

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.e2e  # builds and installs the wheel: the end-to-end tier
+
 #: What a fresh clone does not have: build output, caches, virtual environments.
 NOT_IN_A_FRESH_CLONE = shutil.ignore_patterns(
     ".git", "build", "dist", "*.egg-info", "*.so", "_lib", "__pycache__", ".pytest_cache",
