@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ngcc._format import MISSING
+from ngcc import _protocol as wire
+from ngcc._format import MISSING, duration, significant
 from ngcc._model import Counter, Environment, HostWarning
 from ngcc._version import __version__
 
@@ -161,7 +162,8 @@ def _counter() -> Counter | None:
     info = counter_info()
     return Counter(name=info.name, frequency_hz=float(info.frequency_hz),
                    overhead_min=int(info.overhead_min),
-                   overhead_median=int(info.overhead_median))
+                   overhead_median=int(info.overhead_median), unit=info.unit or None,
+                   nominal_hz=float(info.nominal_hz) or None)
 
 
 def _load_average() -> tuple[float, float, float]:
@@ -256,14 +258,61 @@ def clock_text(env: Environment) -> str:
     return "%s, governor %s, turbo %s, SMT %s" % (maximum, env.governor or UNKNOWN, turbo, smt)
 
 
+#: What the overhead of each unit of ticks is called (the TSC's in the seeds' word).
+_TICK_WORDS = {"tsc-ticks": "cycles", "timer-ticks": "ticks", "ns": "ns"}
+GENERIC_TIMER = "timer-ticks"
+
+
+def counter_unit(counter: Counter) -> str:
+    """What a tick of ``counter`` is: the unit the C side recorded, else (a record made
+    before it was stored) the one its name stands for in the driver's protocol."""
+    if counter.unit:
+        return counter.unit
+    return {name: unit for name, unit in wire.COUNTERS.values()}.get(counter.name, "")
+
+
+def _generic_timer_rate(counter: Counter) -> str:
+    """``19.2 MHz by cntfrq_el0, 52.1 ns a tick``: the generic timer's stated rate (else
+    the measured one) and how long one tick lasts."""
+    hz = counter.nominal_hz or counter.frequency_hz
+    if not hz:
+        return "unknown rate"
+    source = "by cntfrq_el0" if counter.nominal_hz else "measured"
+    return "%s MHz %s, %s a tick" % (significant(hz / 1e6, 4), source, duration(1 / hz))
+
+
 def counter_text(env: Environment) -> str:
-    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``."""
+    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``;
+    the AArch64 generic timer as such: ``cntvct_el0 (ARM generic timer, not core
+    cycles), 19.2 MHz by cntfrq_el0, 52.1 ns a tick (…), overhead 1–1 ticks (…)``."""
     counter = env.counter
     if counter is None:
         return "%s, unknown rate" % UNKNOWN
-    rate = "%.3f GHz" % (counter.frequency_hz / 1e9) if counter.frequency_hz else "unknown rate"
-    return ("%s, %s, overhead %s–%s cycles (min–median; recorded, not subtracted)"
-            % (counter.name, rate, counter.overhead_min, counter.overhead_median))
+    unit = counter_unit(counter)
+    if unit == GENERIC_TIMER:
+        name = "%s (ARM generic timer, not core cycles)" % counter.name
+        rate = "%s (a short message's call lasts a few ticks: its batch figures say more)" \
+            % _generic_timer_rate(counter)
+    else:
+        name = counter.name
+        rate = ("%.3f GHz" % (counter.frequency_hz / 1e9) if counter.frequency_hz
+                else "unknown rate")
+    return ("%s, %s, overhead %s–%s %s (min–median; recorded, not subtracted)"
+            % (name, rate, counter.overhead_min, counter.overhead_median,
+               _TICK_WORDS.get(unit, "ticks")))
+
+
+def counter_brief(env: Environment) -> str:
+    """The counter in a few words, for a page's system line: ``rdtsc, 2.596 GHz``,
+    ``cntvct_el0 (ARM generic timer), 19.2 MHz by cntfrq_el0, 52.1 ns a tick``."""
+    counter = env.counter
+    if counter is None:
+        return UNKNOWN
+    if counter_unit(counter) == GENERIC_TIMER:
+        return "%s (ARM generic timer), %s" % (counter.name, _generic_timer_rate(counter))
+    if not counter.frequency_hz:
+        return counter.name
+    return "%s, %.3f GHz" % (counter.name, counter.frequency_hz / 1e9)
 
 
 def memory_text(env: Environment) -> str:

@@ -1,0 +1,61 @@
+"""Cross-build ngcc-driver and every instance library for another architecture.
+
+    CC=aarch64-linux-gnu-gcc NGCC_WERROR=1 python3 .ci/cross_build.py OUT_DIR
+
+Runs setup.py's own build of the libraries and the driver (``build_instances``: the
+same source lists, flags and variant probe as ``pip install .``) with the compiler
+``CC`` names, into OUT_DIR. A variant whose flags that compiler rejects (``-maes`` on
+AArch64) is skipped, as in any build; every ``ref`` is built. Beside each library it
+writes the ``<library>.json`` sidecar that ``ngcc build`` writes, so the package's
+own commands take the libraries as library paths (``ngcc kat OUT_DIR/X.ref.so``), and
+prints the candidate libraries (those an official manifest covers), one a line, to
+``OUT_DIR/candidates.txt``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import setup as build  # noqa: E402  (setup.py: its build runs only as __main__)
+
+SIDECAR_KEYS = ("name", "family", "candidate", "digest_bits", "cflags", "description",
+                "cpu_features")
+
+
+def sidecar(entry: dict, compiler: str) -> dict:
+    """The ``ngcc build`` sidecar of one registry entry: ``Wish512`` labels the ``ref``
+    build, ``Wish512@neon`` another variant (as the built-in instances are labelled)."""
+    label = entry["name"] if entry["variant"] == "ref" else "%s@%s" % (entry["name"],
+                                                                       entry["variant"])
+    return {**{key: entry[key] for key in SIDECAR_KEYS}, "compiler": compiler,
+            "label": label, "variant_built": entry["variant"]}
+
+
+def main(out_dir: Path) -> int:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        registry = build.build_instances(build._compiler(), out_dir, Path(scratch))
+    candidates = []
+    for entry in registry["instances"]:
+        library = out_dir / entry["library"]
+        (out_dir / (library.name + ".json")).write_text(
+            json.dumps(sidecar(entry, registry["compiler"]), indent=1) + "\n")
+        if entry["candidate"] != "baseline":
+            candidates.append(str(library))
+    (out_dir / "candidates.txt").write_text("".join(c + "\n" for c in candidates))
+    print("cross-built %d libraries (%d of candidates) and ngcc-driver with %s into %s; "
+          "skipped: %s" % (len(registry["instances"]), len(candidates), registry["compiler"],
+                           out_dir, ", ".join("%s %s" % (s["family"], s["variant"])
+                                              for s in registry["skipped_variants"]) or "none"))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: CC=<cross compiler> python3 .ci/cross_build.py OUT_DIR")
+    sys.exit(main(Path(sys.argv[1])))
