@@ -291,7 +291,7 @@ def counter_text(env: Environment) -> str:
     unit = counter_unit(counter)
     if unit == GENERIC_TIMER:
         name = "%s (ARM generic timer, not core cycles)" % counter.name
-        rate = "%s (a short message's call lasts a few ticks: its batch figures say more)" \
+        rate = "%s (a call on a short message lasts a few ticks: read its batch mean)" \
             % _generic_timer_rate(counter)
     else:
         name = counter.name
