@@ -10,12 +10,21 @@ writes the ``<library>.json`` sidecar that ``ngcc build`` writes, so the package
 own commands take the libraries as library paths (``ngcc kat OUT_DIR/X.ref.so``), and
 prints the candidate libraries (those an official manifest covers), one a line, to
 ``OUT_DIR/candidates.txt``.
+
+The extension's own C (``ngcc._core``: setup.py's ``core`` Extension, its sources,
+macros and flags) is compiled too, to objects only: with no Python for that machine
+it cannot be linked or run, so it is compiled against this Python's headers (CPython's
+configuration header describes an LP64 little-endian Linux either way; Debian's
+multiarch one is pointed at this machine's) to prove it builds warning-free there.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -36,10 +45,40 @@ def sidecar(entry: dict, compiler: str) -> dict:
             "label": label, "variant_built": entry["variant"]}
 
 
+def host_pyconfig() -> str:
+    """This Python's configuration header: Debian's multiarch one for this machine where
+    ``pyconfig.h`` only dispatches by architecture, else ``pyconfig.h`` itself."""
+    include = Path(sysconfig.get_paths()["include"])
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    specific = include.parent / multiarch / include.name / "pyconfig.h"
+    return str(specific) if multiarch and specific.is_file() else sysconfig.get_config_h_filename()
+
+
+def compile_extension(cc: list[str], scratch: Path) -> int:
+    """Compile the extension's C sources with ``cc`` to objects; return how many."""
+    triple = subprocess.run(cc + ["-dumpmachine"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    shim = scratch / "python" / triple / Path(sysconfig.get_paths()["include"]).name
+    shim.mkdir(parents=True)
+    (shim / "pyconfig.h").symlink_to(host_pyconfig())
+    core = build.core
+    flags = [*core.extra_compile_args, "-fPIC", *("-D%s=%s" % (name, value or 1)
+                                                  for name, value in core.define_macros)]
+    includes = [str(scratch / "python"), sysconfig.get_paths()["include"],
+                *(str(ROOT / d) if not Path(d).is_absolute() else d for d in core.include_dirs)]
+    for source in core.sources:
+        command = [*cc, *flags, *("-I" + d for d in includes), "-c", str(ROOT / source),
+                   "-o", str(scratch / (Path(source).name + ".o"))]
+        print(" ".join(shlex.quote(c) for c in command))
+        subprocess.run(command, check=True)
+    return len(core.sources)
+
+
 def main(out_dir: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
-        registry = build.build_instances(build._compiler(), out_dir, Path(scratch))
+        registry = build.build_instances(build._compiler(), out_dir, Path(scratch) / "probe")
+        compiled = compile_extension(build._compiler(), Path(scratch))
     candidates = []
     for entry in registry["instances"]:
         library = out_dir / entry["library"]
@@ -48,10 +87,11 @@ def main(out_dir: Path) -> int:
         if entry["candidate"] != "baseline":
             candidates.append(str(library))
     (out_dir / "candidates.txt").write_text("".join(c + "\n" for c in candidates))
-    print("cross-built %d libraries (%d of candidates) and ngcc-driver with %s into %s; "
-          "skipped: %s" % (len(registry["instances"]), len(candidates), registry["compiler"],
-                           out_dir, ", ".join("%s %s" % (s["family"], s["variant"])
-                                              for s in registry["skipped_variants"]) or "none"))
+    print("cross-built %d libraries (%d of candidates) and ngcc-driver with %s into %s, and "
+          "compiled the extension's %d C files; skipped: %s" % (
+              len(registry["instances"]), len(candidates), registry["compiler"], out_dir,
+              compiled, ", ".join("%s %s" % (s["family"], s["variant"])
+                                  for s in registry["skipped_variants"]) or "none"))
     return 0
 
 
