@@ -49,13 +49,38 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _cpu_model() -> str | None:
-    text = _read(Path("/proc/cpuinfo")) or ""
-    for line in text.splitlines():
+#: AArch64 cores by the ids /proc/cpuinfo gives (MIDR_EL1: implementer, part), as
+#: ``lscpu`` names them; any other core is shown by its ids.
+ARM_CORES = {
+    (0x41, 0xd08): "ARM Cortex-A72", (0x41, 0xd0b): "ARM Cortex-A76",
+    (0x41, 0xd0c): "ARM Neoverse-N1", (0x41, 0xd40): "ARM Neoverse-V1",
+    (0x41, 0xd49): "ARM Neoverse-N2", (0x41, 0xd4f): "ARM Neoverse-V2",
+    (0x41, 0xd84): "ARM Neoverse-V3", (0x46, 0x001): "Fujitsu A64FX",
+    (0x48, 0xd01): "HiSilicon TaiShan-v110", (0xc0, 0xac3): "Ampere AmpereOne",
+}
+
+
+def cpu_model_of(cpuinfo: str) -> str | None:
+    """The CPU model in ``/proc/cpuinfo``'s text: its ``model name`` (x86-64); on AArch64,
+    whose kernel lists no name, the core its implementer and part ids stand for
+    (``ARM Neoverse-N1 (implementer 0x41, part 0xd0c)``); else ``Model``/``Hardware``."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
         key, _, value = line.partition(":")
-        if key.strip() in ("model name", "Model", "Hardware"):
-            return value.strip()
-    return platform.processor() or None
+        fields.setdefault(key.strip(), value.strip())  # the first CPU's
+    if fields.get("model name"):
+        return fields["model name"]
+    try:
+        ids = int(fields["CPU implementer"], 16), int(fields["CPU part"], 16)
+    except (KeyError, ValueError):
+        return fields.get("Model") or fields.get("Hardware") or None
+    named = ARM_CORES.get(ids)
+    return "%s(implementer %#x, part %#x)" % (named + " " if named else "AArch64 core ",
+                                              *ids)
+
+
+def _cpu_model() -> str | None:
+    return cpu_model_of(_read(Path("/proc/cpuinfo")) or "") or platform.processor() or None
 
 
 def _cpu_max_mhz(cpu: int) -> float | None:

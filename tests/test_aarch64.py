@@ -158,3 +158,32 @@ def test_without_the_settings_the_installed_driver_runs(monkeypatch: pytest.Monk
     monkeypatch.delenv(_child.DRIVER_ENV, raising=False)
     monkeypatch.delenv(_child.PREFIX_ENV, raising=False)
     assert _child.driver_command() == [str(_child.DRIVER)]
+
+
+# ---------------------------------------------------------------------- the CPU's name
+
+NEOVERSE_N1 = """processor\t: 0
+BogoMIPS\t: 50.00
+Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid
+CPU implementer\t: 0x41
+CPU architecture: 8
+CPU variant\t: 0x3
+CPU part\t: 0xd0c
+CPU revision\t: 1
+
+processor\t: 1
+CPU implementer\t: 0x41
+CPU part\t: 0xd0c
+"""
+
+
+def test_an_aarch64_cpu_is_named_by_its_ids() -> None:
+    assert _host.cpu_model_of(NEOVERSE_N1) == "ARM Neoverse-N1 (implementer 0x41, part 0xd0c)"
+    other = NEOVERSE_N1.replace("0xd0c", "0xfff")
+    assert _host.cpu_model_of(other) == "AArch64 core (implementer 0x41, part 0xfff)"
+
+
+def test_a_model_name_wins_and_a_board_is_the_last_resort() -> None:
+    assert _host.cpu_model_of("processor : 0\nmodel name : AMD EPYC 7B13\n") == "AMD EPYC 7B13"
+    assert _host.cpu_model_of("Hardware : BCM2835\nModel : Raspberry Pi 4\n") == "Raspberry Pi 4"
+    assert _host.cpu_model_of("CPU implementer : junk\nCPU part : 0xd0c\n") is None
