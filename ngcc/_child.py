@@ -58,7 +58,7 @@ from ngcc._errors import (
 )
 from ngcc._measure import ChildError, TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
-from ngcc._registry import LIB_DIR, Instance
+from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
@@ -113,7 +113,7 @@ class DriverError(ChildError):
 #: ``NGCC_DRIVER_PREFIX`` a command put before it, split like a shell's words
 #: (``qemu-aarch64 -L /usr/aarch64-linux-gnu``). Both are the user's own settings,
 #: like PATH; nothing a library or a record says can set them.
-DRIVER_ENV, PREFIX_ENV = "NGCC_DRIVER", "NGCC_DRIVER_PREFIX"
+DRIVER_ENV, PREFIX_ENV = "NGCC_DRIVER", DRIVER_PREFIX_ENV
 
 
 def driver_path() -> Path:

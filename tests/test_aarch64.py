@@ -1,6 +1,7 @@
 """The second system, AArch64, on any machine: the counter's labels with the C side's
-answers faked, the report's system line, and the hook that runs another build of the
-driver (``NGCC_DRIVER``, ``NGCC_DRIVER_PREFIX``).
+answers faked, the report's system line, the CPU's name from faked /proc/cpuinfo text,
+and the hook that runs another build of the driver (``NGCC_DRIVER``,
+``NGCC_DRIVER_PREFIX``) with the CPU-feature check it leaves to the driver.
 
 The AArch64 build itself is proven by ``.ci/aarch64`` (a CI step: cross compiler and
 qemu-user), not here.
@@ -20,8 +21,8 @@ from _fakerun import make_run
 from _fakes import ENVIRONMENT
 
 import ngcc
-from ngcc import _child, _host, _protocol, _report, _timing
-from ngcc._errors import NgccError
+from ngcc import _child, _host, _protocol, _registry, _report, _timing
+from ngcc._errors import LibraryError, NgccError
 from ngcc._model import Counter, Environment
 from ngcc._run import load_run
 
@@ -187,3 +188,36 @@ def test_a_model_name_wins_and_a_board_is_the_last_resort() -> None:
     assert _host.cpu_model_of("processor : 0\nmodel name : AMD EPYC 7B13\n") == "AMD EPYC 7B13"
     assert _host.cpu_model_of("Hardware : BCM2835\nModel : Raspberry Pi 4\n") == "Raspberry Pi 4"
     assert _host.cpu_model_of("CPU implementer : junk\nCPU part : 0xd0c\n") is None
+
+
+# ------------------------------------------------------ CPU features behind an emulator
+
+def test_behind_an_emulator_the_driver_judges_a_librarys_cpu_features(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library built for AArch64's AES (``asimd``, ``aes``) is refused on this CPU,
+    unless the driver runs behind a prefix (an emulator): its CPU is then the one that
+    counts, and the driver checks ``--cpu-features`` there."""
+    library = tmp_path / "Wish512.neon.so"
+    library.write_bytes(b"\x7fELF")  # never loaded here
+    (tmp_path / "Wish512.neon.so.json").write_text(json.dumps(
+        {"name": "Wish512", "digest_bits": 512, "cpu_features": ["asimd", "aes"]}))
+    monkeypatch.delenv(_child.PREFIX_ENV, raising=False)
+    if "asimd" in _registry.cpu_features():
+        pytest.skip("this CPU has asimd: nothing to refuse")
+    with pytest.raises(LibraryError, match="asimd"):
+        ngcc.instance(library)
+    monkeypatch.setenv(_child.PREFIX_ENV, "qemu-aarch64")
+    assert ngcc.instance(library).cpu_features == ("asimd", "aes")
+    with pytest.raises(LibraryError, match="asimd"):  # a built-in variant still runs here
+        _registry.require_cpu_features(replace(ngcc.instance("Wish512"),
+                                               cpu_features=("asimd",)))
+
+
+def test_the_driver_refuses_a_library_whose_features_its_cpu_lacks() -> None:
+    """What it judges with: the driver's own check, before the library is loaded."""
+    if "asimd" in _registry.cpu_features():
+        pytest.skip("this CPU has asimd")
+    inst = replace(ngcc.instance("SM3"), cpu_features=("asimd",))
+    with pytest.raises(_child.DriverError) as caught:
+        _child.hash_in_child(inst, b"abc", 24)
+    assert caught.value.reason == "feature" and "asimd" in caught.value.detail
