@@ -296,10 +296,13 @@ def counter_unit(counter: Counter) -> str:
     return {name: unit for name, unit in wire.COUNTERS.values()}.get(counter.name, "")
 
 
-def _generic_timer_rate(counter: Counter) -> str:
-    """``19.2 MHz by cntfrq_el0, 52.1 ns a tick``: the generic timer's stated rate (else
-    the measured one) and how long one tick lasts."""
-    hz = counter.nominal_hz or counter.frequency_hz
+def _rate(counter: Counter) -> str:
+    """``2.596 GHz`` (measured); the generic timer's ``19.2 MHz by cntfrq_el0, 52.1 ns a
+    tick``: its stated rate (else the measured one) and how long one tick lasts."""
+    hz = counter.frequency_hz
+    if counter_unit(counter) != GENERIC_TIMER:
+        return "%.3f GHz" % (hz / 1e9) if hz else "unknown rate"
+    hz = counter.nominal_hz or hz
     if not hz:
         return "unknown rate"
     source = "by cntfrq_el0" if counter.nominal_hz else "measured"
@@ -313,15 +316,10 @@ def counter_text(env: Environment) -> str:
     counter = env.counter
     if counter is None:
         return "%s, unknown rate" % UNKNOWN
-    unit = counter_unit(counter)
+    unit, name, rate = counter_unit(counter), counter.name, _rate(counter)
     if unit == GENERIC_TIMER:
-        name = "%s (ARM generic timer, not core cycles)" % counter.name
-        rate = "%s (a call on a short message lasts a few ticks: read its batch mean)" \
-            % _generic_timer_rate(counter)
-    else:
-        name = counter.name
-        rate = ("%.3f GHz" % (counter.frequency_hz / 1e9) if counter.frequency_hz
-                else "unknown rate")
+        name += " (ARM generic timer, not core cycles)"
+        rate += " (a call on a short message lasts a few ticks: read its batch mean)"
     return ("%s, %s, overhead %s–%s %s (min–median; recorded, not subtracted)"
             % (name, rate, counter.overhead_min, counter.overhead_median,
                _TICK_WORDS.get(unit, "ticks")))
@@ -333,11 +331,8 @@ def counter_brief(env: Environment) -> str:
     counter = env.counter
     if counter is None:
         return UNKNOWN
-    if counter_unit(counter) == GENERIC_TIMER:
-        return "%s (ARM generic timer), %s" % (counter.name, _generic_timer_rate(counter))
-    if not counter.frequency_hz:
-        return counter.name
-    return "%s, %.3f GHz" % (counter.name, counter.frequency_hz / 1e9)
+    timer = " (ARM generic timer)" if counter_unit(counter) == GENERIC_TIMER else ""
+    return "%s%s, %s" % (counter.name, timer, _rate(counter))
 
 
 def memory_text(env: Environment) -> str:
