@@ -8,14 +8,15 @@ same source lists, flags and variant probe as ``pip install .``) with the compil
 AArch64) is skipped, as in any build; every ``ref`` is built. Beside each library it
 writes the ``<library>.json`` sidecar that ``ngcc build`` writes, so the package's
 own commands take the libraries as library paths (``ngcc kat OUT_DIR/X.ref.so``), and
-prints the candidate libraries (those an official manifest covers), one a line, to
+writes the candidate libraries (those an official manifest covers), one a line, to
 ``OUT_DIR/candidates.txt``.
 
 The extension's own C (``ngcc._core``: setup.py's ``core`` Extension, its sources,
 macros and flags) is compiled too, to objects only: with no Python for that machine
-it cannot be linked or run, so it is compiled against this Python's headers (CPython's
-configuration header describes an LP64 little-endian Linux either way; Debian's
-multiarch one is pointed at this machine's) to prove it builds warning-free there.
+it cannot be linked or run, so it is compiled against this Python's headers (x86-64's
+and AArch64's configuration headers differ in a few HAVE_ macros, not in type sizes:
+both are LP64 little-endian; Debian's multiarch one is pointed at this machine's) to
+prove it builds warning-free there.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def sidecar(entry: dict, compiler: str) -> dict:
     label = entry["name"] if entry["variant"] == "ref" else "%s@%s" % (entry["name"],
                                                                        entry["variant"])
     return {**{key: entry[key] for key in SIDECAR_KEYS}, "compiler": compiler,
-            "label": label, "variant_built": entry["variant"]}
+            "label": label}
 
 
 def host_pyconfig() -> str:
