@@ -6,7 +6,8 @@ say (``.ci/aarch64``: under qemu-aarch64):
 
 1. the driver and every library in OUT_DIR are ELF files for MACHINE (``EM_AARCH64``):
    what ran was the cross build, not the host's;
-2. every cross-built library, baselines included (no manifest covers them), gives the
+2. every instance of the host's build has its ``ref`` cross-built, and every
+   cross-built library, baselines included (no manifest covers them), gives the
    digests of the host's built-in ``ref`` of that instance at 0, 3, 800 and 8000 bits
    (``ngcc.hash`` of a library path: the driver's ``hash`` mode);
 3. the guard pages work there: a library cross-built to read one byte past the
@@ -54,6 +55,16 @@ def check_machine(out_dir: Path, machine: str) -> list[Path]:
             fail("%s is built for %s, not %s" % (path, found, machine))
     print("ELF: ngcc-driver and %d libraries are %s" % (len(files) - 1, machine))
     return files[1:]
+
+
+def check_every_ref(out_dir: Path) -> None:
+    """Every instance the host built has its ``ref`` in the cross build."""
+    registry = json.loads((out_dir / "registry.json").read_text())
+    cross = {e["name"] for e in registry["instances"] if e["variant"] == "ref"}
+    missing = sorted({inst.name for inst in ngcc.instances()} - cross)
+    if missing:
+        fail("no cross-built ref of %s" % ", ".join(missing))
+    print("refs: all %d instances of the host build have their ref cross-built" % len(cross))
 
 
 def check_digests(out_dir: Path) -> None:
@@ -131,6 +142,7 @@ def check_counter(library: Path, facts: dict[str, str]) -> None:
 
 def main(out_dir: Path, machine: str, probe_output: Path) -> int:
     libraries = check_machine(out_dir, machine)
+    check_every_ref(out_dir)
     check_digests(out_dir)
     with tempfile.TemporaryDirectory() as scratch:
         check_guards(Path(scratch))
