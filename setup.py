@@ -189,10 +189,11 @@ class BuildWithInstances(build_ext):
         out_dir.mkdir(parents=True, exist_ok=True)
         build_instances(_compiler(), out_dir, Path(self.build_temp) / "variant_probe")
         _copy_build_support(out_dir / "src")
-        # The official KAT manifests travel with the package (kat/ -> ngcc/_lib/kat/).
+        # The official KAT manifests and the candidate registry travel with the package
+        # (kat/ -> ngcc/_lib/kat/).
         (out_dir / "kat").mkdir(exist_ok=True)
-        for manifest in sorted((ROOT / "kat").glob("*.sha256")):
-            shutil.copyfile(manifest, out_dir / "kat" / manifest.name)
+        for data in [*sorted((ROOT / "kat").glob("*.sha256")), ROOT / "kat" / "candidates.tsv"]:
+            shutil.copyfile(data, out_dir / "kat" / data.name)
 
 
 core = Extension(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import os
 import sys
 import uuid
@@ -338,6 +339,9 @@ class Campaign:
         runner: what runs the cold calls and trials (default: each in a fresh
             ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc._child.DriverRunner`).
         kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
+        kat_manifest, kat_official: the default checker's ``manifest`` (a manifest
+            ngcc does not ship) and ``official_dir`` (the official KAT files, the
+            reference where no manifest line is).
         leak: also test every library the KAT gate lets through for timing leakage
             (:func:`ngcc.leak`) at this message length in bytes, after the gate;
             evidence in ``RUN_DIR/leak/``, a ``leak`` section in the report.
@@ -386,7 +390,9 @@ class Campaign:
                  statistic: str = "mean", calls_rule: str = "harness",
                  order: str | None = None,
                  workers: int | None = None, scheduler: str | None = None,
-                 executor: _jobs.JobExecutor | None = None):
+                 executor: _jobs.JobExecutor | None = None,
+                 kat_manifest: str | os.PathLike[str] | None = None,
+                 kat_official: str | os.PathLike[str] | None = None):
         for name, value, options in (("statistic", statistic, STATISTICS),
                                      ("calls_rule", calls_rule, CALLS_RULES),
                                      ("order", order or ORDERS[0], ORDERS)):
@@ -428,7 +434,9 @@ class Campaign:
         self._watch = _FailureWatch()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner()
-        self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
+        self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else (
+            functools.partial(kat.check, manifest=kat_manifest, official_dir=kat_official)
+            if (kat_manifest, kat_official) != (None, None) else kat.check)
         self.leak = leak
         self.leak_calls = _leak.DEFAULT_CALLS if leak_calls is None else leak_calls
         self.leak_seconds = _leak.DEFAULT_SECONDS if leak_seconds is None else leak_seconds
@@ -725,10 +733,12 @@ class Campaign:
             warnings.warn(message, MeasurementWarning, stacklevel=4)
         self._save()
         if refused and len(refused) == len(self._build):
+            unchecked = all(entry.kat.verdict == "NOKAT" for entry in self._build.values())
             raise KatGateError(
-                "the KAT gate refused every instance (%s); see the logs under %s, or rerun "
-                "with --allow-kat-fail to time them anyway (marked ⚠)"
-                % (", ".join(refused), self.run_dir / "kat"))
+                "the KAT gate refused every instance (%s); see the logs under %s%s"
+                % (", ".join(refused), self.run_dir / "kat", ": " + _gate.NOKAT_ADVICE
+                   if unchecked else ", or rerun with --allow-kat-fail to time them anyway "
+                   "(marked ⚠)"))
 
     # leak tests (--leak) -----------------------------------------------------
 

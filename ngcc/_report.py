@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _format, _host
+from ngcc import _analysis, _export, _format, _host, _summary_page
+from ngcc._candidates import title as registry_title
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
@@ -67,13 +68,17 @@ RESOURCE_COLUMNS = ("instance", "operation", "static: ELF image (bytes)", "basel
                     "peak RSS")
 EVIDENCE_COLUMNS = ("instance", "item", "file")
 
-CANDIDATE_TITLES = {
-    "hash-22": "Pavelor: A Highly Secure Hash Algorithm for Software Implementation",
-    "hash-34": "WChain Hash Function",
-    "hash-35": "Wish Hash Function",
-    "baseline": "ICCS baseline functions (SM3, pseudohash, pseudoXOF)",
+KAT_BASIS_WORDS = {
+    "shipped manifest": "against the official KAT vectors of the SHA-256 manifest {ref} in "
+                        "ngcc",
+    "manifest": "against the SHA-256 manifest {ref} given with --manifest",
+    "official files": "against the official KAT files given with --official (no manifest "
+                      "line)",
+    "submission files": "against the KAT files shipped with the submission (no manifest "
+                        "line)",
+    "none": "not checked (no reference)",
 }
-"""The algorithm titles of the candidates ngcc ships (as their submissions name them)."""
+"""What section 3 says each KAT basis (``ngcc.kat.BASES``) was checked against."""
 
 GUIDE_CFLAGS = frozenset({"-std=c99", "-Wpedantic", "-Wall", "-Wextra", "-O2", "-fPIC"})
 """The NGCC guide's reference compiler flags; a build adding only what a shared library
@@ -127,6 +132,8 @@ def kat_cell(kat: KatFacts | None) -> str:
         return "not checked"
     if kat.gate == "baseline":
         return f"{kat.verdict} (baseline: no official KAT)"
+    if kat.timed_without_pass and kat.verdict == "NOKAT":
+        return f"NOKAT {WARNING} not checked (no reference), timed with --allow-kat-fail"
     if kat.timed_without_pass:
         return f"{kat.verdict} {WARNING} timed without a KAT pass (override)"
     return kat.verdict
@@ -174,10 +181,17 @@ def _family(records: Sequence[Record], builds: Sequence[BuildEntry]) -> str:
     return next((family for family in families if family), "")
 
 
+def candidate_title(candidate: str, records: Sequence[Record] = (),
+                    builds: Sequence[BuildEntry] = ()) -> str:
+    """The algorithm name of a candidate from the registry (``Laurus``), else (an
+    ``external`` library) the family its libraries give."""
+    return registry_title(candidate) or _family(records, builds)
+
+
 def _title(run: Run, candidate: str, records: Sequence[Record],
            builds: Sequence[BuildEntry]) -> list[str]:
     machine = run.environment.machine
-    title = CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+    title = candidate_title(candidate, records, builds)
     return [
         f"# {candidate} {title} — performance on {MACHINE_NAMES.get(machine, machine)} "
         f"(run {run.run_id})", "", system_line(run), "",
@@ -221,7 +235,7 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
                                 "worker that measured the job (" + ", ".join(
                                     f"{host} CPU {cpu}" if host else f"CPU {cpu}"
                                     for host, cpu in where) + ")")
-    title = CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+    title = candidate_title(candidate, records, builds)
     items = [
         ("Category", "cryptographic hash algorithm; function: hash"),
         ("Algorithm", title),
@@ -229,9 +243,18 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
         ("Parameter sets", ", ".join(_analysis.labels(records, builds)) or _format.MISSING),
         ("Security evaluation", "outside the scope of this performance report"),
         ("Measurement method", method),
-        ("Submission", f"NGCC Round 1 candidate {candidate}"),
+        ("Submission", _submission(candidate)),
     ]
     return ["## " + SECTION_TITLES[0], ""] + [f"- {k}: {v}" for k, v in items] + [""]
+
+
+def _submission(candidate: str) -> str:
+    """Section 1's submission: the Round 1 candidate, or what the libraries are instead."""
+    if candidate == "baseline":
+        return "none: the ICCS baseline functions, reference points for the candidates"
+    if registry_title(candidate) is None:
+        return "no NGCC Round 1 candidate claims these libraries (external)"
+    return f"NGCC Round 1 candidate {candidate}"
 
 
 def environment_items(run: Run) -> list[tuple[str, str]]:
@@ -270,19 +293,67 @@ def _environment(run: Run) -> list[str]:
     return lines + ([""] if run.host_warnings else [])
 
 
+def kat_basis(kat: KatFacts) -> str:
+    """What a library's KAT verdict rests on (``ngcc.kat.BASES``); for a run of an ngcc
+    that did not record it, the shipped manifest, or none for a NOKAT."""
+    return kat.basis or ("none" if kat.verdict == "NOKAT" else "shipped manifest")
+
+
+def basis_words(candidate: str, kat: KatFacts) -> str:
+    """Section 3's words for what one library was checked against."""
+    words = []
+    for basis in kat_basis(kat).split(", "):
+        ref = (code(f"kat/{candidate}.sha256") if basis == "shipped manifest"
+               else code(Path(kat.reference or "").name) if basis == "manifest" else "")
+        words.append(KAT_BASIS_WORDS[basis].format(ref=ref))
+    return "; ".join(words)
+
+
 def _functional_testing(run: Run, candidate: str, builds: Sequence[BuildEntry]) -> list[str]:
     files = ", ".join(run.plan.kat_files) or "none"
-    lines = ["## " + SECTION_TITLES[2], "",
-             f"Each library was checked against the official KAT vectors (SHA-256 manifest "
-             f"{code(f'kat/{candidate}.sha256')} in ngcc; KAT files checked: {files}) "
-             "before timing.", ""]
+    said = list(dict.fromkeys(basis_words(candidate, b.kat) for b in builds))
+    if said == [KAT_BASIS_WORDS["none"]]:
+        lines = ["## " + SECTION_TITLES[2], "",
+                 f"The KAT files ({files}) were generated but not checked (no reference): no "
+                 "manifest line, official file or submission KAT file covers them."
+                 + (" The ICCS baseline functions have no official KAT; ngcc's test suite "
+                    "checks their test vectors." if candidate == "baseline" else ""), ""]
+    elif len(said) <= 1:
+        against = said[0] if said else KAT_BASIS_WORDS["shipped manifest"].format(
+            ref=code(f"kat/{candidate}.sha256"))
+        lines = ["## " + SECTION_TITLES[2], "", f"Each library was checked {against} (KAT "
+                 f"files checked: {files}) before timing.", ""]
+    else:
+        lines = ["## " + SECTION_TITLES[2], "",
+                 f"The libraries were checked before timing (KAT files: {files}):", ""]
+        lines += [f"- {code(b.label)}: {basis_words(candidate, b.kat)}" for b in builds]
+        lines += [""]
     rows = [(code(b.label), build_flags(b.implementation.cflags), kat_cell(b.kat))
             for b in builds]
     lines += table(KAT_COLUMNS, rows) + [""]
-    if any(b.kat.timed_without_pass for b in builds):
-        lines += [f"{WARNING} marks an instance timed although its KAT verdict is not "
-                  "PASS (explicit override): its figures measure a function that does "
-                  "not compute the candidate's hash.", ""]
+    return lines + override_notes([b.kat for b in builds])
+
+
+def override_notes(kats: Sequence[KatFacts]) -> list[str]:
+    """What ⚠ means for the verdicts timed under ``--allow-kat-fail``: a MISMATCH is
+    not the candidate's hash; a NOKAT was not checked; a file that could not be made
+    is not shown to be the candidate's hash."""
+    verdicts = {k.verdict for k in kats if k.timed_without_pass}
+    lines = []
+    if "MISMATCH" in verdicts:
+        lines += [f"{WARNING} with MISMATCH marks an instance timed although its KAT "
+                  "verdict is not PASS (explicit override): its figures measure a "
+                  "function that does not compute the candidate's hash.", ""]
+    if "NOKAT" in verdicts:
+        lines += [f"{WARNING} with NOKAT marks an instance timed unchecked "
+                  "(--allow-kat-fail): not checked (no reference), so its figures are of a "
+                  "function not shown to compute the candidate's hash.", ""]
+    failed = sorted(verdicts - {"MISMATCH", "NOKAT"})
+    if failed:
+        lines += [f"{WARNING} with {' or '.join(failed)} marks an instance timed although "
+                  "its KAT files could not be generated and checked (explicit override): "
+                  "its figures are of a function not shown to compute the candidate's "
+                  "hash.", ""]
     return lines
 
 
@@ -694,7 +765,7 @@ def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
     labels += [label for label in _analysis.labels(records, builds) if label not in labels]
     unpassed = {b.label for b in builds if b.kat.timed_without_pass}
     lengths = sorted({job.message_bytes for job in jobs})
-    return (candidate, CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+    return (candidate, candidate_title(candidate, records, builds)
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
@@ -713,6 +784,7 @@ def index_page(run: Run) -> str:
     lines += table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
                    [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
+              f"{_summary_page.index_line()} "
               f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
     return "\n".join(lines) + "\n"
 
@@ -729,6 +801,7 @@ def pages(run: Run, plots: bool = True) -> dict[str, str]:
     rendered = {INDEX_PAGE: index_page(run)}
     rendered.update({page_name(c): candidate_page(run, c, plotted) for c in _candidates(run)})
     rendered[SUMMARY_PAGE] = summary_page(run, plotted)
+    rendered[_summary_page.FIELD_PAGE] = _summary_page.field_page(run)
     return rendered
 
 

@@ -244,8 +244,10 @@ def test_instance_selection():
                                                  "pseudoXOF-512", "SM3"]
     everything = ngcc.Campaign(all_instances=True, **TINY)
     assert [i.name for i in everything.instances] == [i.name for i in ngcc.instances()]
-    with pytest.raises(ngcc.NgccError, match="no built-in instance of candidate 'hash-99'"):
+    with pytest.raises(ngcc.NgccError, match="unknown --candidate 'hash-99'"):
         ngcc.Campaign(candidate="hash-99", **TINY)
+    with pytest.raises(ngcc.NgccError, match="candidate hash-14 has no built-in instance"):
+        ngcc.Campaign(candidate="hash-14", **TINY)
     with pytest.raises(ngcc.NgccError, match="no instance to measure"):
         ngcc.Campaign([], **TINY)
     with pytest.raises(ValueError, match="positive"):
