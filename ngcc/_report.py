@@ -665,7 +665,7 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     """The run's summary page: cycles/byte of every library at every length."""
     plotted = plot_stems(run) if plotted is None else plotted
     lengths = sorted({record.message_bytes for record in run.records})
-    lines = [f"# Run {run.run_id} — summary", "", system_line(run), "", _run_line(run), ""]
+    lines = run_page_head(run, "summary")
     lines += failure_banner(run.jobs)
     lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
     lines += ([""] if run.host_warnings else []) + ["## Cycles/byte (mean over all calls)", ""]
@@ -684,6 +684,11 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
             (job.candidate, code(job.label), _format.message(job.message_bytes),
              job.status) for job in failed]) + [""]
     return "\n".join(lines) + "\n"
+
+
+def run_page_head(run: Run, page: str) -> list[str]:
+    """The head of a page of the whole run: its title, its system, its run line."""
+    return [f"# Run {run.run_id} — {page}", "", system_line(run), "", _run_line(run), ""]
 
 
 def _run_line(run: Run) -> str:
@@ -777,7 +782,7 @@ def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
 def index_page(run: Run) -> str:
     """The run's index: every candidate with its libraries, lengths, job counts by
     status and a link to its page; the failures' causes at the top."""
-    lines = [f"# Run {run.run_id} — index", "", system_line(run), "", _run_line(run), ""]
+    lines = run_page_head(run, "index")
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
     hosts = len(_analysis.hosts(run.records)) > 1  # a run of one host reads as before

@@ -76,7 +76,7 @@ def _candidate(run: Run, label: str, build: BuildEntry | None) -> str:
 
 def field_page(run: Run) -> str:
     """The run's field summary page (:data:`FIELD_PAGE`)."""
-    lines = [f"# Run {run.run_id} — field summary", "", _report._run_line(run), ""]
+    lines = _report.run_page_head(run, "field summary")
     lines += _report.failure_banner(run.jobs)
     lines += ["One row per instance: mean cycles per call (all counter ticks of all timed "
               "calls / calls, as section 4 of the candidate pages) at "
