@@ -204,10 +204,14 @@ def _title(run: Run, candidate: str, records: Sequence[Record],
 def system_line(run: Run) -> str:
     """The run's system, under every page's title: architecture, CPU and counter
     (``System: AArch64 · Neoverse-N1 · counter cntvct_el0 (ARM generic timer), 19.2 MHz
-    by cntfrq_el0, 52.1 ns a tick``), so no figure is read as another system's."""
+    by cntfrq_el0, 52.1 ns a tick: the “cycles” of the tables below are its ticks, not
+    core cycles``), so no figure is read as another system's, and the seeds' column
+    words are not read as core cycles where the counter is the generic timer."""
     env = run.environment
+    ticks = (": the “cycles” of the tables below are its ticks, not core cycles"
+             if env.counter and _host.counter_unit(env.counter) == _host.GENERIC_TIMER else "")
     return (f"System: {MACHINE_NAMES.get(env.machine, env.machine)} · "
-            f"{env.cpu_model or _host.UNKNOWN} · counter {_host.counter_brief(env)}")
+            f"{env.cpu_model or _host.UNKNOWN} · counter {_host.counter_brief(env)}{ticks}")
 
 
 def _implementations(records: Sequence[Record], builds: Sequence[BuildEntry]) -> str:

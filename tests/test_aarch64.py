@@ -114,7 +114,8 @@ def test_the_counter_fields_round_trip_and_old_records_read_as_before() -> None:
 def test_the_system_line_names_architecture_cpu_and_counter() -> None:
     line = _report.system_line(SimpleNamespace(environment=ARM_HOST))  # type: ignore[arg-type]
     assert line == ("System: AArch64 · Neoverse-N1 · counter cntvct_el0 (ARM generic timer), "
-                    "19.2 MHz by cntfrq_el0, 52.1 ns a tick")
+                    "19.2 MHz by cntfrq_el0, 52.1 ns a tick: the “cycles” of the tables below "
+                    "are its ticks, not core cycles")
     x86 = _report.system_line(SimpleNamespace(environment=ENVIRONMENT))  # type: ignore[arg-type]
     assert x86 == "System: x86-64 · Fake CPU · counter rdtsc, 2.100 GHz"
 
