@@ -161,6 +161,36 @@ def _build_driver(cc, out_dir):
     subprocess.run(command, check=True, cwd=ROOT)
 
 
+def build_instances(cc, out_dir, scratch):
+    """Build every instance library whose variant's flags ``cc`` accepts (every ``ref``
+    on any machine), and ``ngcc-driver``, into out_dir; write its registry.json and
+    return the registry. Used by the build below and by the AArch64 cross-build of CI
+    (.ci/cross_build.py), which passes a cross compiler."""
+    entries, skipped = [], []
+    scratch.mkdir(parents=True, exist_ok=True)
+    for folder, family in _instance_families():
+        variants = []
+        for variant, variant_spec in family["variants"].items():
+            reason = _unsupported_flags(cc, _variant_cflags(variant_spec), scratch)
+            if reason is None:
+                variants.append(variant)
+                continue
+            print("ngcc: skipping the %s variant %r: the compiler rejects its flags "
+                  "%s (%s)" % (family["family"], variant,
+                               " ".join(variant_spec.get("cflags", [])), reason))
+            skipped.append({"family": family["family"], "variant": variant,
+                            "reason": reason})
+        for instance in family["instances"]:  # each instance's variants side by side
+            for variant in variants:
+                entries.append(_build_instance_library(cc, folder, family, instance,
+                                                       variant, out_dir))
+    _build_driver(cc, out_dir)
+    registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
+                "instances": entries, "skipped_variants": skipped}
+    (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
+    return registry
+
+
 class BuildWithInstances(build_ext):
     """build_ext that also builds the instance libraries and ngcc-driver next to the
     extension."""
@@ -170,30 +200,7 @@ class BuildWithInstances(build_ext):
         package_dir = ROOT / "ngcc" if self.inplace else Path(self.build_lib) / "ngcc"
         out_dir = package_dir / "_lib"
         out_dir.mkdir(parents=True, exist_ok=True)
-        cc = _compiler()
-        entries, skipped = [], []
-        scratch = Path(self.build_temp) / "variant_probe"
-        scratch.mkdir(parents=True, exist_ok=True)
-        for folder, family in _instance_families():
-            variants = []
-            for variant, variant_spec in family["variants"].items():
-                reason = _unsupported_flags(cc, _variant_cflags(variant_spec), scratch)
-                if reason is None:
-                    variants.append(variant)
-                    continue
-                print("ngcc: skipping the %s variant %r: the compiler rejects its flags "
-                      "%s (%s)" % (family["family"], variant,
-                                   " ".join(variant_spec.get("cflags", [])), reason))
-                skipped.append({"family": family["family"], "variant": variant,
-                                "reason": reason})
-            for instance in family["instances"]:  # each instance's variants side by side
-                for variant in variants:
-                    entries.append(_build_instance_library(cc, folder, family, instance,
-                                                           variant, out_dir))
-        _build_driver(cc, out_dir)
-        registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
-                    "instances": entries, "skipped_variants": skipped}
-        (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
+        build_instances(_compiler(), out_dir, Path(self.build_temp) / "variant_probe")
         _copy_build_support(out_dir / "src")
         # The official KAT manifests and the candidate registry travel with the package
         # (kat/ -> ngcc/_lib/kat/).
@@ -212,4 +219,5 @@ core = Extension(
     extra_link_args=["-ldl"] + (SANITIZER_FLAGS if SANITIZE else []),
 )
 
-setup(ext_modules=[core], cmdclass={"build_ext": BuildWithInstances})
+if __name__ == "__main__":  # pip and `python setup.py` run it so; CI imports build_instances
+    setup(ext_modules=[core], cmdclass={"build_ext": BuildWithInstances})

@@ -360,6 +360,12 @@ class Counter(Evidence):
     frequency_hz: float
     overhead_min: int
     overhead_median: int
+    #: What a tick is (``tsc-ticks``, ``timer-ticks``, ``ns``), as the C side names it;
+    #: None in records written before it was stored (the name then tells).
+    unit: str | None = added(None)
+    #: The rate the architecture states (``cntfrq_el0`` of the AArch64 generic timer);
+    #: None where it states none.
+    nominal_hz: float | None = added(None)
 
 
 @dataclass(frozen=True)

@@ -104,14 +104,21 @@ def cpu_features() -> frozenset[str]:
     return _core.cpu_features()
 
 
+#: The command the driver runs behind (``ngcc/_child.py``), e.g. an emulator of another
+#: architecture: a library path then runs on that CPU, not this one, and the driver,
+#: which checks ``--cpu-features`` where it runs, alone judges its CPU features.
+DRIVER_PREFIX_ENV = "NGCC_DRIVER_PREFIX"
+
+
 def require_cpu_features(inst: Instance) -> Instance:
-    """Return ``inst`` when this CPU has every feature it needs.
+    """Return ``inst`` when this CPU has every feature it needs (or, for a library path
+    run behind ``NGCC_DRIVER_PREFIX``, leave the check to the driver).
 
     Raises:
         LibraryError: naming the missing features and what to use instead.
     """
     missing = inst.missing_cpu_features
-    if missing:
+    if missing and not (not inst.builtin and os.environ.get(DRIVER_PREFIX_ENV)):
         raise LibraryError(
             "%s needs the CPU feature%s %s, which this CPU lacks (cpuid); use %s:ref, or a "
             "machine whose /proc/cpuinfo flags list %s"

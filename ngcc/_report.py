@@ -194,11 +194,24 @@ def _title(run: Run, candidate: str, records: Sequence[Record],
     title = candidate_title(candidate, records, builds)
     return [
         f"# {candidate} {title} — performance on {MACHINE_NAMES.get(machine, machine)} "
-        f"(run {run.run_id})", "",
+        f"(run {run.run_id})", "", system_line(run), "",
         "Independent measurement following the structure of the NICCS x86 "
         "self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment. "
         "Made by ngcc from the run directory; every figure below can be traced to a "
         "file listed in section 7.", ""]
+
+
+def system_line(run: Run) -> str:
+    """The run's system, under every page's title: architecture, CPU and counter
+    (``System: AArch64 · Neoverse-N1 · counter cntvct_el0 (ARM generic timer), 19.2 MHz
+    by cntfrq_el0, 52.1 ns a tick: the “cycles” of the tables below are its ticks, not
+    core cycles``), so no figure is read as another system's, and the seeds' column
+    words are not read as core cycles where the counter is the generic timer."""
+    env = run.environment
+    ticks = (": the “cycles” of the tables below are its ticks, not core cycles"
+             if env.counter and _host.counter_unit(env.counter) == _host.GENERIC_TIMER else "")
+    return (f"System: {MACHINE_NAMES.get(env.machine, env.machine)} · "
+            f"{env.cpu_model or _host.UNKNOWN} · counter {_host.counter_brief(env)}{ticks}")
 
 
 def _implementations(records: Sequence[Record], builds: Sequence[BuildEntry]) -> str:
@@ -656,7 +669,7 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     """The run's summary page: cycles/byte of every library at every length."""
     plotted = plot_stems(run) if plotted is None else plotted
     lengths = sorted({record.message_bytes for record in run.records})
-    lines = [f"# Run {run.run_id} — summary", "", _run_line(run), ""]
+    lines = run_page_head(run, "summary")
     lines += failure_banner(run.jobs)
     lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
     lines += ([""] if run.host_warnings else []) + ["## Cycles/byte (mean over all calls)", ""]
@@ -675,6 +688,11 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
             (job.candidate, code(job.label), _format.message(job.message_bytes),
              job.status) for job in failed]) + [""]
     return "\n".join(lines) + "\n"
+
+
+def run_page_head(run: Run, page: str) -> list[str]:
+    """The head of a page of the whole run: its title, its system, its run line."""
+    return [f"# Run {run.run_id} — {page}", "", system_line(run), "", _run_line(run), ""]
 
 
 def _run_line(run: Run) -> str:
@@ -768,7 +786,7 @@ def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
 def index_page(run: Run) -> str:
     """The run's index: every candidate with its libraries, lengths, job counts by
     status and a link to its page; the failures' causes at the top."""
-    lines = [f"# Run {run.run_id} — index", "", _run_line(run), ""]
+    lines = run_page_head(run, "index")
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
     hosts = len(_analysis.hosts(run.records)) > 1  # a run of one host reads as before
@@ -843,7 +861,7 @@ def _candidate(run: Run, label: str, build: BuildEntry | None) -> str:
 
 def field_page(run: Run) -> str:
     """The run's field summary page (:data:`FIELD_PAGE`)."""
-    lines = [f"# Run {run.run_id} — field summary", "", _run_line(run), ""]
+    lines = run_page_head(run, "field summary")
     lines += failure_banner(run.jobs)
     lines += ["One row per instance: mean cycles per call (all counter ticks of all timed "
               "calls / calls, as section 4 of the candidate pages) at "
