@@ -24,18 +24,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import (
-    _campaign,
-    _child,
-    _host,
-    _jobs,
-    _plan,
-    _records,
-    _report,
-    _stats,
-    _worker,
-    kat,
-)
+from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _records, _report, _stats, kat
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
@@ -256,8 +245,10 @@ def test_instance_selection():
                                                  "pseudoXOF-512", "SM3"]
     everything = ngcc.Campaign(all_instances=True, **TINY)
     assert [i.name for i in everything.instances] == [i.name for i in ngcc.instances()]
-    with pytest.raises(ngcc.NgccError, match="no built-in instance of candidate 'hash-99'"):
+    with pytest.raises(ngcc.NgccError, match="unknown --candidate 'hash-99'"):
         ngcc.Campaign(candidate="hash-99", **TINY)
+    with pytest.raises(ngcc.NgccError, match="candidate hash-14 has no built-in instance"):
+        ngcc.Campaign(candidate="hash-14", **TINY)
     with pytest.raises(ngcc.NgccError, match="no instance to measure"):
         ngcc.Campaign([], **TINY)
     with pytest.raises(ValueError, match="positive"):
@@ -692,6 +683,7 @@ def _campaign_command(run_dir: Path) -> list[str]:
             "--run-dir", str(run_dir)]
 
 
+@pytest.mark.e2e  # a real campaign: many trials in the real driver
 def test_resume_after_the_orchestrator_is_killed(tmp_path):
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -773,8 +765,8 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
         "frame(3, struct.pack('<ii', 6, 0) + b'the rdtsc counter did not advance')\n"
         "frame(13)")))
     with pytest.raises(ChildError) as caught:
-        _worker.run_trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0, index=1,
-                          timeout=30)
+        _child.DriverRunner().trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0,
+                                    index=1, timeout=30)
     assert caught.value.status == "error"
     assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
 
@@ -1036,7 +1028,7 @@ def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monk
     CPU between them, so every trial loses about half of its loops' wall time and is
     flagged preempted, with the figure."""
     fixed_host(monkeypatch)
-    cpu = _host.default_cpu()
+    cpu = _locks.default_cpu()
     rival = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
                               "while True: pass" % cpu])
     try:
@@ -1064,6 +1056,7 @@ def _spinning_rivals(cpu: int, count: int) -> list[subprocess.Popen[bytes]]:
     return rivals
 
 
+@pytest.mark.e2e  # two real campaigns, one beside a busy process: about 7 s
 def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_path,
                                                                           monkeypatch):
     """SM3 alone, then beside a process spinning on its CPU: the trials lose about half

@@ -240,15 +240,15 @@ int main(int argc, char **argv)
 
 
 def test_the_c_feature_check_agrees_with_the_binding(tmp_path):
-    """csrc/cpu_features.c on its own, as the C trial driver uses it: the features it
+    """csrc/common/cpu_features.c on its own, as the C trial driver uses it: the features it
     reports are _core.cpu_features(), and the missing list names exactly the absent
     ones, comma-separated (truncated, but still counted, when the buffer is short)."""
     source = tmp_path / "features.c"
     source.write_text(_CPU_FEATURES_PROGRAM)
     program = tmp_path / "features"
     subprocess.run(compiler() + ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I",
-                                 str(REPO / "csrc"), "-o", str(program), str(source),
-                                 str(REPO / "csrc" / "cpu_features.c")], check=True)
+                                 str(REPO / "csrc" / "common"), "-o", str(program), str(source),
+                                 str(REPO / "csrc" / "common" / "cpu_features.c")], check=True)
     have = _core.cpu_features()
     absent = sorted(f for f in ("avx512f", "sha_ni", "aes", "avx2") if f not in have)
     asked = ["sse2", "no_such_feature", *absent, "x" * 70]
