@@ -54,7 +54,7 @@ static void store(void *p, __m128i x)
 
 /* MIX (§8): 8 lanes interleave bytes at distance 1, 16-bit units at 2, 64-bit
  * units at 4; 16 lanes bytes at 1, 16-bit units at 2, 32-bit at 4, 64-bit at 8. */
-static void mix(__m128i x[WISH_LANES])
+static inline __attribute__((always_inline)) void mix(__m128i x[WISH_LANES])
 {
 #if WISH_LANES == 8
     PAIRS_1(x, epi8);
@@ -72,7 +72,7 @@ static void mix(__m128i x[WISH_LANES])
 }
 
 /* AESR on every lane, then Rcon[k] into lane 0 (§6). */
-static void aes_rounds(__m128i x[WISH_LANES], int k)
+static inline __attribute__((always_inline)) void aes_rounds(__m128i x[WISH_LANES], int k)
 {
     const __m128i zero = _mm_setzero_si128();
 
