@@ -104,7 +104,7 @@ _FLAG_FEATURES = {
     "-maes": "aes", "-mavx": "avx", "-mf16c": "f16c", "-mbmi": "bmi1", "-mavx2": "avx2",
     "-mbmi2": "bmi2", "-madx": "adx", "-msha": "sha_ni", "-mgfni": "gfni", "-mvaes": "vaes",
     "-mvpclmulqdq": "vpclmulqdq", "-mavx512f": "avx512f", "-mavx512dq": "avx512dq",
-    "-mavx512bw": "avx512bw", "-mavx512vl": "avx512vl",
+    "-mavx512bw": "avx512bw", "-mavx512vl": "avx512vl", "-mavx512vbmi": "avx512vbmi",
 }
 _DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEADER_FILE = re.compile(r"[A-Za-z0-9_.+-]+\.h")

@@ -131,7 +131,8 @@ def test_cpu_features_agree_with_proc_cpuinfo():
     assert isinstance(have, frozenset)
     assert have <= flags, "cpuid reports features the kernel does not: %s" % (have - flags)
     for name in ("sse2", "ssse3", "sse4_1", "sse4_2", "pclmulqdq", "aes", "avx", "avx2",
-                 "bmi1", "bmi2", "sha_ni", "vaes", "avx512f"):
+                 "bmi1", "bmi2", "sha_ni", "vaes", "avx512f", "avx512bw", "avx512vl",
+                 "avx512vbmi"):
         assert (name in have) == (name in flags), name
 
 

@@ -72,6 +72,7 @@ static const feature FEATURES[] = {
     {"sha_ni", LEAF7_EBX, 29, 0},
     {"avx512bw", LEAF7_EBX, 30, AVX512_STATE},
     {"avx512vl", LEAF7_EBX, 31, AVX512_STATE},
+    {"avx512vbmi", LEAF7_ECX, 1, AVX512_STATE},
     {"gfni", LEAF7_ECX, 8, 0},
     {"vaes", LEAF7_ECX, 9, AVX_STATE},
     {"vpclmulqdq", LEAF7_ECX, 10, AVX_STATE},
