@@ -511,6 +511,7 @@ class Campaign:
             self._resume(environment, issues)
             return
         if path.exists() and any(not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
+                                 and p.name not in _records.EVALUATION_NAMES
                                  for p in path.iterdir()):
             raise ForeignRunDirError(
                 "%s is not empty and has no %s, so it is not an ngcc run directory; choose "

@@ -35,6 +35,8 @@ from ngcc._host import HostIssue
 RUN_DIR_LOCK = ".campaign.lock"
 #: The file that tells a run directory (see ``_records.CAMPAIGN_FILE``).
 _CAMPAIGN_FILE = "campaign.json"
+#: What ``ngcc evaluate`` writes before its campaign (see ``_records.EVALUATION_NAMES``).
+_EVALUATION_NAMES = frozenset({"evaluation.json", "builds"})
 #: How long to wait for a holder that has just taken a lock to write its facts.
 _FACTS_WAIT_SECONDS = 0.5
 
@@ -210,8 +212,8 @@ def _may_hold(path: Path) -> bool:
         return False
     if (path / _CAMPAIGN_FILE).exists():
         return True
-    return all(p.name == RUN_DIR_LOCK or (p.name.startswith(".") and ".tmp-" in p.name)
-               for p in path.iterdir())
+    return all(p.name in _EVALUATION_NAMES or p.name == RUN_DIR_LOCK
+               or (p.name.startswith(".") and ".tmp-" in p.name) for p in path.iterdir())
 
 
 def stored_cpu(run_dir: str | os.PathLike[str]) -> int | None:

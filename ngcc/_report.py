@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _format, _host
+from ngcc import _analysis, _archive, _export, _format, _host
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
@@ -158,6 +158,7 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines = _title(run, candidate, records, builds)
     lines += failure_banner([job for job in run.jobs if job.candidate == candidate])
     lines += _basic_information(run, candidate, records, builds)
+    lines += submission_folders(run, candidate)
     lines += _environment(run)
     lines += _functional_testing(run, candidate, builds)
     lines += _performance(run, candidate, records)
@@ -705,7 +706,35 @@ def index_page(run: Run) -> str:
                    [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
               f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
+    lines += submission_folders(run, None)
     return "\n".join(lines) + "\n"
+
+
+FOLDERS_TITLE = "Submission folders (ngcc evaluate)"
+
+
+def submission_folders(run: Run, candidate: str | None) -> list[str]:
+    """The folders ``ngcc evaluate`` found, with how each was built (its adjustments)
+    or why not: a candidate's submissions on its page, every folder on the index
+    (``candidate`` None); nothing for a run it did not make."""
+    evaluation = run.evaluation
+    if evaluation is None:
+        return []
+    entries = (list(evaluation.folders) if candidate is None
+               else evaluation.of_candidate(candidate))
+    if not entries:
+        return []
+    verdicts = {b.label: b.kat.verdict for b in run.build_entries}
+    failed = sum(e.status == "build failed" for e in entries)
+    lines = [f"## {FOLDERS_TITLE}", "",
+             f"{_plural(len(entries), 'folder')} found, {len(entries) - failed} built"
+             + (f", {failed} not built (a row each, with the build's reason)" if failed
+                else "") + ". Reference folders are built with the guide's reference "
+             "flags, optimized ones with its performance flags.", ""]
+    lines += table(_archive.FOLDER_COLUMNS, _archive.folder_rows(entries, verdicts)) + [""]
+    if any(e.adjustments for e in entries):
+        lines += [_archive.ADJUSTMENT_NOTE, ""]
+    return lines
 
 
 # ------------------------------------------------------------------ files

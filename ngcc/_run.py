@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _format, _records, _report
+from ngcc import _archive, _format, _records, _report
+from ngcc._archive import Evaluation
 from ngcc._errors import ForeignRunDirError
 from ngcc._model import (
     BuildEntry,
@@ -117,6 +118,16 @@ class Run:
     def host_warnings(self) -> list[str]:
         """The host check's warnings at the start of the campaign."""
         return [w.message for w in self.campaign.starts[0].host_warnings]
+
+    @property
+    def evaluation(self) -> Evaluation | None:
+        """What ``ngcc evaluate`` made of each submission folder (``evaluation.json``),
+        or None for a run it did not make.
+
+        Raises:
+            CorruptRecordError: an ``evaluation.json`` that is not sound.
+        """
+        return _archive.load(self.path)
 
     @property
     def leak_tests(self) -> list[dict[str, Any]]:

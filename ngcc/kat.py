@@ -486,6 +486,7 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
         "compiler    %s" % (inst.compiler or "unknown"),
         "flags       %s" % (" ".join(inst.cflags) or "unknown"),
         "manifest    %s" % manifest_path(inst.candidate),
+        *("adjusted    %s" % text for text in _adjustments(inst)),
         "",
     ]
     for r in results:
@@ -503,6 +504,12 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
               "  detail            %s" % probe.detail, ""]
     lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
     atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8"))
+
+
+def _adjustments(inst: Instance) -> list[str]:
+    """The build options ``ngcc evaluate`` added on the build's diagnosis (sidecar)."""
+    found = (inst.sidecar or {}).get("adjustments")
+    return [str(a) for a in found] if isinstance(found, list) else []
 
 
 def _file_sha256(path: Path) -> str:
