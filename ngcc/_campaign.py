@@ -361,6 +361,12 @@ class Campaign:
             CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
         executor: what measures whole jobs instead of this process's own trial loop
             (a :class:`ngcc._jobs.JobExecutor`; ``workers`` and ``scheduler`` make one).
+        wait: seconds to wait for the trial CPU when another ngcc measurement holds it
+            (default None: refuse at once with :class:`~ngcc.CpuBusyError`; the command
+            line waits up to :data:`ngcc._locks.DEFAULT_WAIT_SECONDS`). A run with
+            nothing to measure, and a plan that does not match its run directory, need
+            no CPU: they are answered first, without waiting.
+        on_wait: told once, in a line naming the holder, that the campaign waits.
 
     With ``strict``, a trial that was preempted or whose counter ran off its rate is
     run again (at most :data:`STRICT_ATTEMPTS` times in all; the record's
@@ -386,7 +392,8 @@ class Campaign:
                  statistic: str = "mean", calls_rule: str = "harness",
                  order: str | None = None,
                  workers: int | None = None, scheduler: str | None = None,
-                 executor: _jobs.JobExecutor | None = None):
+                 executor: _jobs.JobExecutor | None = None, wait: float | None = None,
+                 on_wait: Callable[[str], None] | None = None):
         for name, value, options in (("statistic", statistic, STATISTICS),
                                      ("calls_rule", calls_rule, CALLS_RULES),
                                      ("order", order or ORDERS[0], ORDERS)):
@@ -439,6 +446,8 @@ class Campaign:
         self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
                                                                          executor)
         self._resubmitted: list[Resubmitted] = []
+        self.wait, self.on_wait = wait, on_wait
+        self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _records.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
@@ -533,16 +542,53 @@ class Campaign:
                 "(ngcc report, ngcc validate, ngcc.load_run) but not resumed; start a new "
                 "--run-dir" % self.run_dir)
         state = _records.load_campaign(self.run_dir)
-        differences = _plan.plan_differences(state.plan, self.plan)
+        self._check_plan(state, self.plan)
+        _records.remove_temp_files(self.run_dir)
+        self._state = state
+        self._jobs = list(state.jobs)
+        self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
+
+    def _check_plan(self, state: CampaignState, plan: Plan) -> None:
+        """Refuse to resume a run directory started with another plan.
+
+        Raises:
+            PlanMismatchError: naming each setting that differs.
+        """
+        differences = _plan.plan_differences(state.plan, plan)
         if differences:
             raise PlanMismatchError(
                 "run directory %s was started with another plan (%s); rerun with the run's "
                 "settings to resume it, or choose a new --run-dir"
                 % (self.run_dir, "; ".join(differences)))
-        _records.remove_temp_files(self.run_dir)
-        self._state = state
-        self._jobs = list(state.jobs)
-        self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
+
+    def _nothing_to_measure(self, cpu: int) -> bool:
+        """Whether the run directory holds a run of this plan with every job finished
+        (then no CPU is needed); refuses a plan that does not match first, before any
+        CPU is waited for.
+
+        Raises:
+            PlanMismatchError: the run directory's plan differs.
+        """
+        if not (self.run_dir / _records.CAMPAIGN_FILE).is_file():
+            return False
+        try:
+            if _records.schema_of(self.run_dir / _records.CAMPAIGN_FILE) \
+                    == _schema1.SCHEMA_CAMPAIGN:
+                return False
+            state = _records.load_campaign(self.run_dir)
+        except CorruptRecordError:
+            return False  # the run says what is wrong once it is opened
+        self._check_plan(state, replace(self.plan, cpu=cpu))
+        return self.leak is None and all(job.status != "pending" for job in state.jobs)
+
+    def _hold_cpu(self) -> None:
+        """Hold the trial CPU (waiting for it with ``wait``) before the first work that
+        runs on it, if that is not done yet."""
+        if self._cpu_stack is None:
+            return
+        stack, self._cpu_stack = self._cpu_stack, None
+        self.cpu = stack.enter_context(_locks.hold_cpu(self.cpu, self.run_dir,
+                                                       wait=self.wait, on_wait=self.on_wait))
 
     def _reconcile(self) -> None:
         """The records decide: a job whose record passes every check of ``ngcc validate``
@@ -628,10 +674,22 @@ class Campaign:
         return self.estimate()
 
     def _locked(self, dry_run: bool) -> Run:
-        with _locks.hold_campaign(self.run_dir, self._cpu_asked) as cpu:
-            self.cpu = cpu
-            self.plan = replace(self.plan, cpu=cpu)
-            return self._run_held(dry_run)
+        """Hold the run directory, then (unless nothing is left to measure) the trial
+        CPU, and run."""
+        with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
+            resume = _locks.stored_cpu(self.run_dir) if self._cpu_asked is None else None
+            if self._nothing_to_measure(_locks.choose_cpu(self._cpu_asked, resume)):
+                self.cpu = _locks.choose_cpu(self._cpu_asked, resume)
+                self._cpu_stack = stack  # held only if a defective record is measured again
+            else:
+                self.cpu = stack.enter_context(_locks.hold_cpu(
+                    self._cpu_asked, self.run_dir, resume, wait=self.wait,
+                    on_wait=self.on_wait))
+            self.plan = replace(self.plan, cpu=self.cpu)
+            try:
+                return self._run_held(dry_run)
+            finally:
+                self._cpu_stack = None
 
     def estimate(self) -> CostEstimate:
         """The cost of the jobs still to measure, from their calibration (jobs not yet
@@ -671,6 +729,8 @@ class Campaign:
         self._kat_gate()
         self._reconcile()
         self._apply_gate()
+        if self._pending() and (self.executor is None or dry_run):
+            self._hold_cpu()  # the calibration and the trials run on it
         if self.executor is None or dry_run:  # an executor calibrates where it measures
             self._calibrate()
         if self.on_plan is not None:

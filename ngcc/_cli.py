@@ -25,7 +25,7 @@ from ngcc import _analysis, _build, _campaign, _format, _host, _locks, _plan, _p
 from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc._hashing import hash as hash_data
 from ngcc._model import Job, Record
-from ngcc._registry import instance, instances, is_library_path
+from ngcc._registry import Instance, instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc._version import __version__
 
@@ -194,6 +194,31 @@ def _lengths(text: str) -> list[int]:
     return lengths
 
 
+def _wait_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds, got %r" % text) from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a number of seconds >= 0, got %r" % text)
+    return value
+
+
+def _add_wait(parser: argparse.ArgumentParser, waits: bool = True) -> None:
+    """``--wait [SECONDS]``: how long to wait for a CPU another ngcc measurement holds."""
+    bound = _locks.DEFAULT_WAIT_SECONDS
+    parser.add_argument(
+        "--wait", type=_wait_seconds, nargs="?", metavar="SECONDS",
+        const=bound, default=bound if waits else None,
+        help="wait up to SECONDS (alone: %g) for a CPU another ngcc measurement holds, "
+             "saying for whom; 0 refuses at once%s" % (
+                 bound, "; default: %g" % bound if waits else "; default: do not wait"))
+
+
+def _print_wait(message: str) -> None:
+    print("ngcc: %s" % message, file=sys.stderr, flush=True)
+
+
 def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "campaign", help="KAT-check, then time instances at every message length",
@@ -300,6 +325,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but warnings and errors: no plan, no progress, "
                              "no summary table")
+    _add_wait(parser)
     parser.set_defaults(run=_run_campaign)
 
 
@@ -354,7 +380,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
-        workers=args.workers, scheduler=args.scheduler,
+        workers=args.workers, scheduler=args.scheduler, wait=args.wait, on_wait=_print_wait,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
@@ -469,11 +495,15 @@ def _add_check(subcommands: argparse._SubParsersAction) -> None:
                              "that no other running ngcc campaign holds)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 if the host is not fixed")
+    _add_wait(parser, waits=False)
     parser.set_defaults(run=_run_check)
 
 
 def _run_check(args: argparse.Namespace) -> int:
     cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
+    if args.wait is not None:  # read the host once no other measurement runs there
+        with _locks.hold_cpu(cpu, Path.cwd(), wait=args.wait, on_wait=_print_wait):
+            pass
     environment = _host.fingerprint(cpu)
     print(_table([("item", "value"), *_host.describe(environment)]))
     issues = [*_host.host_warnings(environment), *_locks.cpu_issues(cpu)]
@@ -780,6 +810,7 @@ def _add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                              "default: %(default)g")
     parser.add_argument("--quiet", action="store_true",
                         help="no plan and no progress; the table of folders still")
+    _add_wait(parser)
     parser.set_defaults(run=_run_evaluate)
 
 
@@ -801,7 +832,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 plots=not args.no_plots, build_timeout=args.build_timeout, quick=args.quick,
                 lengths=args.lengths, trials=args.trials, cpu=args.cpu,
                 kat_files=args.kat_files.split(","), allow_kat_fail=args.allow_kat_fail,
-                progress=not args.quiet,
+                progress=not args.quiet, wait=args.wait, on_wait=_print_wait,
                 on_plan=None if args.quiet else _print_plan(sys.stderr),
                 command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
         except KeyboardInterrupt:
@@ -881,6 +912,7 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar on a terminal (without one there is none: "
                              "the result line of each instance is the progress)")
+    _add_wait(parser)
     parser.set_defaults(run=_run_leak)
 
 
@@ -892,24 +924,35 @@ def _hex_bytes(text: str) -> bytes:
 
 
 def _run_leak(args: argparse.Namespace) -> int:
-    from ngcc import _leak, _plot
+    from ngcc import _leak
     from ngcc._registry import run_labels
 
     found = [instance(name) for name in args.instances]  # every typo before any call
     labels = run_labels(found, _path_labels(args.instances, args.label))
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
-    status = 0
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")
+    with _locks.hold_cpu(args.cpu, args.out, wait=args.wait, on_wait=_print_wait) as cpu:
+        status = _leak_each(args, found, labels, length, cpu, reporter)
+    print("evidence: %s" % args.out)
+    return status
+
+
+def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
+               length: int, cpu: int, reporter: _progress.Progress) -> int:
+    """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
+    from ngcc import _leak, _plot
+
+    status = 0
     for inst, label in zip(found, labels, strict=True):
         for control in (False, True) if args.control else (False,):
             try:
                 with reporter.task("%s%s" % (label, " (control)" if control else ""),
                                    args.calls) as task:
                     result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
-                                        cpu=args.cpu, fixed=None if control else args.fixed,
+                                        cpu=cpu, fixed=None if control else args.fixed,
                                         seed=args.seed, early_stop=not args.no_early_stop,
                                         control=control, label=label,
                                         progress=task)
@@ -924,7 +967,6 @@ def _run_leak(args: argparse.Namespace) -> int:
             print(result.summary(), flush=True)
             if result.leaks:
                 status = EXIT_RUNTIME_ERROR
-    print("evidence: %s" % args.out)
     return status
 
 

@@ -24,7 +24,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,19 +124,48 @@ def default_cpu() -> int:
     return next((cpu for cpu in reversed(allowed) if cpu_holder(cpu) is None), allowed[-1])
 
 
+#: How long ``ngcc campaign``, ``evaluate`` and ``leak`` wait for a CPU another ngcc
+#: measurement holds, unless told otherwise (``--wait SECONDS``; 0: refuse at once).
+DEFAULT_WAIT_SECONDS = 3600.0
+#: How often a waiting campaign looks whether the CPU is free.
+POLL_SECONDS = 1.0
+
+
+def choose_cpu(cpu: int | None, resume_cpu: int | None = None) -> int:
+    """The CPU a campaign will hold, chosen without holding it: ``cpu`` if asked for,
+    else ``resume_cpu`` (where a resumed run was measured) if this process may use it,
+    else the last allowed CPU no other campaign holds (the last allowed one if all are).
+
+    Raises:
+        ValueError: a CPU this process may not run on.
+    """
+    if cpu is not None:
+        return check_cpu(cpu)
+    if resume_cpu in allowed_cpus():
+        assert resume_cpu is not None
+        return resume_cpu
+    return default_cpu()
+
+
 @contextlib.contextmanager
 def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str],
-             resume_cpu: int | None = None) -> Iterator[int]:
+             resume_cpu: int | None = None, wait: float | None = None,
+             on_wait: Callable[[str], None] | None = None) -> Iterator[int]:
     """Hold a trial CPU for a campaign; yield its number.
 
     ``cpu`` is the CPU asked for; None takes ``resume_cpu`` (the CPU a resumed run was
     measured on) if given, else the last allowed CPU no other campaign holds.
+    ``wait``: seconds to wait for a CPU another campaign holds (None or 0: refuse at
+    once); ``on_wait`` is told once, in a line naming the holder, that it waits.
 
     Raises:
         CpuBusyError: the CPU asked for (or every allowed CPU) is held by another
-            campaign; the message names its pid and run directory.
-        ValueError: a CPU this process may not run on.
+            campaign (still, after ``wait``); the message names its pid and run
+            directory.
+        ValueError: a CPU this process may not run on; a negative ``wait``.
     """
+    if wait is not None and not wait >= 0:
+        raise ValueError("wait must be a number of seconds >= 0, got %r" % (wait,))
     facts = _facts(run_dir)
     if cpu is not None:
         candidates = [check_cpu(cpu)]
@@ -145,14 +174,33 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str],
     else:  # a new run, or one measured where this process may not run (the plan differs)
         resume_cpu = None
         candidates = list(reversed(allowed_cpus()))
-    held: dict[int, Holder] = {}
-    for candidate in candidates:
-        with _locked(lock_dir() / ("cpu%d.lock" % candidate), facts) as holder:
-            if holder is None:
-                yield candidate
-                return
-            held[candidate] = holder
-    raise CpuBusyError(_busy_message(held, cpu, resume_cpu, run_dir))
+    deadline = time.monotonic() + (wait or 0.0)
+    told = False
+    while True:
+        held: dict[int, Holder] = {}
+        for candidate in candidates:
+            with _locked(lock_dir() / ("cpu%d.lock" % candidate), facts) as holder:
+                if holder is None:
+                    yield candidate
+                    return
+                held[candidate] = holder
+        message = _busy_message(held, cpu, resume_cpu, run_dir)
+        if time.monotonic() >= deadline:
+            if wait:
+                message += " (still, after waiting %s)" % _seconds(wait)
+            raise CpuBusyError(message)
+        if not told and on_wait is not None:
+            on_wait("waiting up to %s for %s: %s" % (
+                _seconds(wait or 0.0), "CPU %d" % candidates[0] if len(candidates) == 1
+                else "a free CPU", "; ".join("CPU %d is held by another ngcc measurement "
+                                             "(%s)" % (n, h.describe())
+                                             for n, h in sorted(held.items()))))
+            told = True
+        time.sleep(max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+
+
+def _seconds(value: float) -> str:
+    return "%g s" % value
 
 
 def _busy_message(held: dict[int, Holder], cpu: int | None, resume_cpu: int | None,
@@ -164,9 +212,10 @@ def _busy_message(held: dict[int, Holder], cpu: int | None, resume_cpu: int | No
                 "finished" % (number, holder.describe()))
     if resume_cpu is not None:
         [(number, holder)] = held.items()
-        return ("CPU %d, on which run directory %s was measured, is in use by another ngcc "
-                "campaign (%s); wait until it has finished to resume this run on the same "
-                "CPU, or start a new --run-dir" % (number, run_dir, holder.describe()))
+        return ("CPU %d, the CPU of run directory %s, is in use by another ngcc "
+                "campaign (%s); wait until it has finished (--wait SECONDS) to resume this "
+                "run on the same CPU, or start a new --run-dir"
+                % (number, run_dir, holder.describe()))
     return ("every CPU this process may use is in use by another ngcc campaign (%s): two "
             "campaigns on one CPU time each other; wait until one has finished"
             % "; ".join("CPU %d: %s" % (n, h.describe()) for n, h in sorted(held.items())))

@@ -92,7 +92,7 @@ def test_a_held_cpu_is_refused_naming_the_holder(tmp_path, holder):
 def test_the_command_line_refuses_a_held_cpu(tmp_path, holder, capsys):
     first = holder(tmp_path / "first", LAST_CPU)
     status = main(["campaign", "SM3", "--quick", "--lengths", "64", "--cpu", str(LAST_CPU),
-                   "--run-dir", str(tmp_path / "second"), "--quiet"])
+                   "--run-dir", str(tmp_path / "second"), "--quiet", "--wait", "0"])
     assert status == 1
     assert ("ngcc: error: CPU %d is in use by another ngcc campaign (pid %d, "
             % (LAST_CPU, first.pid)) in capsys.readouterr().err
