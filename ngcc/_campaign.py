@@ -35,6 +35,7 @@ from ngcc import (
     _jobs,
     _leak,
     _locks,
+    _partial,
     _plan,
     _progress,
     _records,
@@ -919,31 +920,43 @@ class Campaign:
         """Measure the jobs of ``group`` in rounds: round k runs trial k of every job of
         the group still measuring, in job order, so drift over time hits them alike. A
         job is committed (raw samples, record, ``campaign.json``) as soon as it has its
-        trials (``_enough``); a job whose trial fails leaves the rounds. Nothing of an
-        unfinished job is written: a campaign interrupted mid-round measures those
-        jobs again from their first trial when resumed."""
-        taken: dict[int, list[_Taken]] = {index: [] for index in group}
+        trials (``_enough``); a job whose trial fails leaves the rounds. Each trial is
+        its own commit point before that (``_partial``): a campaign interrupted
+        mid-round resumes every unfinished job with the trials it kept, and a round
+        runs only the jobs with the fewest trials, so the order stays interleaved."""
+        taken = {index: self._kept_trials(self._jobs[index]) for index in group}
         rejected: dict[int, list[RejectedTrial]] = {index: [] for index in group}
+        for index in group:
+            bar.advance(min(len(taken[index]), self._jobs[index].trials_planned)
+                        * self._trial_cost(self._jobs[index]))
         active = list(group)
         rounds = 0
         while active:
             rounds += 1
             measuring = len(active)
+            fewest = min(len(taken[index]) for index in active)
             for index in list(active):
                 job = self._jobs[index]
+                if len(taken[index]) > fewest and not self._enough(taken[index]):
+                    continue  # kept from an earlier start: the others catch up first
                 what = "%s %d B" % (job.label, job.message_bytes)
                 bar.status(what)
+                ran = not self._enough(taken[index])  # else whole from kept trials
                 try:
-                    self._trial(job, taken[index], rejected[index])
+                    if ran:
+                        self._trial(job, taken[index], rejected[index])
+                        self._keep_trial(job, taken[index])
                 except ChildError as exc:
+                    _partial.discard(self.run_dir, job.raw)
                     active.remove(index)
                     bar.advance(max(0, job.trials_planned - len(taken[index]))
                                 * self._trial_cost(job))
                     bar.item_done(what, exc.status)
                     self._failed(index, exc)
                     continue
-                self._watch.success(done=False)  # a trial delivered, the job not done yet
-                if len(taken[index]) <= job.trials_planned:  # extra --target-ci: unplanned
+                if ran:
+                    self._watch.success(done=False)  # a trial delivered, the job not done yet
+                if ran and len(taken[index]) <= job.trials_planned:  # --target-ci: unplanned
                     bar.advance(self._trial_cost(job))
                 if not self._enough(taken[index]):
                     continue
@@ -952,13 +965,31 @@ class Campaign:
                 self._jobs[index] = replace(job, status="done", error=None)
                 self._watch.success()
                 self._save()
+                _partial.discard(self.run_dir, job.raw)  # the record supersedes them
                 bar.item_done(what, _per_byte(record))
             if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
                 eta = bar.eta()
                 self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
-                                   % (rounds, rounds, measuring, _progress.clock(bar.elapsed()),
+                                   % (rounds, fewest + 1, measuring,
+                                      _progress.clock(bar.elapsed()),
                                       ", ETA %s" % _progress.clock(eta) if active and eta
                                       is not None else ""))
+
+    def _kept_trials(self, job: Job) -> list[_Taken]:
+        """The trials an earlier start of this run kept for the job (``_partial``),
+        measured with its plan; later trials of this start come after them in order."""
+        kept = _partial.load(self.run_dir, job.raw, job.calls_per_trial or 1,
+                             job.warmup_calls or 0, self._sha[job.label])
+        if kept:
+            self._position = max(self._position, max(t.position for t in kept) + 1)
+        return [_Taken(t.started, t.measured, t.position) for t in kept]
+
+    def _keep_trial(self, job: Job, taken: list[_Taken]) -> None:
+        """Commit the job's last trial on its own (``_partial``)."""
+        last = taken[-1]
+        _partial.save(self.run_dir, job.raw, len(taken) - 1,
+                      _partial.KeptTrial(last.started, last.position, last.measured),
+                      job.warmup_calls or 0, self._sha[job.label])
 
     def _trial(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial]) -> None:
         """Run the job's next trial; with ``strict``, repeat a disturbed one (preempted,

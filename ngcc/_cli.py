@@ -397,8 +397,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
                 return 0
             run = campaign.run()
         except KeyboardInterrupt:
-            print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
-                  "again to resume" % campaign.run_dir, file=sys.stderr)
+            print("ngcc: interrupted; %s: run the same command again to resume"
+                  % _kept_words(campaign.run_dir), file=sys.stderr)
             return 130
     for line in flag_warnings.summary(run):
         print("ngcc: warning: %s" % line, file=sys.stderr)
@@ -410,6 +410,18 @@ def _run_campaign(args: argparse.Namespace) -> int:
         print("ngcc: %s" % line, file=sys.stderr)
     print("ngcc: %s" % _analysis.status_counts(run.jobs), file=sys.stderr)
     return EXIT_RUNTIME_ERROR
+
+
+def _kept_words(run_dir: Path) -> str:
+    """``3 finished job(s) and 7 trial(s) of unfinished ones are kept in DIR``."""
+    from ngcc import _partial
+
+    try:
+        done = sum(job.status == "done" for job in load_run(run_dir).jobs)
+    except (NgccError, OSError):
+        done = 0  # stopped before the run directory was written
+    return "%d finished job(s) and %d trial(s) of unfinished ones are kept in %s" % (
+        done, _partial.count(run_dir), run_dir)
 
 
 def _print_plan(stream: TextIO) -> Callable[[_campaign.CostEstimate], None]:
@@ -836,8 +848,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 on_plan=None if args.quiet else _print_plan(sys.stderr),
                 command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
         except KeyboardInterrupt:
-            print("ngcc: interrupted; what was built and measured is kept in %s: run the "
-                  "same command again to resume" % run_dir, file=sys.stderr)
+            print("ngcc: interrupted; the folders built and %s: run the same command "
+                  "again to resume" % _kept_words(run_dir), file=sys.stderr)
             return 130
     verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
                 if result.run is not None else {})

@@ -813,7 +813,7 @@ def test_a_failed_trial_leaves_the_rounds_and_the_others_finish(fake):
     assert ("SM3", 32, 2) not in runner.trials_run()
 
 
-def test_an_interrupted_round_is_measured_again_on_resume(fake, tmp_path):
+def test_an_interrupted_round_resumes_with_the_trials_it_kept(fake, tmp_path):
     stop = FakeRunner(fail={("SM3", 32, 1): KeyboardInterrupt()})
     with pytest.raises(KeyboardInterrupt):
         fake(["WChain-V1-512", "SM3"], runner=stop, lengths=[32], trials=3).run()
@@ -821,8 +821,9 @@ def test_an_interrupted_round_is_measured_again_on_resume(fake, tmp_path):
     assert [j.status for j in state.jobs] == ["pending", "pending"] and not state.records
     again = FakeRunner()
     run = fake(["WChain-V1-512", "SM3"], runner=again, lengths=[32], trials=3).run()
+    # kept: WChain's trials 0 and 1, SM3's 0; SM3 catches up, then the last round
     assert run.complete and again.trials_run() == [
-        (name, 32, k) for k in range(3) for name in ("WChain-V1-512", "SM3")]
+        ("SM3", 32, 1), ("WChain-V1-512", 32, 2), ("SM3", 32, 2)]
     assert [e for e in again.log if e[0] == "cold"] == []   # the calibration is kept
     assert not [d for d in ngcc.validate(run.path).differences if d.file.startswith("records")]
 
