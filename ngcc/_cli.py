@@ -404,6 +404,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         print("ngcc: warning: %s" % line, file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
+    print(_verdict_text(run))
     if not run.failed_jobs:
         return 0
     for line in _failure_lines(run.failed_jobs):
@@ -479,6 +480,13 @@ def _campaign_summary(run: Run) -> str:
             % (_table(rows), unit, unit, run.path, run.path))
 
 
+
+
+def _verdict_text(run: Run) -> str:
+    """The run's publishability verdict, the command line's last line."""
+    from ngcc import _verdict
+
+    return _verdict.verdict_line(run)
 
 
 def _signed_percent(value: float | None) -> str:
@@ -862,6 +870,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print("ngcc: warning: %s" % line, file=sys.stderr)
         index = next((p for p in result.report if p.name == "index.md"), None)
         print("evidence: %s%s" % (run_dir, "   report: %s" % index if index else ""))
+        print(_verdict_text(result.run))
     else:
         print("ngcc: no folder built, so nothing was measured (each row says why)",
               file=sys.stderr)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _archive, _export, _format, _host
+from ngcc import _analysis, _archive, _export, _format, _host, _verdict
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
@@ -156,6 +156,7 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     records = _analysis.of_candidate(run.records, candidate)
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
     lines = _title(run, candidate, records, builds)
+    lines += _verdict.page_lines(run)
     lines += failure_banner([job for job in run.jobs if job.candidate == candidate])
     lines += _basic_information(run, candidate, records, builds)
     lines += submission_folders(run, candidate)
@@ -699,6 +700,7 @@ def index_page(run: Run) -> str:
     """The run's index: every candidate with its libraries, lengths, job counts by
     status and a link to its page; the failures' causes at the top."""
     lines = [f"# Run {run.run_id} — index", "", _run_line(run), ""]
+    lines += _verdict.page_lines(run)
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
     hosts = len(_analysis.hosts(run.records)) > 1  # a run of one host reads as before
