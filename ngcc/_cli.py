@@ -665,11 +665,26 @@ def _add_compare(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--plot", type=Path, metavar="FILE",
                         help="also draw the ratio and its CI against message length to "
                              "FILE.png and FILE.svg")
+    parser.add_argument("--published", choices=("x86_1", "arm_1"), metavar="SYSTEM",
+                        help="compare RUN_A with the NGCC harness's published figures on "
+                             "SYSTEM (x86_1 or arm_1): per instance and length the run's "
+                             "harness mean beside the published one, their ratio, and the "
+                             "shape (cycles/byte over that at 64 KiB) beside the published "
+                             "shape, with a geometric-mean row")
     parser.set_defaults(run=_run_compare)
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from ngcc import _compare_runs
+    from ngcc import _compare_runs, _published
+
+    if args.published is not None:
+        if args.run_b is not None or args.instance or args.host or args.plot:
+            print("ngcc: error: --published compares one run with the published figures: "
+                  "give RUN_A only, without --instance, --host or --plot", file=sys.stderr)
+            return EXIT_USAGE
+        beside = _published.compare_published(load_run(args.run_a), args.published)
+        sys.stdout.write(_published.render(beside, args.format))
+        return 0
 
     run_a = load_run(args.run_a)
     run_b = load_run(args.run_b) if args.run_b is not None else None
