@@ -33,6 +33,10 @@ EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
 
 
+class _UsageError(NgccError):
+    """A command line that asks for nothing or for something out of range: exit 2."""
+
+
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line, like the runtime errors."""
 
@@ -82,7 +86,10 @@ def _add_hash(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_hash(args: argparse.Namespace) -> int:
     inst = instance(args.instance)  # a typo fails before waiting for stdin
-    data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    try:
+        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as exc:
+        raise NgccError("cannot read %s: %s" % (args.file, exc.strerror or exc)) from None
     print(hash_data(inst, data, args.bits).hex())
     return 0
 
@@ -149,8 +156,8 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_kat(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
-        raise NgccError("name the instances to check, or use --candidate ID or --all "
-                        "(see `ngcc list`)")
+        raise _UsageError("name the instances to check, or use --candidate ID or --all "
+                          "(see `ngcc list`)")
     chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
                                              _path_labels(args.instances, args.label))
     results = kat.check(chosen, files=args.files, out_dir=args.out,
@@ -367,8 +374,11 @@ class _FlagWarnings:
 
 def _run_campaign(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
-        raise NgccError("name the instances to measure, or use --candidate ID or --all "
-                        "(see `ngcc list`)")
+        raise _UsageError("name the instances to measure, or use --candidate ID or --all "
+                          "(see `ngcc list`)")
+    if args.trials == 1 and not args.quiet:
+        print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "
+              "2 trials or more); the tables show — for it", file=sys.stderr)
     campaign = _campaign.Campaign(
         args.instances, candidate=args.candidate, all_instances=args.all,
         lengths=args.lengths, trials=args.trials, trial_target=args.trial_target,
@@ -964,10 +974,14 @@ def _run_leak(args: argparse.Namespace) -> int:
     from ngcc import _leak
     from ngcc._registry import run_labels
 
-    found = [instance(name) for name in args.instances]  # every typo before any call
-    labels = run_labels(found, _path_labels(args.instances, args.label))
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
+    try:  # a setting out of range is a usage mistake, said before any call
+        _leak.checked_limits(length, args.calls, args.seconds)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    found = [instance(name) for name in args.instances]  # every typo before any call
+    labels = run_labels(found, _path_labels(args.instances, args.label))
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")
@@ -1050,6 +1064,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `ngcc list | head -1`: the reader left; not an error
         _silence_stdout()
         return 0
+    except _UsageError as exc:
+        print("ngcc: error: %s" % exc, file=sys.stderr)
+        return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
         print("ngcc: error: %s" % exc, file=sys.stderr)
         return EXIT_RUNTIME_ERROR

@@ -72,6 +72,9 @@ class Run:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
+        if not self.path.exists():
+            raise ForeignRunDirError("%s does not exist; give the directory a campaign wrote, "
+                                     "e.g. runs/<run-id>" % self.path)
         if not (self.path / _records.CAMPAIGN_FILE).exists():
             raise ForeignRunDirError(
                 "%s is not an ngcc run directory (no %s); give the directory a campaign "

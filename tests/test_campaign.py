@@ -668,7 +668,7 @@ def test_cli_campaign_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
 
 def test_cli_campaign_without_instances_is_an_error(capsys):
     from ngcc._cli import main
-    assert main(["campaign"]) == 1
+    assert main(["campaign"]) == 2  # a usage mistake
     assert "--candidate" in capsys.readouterr().err
 
 

@@ -413,7 +413,7 @@ def test_cli_usage_errors(two_runs, capsys, argv, message):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["{missing}"], "is not an ngcc run directory"),
+    (["{missing}"], "missing does not exist; give the directory a campaign wrote"),
     (["{b}", "--instance", "Nope"], "no library labelled 'Nope' in run A"),
     ([], "one run: name the libraries to compare with --instance A=B"),
 ])
