@@ -70,3 +70,17 @@ def test_the_command_lines_last_line_is_the_verdict(tmp_path, quiet_host, monkey
                  "--trial-target", "0.001", "--run-dir", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out.rstrip().splitlines()
     assert out[-1] == "Verdict: not fit to publish: 1/6 trials preempted."
+
+
+def test_the_baseline_page_says_what_is_true_of_the_baseline(tmp_path, quiet_host):
+    run = ngcc.Campaign(["SM3", "pseudoXOF-256"], lengths=[32], trials=3, trial_target=0.001,
+                        run_dir=tmp_path / "run", progress=False, runner=FakeRunner(),
+                        kat_checker=FakeKat()).run()
+    write_report(run, plots=False)
+    page = (run.path / "report" / "baseline.md").read_text()
+    assert "kat/baseline.sha256" not in page and "candidate baseline" not in page
+    assert "The baseline functions have no official KAT vectors" in page
+    assert "- Submission: none: the ICCS baseline functions ngcc ships" in page
+    row = next(line for line in page.splitlines() if line.startswith("| `pseudoXOF-256` | 32 B")
+               and "baseline itself" in line)
+    assert "1.00" not in row
