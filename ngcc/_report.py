@@ -902,18 +902,20 @@ def write_plots(run: Run, out: Path,
     from ngcc import _leak, _plot
 
     summary = run.summary()
+    per_byte = "%s/byte" % _format.unit_word(t.unit for r in run.records for t in r.trials)
     written = []
     if len(summary):
-        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte"),
-                              out / PLOT_RUN_CPB)
+        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: {per_byte}",
+                                                    unit=per_byte), out / PLOT_RUN_CPB)
     for candidate in _candidates(run):
         rows = summary[summary["candidate"] == candidate]
         if len(rows):
-            figure = _plot.cycles_per_byte(rows, f"{candidate}: cycles/byte")
+            figure = _plot.cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte)
             written += _plot.save(figure, out / plot_stem_cpb(candidate))
-    for (label, length), (_, cycles) in samples.items():
+    for (label, length), (record, cycles) in samples.items():
+        unit = _format.unit_word(t.unit for t in record.trials)  # counter ticks, or ns
         figure = _plot.distribution(cycles, f"{label}, {_format.message(length)}: "
-                                    "cycles per call")
+                                    f"{unit} per call", unit=f"{unit}/call")
         written += _plot.save(figure, out / plot_stem_distribution(label, length))
     for test in run.leak_tests:
         calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)
