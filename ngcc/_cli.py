@@ -477,7 +477,7 @@ def _campaign_summary(run: Run) -> str:
                      "±" + _format.percent(mean_ci),
                      _format.cycles(stats.median_cycles),
                      "±" + _format.percent(stats.median_ci95_relative),
-                     _signed_percent(stats.observer_effect_relative),
+                     _observer(record),
                      _format.cycles_per_byte(stats.core_cycles_per_byte),
                      _format.megabytes_per_second(stats.mb_per_s),
                      _format.call_count(list(record.raw.calls_per_trial)),
@@ -486,7 +486,7 @@ def _campaign_summary(run: Run) -> str:
     return ("%s\n\nmean %s: the harness mean (Σ %s / Σ calls, of the cycle counter, whose "
             "ticks are not core cycles); 95%% CI: of the mean (bootstrap across trials) and of "
             "the per-call median (log scale); observer: per-call mean over the uninstrumented "
-            "batch mean (median of the trials); core c/B: core cycles per byte, from each "
+            "batch mean (median of the undisturbed trials); core c/B: core cycles per byte, from each "
             "trial's estimate of core cycles per tick\nevidence: %s   (next: ngcc report %s)"
             % (_table(rows), unit, unit, run.path, run.path))
 
@@ -498,6 +498,17 @@ def _verdict_text(run: Run) -> str:
     from ngcc import _verdict
 
     return _verdict.verdict_line(run)
+
+
+def _observer(record: Record) -> str:
+    """The observer effect of the undisturbed trials, relative (``+1.20 %``)."""
+    from ngcc import _verdict
+
+    effect = _verdict.observer_effect(record)
+    if effect is None and not {t.index for t in record.trials} - {
+            f.trial for f in record.statistics.flags}:
+        return _verdict.DISTURBED
+    return _signed_percent(effect[1] if effect is not None else None)
 
 
 def _signed_percent(value: float | None) -> str:

@@ -392,9 +392,7 @@ def robust_row(record: Record) -> tuple[str, ...]:
             return _format.MISSING
         return f"{_format.cycles(low)} – {_format.cycles(high)}"
 
-    relative = 100 * (stats.observer_effect_relative or 0.0)
-    effect = (_format.MISSING if stats.observer_effect_ticks is None else
-              f"{stats.observer_effect_ticks:+.1f} ({relative:+.2f} %)")
+    effect = _verdict.observer_text(record)  # of the undisturbed trials only
     codes = Counter(flag.code for flag in stats.flags)
     flags = ", ".join(f"{n} {code}" for code, n in codes.items())
     if record.rejected_trials:
@@ -421,8 +419,9 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
             "trial means (4000 resamples from a fixed seed). Median: of all calls pooled; "
             "its 95 % CI: t interval of the logarithms of the trial medians (positive by "
             "construction). Batch mean: the same calls timed in a loop without per-call "
-            "counter readings; observer effect: the median over the trials of each trial's "
-            "per-call mean − its own batch mean. Core "
+            "counter readings; observer effect: the median over the undisturbed trials "
+            "(no flag) of each trial's per-call mean − its own batch mean (— where every "
+            "trial was disturbed). Core "
             "cycles/byte: the harness mean converted with each trial's estimate of core "
             "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
             "counter_rate); rejected: trials --strict measured again.", "",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ngcc import _host
+from ngcc import _host, _stats
 from ngcc._model import Environment, Record
 
 if TYPE_CHECKING:
@@ -116,3 +116,35 @@ def page_lines(run: Run) -> list[str]:
         f"**Verdict: {NOT_FIT}** — {'; '.join(found.reasons)}."
     return [head + f" Fit to publish only when {CONDITIONS}. Section 4 leads with "
             f"{LEADING_FIGURE}.", ""]
+
+
+DISTURBED = "—, trials disturbed"
+"""What the observer effect reads where no trial of a record was undisturbed."""
+
+
+def observer_effect(record: Record) -> tuple[float, float | None] | None:
+    """``(ticks, relative)``: the observer effect (:func:`ngcc._stats.observer_effect`)
+    of the record's undisturbed trials only (no flag of any kind): a preempted loop says
+    nothing of what the per-call readings cost. None when no trial is undisturbed, or
+    the trials timed no batch."""
+    flagged = {flag.trial for flag in record.statistics.flags}
+    quiet = [t for t in record.trials if t.index not in flagged]
+    if not quiet:
+        return None
+    return _stats.observer_effect([t.statistics.mean_cycles for t in quiet], quiet)
+
+
+def observer_text(record: Record) -> str:
+    """``+12.3 (+1.20 %)`` of the undisturbed trials, ``(2 of 3 trials)`` when some were
+    left out, or :data:`DISTURBED`."""
+    flagged = {flag.trial for flag in record.statistics.flags}
+    quiet = len([t for t in record.trials if t.index not in flagged])
+    effect = observer_effect(record)
+    if quiet == 0:
+        return DISTURBED
+    if effect is None:
+        return "—"
+    ticks, relative = effect
+    text = "%+.1f" % ticks + (" (%+.2f %%)" % (100 * relative) if relative is not None else "")
+    return text + (" (%d of %d trials)" % (quiet, len(record.trials))
+                   if quiet < len(record.trials) else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 import ngcc
@@ -84,3 +85,27 @@ def test_the_baseline_page_says_what_is_true_of_the_baseline(tmp_path, quiet_hos
     row = next(line for line in page.splitlines() if line.startswith("| `pseudoXOF-256` | 32 B")
                and "baseline itself" in line)
     assert "1.00" not in row
+
+
+class BatchRunner(FakeRunner):
+    """A fake runner whose trials also time the uninstrumented batch (10 % cheaper)."""
+
+    def trial(self, instance, message_bytes, calls, warmup, cpu, index, timeout):
+        measured = super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
+        return replace(measured, batch_calls=calls, batch_ticks=int(
+            0.9 * measured.cycles.sum()), batch_ns=measured.loop_ns)
+
+
+def test_the_observer_effect_comes_from_undisturbed_trials_only(tmp_path, quiet_host):
+    preempt = {("SM3", 32, 1): 1, **{("WChain-V1-512", 32, i): 1 for i in range(3)}}
+    run = _run(tmp_path / "run", BatchRunner(preempt=preempt))
+    sm3, wchain = run.record("SM3", 32), run.record("WChain-V1-512", 32)
+    _, relative = _verdict.observer_effect(sm3)
+    quiet = [t for t in sm3.trials if t.index != 1]
+    assert relative == pytest.approx(float(np.median(
+        [t.statistics.mean_cycles / (t.batch_ticks / t.batch_calls) - 1 for t in quiet])))
+    assert _verdict.observer_text(sm3).endswith("(2 of 3 trials)")
+    assert _verdict.observer_effect(wchain) is None
+    assert _verdict.observer_text(wchain) == "—, trials disturbed"
+    write_report(run, plots=False)
+    assert "—, trials disturbed" in (run.path / "report" / "hash-34.md").read_text()
