@@ -485,9 +485,10 @@ def _campaign_summary(run: Run) -> str:
                      _flag_counts(record)))
     return ("%s\n\nmean %s: the harness mean (Σ %s / Σ calls, of the cycle counter, whose "
             "ticks are not core cycles); 95%% CI: of the mean (bootstrap across trials) and of "
-            "the per-call median (log scale); observer: per-call mean over the uninstrumented "
-            "batch mean (median of the undisturbed trials); core c/B: core cycles per byte, from each "
-            "trial's estimate of core cycles per tick\nevidence: %s   (next: ngcc report %s)"
+            "the per-call median of all calls (log scale); observer: per-call mean over the "
+            "uninstrumented batch mean (median of the undisturbed trials); core c/B: core "
+            "cycles per byte, from each trial's estimate of core cycles per tick\nevidence: %s"
+            "   (next: ngcc report %s)"
             % (_table(rows), unit, unit, run.path, run.path))
 
 

@@ -356,7 +356,8 @@ def test_cli_table(two_runs, capsys):
     assert lines[:2] == ["A: %s" % a.path, "B: %s" % b.path]
     assert lines[2].startswith("note: different hosts (every row)")
     header = next(line for line in lines if line.startswith("A  "))
-    for column in ("length", "median A (tsc-ticks)", "A/B", "95 % CI", "p", "verdict"):
+    for column in ("length", "geo-mean of trial medians A (ticks)", "A/B", "95 % CI", "p",
+                   "verdict"):
         assert column in header
     assert sum("1.05× faster" in line for line in lines) == 3   # 2 lengths + summary
     assert "geometric mean over lengths" in out
