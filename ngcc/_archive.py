@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc._codec import Evidence, FieldError
-from ngcc._errors import InvalidNameError, NgccError
+from ngcc._errors import ArchiveError, InvalidNameError
 from ngcc._names import check_name
 from ngcc._records import EVALUATION_FILE, load_file, write_json
 
@@ -45,10 +45,6 @@ INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
 _GENERIC_PREFIXES = ("implementation", "api_", "api ", "submission", "source")
 MAX_DEPTH = 8
 """How deep below an archive folders are looked for (the ICCS layouts need 5)."""
-
-
-class ArchiveError(NgccError):
-    """An archive that is not a folder, or holds no implementation folder."""
 
 
 @dataclass(frozen=True)
@@ -241,11 +237,6 @@ class Evaluation(Evidence):
         submissions = {f.submission for f in self.folders if f.candidate == candidate}
         return [f for f in self.folders if f.submission in submissions]
 
-    def unplaced(self) -> list[FolderEntry]:
-        """The rows of submissions of which no folder built (no candidate page shows
-        them; the index does)."""
-        built = {f.submission for f in self.folders if f.status == "built"}
-        return [f for f in self.folders if f.submission not in built]
 
 
 def load(run_dir: str | os.PathLike[str]) -> Evaluation | None:

@@ -241,3 +241,12 @@ class UnknownHostError(CompareError, LookupError):
 
     def __str__(self) -> str:  # LookupError would otherwise repr() the message
         return str(self.args[0])
+
+
+class ArchiveError(NgccError):
+    """A submission archive that is not a folder, or holds no implementation folder."""
+
+
+class PublishedError(NgccError):
+    """An unknown published system, or published figures that cannot be read or
+    compared with a run."""

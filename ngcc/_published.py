@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc import _format
-from ngcc._errors import NgccError
+from ngcc._errors import PublishedError
 
 if TYPE_CHECKING:
     from ngcc._run import Run
@@ -35,10 +35,6 @@ SHAPE_LENGTH = 65536
 FORMATS = ("table", "markdown", "csv", "json")
 #: The run's names of the ICCS helpers the published tables list by helper and width.
 _HELPER_ALIASES = {"SM3": ("sm3hash", 256)}
-
-
-class PublishedError(NgccError):
-    """Unknown published system, or published data that cannot be read."""
 
 
 @dataclass(frozen=True)
