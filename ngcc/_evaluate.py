@@ -86,7 +86,13 @@ def _check_run_dir(run_dir: Path) -> None:
     if run_dir.exists() and not run_dir.is_dir():
         raise ForeignRunDirError("%s is a file, not a run directory; choose another "
                                  "--run-dir" % run_dir)
-    if not run_dir.exists() or (run_dir / _records.CAMPAIGN_FILE).exists():
+    if not run_dir.exists():
+        return
+    if (run_dir / _records.CAMPAIGN_FILE).exists():
+        if not (run_dir / _records.EVALUATION_FILE).exists():
+            raise ForeignRunDirError("%s is the run directory of a campaign, not of an "
+                                     "evaluation; choose a new --run-dir (nothing was "
+                                     "written)" % run_dir)
         return
     strays = [p.name for p in run_dir.iterdir() if p.name not in _records.EVALUATION_NAMES
               and not p.name.startswith(".")]
@@ -236,6 +242,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
     built = [f for f in evaluation.folders if f.status == "built" and f.library]
     if not built:
         return EvaluationResult(evaluation, None, ())
+    campaign.setdefault("command", ["ngcc.evaluate(...)"])
     job = _campaign.Campaign([path / str(f.library) for f in built],
                              labels=[f.label for f in built], run_dir=path, **campaign)
     try:

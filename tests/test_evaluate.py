@@ -182,6 +182,11 @@ def test_a_folder_of_something_else_is_refused_before_anything_is_written(archiv
     with pytest.raises(ngcc.ForeignRunDirError, match="not empty"):
         _evaluate.evaluate([archive], other, runner=FakeRunner(), **SETTINGS)
     assert [p.name for p in other.iterdir()] == ["todo.txt"]
+    (other / "todo.txt").unlink()
+    (other / "campaign.json").write_text("{}")  # a campaign's run directory
+    with pytest.raises(ngcc.ForeignRunDirError, match="of a campaign, not of an evaluation"):
+        _evaluate.evaluate([archive], other, runner=FakeRunner(), **SETTINGS)
+    assert [p.name for p in other.iterdir()] == ["campaign.json"]
 
 
 def test_the_shipped_kat_files_are_what_the_reference_folders_compute(tmp_path):
