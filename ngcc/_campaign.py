@@ -511,21 +511,30 @@ class Campaign:
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
-    def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
-        """Start a new run directory, or resume the one there (same plan only)."""
+    def _refuse_foreign(self) -> None:
+        """Refuse a run directory that is a file, or a folder of something else.
+
+        Raises:
+            ForeignRunDirError: saying which (nothing is written there).
+        """
         path = self.run_dir
         if path.exists() and not path.is_dir():
             raise ForeignRunDirError("%s is a file, not a run directory; choose another "
                                      "--run-dir" % path)
-        if (path / _records.CAMPAIGN_FILE).exists():
-            self._resume(environment, issues)
-            return
-        if path.exists() and any(not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
-                                 and p.name not in _records.EVALUATION_NAMES
-                                 for p in path.iterdir()):
+        if path.exists() and not (path / _records.CAMPAIGN_FILE).exists() and any(
+                not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
+                and p.name not in _records.EVALUATION_NAMES for p in path.iterdir()):
             raise ForeignRunDirError(
                 "%s is not empty and has no %s, so it is not an ngcc run directory; choose "
                 "a new or empty --run-dir (nothing was written)" % (path, _records.CAMPAIGN_FILE))
+
+    def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
+        """Start a new run directory, or resume the one there (same plan only)."""
+        path = self.run_dir
+        self._refuse_foreign()
+        if (path / _records.CAMPAIGN_FILE).exists():
+            self._resume(environment, issues)
+            return
         path.mkdir(parents=True, exist_ok=True)
         _records.remove_temp_files(path)
         start = self._start(environment, issues)
@@ -569,7 +578,9 @@ class Campaign:
 
         Raises:
             PlanMismatchError: the run directory's plan differs.
+            ForeignRunDirError: it is no run directory.
         """
+        self._refuse_foreign()
         if not (self.run_dir / _records.CAMPAIGN_FILE).is_file():
             return False
         try:

@@ -414,7 +414,6 @@ def _run_campaign(args: argparse.Namespace) -> int:
         print("ngcc: warning: %s" % line, file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
-    if not args.quiet:
         print(_verdict_text(run))
     if not run.failed_jobs:
         return 0

@@ -117,7 +117,7 @@ def test_the_command_line_waits_by_default_and_refuses_with_wait_0(tmp_path, hol
 
 
 def test_leak_waits_for_its_cpu_too(tmp_path, holder, capsys):
-    assert main(["leak", "SM3", "--cpu", str(LAST_CPU), "--calls", "1000", "--out",
+    assert main(["leak", "SM3", "--cpu", str(LAST_CPU), "--calls", "2000", "--out",
                  str(tmp_path / "leak"), "--wait", "0.2"]) == 1
     err = capsys.readouterr().err
     assert "ngcc: waiting up to 0.2 s for CPU %d" % LAST_CPU in err
@@ -128,3 +128,13 @@ def test_leak_waits_for_its_cpu_too(tmp_path, holder, capsys):
 def test_a_bad_wait_is_a_usage_error(value, capsys):
     assert main(["campaign", "SM3", "--wait", value]) == 2
     assert "--wait" in capsys.readouterr().err
+
+
+def test_a_foreign_folder_is_refused_before_any_wait(tmp_path, holder, monkeypatch):
+    fixed_host(monkeypatch)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("not a run\n")
+    told: list[str] = []
+    with pytest.raises(ngcc.ForeignRunDirError, match="not an ngcc run directory"):
+        _campaign(tmp_path / "notes", wait=600, on_wait=told.append).run()
+    assert told == []
