@@ -247,3 +247,13 @@ def test_missing_target_flags_are_fixes_only_when_they_are_the_only_errors(tmp_p
     with pytest.raises(BuildError) as error:
         build(broken, flags="performance", out_dir=tmp_path / "out")
     assert "'nowhere' undeclared" in str(error.value) and error.value.fixes == ()
+
+
+def test_a_tampered_evaluation_is_refused_naming_the_file(evaluated, tmp_path):
+    result, _ = evaluated
+    run_dir = Path(shutil.copytree(result.run.path, tmp_path / "run"))
+    data = json.loads((run_dir / "evaluation.json").read_text())
+    data["folders"][1]["label"] = "../../etc"
+    (run_dir / "evaluation.json").write_text(json.dumps(data))
+    with pytest.raises(ngcc.CorruptRecordError, match=r"evaluation\.json.*folders\[1\]\.label"):
+        _archive.load(run_dir)

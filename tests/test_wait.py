@@ -138,3 +138,10 @@ def test_a_foreign_folder_is_refused_before_any_wait(tmp_path, holder, monkeypat
     with pytest.raises(ngcc.ForeignRunDirError, match="not an ngcc run directory"):
         _campaign(tmp_path / "notes", wait=600, on_wait=told.append).run()
     assert told == []
+
+
+def test_check_waits_only_when_asked(tmp_path, holder, capsys):
+    assert main(["check", "--cpu", str(LAST_CPU)]) == 0  # reads the host at once
+    assert "is in use by another ngcc campaign (pid %d" % holder.pid in capsys.readouterr().out
+    assert main(["check", "--cpu", str(LAST_CPU), "--wait", "0.2"]) == 1
+    assert "(still, after waiting 0.2 s)" in capsys.readouterr().err
