@@ -101,3 +101,11 @@ def test_kat_from_the_checkout_root(installed, tmp_path):
     assert (tmp_path / "hash-34" / "WChain-V1-512.log").read_text().splitlines()[-1] == (
         "RESULT hash-34 WChain-V1-512 PASS")
 
+
+
+def test_the_published_figures_ship_in_the_wheel(installed):
+    [published] = installed.venv.glob("lib/python*/site-packages/ngcc/published")
+    assert {p.name for p in published.iterdir()} >= {"README.md", "hash_x86_1.tsv",
+                                                     "hash_arm_1.tsv",
+                                                     "iccs_baselines_x86_1.tsv",
+                                                     "iccs_baselines_arm_1.tsv"}
