@@ -6,7 +6,7 @@ entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
 ``algorithms/<family>/instances.json``; each is compiled with the NGCC guide's
 reference flags and installed in ``ngcc/_lib/`` together with ``registry.json``,
 which the Python registry (``ngcc/_registry.py``) reads at run time, and with
-``ngcc-driver`` (csrc/driver.c, ngcc/_child.py).
+``ngcc-driver`` (csrc/driver/, ngcc/_child.py).
 
 A family builds each of its variants (``ref`` first: the bare instance name means
 it) for every instance. A variant says in ``instances.json``:
@@ -128,24 +128,67 @@ def _copy_build_support(src_dir):
         shutil.copyfile(ALGORITHMS / name, src_dir / name)
 
 
-# csrc/ is one source of truth for two programs: the extension (everything but the
-# driver's own files) and ngcc-driver, the executable every foreign library runs in
-# (everything but the Python binding). Both also take the KAT generator's DRNG.
-DRIVER_ONLY = {"driver.c", "frames.c", "guard.c", "procinfo.c"}
-C_SOURCES = sorted(p.name for p in (ROOT / "csrc").glob("*.c"))
+# csrc/ holds two programs, one folder each beside what both compile: common/ (loader,
+# timer, timing loop, KAT generator, CPU features), core/ (the ngcc._core extension's
+# Python binding) and driver/ (ngcc-driver, the executable every foreign library runs
+# in). Each program sees only its own folder's headers and common/'s. Both also take
+# the KAT generator's DRNG.
 SHARED_C = ["algorithms/drng/sm3_drng.c", "algorithms/sm3/sm3.c"]
-C_INCLUDES = ["csrc", "algorithms/include", "algorithms/sm3", "algorithms/drng"]
+ALGORITHM_INCLUDES = ["algorithms/include", "algorithms/sm3", "algorithms/drng"]
+
+
+def _program_sources(folder):
+    """The C files of one program (``core`` or ``driver``): common/'s, its own, the DRNG's."""
+    return [path.relative_to(ROOT).as_posix() for part in ("common", folder)
+            for path in sorted((ROOT / "csrc" / part).glob("*.c"))] + SHARED_C
+
+
+def _program_includes(folder):
+    return ["csrc/common", "csrc/%s" % folder] + ALGORITHM_INCLUDES
+
+
 C_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-O2"] + WERROR + (SANITIZER_FLAGS if SANITIZE else [])
 
 
 def _build_driver(cc, out_dir):
-    """Compile ``ngcc-driver`` (csrc/driver.c) into out_dir."""
-    sources = ["csrc/%s" % name for name in C_SOURCES if name != "_core.c"] + SHARED_C
-    command = (cc + C_FLAGS + ["-D_GNU_SOURCE"] + ["-I%s" % d for d in C_INCLUDES]
-               + ["-o", str(out_dir / "ngcc-driver")] + [str(ROOT / s) for s in sources]
+    """Compile ``ngcc-driver`` (csrc/common/ and csrc/driver/) into out_dir."""
+    command = (cc + C_FLAGS + ["-D_GNU_SOURCE"]
+               + ["-I%s" % d for d in _program_includes("driver")]
+               + ["-o", str(out_dir / "ngcc-driver")]
+               + [str(ROOT / s) for s in _program_sources("driver")]
                + ["-ldl"])
     print(" ".join(shlex.quote(c) for c in command))
     subprocess.run(command, check=True, cwd=ROOT)
+
+
+def build_instances(cc, out_dir, scratch):
+    """Build every instance library whose variant's flags ``cc`` accepts (every ``ref``
+    on any machine), and ``ngcc-driver``, into out_dir; write its registry.json and
+    return the registry. Used by the build below and by the AArch64 cross-build of CI
+    (.ci/cross_build.py), which passes a cross compiler."""
+    entries, skipped = [], []
+    scratch.mkdir(parents=True, exist_ok=True)
+    for folder, family in _instance_families():
+        variants = []
+        for variant, variant_spec in family["variants"].items():
+            reason = _unsupported_flags(cc, _variant_cflags(variant_spec), scratch)
+            if reason is None:
+                variants.append(variant)
+                continue
+            print("ngcc: skipping the %s variant %r: the compiler rejects its flags "
+                  "%s (%s)" % (family["family"], variant,
+                               " ".join(variant_spec.get("cflags", [])), reason))
+            skipped.append({"family": family["family"], "variant": variant,
+                            "reason": reason})
+        for instance in family["instances"]:  # each instance's variants side by side
+            for variant in variants:
+                entries.append(_build_instance_library(cc, folder, family, instance,
+                                                       variant, out_dir))
+    _build_driver(cc, out_dir)
+    registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
+                "instances": entries, "skipped_variants": skipped}
+    (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
+    return registry
 
 
 class BuildWithInstances(build_ext):
@@ -157,45 +200,24 @@ class BuildWithInstances(build_ext):
         package_dir = ROOT / "ngcc" if self.inplace else Path(self.build_lib) / "ngcc"
         out_dir = package_dir / "_lib"
         out_dir.mkdir(parents=True, exist_ok=True)
-        cc = _compiler()
-        entries, skipped = [], []
-        scratch = Path(self.build_temp) / "variant_probe"
-        scratch.mkdir(parents=True, exist_ok=True)
-        for folder, family in _instance_families():
-            variants = []
-            for variant, variant_spec in family["variants"].items():
-                reason = _unsupported_flags(cc, _variant_cflags(variant_spec), scratch)
-                if reason is None:
-                    variants.append(variant)
-                    continue
-                print("ngcc: skipping the %s variant %r: the compiler rejects its flags "
-                      "%s (%s)" % (family["family"], variant,
-                                   " ".join(variant_spec.get("cflags", [])), reason))
-                skipped.append({"family": family["family"], "variant": variant,
-                                "reason": reason})
-            for instance in family["instances"]:  # each instance's variants side by side
-                for variant in variants:
-                    entries.append(_build_instance_library(cc, folder, family, instance,
-                                                           variant, out_dir))
-        _build_driver(cc, out_dir)
-        registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
-                    "instances": entries, "skipped_variants": skipped}
-        (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
+        build_instances(_compiler(), out_dir, Path(self.build_temp) / "variant_probe")
         _copy_build_support(out_dir / "src")
-        # The official KAT manifests travel with the package (kat/ -> ngcc/_lib/kat/).
+        # The official KAT manifests and the candidate registry travel with the package
+        # (kat/ -> ngcc/_lib/kat/).
         (out_dir / "kat").mkdir(exist_ok=True)
-        for manifest in sorted((ROOT / "kat").glob("*.sha256")):
-            shutil.copyfile(manifest, out_dir / "kat" / manifest.name)
+        for data in [*sorted((ROOT / "kat").glob("*.sha256")), ROOT / "kat" / "candidates.tsv"]:
+            shutil.copyfile(data, out_dir / "kat" / data.name)
 
 
 core = Extension(
     "ngcc._core",
-    # csrc/ but the driver's own files, plus the DRNG of the KAT generator and its SM3.
-    sources=["csrc/%s" % name for name in C_SOURCES if name not in DRIVER_ONLY] + SHARED_C,
-    include_dirs=C_INCLUDES + [numpy.get_include()],
+    # csrc/common/ and csrc/core/, plus the DRNG of the KAT generator and its SM3.
+    sources=_program_sources("core"),
+    include_dirs=_program_includes("core") + [numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("_GNU_SOURCE", None)],
     extra_compile_args=C_FLAGS,
     extra_link_args=["-ldl"] + (SANITIZER_FLAGS if SANITIZE else []),
 )
 
-setup(ext_modules=[core], cmdclass={"build_ext": BuildWithInstances})
+if __name__ == "__main__":  # pip and `python setup.py` run it so; CI imports build_instances
+    setup(ext_modules=[core], cmdclass={"build_ext": BuildWithInstances})

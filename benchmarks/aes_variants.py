@@ -1,21 +1,27 @@
 """Benchmark: every Pavelor and Wish variant in TSC ticks per byte, against ref and
-against this machine's AES-NI floor (and, with --baseline, the ref of another commit).
+against this machine's AES round floor at the variant's register width (and, with
+--baseline, the ref of another commit; with --theirs, any built library).
 
-    python benchmarks/aes_variants.py [--baseline GITREF] [--reps 7] [--markdown]
+    python benchmarks/aes_variants.py [--baseline GITREF] [--reps 7]
+                                      [--theirs PATH.so ...]
 
 One run measures everything: the libraries take turns, round after round, so that
 load from other processes spreads over all of them alike. Each round times a few
 calls (ngcc.time_calls) and keeps the fastest, the call least disturbed by other
-processes; each figure is the median over the rounds of those minima. On a busy
-machine a 64 KiB call of a ref variant (2 to 10 ms) is preempted however often it is
-repeated, and the slower a library, the more: the speed-ups are therefore taken at
-4 KiB (calls under 1.5 ms, which mostly run undisturbed; per byte within a few per
-cent of 64 KiB, the fixed cost being one or two permutations). The AES-NI floor of an
-instance is the AES rounds it needs per message byte divided by the AESENC
-throughput of this machine (a small C loop of independent AESENC streams, built
-here). ``--baseline main`` builds the ref variants of another commit (git archive)
-with the flags of today's ref and times them beside the others: the old-vs-new
-figure of a change, from one run.
+processes; each figure is the median over the rounds of those minima, and "best"
+the least of them. On a busy machine a 64 KiB call of a ref variant (2 to 10 ms) is
+preempted however often it is repeated, and the slower a library, the more: the
+speed-ups are therefore taken at 1 KiB.
+
+The floor of a variant is the AES rounds its instance needs per message byte divided
+by this machine's throughput of AES rounds at the variant's register width: 128 bits
+(AESENC: ref, opt), 256 (VAESENC ymm: vaes) or 512 (VAESENC zmm: avx512), each
+measured by a small C loop of 12 independent VAESENC chains built here (a width the
+CPU or compiler lacks is left out). ``--baseline main`` builds the ref variants of
+another commit (git archive) with the flags of today's ref and times them beside the
+others. ``--theirs PATH.so`` (repeatable) times any built library of a Pavelor or Wish
+instance (e.g. a submitter's, from ``ngcc build``) beside ours and prints ours ÷
+theirs for the fastest of our variants at each length (below 1: ours faster).
 """
 
 from __future__ import annotations
@@ -35,9 +41,9 @@ import ngcc
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILIES = ("Pavelor", "Wish")
-SIZES = (65536, 4096, 32)
-CALLS = {65536: 10, 4096: 200, 32: 2000}
-RATIO_SIZE = 4096  # the speed-ups (see the module docstring)
+SIZES = (65536, 1024, 64)
+CALLS = {65536: 10, 1024: 300, 64: 2000}
+RATIO_SIZE = 1024  # the speed-ups (see the module docstring)
 
 # AES rounds per absorbed message byte: Pavelor's permutation is 24 rounds of 19 AES
 # rounds (docs/spec/pavelor.md §10) per rate block; Wish's is 2 rounds on every lane
@@ -47,31 +53,68 @@ AES_ROUNDS_PER_BYTE = {
     "Wish512": 2 * 9 * 8 / 64, "Wish1024": 2 * 12 * 16 / 128,
 }
 
-AESENC_LOOP = r"""
+# Independent chains of AES rounds at one register width: AES rounds (128-bit lanes)
+# per TSC tick, the best of 20 runs. WIDTH_BITS and the intrinsics come from -D flags.
+AES_LOOP = r"""
 #include <stdio.h>
 #include <stdint.h>
-#include <wmmintrin.h>
+#include <immintrin.h>
 #include <x86intrin.h>
 #define STREAMS 12
+#define LANES (WIDTH_BITS / 128)
 int main(void)
 {
-    __m128i x[STREAMS], k = _mm_set1_epi32(0x5a5a5a5a), s;
+    VEC x[STREAMS], k = SET1(0x5a5a5a5a);
     uint64_t best = ~(uint64_t)0;
-    int i, j, run;
-    for (j = 0; j < STREAMS; j++) x[j] = _mm_set1_epi32(j);
+    int i, j, run, sum = 0;
+    for (j = 0; j < STREAMS; j++) x[j] = SET1(j);
     for (run = 0; run < 20; run++) {
         uint64_t start = __rdtsc(), ticks;
-        for (i = 0; i < 200000; i++)
-            for (j = 0; j < STREAMS; j++) x[j] = _mm_aesenc_si128(x[j], k);
+        for (i = 0; i < 100000; i++)
+            for (j = 0; j < STREAMS; j++) x[j] = AESENC(x[j], k);
         ticks = __rdtsc() - start;
         if (ticks < best) best = ticks;
     }
-    s = x[0];
-    for (j = 1; j < STREAMS; j++) s = _mm_xor_si128(s, x[j]);
-    printf("%.4f %d\n", 200000.0 * STREAMS / (double)best, _mm_cvtsi128_si32(s) & 1);
+    for (j = 0; j < STREAMS; j++) sum ^= ((const int *)&x[j])[0];
+    printf("%.4f %d\n", 100000.0 * STREAMS * LANES / (double)best, sum & 1);
     return 0;
 }
 """
+
+# width -> (flags, vector type, set1, aesenc, cpu features the loop needs)
+AES_WIDTHS = {
+    128: (["-maes"], "__m128i", "_mm_set1_epi32", "_mm_aesenc_si128", ("aes",)),
+    256: (["-mavx2", "-mvaes"], "__m256i", "_mm256_set1_epi32", "_mm256_aesenc_epi128",
+          ("avx2", "vaes")),
+    512: (["-mavx512f", "-mvaes"], "__m512i", "_mm512_set1_epi32", "_mm512_aesenc_epi128",
+          ("avx512f", "vaes")),
+}
+
+
+def variant_width(inst: ngcc.Instance) -> int:
+    """The register width of a variant's AES rounds (ref: bitsliced, against 128)."""
+    features = set(inst.cpu_features)
+    return 512 if "avx512f" in features else 256 if "vaes" in features else 128
+
+
+def aes_rounds_per_tick(cc: list[str], work: Path) -> dict[int, float]:
+    """AES rounds per TSC tick at each register width this CPU and compiler have."""
+    from ngcc._registry import cpu_features
+
+    (work / "aes.c").write_text(AES_LOOP)
+    floors = {}
+    for width, (flags, vec, set1, aesenc, needs) in AES_WIDTHS.items():
+        if not set(needs) <= cpu_features():
+            continue
+        program = work / ("aes%d" % width)
+        built = subprocess.run(cc + ["-O2", "-funroll-loops", *flags, "-DWIDTH_BITS=%d" % width,
+                                     "-DVEC=%s" % vec, "-DSET1=%s" % set1,
+                                     "-DAESENC=%s" % aesenc, str(work / "aes.c"), "-o",
+                                     str(program)], capture_output=True, check=False)
+        if built.returncode == 0:
+            out = subprocess.run([str(program)], check=True, capture_output=True, text=True)
+            floors[width] = float(out.stdout.split()[0])
+    return floors
 
 
 @dataclass
@@ -79,17 +122,9 @@ class Library:
     """One library to time: an instance name:variant, or a baseline library path."""
 
     instance: str
-    label: str  # "ref", "opt", "ref@main"
+    label: str  # "ref", "opt", "ref@main", "theirs1"
     target: str | Path
-
-
-def aesenc_per_tick(cc: list[str], work: Path) -> float:
-    """AESENC per TSC tick with 12 independent streams (best of 20 runs)."""
-    (work / "aesenc.c").write_text(AESENC_LOOP)
-    subprocess.run(cc + ["-O2", "-funroll-loops", "-maes", str(work / "aesenc.c"), "-o",
-                         str(work / "aesenc")], check=True)
-    out = subprocess.run([str(work / "aesenc")], check=True, capture_output=True, text=True)
-    return float(out.stdout.split()[0])
+    width: int = 128  # the register width of its AES rounds (0: not ours, no floor)
 
 
 def build_baseline(ref: str, cc: list[str], work: Path) -> list[Library]:
@@ -122,9 +157,11 @@ def build_baseline(ref: str, cc: list[str], work: Path) -> list[Library]:
     return libraries
 
 
-def measure(libraries: list[Library], reps: int) -> dict[tuple[str, str, int], float]:
-    """{(instance, label, message bytes): ticks per call}, the median over ``reps``
-    rounds of the fastest call of each round; the libraries take turns."""
+def measure(libraries: list[Library], reps: int
+            ) -> tuple[dict[tuple[str, str, int], float], dict[tuple[str, str, int], float]]:
+    """({(instance, label, message bytes): ticks per call}, the same for the best
+    round): the median over ``reps`` rounds of the fastest call of each round, and the
+    fastest call of all; the libraries take turns."""
     samples: dict[tuple[str, str, int], list[float]] = {}
     for _ in range(reps):
         for lib in libraries:
@@ -132,30 +169,58 @@ def measure(libraries: list[Library], reps: int) -> dict[tuple[str, str, int], f
                 result = ngcc.time_calls(lib.target, size, calls=CALLS[size])
                 samples.setdefault((lib.instance, lib.label, size), []).append(
                     float(result.min_cycles))
-    return {key: statistics.median(values) for key, values in samples.items()}
+    return ({key: statistics.median(values) for key, values in samples.items()},
+            {key: min(values) for key, values in samples.items()})
 
 
 def table(libraries: list[Library], ticks: dict[tuple[str, str, int], float],
-          throughput: float, baseline: str | None) -> str:
+          best: dict[tuple[str, str, int], float], floors: dict[int, float],
+          baseline: str | None) -> str:
     def per_byte(instance: str, label: str, size: int) -> float:
         return ticks[(instance, label, size)] / size
 
-    head = ["instance", "variant", "64 KiB ticks/B", "4 KiB ticks/B", "32 B ticks"]
+    head = ["instance", "variant", "width", "64 KiB ticks/B", "(best)", "1 KiB ticks/B",
+            "64 B ticks/B"]
     if baseline:
         head.append("speed-up vs ref@%s" % baseline)
-    head += ["speed-up vs ref", "AES-NI floor ticks/B", "x floor (64 KiB)"]
+    head += ["speed-up vs ref (1 KiB)", "floor ticks/B", "× floor (64 KiB, best)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lib in libraries:
         now = per_byte(lib.instance, lib.label, RATIO_SIZE)
-        floor = AES_ROUNDS_PER_BYTE[lib.instance] / throughput
-        row = [lib.instance, lib.label, "%.2f" % per_byte(lib.instance, lib.label, 65536),
-               "%.2f" % now, "%.0f" % ticks[(lib.instance, lib.label, 32)]]
+        row = [lib.instance, lib.label, str(lib.width) if lib.width else "–",
+               "%.3f" % per_byte(lib.instance, lib.label, 65536),
+               "%.3f" % (best[(lib.instance, lib.label, 65536)] / 65536),
+               "%.3f" % now, "%.2f" % per_byte(lib.instance, lib.label, 64)]
         if baseline:
             row.append("%.2f" % (per_byte(lib.instance, "ref@%s" % baseline, RATIO_SIZE) / now))
         row.append("%.2f" % (per_byte(lib.instance, "ref", RATIO_SIZE) / now))
-        row += ["%.2f" % floor, "%.2f" % (per_byte(lib.instance, lib.label, 65536) / floor)]
+        if lib.width in floors:
+            floor = AES_ROUNDS_PER_BYTE[lib.instance] / floors[lib.width]
+            row += ["%.3f" % floor,
+                    "%.2f" % (best[(lib.instance, lib.label, 65536)] / 65536 / floor)]
+        else:
+            row += ["–", "–"]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def versus_theirs(libraries: list[Library], ticks: dict[tuple[str, str, int], float]
+                  ) -> list[str]:
+    """Ours (the fastest variant at each length) ÷ each --theirs library."""
+    lines = []
+    for lib in libraries:
+        if not lib.label.startswith("theirs"):
+            continue
+        ours = [lab for lab in {x.label for x in libraries if x.instance == lib.instance}
+                if not lab.startswith(("theirs", "ref@"))]
+        cells = []
+        for size in SIZES:
+            fastest = min(ours, key=lambda lab: ticks[(lib.instance, lab, size)])
+            cells.append("%d B: %s %.3f" % (size, fastest, ticks[(lib.instance, fastest, size)]
+                                            / ticks[(lib.instance, lib.label, size)]))
+        lines.append("%s, ours ÷ %s (%s): %s" % (lib.instance, lib.label, lib.target,
+                                                  "; ".join(cells)))
+    return lines
 
 
 def main() -> None:
@@ -163,25 +228,37 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="GITREF",
                         help="also time the ref variants of this git revision (e.g. main)")
     parser.add_argument("--reps", type=int, default=7, help="rounds over all libraries")
+    parser.add_argument("--theirs", action="append", default=[], metavar="PATH.so",
+                        help="a built library of a Pavelor or Wish instance to time beside "
+                             "ours (repeatable)")
+    parser.add_argument("--family", choices=FAMILIES, help="only this family")
     args = parser.parse_args()
     cc = shlex.split(os.environ.get("CC", "cc"))
-    libraries = [Library(inst.name, inst.variant, inst.key)
+    families = [args.family] if args.family else list(FAMILIES)
+    libraries = [Library(inst.name, inst.variant, inst.key, variant_width(inst))
                  for inst in ngcc.instances(all_variants=True)
-                 if inst.family in FAMILIES and not inst.missing_cpu_features]
+                 if inst.family in families and not inst.missing_cpu_features]
+    for n, path in enumerate(args.theirs):
+        theirs = ngcc.instance(path)
+        libraries.append(Library(theirs.name, "theirs%d" % (n + 1), Path(path), 0))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        throughput = aesenc_per_tick(cc, work)
+        floors = aes_rounds_per_tick(cc, work)
         if args.baseline:
             libraries += build_baseline(args.baseline, cc, work)
         libraries.sort(key=lambda lib: (list(AES_ROUNDS_PER_BYTE).index(lib.instance),
-                                        lib.label.startswith("ref@"), lib.label != "ref"))
-        ticks = measure(libraries, args.reps)
+                                        lib.label.startswith(("ref@", "theirs")),
+                                        lib.label != "ref"))
+        ticks, best = measure(libraries, args.reps)
     counter = ngcc.counter_info()
-    print("AESENC throughput here: %.2f per tick (12 independent streams); counter: %s"
-          % (throughput, counter))
-    print("Median over %d rounds of the fastest of %d calls at 64 KiB (%d at 4 KiB, %d at "
-          "32 B); speed-ups at 4 KiB.\n" % (args.reps, CALLS[65536], CALLS[4096], CALLS[32]))
-    print(table(libraries, ticks, throughput, args.baseline))
+    print("AES rounds per tick (12 independent chains): %s; counter: %s"
+          % (", ".join("%d-bit %.2f" % item for item in sorted(floors.items())), counter))
+    print("load average %.2f %.2f %.2f; median over %d rounds of the fastest of %d calls at "
+          "64 KiB (%d at 1 KiB, %d at 64 B), (best) the fastest of all; speed-ups at 1 KiB.\n"
+          % (*os.getloadavg(), args.reps, CALLS[65536], CALLS[1024], CALLS[64]))
+    print(table(libraries, ticks, best, floors, args.baseline))
+    for line in versus_theirs(libraries, ticks):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ compiler decides what goes in, with the user's flags and defines:
 3. ngcc's own ICCS DRNG is compiled in when the objects call it and none defines it;
 4. the objects are linked with ``-Wl,-z,defs``, so a symbol nobody defines fails the
    build with its name (and the left-out program that defines it, if one does);
+   ``libs`` (``--libs "-lcrypto"``) come after the objects;
 5. the library must export ``CryptHash`` (read from its ELF symbol table).
 
 No foreign code runs here, and the folder is untrusted: only regular files under a
@@ -21,11 +22,14 @@ file-size limits (:mod:`ngcc._cc`, which also reads the facts out of its
 diagnostics and objects), and the library and its ``<library>.json`` sidecar (the
 facts :func:`ngcc.instance` reads, and the build's provenance) are written inside
 the output folder.
+
+The candidate id is inferred from the instance name through the candidate registry
+(:func:`ngcc._candidates.infer_candidate`) unless given: ``laurus_512`` is hash-14.
 """
 
 from __future__ import annotations
 
-import datetime
+import contextlib
 import hashlib
 import json
 import os
@@ -37,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import kat
+from ngcc import _candidates, kat
 from ngcc._cc import (
     DEFAULT_TIMEOUT,
     MAX_ERROR_LINES,
@@ -55,14 +59,15 @@ from ngcc._cc import (
     shorten_link,
     undefined_symbols,
 )
-from ngcc._errors import BuildError, BuildFix, LibraryError
+from ngcc._clock import utc_now
+from ngcc._errors import BuildError, BuildFix, KatError, LibraryError, NgccError
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import read_manifest
 from ngcc._names import check_name, inside
-from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import (
+    EXTERNAL,
     LIB_DIR,
     Instance,
-    candidate_of,
     check_candidate,
     external_instance,
     manifest_path,
@@ -103,7 +108,7 @@ _FLAG_FEATURES = {
     "-maes": "aes", "-mavx": "avx", "-mf16c": "f16c", "-mbmi": "bmi1", "-mavx2": "avx2",
     "-mbmi2": "bmi2", "-madx": "adx", "-msha": "sha_ni", "-mgfni": "gfni", "-mvaes": "vaes",
     "-mvpclmulqdq": "vpclmulqdq", "-mavx512f": "avx512f", "-mavx512dq": "avx512dq",
-    "-mavx512bw": "avx512bw", "-mavx512vl": "avx512vl",
+    "-mavx512bw": "avx512bw", "-mavx512vl": "avx512vl", "-mavx512vbmi": "avx512vbmi",
 }
 _DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEADER_FILE = re.compile(r"[A-Za-z0-9_.+-]+\.h")
@@ -133,6 +138,7 @@ class Provenance:
             ``"manifest"`` (the instance name is in a shipped manifest),
             ``"submission files"`` (the submission's own KAT files) or ``"none"``.
         kat_files: the manifest's path, or the submission's KAT files (empty for none).
+        libs: the ``--libs`` link options, after the objects (``-lcrypto``).
     """
 
     source_dir: str
@@ -147,6 +153,7 @@ class Provenance:
     skipped: dict[str, str]
     kat_basis: str
     kat_files: tuple[str, ...]
+    libs: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The fields as JSON values (tuples as lists), as stored in the sidecar."""
@@ -168,6 +175,8 @@ class BuildResult:
         drng_supplied: True when ngcc linked its own ICCS DRNG (the folder had none).
         provenance: source folder, file digests, flags, compiler, ngcc version, build
             time and KAT basis (the sidecar's record of them).
+        notes: what the build decided for the user to know: the candidate id and where
+            it came from, a digest length the registry disagrees with.
     """
 
     instance: Instance
@@ -177,6 +186,7 @@ class BuildResult:
     sha256: str
     drng_supplied: bool
     provenance: Provenance
+    notes: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------ untrusted input
@@ -452,12 +462,13 @@ def _place_order(where: str) -> tuple[str, int]:
 # ------------------------------------------------------------------ linking
 
 def _link(folder: Path, library_objects: list[_Object], programs: list[_Object],
-          extra_objects: list[str], cflags: list[str], partial: Path,
+          extra_objects: list[str], cflags: list[str], libs: list[str], partial: Path,
           compiler: Compiler) -> str:
-    """Link the library (refusing undefined symbols); return the linker's warnings."""
+    """Link the library (refusing undefined symbols), ``libs`` after the objects; return
+    the linker's warnings."""
     status, errors = compiler.run(
         [*cflags, *LINK_FLAGS, "-o", str(partial), *(str(o.path) for o in library_objects),
-         *extra_objects, *LINK_LIBRARIES], compiler.work_dir, "linking")
+         *extra_objects, *libs, *LINK_LIBRARIES], compiler.work_dir, "linking")
     if status == 0:
         return errors
     partial.unlink(missing_ok=True)
@@ -534,16 +545,23 @@ def _undefined_message(folder: Path, symbols: list[str], library_objects: list[_
 
 # ------------------------------------------------------------------ provenance
 
-def _kat_basis(name: str, candidate: str, folder: Path) -> tuple[str, tuple[str, ...]]:
-    """What a KAT check of this build will rest on, as far as the build can see."""
-    manifest = manifest_path(candidate)
+def _kat_basis(name: str, candidate: str, folder: Path,
+               manifest: Path | None) -> tuple[str, tuple[str, ...]]:
+    """What a KAT check of this build will rest on, as far as the build can see: a
+    manifest line for one of its KAT file names (in ``manifest`` or the candidate's
+    shipped one), else the submission's own KAT files."""
+    manifest = manifest or manifest_path(candidate)
     try:
         lines = read_manifest(manifest)
     except (ValueError, UnicodeDecodeError):
         lines = {}
-    if any(key.split("/")[0] == name for key in lines):
+    if any(kat.manifest_entry(lines, name, kat.file_name(kind, name)) for kind in kat.FILES):
         return "manifest", (str(manifest),)
-    folders = kat.submission_kat_folders(folder, name)
+    names = [name]
+    with contextlib.suppress(NgccError):
+        listed = _candidates.candidate(candidate).instance(name)
+        names += [listed.manifest_folder] if listed is not None else []
+    folders = kat.submission_kat_folders(folder, names)
     found = []
     for kind in kat.FILES:
         file_name = kat.file_name(kind, name)
@@ -602,7 +620,7 @@ def _provenance_from(meta: dict[str, Any]) -> Provenance:
     return Provenance(text("source_dir"), table("source_sha256"), flag_set, texts("defines"),
                       texts("extra_cflags"), texts("cflags"), text("compiler"),
                       text("ngcc_version"), text("built_at"), table("skipped"), basis,
-                      texts("kat_files"))
+                      texts("kat_files"), texts("libs") if "libs" in meta else ())
 
 
 # ------------------------------------------------------------------ build
@@ -612,6 +630,8 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
           candidate: str | None = None, defines: Iterable[str] = (),
           extra_cflags: str | Sequence[str] = (), label: str | None = None,
           exclude: Iterable[str] = (), timeout: float = DEFAULT_TIMEOUT,
+          libs: str | Sequence[str] = (),
+          manifest: str | os.PathLike[str] | None = None,
           adjustments: Sequence[str] = ()) -> BuildResult:
     """Compile an ICCS submission folder into ``<out_dir>/<name>.so`` plus its sidecar.
 
@@ -621,13 +641,18 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
             selects the KAT manifest line.
         flags: ``"reference"``, ``"performance"``, ``"resource"`` or literal flags.
         out_dir: where the library goes; defaults to ``./ngcc-build/<name>/``.
-        candidate: the candidate id (one with a shipped manifest, or ``baseline``);
-            default: the manifest listing the name, else ``external``.
+        candidate: the candidate id (any of ``ngcc list --candidates``, or
+            ``baseline``); default: the one candidate of the registry with an instance
+            of that name (:func:`ngcc._candidates.infer_candidate`), else ``external``.
         defines: ``NAME`` or ``NAME=VALUE`` macros added to the flags (``-D``).
         extra_cflags: flags added after the set's (a string is split like a shell).
         label: the library's name in files, tables and plots (stored in the sidecar).
         exclude: C file names to leave out.
         timeout: seconds all compiler runs of the build may take together.
+        libs: link options after the objects, e.g. ``"-lcrypto"`` (a string is split
+            like a shell); ``-Wl,-z,defs`` still applies.
+        manifest: a ``kat.sha256`` manifest ngcc does not ship: recorded (path and
+            sha256), so every KAT check of the library uses it.
         adjustments: what a caller changed in these options on the build's own
             diagnosis, and why (``ngcc evaluate``): kept in the sidecar (and so in the
             KAT log).
@@ -638,7 +663,10 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
             once), an undefined symbol (named), a library without ``CryptHash``, or
             a compiler past the timeout.
         InvalidNameError: a name, label or candidate id that breaks the name rule,
-            or an unknown candidate id.
+            or an unknown candidate id (``UnknownCandidateError``).
+        AmbiguousInstanceError: several candidates have the instance name and none
+            was given (the message lists them).
+        KatError: a manifest that is not a file or is corrupt.
     """
     folder = Path(source_dir).resolve()
     if not folder.is_dir():
@@ -649,6 +677,8 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         if given is not None:
             check_name(given, what)
     extra = shlex.split(extra_cflags) if isinstance(extra_cflags, str) else list(extra_cflags)
+    link_libs = shlex.split(libs) if isinstance(libs, str) else list(libs)
+    manifest_file = _given_manifest(manifest)
     defines = list(defines)
     cflags = [*resolve_flags(flags), *define_flags(defines), *extra, *LIBRARY_FLAGS]
     digests = {path.name: hashlib.sha256(read_input(path)).hexdigest()
@@ -658,6 +688,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         compiler = Compiler(Path(work), timeout)
         header_name, digest_bits, _ = _read_instance_header(folder, cflags, compiler)
         name = name or header_name
+        candidate, notes = _candidate_of(name, candidate, digest_bits)
         includes = ["-I", str(folder), "-idirafter", str(SUPPORT_DIR / "drng" / "iccs")]
         objects, warnings = _compile(folder, sources, cflags, extra, includes, compiler)
         programs = [o for o in objects if "main" in o.defined]
@@ -674,39 +705,82 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         supplied = _needs_drng(library_objects)
         drng = _compile_drng(compiler) if supplied else []
         warnings = "\n".join(filter(None, [warnings, _link(
-            folder, library_objects, programs, drng, cflags, partial, compiler).rstrip()]))
+            folder, library_objects, programs, drng, cflags, link_libs, partial,
+            compiler).rstrip()]))
         if not exports_crypt_hash(partial):
             partial.unlink(missing_ok=True)
             raise BuildError("%s: the library built from %s does not export CryptHash"
                              % (folder, ", ".join(o.source for o in library_objects)))
         version = compiler.version()
     provenance = _provenance(folder, name, candidate, flags, defines, extra, cflags,
-                             version, digests, skipped)
+                             version, digests, skipped, link_libs, manifest_file)
     digest = sha256_file(partial)
     meta = {
         "name": name, "family": name, "label": label,
-        "candidate": candidate or candidate_of(name), "digest_bits": digest_bits,
+        "candidate": candidate, "digest_bits": digest_bits,
         "sources": [o.source for o in library_objects],
-        "link_flags": [*LINK_FLAGS, *LINK_LIBRARIES], "cpu_features": list(cpu_features(cflags)),
+        "link_flags": [*LINK_FLAGS, *link_libs, *LINK_LIBRARIES],
+        "cpu_features": list(cpu_features(cflags)),
         "warnings": warnings, "sha256": digest, "drng_supplied": supplied,
         **({"adjustments": list(adjustments)} if adjustments else {}),
         **provenance.to_json(),
     }
+    if manifest_file is not None:
+        meta.update(kat_manifest=str(manifest_file),
+                    kat_manifest_sha256=sha256_file(manifest_file))
     # The sidecar, then the library: its sha256 names the library it describes.
     atomic_write_bytes(sidecar_path(library), (json.dumps(meta, indent=1) + "\n").encode())
     os.replace(partial, library)
     return BuildResult(external_instance(library), tuple(meta["sources"]), skipped, warnings,
-                       digest, supplied, provenance)
+                       digest, supplied, provenance, notes)
 
 
-def _provenance(folder: Path, name: str, candidate: str | None, flags: str,
+def _given_manifest(manifest: str | os.PathLike[str] | None) -> Path | None:
+    """The ``--manifest`` file, resolved and checked to be a readable manifest."""
+    if manifest is None:
+        return None
+    path = Path(manifest).resolve()
+    if not path.is_file():
+        raise KatError("--manifest %s is not a file" % manifest)
+    try:
+        read_manifest(path)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise KatError("--manifest %s is corrupt: %s" % (manifest, exc)) from exc
+    return path
+
+
+def _candidate_of(name: str, given: str | None, digest_bits: int) -> tuple[str, tuple[str, ...]]:
+    """The build's candidate id (``given``, else inferred from the instance name) and
+    the notes that say where it came from."""
+    if given is not None:
+        notes = ["candidate %s: given with --candidate" % given]
+        candidate = given
+    else:
+        inferred = _candidates.infer_candidate(name)
+        candidate = inferred or EXTERNAL
+        notes = ["candidate %s (%s): inferred from the instance name %r, which only this "
+                 "Round 1 candidate has (--candidate ID overrides)"
+                 % (inferred, _candidates.title(inferred), name) if inferred else
+                 "candidate %s: no Round 1 candidate has an instance named %r (--candidate "
+                 "ID sets one; a KAT check needs --manifest FILE, --official DIR or the "
+                 "submission's own KAT files)" % (EXTERNAL, name)]
+    with contextlib.suppress(NgccError):
+        found = _candidates.candidate(candidate).instance(name)
+        if found is not None and found.digest_bits not in (None, digest_bits):
+            notes.append("DIGEST_BIT_LENGTH is %d but the registry gives %s %d bits"
+                         % (digest_bits, found.name, found.digest_bits))
+    return candidate, tuple(notes)
+
+
+def _provenance(folder: Path, name: str, candidate: str, flags: str,
                 defines: list[str], extra: list[str], cflags: list[str], compiler: str,
-                digests: dict[str, str], skipped: dict[str, str]) -> Provenance:
-    basis, kat_files = _kat_basis(name, candidate or candidate_of(name), folder)
+                digests: dict[str, str], skipped: dict[str, str], libs: list[str],
+                manifest: Path | None) -> Provenance:
+    basis, kat_files = _kat_basis(name, candidate, folder, manifest)
     return Provenance(
         source_dir=str(folder), source_sha256=digests,
         flag_set=flags if flags in FLAG_SETS else None, defines=tuple(defines),
         extra_cflags=tuple(extra), cflags=tuple(cflags), compiler=compiler,
         ngcc_version=__version__,
-        built_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        skipped=dict(skipped), kat_basis=basis, kat_files=kat_files)
+        built_at=utc_now(),
+        skipped=dict(skipped), kat_basis=basis, kat_files=kat_files, libs=tuple(libs))

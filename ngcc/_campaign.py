@@ -15,7 +15,7 @@ the rest.
 from __future__ import annotations
 
 import contextlib
-import datetime
+import functools
 import os
 import sys
 import uuid
@@ -38,12 +38,13 @@ from ngcc import (
     _partial,
     _plan,
     _progress,
+    _recheck,
     _records,
     _schema1,
     _stats,
-    _validate,
     kat,
 )
+from ngcc._clock import run_id_now, utc_now
 from ngcc._errors import (
     CampaignFailedError,
     CorruptRecordError,
@@ -89,14 +90,6 @@ from ngcc._registry import Instance
 from ngcc._run import Run, RunRecord
 
 # ---------------------------------------------------------------- small helpers
-
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _new_run_id() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
 
 def _check_positive(**settings: float | None) -> None:
     """Refuse a setting that is given but not a positive number (None means default)."""
@@ -339,6 +332,9 @@ class Campaign:
         runner: what runs the cold calls and trials (default: each in a fresh
             ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc._child.DriverRunner`).
         kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
+        kat_manifest, kat_official: the default checker's ``manifest`` (a manifest
+            ngcc does not ship) and ``official_dir`` (the official KAT files, the
+            reference where no manifest line is).
         leak: also test every library the KAT gate lets through for timing leakage
             (:func:`ngcc.leak`) at this message length in bytes, after the gate;
             evidence in ``RUN_DIR/leak/``, a ``leak`` section in the report.
@@ -393,8 +389,10 @@ class Campaign:
                  statistic: str = "mean", calls_rule: str = "harness",
                  order: str | None = None,
                  workers: int | None = None, scheduler: str | None = None,
-                 executor: _jobs.JobExecutor | None = None, wait: float | None = None,
-                 on_wait: Callable[[str], None] | None = None):
+                 executor: _jobs.JobExecutor | None = None,
+                 kat_manifest: str | os.PathLike[str] | None = None,
+                 kat_official: str | os.PathLike[str] | None = None,
+                 wait: float | None = None, on_wait: Callable[[str], None] | None = None):
         for name, value, options in (("statistic", statistic, STATISTICS),
                                      ("calls_rule", calls_rule, CALLS_RULES),
                                      ("order", order or ORDERS[0], ORDERS)):
@@ -421,7 +419,7 @@ class Campaign:
         self.trial_target = trial_target or (_plan.QUICK_TRIAL_TARGET if quick
                                              else _plan.DEFAULT_TRIAL_TARGET)
         self.op_budget = op_budget or (_plan.QUICK_OP_BUDGET if quick else _plan.DEFAULT_OP_BUDGET)
-        self.cpu = _host.default_cpu() if cpu is None else _locks.check_cpu(cpu)
+        self.cpu = _locks.default_cpu() if cpu is None else _locks.check_cpu(cpu)
         self._cpu_asked = cpu  # None: run() takes a CPU no other campaign holds
         self.target_ci = target_ci
         self.max_trials = max(self.trials, max_trials or (
@@ -436,14 +434,16 @@ class Campaign:
         self._watch = _FailureWatch()
         self.command = list(command) if command else ["ngcc.Campaign(...)"]
         self.runner: TrialRunner = runner if runner is not None else _child.DriverRunner()
-        self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else kat.check
+        self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else (
+            functools.partial(kat.check, manifest=kat_manifest, official_dir=kat_official)
+            if (kat_manifest, kat_official) != (None, None) else kat.check)
         self.leak = leak
         self.leak_calls = _leak.DEFAULT_CALLS if leak_calls is None else leak_calls
         self.leak_seconds = _leak.DEFAULT_SECONDS if leak_seconds is None else leak_seconds
         if leak is not None:  # a mistake is refused now, not after the KAT gate
             _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
-        self.run_dir = Path(run_dir) if run_dir else Path("runs") / _new_run_id()
+        self.run_dir = Path(run_dir) if run_dir else Path("runs") / run_id_now()
         self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
                                                                          executor)
         self._resubmitted: list[Resubmitted] = []
@@ -498,12 +498,12 @@ class Campaign:
         return self._environment
 
     def _save(self, **changes: Any) -> None:
-        self._state = replace(self._campaign, jobs=tuple(self._jobs), updated=_utc_now(),
+        self._state = replace(self._campaign, jobs=tuple(self._jobs), updated=utc_now(),
                               **changes)
         _records.dump_campaign(self.run_dir, self._state)
 
     def _start(self, environment: Environment, issues: Sequence[HostWarning]) -> Start:
-        return Start(at=_utc_now(), command=tuple(self.command),
+        return Start(at=utc_now(), command=tuple(self.command),
                      settings=Settings(kat_timeout_seconds=self.kat_timeout,
                                        trial_timeout_seconds=self.trial_timeout,
                                        strict=self.strict, runner=_runner_name(self.runner),
@@ -646,7 +646,7 @@ class Campaign:
         except CorruptRecordError as exc:
             return exc.defect
         build = BuildState(run_id=self._campaign.run_id, libraries=tuple(self._build.values()))
-        problems = _validate.record_problems(record, self._campaign.run_id, build)
+        problems = _recheck.record_problems(record, self._campaign.run_id, build)
         return "; ".join(str(problem) for problem in problems) or None
 
     # ------------------------------------------------------------ the phases
@@ -798,10 +798,12 @@ class Campaign:
             warnings.warn(message, MeasurementWarning, stacklevel=4)
         self._save()
         if refused and len(refused) == len(self._build):
+            unchecked = all(entry.kat.verdict == "NOKAT" for entry in self._build.values())
             raise KatGateError(
-                "the KAT gate refused every instance (%s); see the logs under %s, or rerun "
-                "with --allow-kat-fail to time them anyway (marked ⚠)"
-                % (", ".join(refused), self.run_dir / "kat"))
+                "the KAT gate refused every instance (%s); see the logs under %s%s"
+                % (", ".join(refused), self.run_dir / "kat", ": " + _gate.NOKAT_ADVICE
+                   if unchecked else ", or rerun with --allow-kat-fail to time them anyway "
+                   "(marked ⚠)"))
 
     # leak tests (--leak) -----------------------------------------------------
 
@@ -1010,7 +1012,7 @@ class Campaign:
         calls, warmup, t1 = job.calls_per_trial or 1, job.warmup_calls or 0, job.t1_seconds
         timeout = self.trial_timeout or _child.trial_timeout(t1 or 0.0, calls, warmup)
         for attempt in range(STRICT_ATTEMPTS):
-            started, position = _utc_now(), self._position
+            started, position = utc_now(), self._position
             self._position += 1
             measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
                                          len(taken), timeout)
@@ -1091,7 +1093,7 @@ class Campaign:
                                 peak_rss_kib=max(t.peak_rss_kib for t in entries)),
             raw=RawRef(path=job.raw, sha256=raw_sha,
                        calls_per_trial=tuple(t.calls for t in entries)),
-            provenance=Provenance(created=_utc_now(), ngcc_version=env.ngcc_version,
+            provenance=Provenance(created=utc_now(), ngcc_version=env.ngcc_version,
                                   git_commit=env.git_commit, command=tuple(self.command),
                                   runner=_runner_name(self.runner), message=MESSAGE),
             rejected_trials=tuple(rejected))
@@ -1198,4 +1200,4 @@ class Campaign:
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())
         self._save(load_average_end=(one, five, fifteen),
-                   finished=None if self._pending() else _utc_now())
+                   finished=None if self._pending() else utc_now())

@@ -1,6 +1,6 @@
 """The one child runner: every call ngcc makes into a foreign library — hashing, the
 cold call, trials, KAT generation, the guard probe — runs in ``ngcc-driver``
-(``csrc/driver.c``), a small C executable, in a process of its own.
+(``csrc/driver/driver.c``), a small C executable, in a process of its own.
 
 The request is the driver's command line and stdin; the answer comes back as frames
 on a pipe of its own (:mod:`ngcc._protocol`), read with bounds derived from the
@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import selectors
+import shlex
 import signal
 import subprocess
 import time
@@ -57,7 +58,7 @@ from ngcc._errors import (
 )
 from ngcc._measure import ChildError, TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
-from ngcc._registry import LIB_DIR, Instance
+from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
@@ -107,13 +108,33 @@ class DriverError(ChildError):
         self.value = value
 
 
+#: Environment variables that run another build of the driver (CI: the AArch64 one
+#: under qemu-user, ``.ci/aarch64``): ``NGCC_DRIVER`` names the executable, and
+#: ``NGCC_DRIVER_PREFIX`` a command put before it, split like a shell's words
+#: (``qemu-aarch64 -L /usr/aarch64-linux-gnu``). Both are the user's own settings,
+#: like PATH; nothing a library or a record says can set them.
+DRIVER_ENV, PREFIX_ENV = "NGCC_DRIVER", DRIVER_PREFIX_ENV
+
+
 def driver_path() -> Path:
-    """The installed ``ngcc-driver``; NgccError if it is not built."""
-    if not os.access(DRIVER, os.X_OK):
+    """The ``ngcc-driver`` to run: the installed one, or the one ``NGCC_DRIVER`` names;
+    NgccError if it is not built."""
+    driver = Path(os.environ.get(DRIVER_ENV) or DRIVER)
+    if not os.access(driver, os.X_OK):
         raise NgccError("the ngcc trial driver %s is not built (or not executable): reinstall "
                         "with `pip install .` or run `python setup.py build_ext --inplace`"
-                        % DRIVER)
-    return DRIVER
+                        % driver)
+    return driver
+
+
+def driver_command() -> list[str]:
+    """The command that starts the driver: ``NGCC_DRIVER_PREFIX``'s words (an emulator,
+    none by default), then :func:`driver_path`."""
+    try:
+        prefix = shlex.split(os.environ.get(PREFIX_ENV, ""))
+    except ValueError as exc:
+        raise NgccError("%s is not a command line: %s" % (PREFIX_ENV, exc)) from None
+    return [*prefix, str(driver_path())]
 
 
 def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None) -> float:
@@ -165,10 +186,11 @@ def _run(conversation: Conversation, options: list[str], timeout: float,
     ``hold_stdin()`` is true (it is asked after every read of the channel); its end
     then tells the driver to stop (the leak mode)."""
     timeout = _checked_timeout(timeout)
-    driver = driver_path()
+    command = driver_command()
+    driver = command[-1]
     read_end, write_end = os.pipe()
     err_read, err_write = os.pipe()
-    argv = [str(driver), conversation.mode, "--result-fd", str(write_end),
+    argv = [*command, conversation.mode, "--result-fd", str(write_end),
             "--parent-pid", str(os.getpid()), *options]
     run = _Run(conversation, timeout=timeout)
     started = time.monotonic_ns()

@@ -22,6 +22,7 @@ from typing import NoReturn, TextIO
 from tqdm import tqdm
 
 from ngcc import _analysis, _build, _campaign, _format, _host, _locks, _plan, _progress, kat
+from ngcc._clock import run_id_now
 from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc._hashing import hash as hash_data
 from ngcc._model import Job, Record
@@ -48,15 +49,43 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_list(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
-        "list", help="list the built-in hash instances",
+        "list", help="list the built-in hash instances (or every Round 1 candidate)",
         description="List the built-in hash instances, one row per implementation "
                     "variant (the bare name is the default variant, the others are "
                     "NAME:VARIANT): family, candidate id, digest length, variant, "
-                    "whether it is constant-time, and whether this CPU can run it.")
+                    "whether it is constant-time, and whether this CPU can run it. "
+                    "With --candidates: every NGCC Round 1 hash candidate of the registry "
+                    "instead (id, algorithm, instances with digest bits, manifest lines, "
+                    "built-in instances).")
+    parser.add_argument("--candidates", action="store_true",
+                        help="list the candidate registry instead of the built-in instances")
     parser.set_defaults(run=_run_list)
 
 
+def _run_list_candidates() -> int:
+    from ngcc import _candidates
+    from ngcc._katfile import read_manifest
+
+    built = {inst.name for inst in instances()}
+    rows: list[tuple[str, ...]] = [("id", "algorithm", "instance", "KAT file name",
+                                    "digest bits", "manifest lines", "built-in")]
+    for found in _candidates.candidates():
+        folders = [path.partition("/")[0] for path in read_manifest(found.manifest)]
+        for inst in found.instances:
+            rows.append((found.id, found.algorithm, inst.name, inst.kat_name,
+                         str(inst.digest_bits or "XOF (header)"),
+                         str(folders.count(inst.manifest_folder)),
+                         "yes" if {inst.name, inst.kat_name} & built else "-"))
+    baseline = [inst.name for inst in instances() if inst.candidate == _candidates.BASELINE]
+    rows += [(_candidates.BASELINE, "ICCS baseline", name, "-", "-",
+              "0 (no official KAT)", "yes") for name in baseline]
+    print(_table(rows))
+    return 0
+
+
 def _run_list(args: argparse.Namespace) -> int:
+    if args.candidates:
+        return _run_list_candidates()
     rows: list[tuple[str, ...]] = [("instance", "family", "candidate", "digest bits",
                                     "variant", "constant time", "runs here")]
     defaults = set(instances())
@@ -136,15 +165,12 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="time allowed per file and for the guard probe (default: 600 s "
                              "for 2_12 and 2_23, 7200 s for 2_33 and loop)")
-    parser.add_argument("--official", type=Path, metavar="DIR",
-                        help="your copy of the official KAT files (e.g. "
-                             "DIR/<candidate>/<instance>/KAT_*.txt), to name the first "
-                             "differing record of a MISMATCH")
+    _add_kat_references(parser)
     parser.add_argument("--candidate", metavar="ID",
-                        help="every built-in instance of this candidate (hash-22, hash-34, "
-                             "hash-35, baseline); or, when library paths are named, their "
-                             "candidate id, whose manifest is used (default: from `ngcc build "
-                             "--candidate`, else the manifest that lists the instance name)")
+                        help="every built-in instance of this candidate (any id of `ngcc "
+                             "list --candidates`); or, when library paths are named, their "
+                             "candidate id, whose manifest is used (default: the one `ngcc "
+                             "build` recorded)")
     parser.add_argument("--label", action="append", default=[], metavar="NAME",
                         help="the label of a library path in file names and tables "
                              "(repeatable, in the order of the library paths; default: the "
@@ -162,17 +188,34 @@ def _run_kat(args: argparse.Namespace) -> int:
                                              _path_labels(args.instances, args.label))
     results = kat.check(chosen, files=args.files, out_dir=args.out,
                         keep=args.keep, progress=not args.no_progress,
-                        timeout=args.timeout, official_dir=args.official, labels=labels)
-    rows = [("instance", "candidate", "verdict", "files", "log")]
+                        timeout=args.timeout, official_dir=args.official, labels=labels,
+                        manifest=args.manifest)
+    rows = [("instance", "candidate", "verdict", "files", "basis", "log")]
     rows += [(r.label, r.candidate, r.verdict,
-              " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), str(r.log))
+              " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), r.basis, str(r.log))
              for r in results]
     print(_table(rows))
     for r in results:
         for f in r.files:
             if f.verdict != "PASS":
                 print("%s %s %s: %s" % (r.label, f.name, f.verdict, f.detail))
+    if any(f.verdict == "NOKAT" for r in results if r.candidate != "baseline" for f in r.files):
+        print("ngcc: NOKAT: no reference to check against: give --manifest FILE or --official "
+              "DIR", file=sys.stderr)
     return 0 if all(r.passed for r in results) else 1
+
+
+def _add_kat_references(parser: argparse.ArgumentParser) -> None:
+    """--manifest and --official: the references a KAT check may rest on."""
+    parser.add_argument("--manifest", type=Path, metavar="FILE",
+                        help="a kat.sha256 manifest ngcc does not ship, checked instead of "
+                             "the candidate's (a line matches a KAT file by its name, "
+                             "whatever folder it names)")
+    parser.add_argument("--official", type=Path, metavar="DIR",
+                        help="your copy of the official KAT files (DIR/<candidate>/<folder>/"
+                             "KAT_*.txt, DIR/<folder>/KAT_*.txt or flat): the reference of a "
+                             "file no manifest line covers (PASS or MISMATCH with the first "
+                             "differing record), and where a MISMATCH names that record")
 
 
 def _path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]:
@@ -244,8 +287,9 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
     parser.add_argument("--candidate", metavar="ID",
-                        help="every built-in instance of this candidate (hash-22, hash-34, "
-                             "hash-35, baseline), or the id of the libraries named")
+                        help="every built-in instance of this candidate (any id of `ngcc "
+                             "list --candidates`), or the id of the libraries named")
+    _add_kat_references(parser)
     parser.add_argument("--all", action="store_true", help="every built-in instance")
     parser.add_argument("--lengths", type=_lengths, metavar="LIST",
                         default=list(_plan.DEFAULT_LENGTHS),
@@ -391,6 +435,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
         workers=args.workers, scheduler=args.scheduler, wait=args.wait, on_wait=_print_wait,
+        kat_manifest=args.manifest, kat_official=args.official,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
@@ -544,7 +589,7 @@ def _add_check(subcommands: argparse._SubParsersAction) -> None:
 def _run_check(args: argparse.Namespace) -> int:
     cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
     if args.wait is not None:  # read the host once no other measurement runs there
-        with _locks.hold_cpu(cpu, Path.cwd(), wait=args.wait, on_wait=_print_wait):
+        with _locks.hold_cpu(cpu, None, wait=args.wait, on_wait=_print_wait):
             pass
     environment = _host.fingerprint(cpu)
     print(_table([("item", "value"), *_host.describe(environment)]))
@@ -758,8 +803,15 @@ def _add_build(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--exclude", action="append", default=[], metavar="FILE",
                         help="leave this C file of the folder out; repeatable")
     parser.add_argument("--candidate", metavar="ID",
-                        help="candidate id with a shipped manifest, e.g. hash-34, or baseline "
-                             "(default: the manifest listing the instance name, else external)")
+                        help="candidate id, any of `ngcc list --candidates` (default: the one "
+                             "candidate with an instance of that name, e.g. laurus_512 is "
+                             "hash-14, else external)")
+    parser.add_argument("--libs", default="", metavar='"OPTIONS"',
+                        help='link options after the objects, e.g. --libs="-lcrypto" '
+                             "(-Wl,-z,defs still applies)")
+    parser.add_argument("--manifest", type=Path, metavar="FILE",
+                        help="a kat.sha256 manifest ngcc does not ship: recorded, so every KAT "
+                             "check of the library uses it")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="output folder (default: ./ngcc-build/<name>/)")
     parser.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS",
@@ -781,8 +833,10 @@ def _run_build(args: argparse.Namespace) -> int:
     result = build(args.source_dir, name=args.name, flags=args.flags, out_dir=args.out,
                    candidate=args.candidate, defines=args.define,
                    extra_cflags=args.extra_cflags, label=args.label, exclude=args.exclude,
-                   timeout=args.timeout)
+                   timeout=args.timeout, libs=args.libs, manifest=args.manifest)
     inst, facts = result.instance, result.provenance
+    for note in result.notes:
+        print(note)
     for name, why in result.skipped.items():
         print("skipped %s: %s" % (name, why))
     if result.warnings:
@@ -808,7 +862,7 @@ def _glue_flag_values(argv: Sequence[str]) -> list[str]:
     that starts with ``-`` for an option."""
     glued: list[str] = []
     for arg in argv:
-        if glued and glued[-1] in ("--extra-cflags", "--flags"):
+        if glued and glued[-1] in ("--extra-cflags", "--flags", "--libs"):
             glued[-1] += "=" + arg
         else:
             glued.append(arg)
@@ -878,7 +932,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         for line in _evaluate.plan_lines(args.archives):
             print(line)
         return 0
-    run_dir = args.run_dir or Path("runs") / _campaign._new_run_id()
+    run_dir = args.run_dir or Path("runs") / run_id_now()
     flag_warnings = _FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
@@ -996,7 +1050,7 @@ def _run_leak(args: argparse.Namespace) -> int:
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")
-    with _locks.hold_cpu(args.cpu, args.out, wait=args.wait, on_wait=_print_wait) as cpu:
+    with _locks.hold_cpu(args.cpu, None, wait=args.wait, on_wait=_print_wait) as cpu:
         status = _leak_each(args, found, labels, length, cpu, reporter)
     print("evidence: %s" % args.out)
     return status

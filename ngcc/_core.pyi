@@ -40,13 +40,17 @@ class Library:
 
 class _CounterCalibration(TypedDict):  # a dict at run time; named for type checkers only
     name: str
+    unit: str
+    nominal_hz: float
     frequency_hz: float
     overhead_min: int
     overhead_median: int
 
 def counter_calibrate() -> _CounterCalibration:
     """Measure the counter afresh (about 50 ms): frequency against
-    CLOCK_MONOTONIC_RAW, and the minimum and median ticks of an empty timed region."""
+    CLOCK_MONOTONIC_RAW, and the minimum and median ticks of an empty timed region;
+    with its name, the unit of its ticks and the rate the architecture states
+    (``nominal_hz``: cntfrq_el0 on AArch64, 0 elsewhere)."""
 
 def counter_read() -> int:
     """One serialised counter read, in ticks."""

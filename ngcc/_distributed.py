@@ -43,9 +43,9 @@ from distributed import get_worker as _get_worker
 
 from ngcc import _locks
 from ngcc._errors import CpuBusyError, DistributedError, LibraryMismatchError
+from ngcc._files import sha256_file
 from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
 from ngcc._measure import TrialRunner
-from ngcc._records import sha256_file
 from ngcc._version import __version__
 
 #: The environment variable that tells a worker its CPU.

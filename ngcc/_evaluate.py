@@ -33,6 +33,7 @@ from typing import Any
 
 from ngcc import _archive, _build, _campaign, _records, _report
 from ngcc._archive import Evaluation, Folder, FolderEntry
+from ngcc._clock import run_id_now
 from ngcc._errors import BuildError, ForeignRunDirError, KatGateError
 from ngcc._names import inside
 from ngcc._run import Run
@@ -237,7 +238,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
         What :meth:`ngcc.Campaign.run` raises but the KAT gate's refusal of every
         library (then each is a row, and the report is written).
     """
-    path = Path(run_dir) if run_dir is not None else Path("runs") / _campaign._new_run_id()
+    path = Path(run_dir) if run_dir is not None else Path("runs") / run_id_now()
     evaluation = build_all(archives, path, build_timeout)
     built = [f for f in evaluation.folders if f.status == "built" and f.library]
     if not built:

@@ -52,15 +52,19 @@ def gate(candidate: str, verdict: str, override: bool) -> str:
 def reusable(entry: BuildEntry, inst: Instance, library_sha256: str,
              files: Sequence[str]) -> bool:
     """Whether a stored entry still holds for the library: same instance, same library
-    bytes, same KAT files, and a verdict that is not environmental."""
-    return (not entry.kat.retried and entry.instance == inst.name
+    bytes, same KAT files, and a verdict that is not environmental, nor a submission's
+    ``NOKAT`` (a reference may have been given since: ``--manifest``, ``--official``)."""
+    unreferenced = entry.kat.verdict == "NOKAT" and entry.kat.gate != "baseline"
+    return (not entry.kat.retried and not unreferenced and entry.instance == inst.name
             and entry.implementation.library_sha256 == library_sha256
             and entry.kat.files == tuple(files))
 
 
 def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
-                files: Sequence[str], run_dir: Path, override: bool) -> BuildEntry:
-    """The ``build.json`` entry of a library checked with ``verdict``."""
+                files: Sequence[str], run_dir: Path, override: bool,
+                basis: str | None = None, reference: str | None = None) -> BuildEntry:
+    """The ``build.json`` entry of a library checked with ``verdict`` (against
+    ``basis``, ``reference``: :class:`~ngcc.kat.KatResult`'s)."""
     decision = gate(inst.candidate, verdict, override)
     log = kat_log_relpath(inst.candidate, label)
     log_path = _records.path_in(run_dir, log)
@@ -70,7 +74,8 @@ def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
         elf_image_bytes=elf_image_bytes(inst.library),
         kat=KatFacts(verdict=verdict, files=tuple(files), log=log,
                      log_sha256=_records.sha256_file(log_path) if log_path.is_file() else None,
-                     gate=decision, timed_without_pass=decision == "override"))
+                     gate=decision, timed_without_pass=decision == "override",
+                     basis=basis or None, reference=reference or None))
 
 
 def check(checker: KatChecker, libraries: Mapping[str, Instance],
@@ -91,12 +96,23 @@ def check(checker: KatChecker, libraries: Mapping[str, Instance],
                           timeout=timeout)
         for label, result in zip(to_check, results, strict=True):
             entries[label] = build_entry(libraries[label], label, library_sha256[label],
-                                         result.verdict, files, run_dir, override)
+                                         result.verdict, files, run_dir, override,
+                                         result.basis, result.reference)
     return {label: entries[label] for label in libraries}
+
+
+NOKAT_ADVICE = ("no reference to check against: give --manifest FILE or --official DIR, or "
+                "--allow-kat-fail to time it unchecked")
+"""What to do about a NOKAT verdict: nothing is wrong with the library, a reference is
+missing."""
 
 
 def refusal(label: str, entry: BuildEntry, run_dir: Path) -> str:
     """Why a refused library is not timed, and what to do."""
+    log = run_dir / entry.kat.log
+    if entry.kat.verdict == "NOKAT":
+        return "%s: KAT verdict NOKAT (log %s), so it is not timed: %s" % (
+            label, log, NOKAT_ADVICE)
     return ("%s: KAT verdict %s (log %s), so it is not timed; fix the implementation, or "
             "rerun with --allow-kat-fail to time it anyway (every record is then marked ⚠)"
-            % (label, entry.kat.verdict, run_dir / entry.kat.log))
+            % (label, entry.kat.verdict, log))

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ngcc._format import MISSING
+from ngcc import _protocol as wire
+from ngcc._format import MISSING, duration, significant
+from ngcc._locks import default_cpu
 from ngcc._model import Counter, Environment, HostWarning
 from ngcc._version import __version__
 
@@ -32,15 +34,6 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 HostIssue = HostWarning
 
 
-def default_cpu() -> int:
-    """The CPU a campaign pins to by default: the highest-numbered one we may run on.
-
-    CPU 0 usually takes most interrupts and housekeeping, so the last allowed CPU is
-    the quieter choice.
-    """
-    return max(os.sched_getaffinity(0))
-
-
 def _read(path: Path) -> str | None:
     try:
         return path.read_text().strip()
@@ -48,13 +41,38 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _cpu_model() -> str | None:
-    text = _read(Path("/proc/cpuinfo")) or ""
-    for line in text.splitlines():
+#: AArch64 cores by the ids /proc/cpuinfo gives (MIDR_EL1: implementer, part), as
+#: ``lscpu`` names them; any other core is shown by its ids.
+ARM_CORES = {
+    (0x41, 0xd08): "ARM Cortex-A72", (0x41, 0xd0b): "ARM Cortex-A76",
+    (0x41, 0xd0c): "ARM Neoverse-N1", (0x41, 0xd40): "ARM Neoverse-V1",
+    (0x41, 0xd49): "ARM Neoverse-N2", (0x41, 0xd4f): "ARM Neoverse-V2",
+    (0x41, 0xd84): "ARM Neoverse-V3", (0x46, 0x001): "Fujitsu A64FX",
+    (0x48, 0xd01): "HiSilicon TaiShan-v110", (0xc0, 0xac3): "Ampere AmpereOne",
+}
+
+
+def cpu_model_of(cpuinfo: str) -> str | None:
+    """The CPU model in ``/proc/cpuinfo``'s text: its ``model name`` (x86-64); on AArch64,
+    whose kernel lists no name, the core its implementer and part ids stand for
+    (``ARM Neoverse-N1 (implementer 0x41, part 0xd0c)``); else ``Model``/``Hardware``."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
         key, _, value = line.partition(":")
-        if key.strip() in ("model name", "Model", "Hardware"):
-            return value.strip()
-    return platform.processor() or None
+        fields.setdefault(key.strip(), value.strip())  # the first CPU's
+    if fields.get("model name"):
+        return fields["model name"]
+    try:
+        ids = int(fields["CPU implementer"], 16), int(fields["CPU part"], 16)
+    except (KeyError, ValueError):
+        return fields.get("Model") or fields.get("Hardware") or None
+    named = ARM_CORES.get(ids)
+    return "%s(implementer %#x, part %#x)" % (named + " " if named else "AArch64 core ",
+                                              *ids)
+
+
+def _cpu_model() -> str | None:
+    return cpu_model_of(_read(Path("/proc/cpuinfo")) or "") or platform.processor() or None
 
 
 def _cpu_max_mhz(cpu: int) -> float | None:
@@ -161,7 +179,8 @@ def _counter() -> Counter | None:
     info = counter_info()
     return Counter(name=info.name, frequency_hz=float(info.frequency_hz),
                    overhead_min=int(info.overhead_min),
-                   overhead_median=int(info.overhead_median))
+                   overhead_median=int(info.overhead_median), unit=info.unit or None,
+                   nominal_hz=float(info.nominal_hz) or None)
 
 
 def _load_average() -> tuple[float, float, float]:
@@ -256,14 +275,56 @@ def clock_text(env: Environment) -> str:
     return "%s, governor %s, turbo %s, SMT %s" % (maximum, env.governor or UNKNOWN, turbo, smt)
 
 
+#: What the overhead of each unit of ticks is called (the TSC's in the seeds' word).
+_TICK_WORDS = {"tsc-ticks": "cycles", "timer-ticks": "ticks", "ns": "ns"}
+GENERIC_TIMER = "timer-ticks"
+
+
+def counter_unit(counter: Counter) -> str:
+    """What a tick of ``counter`` is: the unit the C side recorded, else (a record made
+    before it was stored) the one its name stands for in the driver's protocol."""
+    if counter.unit:
+        return counter.unit
+    return {name: unit for name, unit in wire.COUNTERS.values()}.get(counter.name, "")
+
+
+def _rate(counter: Counter) -> str:
+    """``2.596 GHz`` (measured); the generic timer's ``19.2 MHz by cntfrq_el0, 52.1 ns a
+    tick``: its stated rate (else the measured one) and how long one tick lasts."""
+    hz = counter.frequency_hz
+    if counter_unit(counter) != GENERIC_TIMER:
+        return "%.3f GHz" % (hz / 1e9) if hz else "unknown rate"
+    hz = counter.nominal_hz or hz
+    if not hz:
+        return "unknown rate"
+    source = "by cntfrq_el0" if counter.nominal_hz else "measured"
+    return "%s MHz %s, %s a tick" % (significant(hz / 1e6, 4), source, duration(1 / hz))
+
+
 def counter_text(env: Environment) -> str:
-    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``."""
+    """``rdtsc, 2.596 GHz, overhead 26–52 cycles (min–median; recorded, not subtracted)``;
+    the AArch64 generic timer as such: ``cntvct_el0 (ARM generic timer, not core
+    cycles), 19.2 MHz by cntfrq_el0, 52.1 ns a tick (…), overhead 1–1 ticks (…)``."""
     counter = env.counter
     if counter is None:
         return "%s, unknown rate" % UNKNOWN
-    rate = "%.3f GHz" % (counter.frequency_hz / 1e9) if counter.frequency_hz else "unknown rate"
-    return ("%s, %s, overhead %s–%s cycles (min–median; recorded, not subtracted)"
-            % (counter.name, rate, counter.overhead_min, counter.overhead_median))
+    unit, name, rate = counter_unit(counter), counter.name, _rate(counter)
+    if unit == GENERIC_TIMER:
+        name += " (ARM generic timer, not core cycles)"
+        rate += " (a call on a short message lasts a few ticks: read its batch mean)"
+    return ("%s, %s, overhead %s–%s %s (min–median; recorded, not subtracted)"
+            % (name, rate, counter.overhead_min, counter.overhead_median,
+               _TICK_WORDS.get(unit, "ticks")))
+
+
+def counter_brief(env: Environment) -> str:
+    """The counter in a few words, for a page's system line: ``rdtsc, 2.596 GHz``,
+    ``cntvct_el0 (ARM generic timer), 19.2 MHz by cntfrq_el0, 52.1 ns a tick``."""
+    counter = env.counter
+    if counter is None:
+        return UNKNOWN
+    timer = " (ARM generic timer)" if counter_unit(counter) == GENERIC_TIMER else ""
+    return "%s%s, %s" % (counter.name, timer, _rate(counter))
 
 
 def memory_text(env: Environment) -> str:

@@ -15,7 +15,6 @@ reference for other executors, and what the tests drive with fake runners);
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,14 +23,10 @@ from typing import Protocol
 import numpy as np
 
 from ngcc import _child, _host, _locks, _plan, _stats
+from ngcc._clock import utc_now
 from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
 from ngcc._model import Environment, RejectedTrial, Trial
 from ngcc._registry import Instance
-
-
-def utc_now() -> str:
-    """Now, as records state times (``2026-09-25T10:02:21Z``)."""
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,13 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _host, _records
+from ngcc import _child, _locks, _records
+from ngcc._clock import utc_now
 from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
 from ngcc._progress import Task
@@ -449,7 +449,10 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         length: the message length in bytes of both classes, 1 to :data:`MAX_LENGTH`.
         calls: the most timed calls, :data:`MIN_CALLS` to :data:`MAX_CALLS`.
         seconds: the most seconds of calls (None: no limit but ``calls``).
-        cpu: the CPU the driver is pinned to (default: the last one allowed).
+        cpu: the CPU the driver is pinned to (default: the last allowed one no ngcc
+            campaign holds). Its CPU lock is held for the test, as a campaign holds its
+            own: a test never times beside a campaign's trials (a campaign's own leak
+            tests run on the CPU it holds).
         fixed: class 0's message, exactly ``length`` bytes (default: all zero).
         seed: the driver PRNG's seed, 0 to 2**64 - 1 (default: a random one; recorded).
         early_stop: stop once a test that counts is above :data:`T_LEAK` at two looks
@@ -470,14 +473,15 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
     Raises:
         UnknownInstanceError, LibraryError: no such instance, or it cannot be loaded.
         ValueError: a length, count, time, CPU, seed or fixed message out of range.
+        CpuBusyError: another ngcc campaign (or leak test) holds the CPU (or every CPU).
         HashError: ``CryptHash`` returned nonzero.
         InstanceCrashError, InstanceTimeoutError: the library crashed or hung.
     """
     inst = instance(name)
     label = run_labels([inst], [label])[0]
     length, calls, seconds = checked_limits(length, calls, seconds)
-    cpu = _host.default_cpu() if cpu is None else cpu
-    if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu not in os.sched_getaffinity(0):
+    if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int)
+                            or cpu not in os.sched_getaffinity(0)):
         raise ValueError("CPU %r is not one this process may run on (%s)"
                          % (cpu, sorted(os.sched_getaffinity(0))))
     seed = secrets.randbits(64) if seed is None else _checked_int("seed", seed, 0, 2**64 - 1)
@@ -493,9 +497,10 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
                                else task_progress(progress))
     started = time.monotonic()
     try:
-        run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
-                          warmup=WARMUP_CALLS, seconds=seconds, cpu=cpu, fixed=fixed,
-                          control=control)
+        with _locks.hold_cpu(cpu, None) as held:
+            run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
+                              warmup=WARMUP_CALLS, seconds=seconds, cpu=held, fixed=fixed,
+                              control=control)
     except _child.DriverError as error:
         raise _child.api_error(inst, error) from None
     elapsed = time.monotonic() - started
@@ -608,7 +613,7 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
                 "trace": {"path": trace_path.name, "sha256": _sha256(data),
                           "points": len(result.trace_calls)},
                 "plot": base + ".png" if plot else None,
-                "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "created": utc_now(),
                 "ngcc_version": __version__}
     _records.write_json(json_path, document)
     return [json_path, trace_path]

@@ -18,18 +18,19 @@ ngcc campaigns (of one user) apart, not other programs.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import fcntl
 import json
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngcc._clock import utc_now
 from ngcc._errors import CpuBusyError, RunDirBusyError
-from ngcc._host import HostIssue
+from ngcc._model import HostWarning
 
 #: The run-directory lock, inside the run directory.
 RUN_DIR_LOCK = ".campaign.lock"
@@ -39,6 +40,9 @@ _CAMPAIGN_FILE = "campaign.json"
 _EVALUATION_NAMES = frozenset({"evaluation.json", "builds"})
 #: How long to wait for a holder that has just taken a lock to write its facts.
 _FACTS_WAIT_SECONDS = 0.5
+#: CPU -> the thread of this process that holds its lock now: what that thread measures
+#: there itself (a campaign's leak tests) is its own work, not a second campaign's.
+_HELD_BY_THREAD: dict[int, int] = {}
 
 
 @dataclass(frozen=True)
@@ -106,12 +110,12 @@ def cpu_holder(cpu: int) -> Holder | None:
         return holder
 
 
-def cpu_issues(cpu: int) -> list[HostIssue]:
+def cpu_issues(cpu: int) -> list[HostWarning]:
     """A host issue when another ngcc campaign holds ``cpu`` now (for ``ngcc check``)."""
     holder = cpu_holder(cpu)
     if holder is None:
         return []
-    return [HostIssue("cpu_in_use", "CPU %d is in use by another ngcc campaign (%s): a "
+    return [HostWarning("cpu_in_use", "CPU %d is in use by another ngcc campaign (%s): a "
                       "campaign there now would time alongside it; remedy: choose another "
                       "CPU with --cpu, or wait until it has finished"
                       % (cpu, holder.describe()))]
@@ -148,13 +152,15 @@ def choose_cpu(cpu: int | None, resume_cpu: int | None = None) -> int:
 
 
 @contextlib.contextmanager
-def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str],
+def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
              resume_cpu: int | None = None, wait: float | None = None,
              on_wait: Callable[[str], None] | None = None) -> Iterator[int]:
-    """Hold a trial CPU for a campaign; yield its number.
+    """Hold a trial CPU for a campaign (or one measurement outside a run directory,
+    ``run_dir`` None: ``ngcc leak``); yield its number.
 
     ``cpu`` is the CPU asked for; None takes ``resume_cpu`` (the CPU a resumed run was
-    measured on) if given, else the last allowed CPU no other campaign holds.
+    measured on) if given, else the last allowed CPU no other campaign holds. A CPU this
+    thread holds already is yielded as it is (the campaign's own measurements there).
     ``wait``: seconds to wait for a CPU another campaign holds (None or 0: refuse at
     once); ``on_wait`` is told once, in a line naming the holder, that it waits.
 
@@ -176,12 +182,20 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str],
         candidates = list(reversed(allowed_cpus()))
     deadline = time.monotonic() + (wait or 0.0)
     told = False
+    me = threading.get_ident()
     while True:
         held: dict[int, Holder] = {}
         for candidate in candidates:
+            if _HELD_BY_THREAD.get(candidate) == me:
+                yield candidate
+                return
             with _locked(lock_dir() / ("cpu%d.lock" % candidate), facts) as holder:
                 if holder is None:
-                    yield candidate
+                    _HELD_BY_THREAD[candidate] = me
+                    try:
+                        yield candidate
+                    finally:
+                        del _HELD_BY_THREAD[candidate]
                     return
                 held[candidate] = holder
         message = _busy_message(held, cpu, resume_cpu, run_dir)
@@ -204,7 +218,7 @@ def _seconds(value: float) -> str:
 
 
 def _busy_message(held: dict[int, Holder], cpu: int | None, resume_cpu: int | None,
-                  run_dir: str | os.PathLike[str]) -> str:
+                  run_dir: str | os.PathLike[str] | None) -> str:
     if cpu is not None:
         [(number, holder)] = held.items()
         return ("CPU %d is in use by another ngcc campaign (%s): two campaigns on one CPU "
@@ -339,8 +353,7 @@ def _alive(pid: int) -> bool:
 def _facts(run_dir: str | os.PathLike[str] | None) -> dict[str, object]:
     """What a holder writes into its lock: pid, start time, and the run directory of a
     CPU lock."""
-    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    facts: dict[str, object] = {"pid": os.getpid(), "started": started}
+    facts: dict[str, object] = {"pid": os.getpid(), "started": utc_now()}
     if run_dir is not None:
         facts["run_dir"] = str(Path(run_dir).resolve())
     return facts

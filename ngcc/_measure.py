@@ -13,11 +13,12 @@ A measurement holds facts only (no statistics); a fact a runner cannot observe i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ngcc._registry import Instance
+if TYPE_CHECKING:  # at run time this module loads nothing of ngcc (the evidence model
+    from ngcc._registry import Instance  # imports it, and nothing compiled)
 
 #: The units a counter's ticks can be in.
 UNITS = ("tsc-ticks", "timer-ticks", "ns")

@@ -59,6 +59,8 @@ KAT_VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
 RETRIED_VERDICTS = ("ERROR",)
 #: What the gate made of a verdict.
 GATES = ("pass", "baseline", "override", "refused")
+#: What a KAT verdict rests on (``ngcc.kat.BASES``; tests check they are the same).
+KAT_BASES = ("shipped manifest", "manifest", "official files", "submission files", "none")
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -191,7 +193,10 @@ class KatFacts(Evidence):
 
     ``verdict`` is ``ngcc.kat.check``'s; ``gate`` what the gate made of it (``pass``,
     ``baseline``, ``override``, ``refused``); ``log`` the KAT log, relative to the run
-    directory. ``timed_without_pass`` is true exactly under the override.
+    directory. ``timed_without_pass`` is true exactly under the override. ``basis`` is
+    what the verdict rests on (:data:`KAT_BASES`, comma-separated when the files differ;
+    None in runs of an ngcc that did not record it) and ``reference`` the manifest or
+    folder checked against.
     """
 
     verdict: str
@@ -200,11 +205,15 @@ class KatFacts(Evidence):
     log_sha256: str | None
     gate: str
     timed_without_pass: bool
+    basis: str | None = added(None)
+    reference: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _one_of(self.verdict, KAT_VERDICTS, where + "verdict")
         _one_of(self.gate, GATES, where + "gate")
         _sha256(self.log_sha256, where + "log_sha256")
+        for part in (self.basis or KAT_BASES[0]).split(", "):
+            _one_of(part, KAT_BASES, where + "basis")
         if self.timed_without_pass != (self.gate == "override"):
             raise FieldError(where + "timed_without_pass", "is %r but the gate is %r"
                              % (self.timed_without_pass, self.gate))
@@ -351,6 +360,12 @@ class Counter(Evidence):
     frequency_hz: float
     overhead_min: int
     overhead_median: int
+    #: What a tick is (``tsc-ticks``, ``timer-ticks``, ``ns``), as the C side names it;
+    #: None in records written before it was stored (the name then tells).
+    unit: str | None = added(None)
+    #: The rate the architecture states (``cntfrq_el0`` of the AArch64 generic timer);
+    #: None where it states none.
+    nominal_hz: float | None = added(None)
 
 
 @dataclass(frozen=True)

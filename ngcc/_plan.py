@@ -30,6 +30,7 @@ from ngcc._errors import NgccError
 from ngcc._model import Plan, PlanLibrary
 from ngcc._registry import (
     Instance,
+    check_candidate,
     external_instance,
     instance,
     instances,
@@ -114,13 +115,17 @@ def resolve_libraries(names: Sequence[str | os.PathLike[str] | Instance],
         raise ValueError("%d labels given for %d libraries named; give at most one label "
                          "per library, in their order" % (len(labels), len(names)))
     chosen: list[tuple[Instance, str | None]] = []
+    if candidate is not None:
+        check_candidate(candidate, "--candidate")  # any id of the registry, else refused
     if all_instances:
         chosen.extend((i, None) for i in instances())
     elif candidate and not any(is_library_path(name) for name in names):
         chosen.extend((i, None) for i in instances() if i.candidate == candidate)
         if not chosen:
-            raise NgccError("no built-in instance of candidate %r; candidates: %s"
-                            % (candidate, ", ".join(sorted({i.candidate for i in instances()}))))
+            raise NgccError("candidate %s has no built-in instance (those of %s have): name "
+                            "its libraries, built with `ngcc build`, with --candidate %s"
+                            % (candidate, ", ".join(sorted({i.candidate for i in instances()})),
+                               candidate))
     for index, name in enumerate(names):
         wanted = labels[index] if index < len(labels) else None
         if candidate and is_library_path(name):

@@ -1,4 +1,4 @@
-"""The frames ngcc-driver writes on its result pipe, read strictly (``csrc/frames.h``).
+"""The frames ngcc-driver writes on its result pipe, read strictly (``csrc/driver/frames.h``).
 
 A frame is ``[u32 type][u32 length][payload]``, little-endian. :class:`Conversation`
 splits the bytes into frames as they arrive and refuses, as a :class:`ProtocolError`,
@@ -9,8 +9,8 @@ most ``batch_calls`` calls adding up to at most ``calls``), a frame out of
 order or repeated, anything after ``END``. Nothing is allocated before its length
 has been checked, and no payload is ever interpreted as code.
 
-The numbers here mirror ``csrc/frames.h``; ``tests/test_driver.py`` checks that
-they agree.
+The numbers here mirror ``csrc/driver/frames.h``; ``tests/test_driver.py`` checks that
+they agree, ``tests/test_frames_h.py`` that the fields do (names, types, order).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +25,9 @@ import numpy as np
 from ngcc import _schema1
 from ngcc._codec import Evidence, FieldError
 from ngcc._errors import CorruptRecordError, InvalidNameError
+from ngcc._files import atomic_write_bytes as atomic_write_bytes
+from ngcc._files import remove_temp_files as remove_temp_files
+from ngcc._files import sha256_file as sha256_file
 from ngcc._model import (
     SCHEMA_BUILD,
     SCHEMA_CAMPAIGN,
@@ -56,30 +58,8 @@ E = TypeVar("E", bound=Evidence)
 
 
 # ---------------------------------------------------------------- atomic writes
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically and durably (temp file, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(".%s.tmp-%d" % (path.name, os.getpid()))
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    finally:
-        if temp.exists():
-            temp.unlink()
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
+# atomic_write_bytes, remove_temp_files, sha256_file: ngcc/_files.py, imported above and
+# also used under the store's name (``_records.sha256_file``).
 
 def dumps_json(data: Mapping[str, Any]) -> bytes:
     """The canonical JSON text of an evidence file (sorted keys, no NaN, final newline)."""
@@ -89,25 +69,6 @@ def dumps_json(data: Mapping[str, Any]) -> bytes:
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Dump one JSON file atomically."""
     atomic_write_bytes(path, dumps_json(data))
-
-
-def remove_temp_files(run_dir: Path) -> list[Path]:
-    """Delete leftover ``.*.tmp-*`` files of killed writers; return what was removed."""
-    removed = []
-    for temp in run_dir.rglob(".*.tmp-*"):
-        if temp.is_file():
-            temp.unlink()
-            removed.append(temp)
-    return removed
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def path_in(run_dir: Path, relpath: str, remedy: str = RECORD_REMEDY) -> Path:

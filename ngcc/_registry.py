@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ngcc import _core
+from ngcc import _candidates, _core
 from ngcc._errors import (
-    InvalidNameError,
     LibraryError,
     LibraryNotFoundError,
     NgccError,
@@ -32,8 +31,8 @@ from ngcc._errors import (
 from ngcc._names import assign_labels, check_name
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
-CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")
-EXTERNAL = "external"  # the candidate id of a library no manifest lists
+CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")  # those of the built-in instances
+EXTERNAL = _candidates.EXTERNAL  # the candidate id of a library no candidate claims
 MAX_SIDECAR_BYTES = 1 << 20
 
 
@@ -44,8 +43,8 @@ class Instance:
     Attributes:
         name: the instance name, e.g. ``"Wish512"`` (``ALGORITHM_INSTANCE``).
         family: the hash family, e.g. ``"Wish"``.
-        candidate: ``"hash-22"``, ``"hash-34"``, ``"hash-35"``, ``"baseline"``,
-            or the id given for an external library.
+        candidate: its candidate id (``"hash-35"``, any of ``ngcc._candidates``),
+            ``"baseline"``, or ``"external"`` for a library no candidate claims.
         digest_bits: the digest length in bits (``DIGEST_BIT_LENGTH``).
         variant: the implementation: ``"ref"``, ``"opt"`` or ``"external"``.
         library: absolute path of the shared library.
@@ -105,14 +104,21 @@ def cpu_features() -> frozenset[str]:
     return _core.cpu_features()
 
 
+#: The command the driver runs behind (``ngcc/_child.py``), e.g. an emulator of another
+#: architecture: a library path then runs on that CPU, not this one, and the driver,
+#: which checks ``--cpu-features`` where it runs, alone judges its CPU features.
+DRIVER_PREFIX_ENV = "NGCC_DRIVER_PREFIX"
+
+
 def require_cpu_features(inst: Instance) -> Instance:
-    """Return ``inst`` when this CPU has every feature it needs.
+    """Return ``inst`` when this CPU has every feature it needs (or, for a library path
+    run behind ``NGCC_DRIVER_PREFIX``, leave the check to the driver).
 
     Raises:
         LibraryError: naming the missing features and what to use instead.
     """
     missing = inst.missing_cpu_features
-    if missing:
+    if missing and not (not inst.builtin and os.environ.get(DRIVER_PREFIX_ENV)):
         raise LibraryError(
             "%s needs the CPU feature%s %s, which this CPU lacks (cpuid); use %s:ref, or a "
             "machine whose /proc/cpuinfo flags list %s"
@@ -288,38 +294,34 @@ def sidecar_path(library: Path) -> Path:
 
 
 def candidate_of(instance_name: str) -> str:
-    """The candidate whose official manifest lists ``instance_name``, else ``"external"``."""
-    for manifest in sorted((LIB_DIR / "kat").glob("*.sha256")):
-        for line in manifest.read_text().splitlines():
-            path = line.split()[-1] if line.strip() else ""
-            if path.split("/")[0] == instance_name:
-                return manifest.stem
-    return "external"
+    """The one candidate of the registry with an instance of this name
+    (:func:`ngcc._candidates.infer_candidate`), else ``"external"`` (also when several
+    candidates have it: only ``--candidate`` can choose then)."""
+    try:
+        return _candidates.infer_candidate(instance_name) or EXTERNAL
+    except _candidates.AmbiguousInstanceError:
+        return EXTERNAL
 
 
 def known_candidates() -> list[str]:
-    """The candidate ids ngcc knows: one per official manifest shipped, and ``baseline``."""
-    shipped = [manifest.stem for manifest in sorted((LIB_DIR / "kat").glob("*.sha256"))]
-    return [*shipped, "baseline"] if "baseline" not in shipped else shipped
+    """The candidate ids ngcc knows: every Round 1 candidate of the registry, and
+    ``baseline``."""
+    return _candidates.candidate_ids()
 
 
 def check_candidate(text: object, what: str = "candidate id", *also: str) -> str:
     """Return ``text`` when it is a known candidate id (or one of ``also``), else raise
-    :class:`InvalidNameError` listing the known ones.
+    :class:`~ngcc._candidates.UnknownCandidateError` (an :class:`InvalidNameError`)
+    listing the known ones.
 
-    A new submission gets no id of its own: its library is ``external`` and is checked
-    against the KAT files it ships (an invented id would only file its evidence under
-    a name no manifest backs).
+    A library no candidate claims gets no invented id: it is ``external`` (an invented
+    id would only file its evidence under a name no manifest backs).
     """
-    known = [*known_candidates(), *also]
-    if text not in known:
-        shown = repr(text) if len(repr(text)) <= 60 else repr(text)[:57] + "..."
-        raise InvalidNameError("unknown %s %s: known candidate ids are %s (a library that "
-                               "no manifest lists needs none: it is checked against its own "
-                               "KAT files)" % (what, shown, ", ".join(known)))
+    if text not in [*known_candidates(), *also]:
+        raise _candidates.UnknownCandidateError(_candidates.unknown_message(text, what, also))
     return str(text)
 
 
 def manifest_path(candidate: str) -> Path:
     """Path of the official KAT manifest shipped for ``candidate`` (may not exist)."""
-    return LIB_DIR / "kat" / ("%s.sha256" % candidate)
+    return _candidates.DATA_DIR / ("%s.sha256" % candidate)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ngcc import _analysis, _archive, _export, _format, _host, _verdict
+from ngcc._candidates import title as registry_title
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
@@ -67,13 +68,17 @@ RESOURCE_COLUMNS = ("instance", "operation", "static: ELF image (bytes)", "basel
                     "peak RSS")
 EVIDENCE_COLUMNS = ("instance", "item", "file")
 
-CANDIDATE_TITLES = {
-    "hash-22": "Pavelor: A Highly Secure Hash Algorithm for Software Implementation",
-    "hash-34": "WChain Hash Function",
-    "hash-35": "Wish Hash Function",
-    "baseline": "ICCS baseline functions (SM3, pseudohash, pseudoXOF)",
+KAT_BASIS_WORDS = {
+    "shipped manifest": "against the official KAT vectors of the SHA-256 manifest {ref} in "
+                        "ngcc",
+    "manifest": "against the SHA-256 manifest {ref} given with --manifest",
+    "official files": "against the official KAT files given with --official (no manifest "
+                      "line)",
+    "submission files": "against the KAT files shipped with the submission (no manifest "
+                        "line)",
+    "none": "not checked (no reference)",
 }
-"""The algorithm titles of the candidates ngcc ships (as their submissions name them)."""
+"""What section 3 says each KAT basis (``ngcc.kat.BASES``) was checked against."""
 
 GUIDE_CFLAGS = frozenset({"-std=c99", "-Wpedantic", "-Wall", "-Wextra", "-O2", "-fPIC"})
 """The NGCC guide's reference compiler flags; a build adding only what a shared library
@@ -127,6 +132,8 @@ def kat_cell(kat: KatFacts | None) -> str:
         return "not checked"
     if kat.gate == "baseline":
         return f"{kat.verdict} (baseline: no official KAT)"
+    if kat.timed_without_pass and kat.verdict == "NOKAT":
+        return f"NOKAT {WARNING} not checked (no reference), timed with --allow-kat-fail"
     if kat.timed_without_pass:
         return f"{kat.verdict} {WARNING} timed without a KAT pass (override)"
     return kat.verdict
@@ -176,17 +183,37 @@ def _family(records: Sequence[Record], builds: Sequence[BuildEntry]) -> str:
     return next((family for family in families if family), "")
 
 
+def candidate_title(candidate: str, records: Sequence[Record] = (),
+                    builds: Sequence[BuildEntry] = ()) -> str:
+    """The algorithm name of a candidate from the registry (``Laurus``), else (an
+    ``external`` library) the family its libraries give."""
+    return registry_title(candidate) or _family(records, builds)
+
+
 def _title(run: Run, candidate: str, records: Sequence[Record],
            builds: Sequence[BuildEntry]) -> list[str]:
     machine = run.environment.machine
-    title = CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+    title = candidate_title(candidate, records, builds)
     return [
         f"# {candidate} {title} — performance on {MACHINE_NAMES.get(machine, machine)} "
-        f"(run {run.run_id})", "",
+        f"(run {run.run_id})", "", system_line(run), "",
         "Independent measurement following the structure of the NICCS x86 "
         "self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment. "
         "Made by ngcc from the run directory; every figure below can be traced to a "
         "file listed in section 7.", ""]
+
+
+def system_line(run: Run) -> str:
+    """The run's system, under every page's title: architecture, CPU and counter
+    (``System: AArch64 · Neoverse-N1 · counter cntvct_el0 (ARM generic timer), 19.2 MHz
+    by cntfrq_el0, 52.1 ns a tick: the “cycles” of the tables below are its ticks, not
+    core cycles``), so no figure is read as another system's, and the seeds' column
+    words are not read as core cycles where the counter is the generic timer."""
+    env = run.environment
+    ticks = (": the “cycles” of the tables below are its ticks, not core cycles"
+             if env.counter and _host.counter_unit(env.counter) == _host.GENERIC_TIMER else "")
+    return (f"System: {MACHINE_NAMES.get(env.machine, env.machine)} · "
+            f"{env.cpu_model or _host.UNKNOWN} · counter {_host.counter_brief(env)}{ticks}")
 
 
 def _implementations(records: Sequence[Record], builds: Sequence[BuildEntry]) -> str:
@@ -214,7 +241,7 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
                                 "worker that measured the job (" + ", ".join(
                                     f"{host} CPU {cpu}" if host else f"CPU {cpu}"
                                     for host, cpu in where) + ")")
-    title = CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+    title = candidate_title(candidate, records, builds)
     items = [
         ("Category", "cryptographic hash algorithm; function: hash"),
         ("Algorithm", title),
@@ -222,14 +249,18 @@ def _basic_information(run: Run, candidate: str, records: Sequence[Record],
         ("Parameter sets", ", ".join(_analysis.labels(records, builds)) or _format.MISSING),
         ("Security evaluation", "outside the scope of this performance report"),
         ("Measurement method", method),
-        ("Submission", SUBMISSIONS.get(candidate, f"NGCC Round 1 candidate {candidate}")),
+        ("Submission", _submission(candidate)),
     ]
     return ["## " + SECTION_TITLES[0], ""] + [f"- {k}: {v}" for k, v in items] + [""]
 
 
-SUBMISSIONS = {"baseline": "none: the ICCS baseline functions ngcc ships, for comparison",
-               "external": "libraries built with `ngcc build` whose instance no NGCC "
-                           "candidate's manifest lists"}
+def _submission(candidate: str) -> str:
+    """Section 1's submission: the Round 1 candidate, or what the libraries are instead."""
+    if candidate == "baseline":
+        return "none: the ICCS baseline functions, reference points for the candidates"
+    if registry_title(candidate) is None:
+        return "no NGCC Round 1 candidate claims these libraries (external)"
+    return f"NGCC Round 1 candidate {candidate}"
 
 
 def environment_items(run: Run) -> list[tuple[str, str]]:
@@ -268,27 +299,67 @@ def _environment(run: Run) -> list[str]:
     return lines + ([""] if run.host_warnings else [])
 
 
+def kat_basis(kat: KatFacts) -> str:
+    """What a library's KAT verdict rests on (``ngcc.kat.BASES``); for a run of an ngcc
+    that did not record it, the shipped manifest, or none for a NOKAT."""
+    return kat.basis or ("none" if kat.verdict == "NOKAT" else "shipped manifest")
+
+
+def basis_words(candidate: str, kat: KatFacts) -> str:
+    """Section 3's words for what one library was checked against."""
+    words = []
+    for basis in kat_basis(kat).split(", "):
+        ref = (code(f"kat/{candidate}.sha256") if basis == "shipped manifest"
+               else code(Path(kat.reference or "").name) if basis == "manifest" else "")
+        words.append(KAT_BASIS_WORDS[basis].format(ref=ref))
+    return "; ".join(words)
+
+
 def _functional_testing(run: Run, candidate: str, builds: Sequence[BuildEntry]) -> list[str]:
     files = ", ".join(run.plan.kat_files) or "none"
-    if builds and all(b.kat.gate == "baseline" for b in builds):
-        basis = ("The baseline functions have no official KAT vectors (ngcc ships no "
-                 f"manifest for them): each is timed with its verdict NOKAT; KAT files "
-                 f"generated: {files}.")
-    elif candidate == "external":
-        basis = ("Each library was checked before timing against its submission's own KAT "
-                 f"files (no manifest in ngcc lists its instance); KAT files checked: {files}.")
+    said = list(dict.fromkeys(basis_words(candidate, b.kat) for b in builds))
+    if said == [KAT_BASIS_WORDS["none"]]:
+        lines = ["## " + SECTION_TITLES[2], "",
+                 f"The KAT files ({files}) were generated but not checked (no reference): no "
+                 "manifest line, official file or submission KAT file covers them."
+                 + (" The ICCS baseline functions have no official KAT; ngcc's test suite "
+                    "checks their test vectors." if candidate == "baseline" else ""), ""]
+    elif len(said) <= 1:
+        against = said[0] if said else KAT_BASIS_WORDS["shipped manifest"].format(
+            ref=code(f"kat/{candidate}.sha256"))
+        lines = ["## " + SECTION_TITLES[2], "", f"Each library was checked {against} (KAT "
+                 f"files checked: {files}) before timing.", ""]
     else:
-        basis = (f"Each library was checked against the official KAT vectors (SHA-256 "
-                 f"manifest {code(f'kat/{candidate}.sha256')} in ngcc; KAT files checked: "
-                 f"{files}) before timing.")
-    lines = ["## " + SECTION_TITLES[2], "", basis, ""]
+        lines = ["## " + SECTION_TITLES[2], "",
+                 f"The libraries were checked before timing (KAT files: {files}):", ""]
+        lines += [f"- {code(b.label)}: {basis_words(candidate, b.kat)}" for b in builds]
+        lines += [""]
     rows = [(code(b.label), build_flags(b.implementation.cflags), kat_cell(b.kat))
             for b in builds]
     lines += table(KAT_COLUMNS, rows) + [""]
-    if any(b.kat.timed_without_pass for b in builds):
-        lines += [f"{WARNING} marks an instance timed although its KAT verdict is not "
-                  "PASS (explicit override): its figures measure a function that does "
-                  "not compute the candidate's hash.", ""]
+    return lines + override_notes([b.kat for b in builds])
+
+
+def override_notes(kats: Sequence[KatFacts]) -> list[str]:
+    """What ⚠ means for the verdicts timed under ``--allow-kat-fail``: a MISMATCH is
+    not the candidate's hash; a NOKAT was not checked; a file that could not be made
+    is not shown to be the candidate's hash."""
+    verdicts = {k.verdict for k in kats if k.timed_without_pass}
+    lines = []
+    if "MISMATCH" in verdicts:
+        lines += [f"{WARNING} with MISMATCH marks an instance timed although its KAT "
+                  "verdict is not PASS (explicit override): its figures measure a "
+                  "function that does not compute the candidate's hash.", ""]
+    if "NOKAT" in verdicts:
+        lines += [f"{WARNING} with NOKAT marks an instance timed unchecked "
+                  "(--allow-kat-fail): not checked (no reference), so its figures are of a "
+                  "function not shown to compute the candidate's hash.", ""]
+    failed = sorted(verdicts - {"MISMATCH", "NOKAT"})
+    if failed:
+        lines += [f"{WARNING} with {' or '.join(failed)} marks an instance timed although "
+                  "its KAT files could not be generated and checked (explicit override): "
+                  "its figures are of a function not shown to compute the candidate's "
+                  "hash.", ""]
     return lines
 
 
@@ -600,7 +671,7 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     """The run's summary page: cycles/byte of every library at every length."""
     plotted = plot_stems(run) if plotted is None else plotted
     lengths = sorted({record.message_bytes for record in run.records})
-    lines = [f"# Run {run.run_id} — summary", "", _run_line(run), ""]
+    lines = run_page_head(run, "summary")
     lines += failure_banner(run.jobs)
     lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
     lines += ([""] if run.host_warnings else []) + ["## Cycles/byte (mean over all calls)", ""]
@@ -619,6 +690,11 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
             (job.candidate, code(job.label), _format.message(job.message_bytes),
              job.status) for job in failed]) + [""]
     return "\n".join(lines) + "\n"
+
+
+def run_page_head(run: Run, page: str) -> list[str]:
+    """The head of a page of the whole run: its title, its system, its run line."""
+    return [f"# Run {run.run_id} — {page}", "", system_line(run), "", _run_line(run), ""]
 
 
 def _run_line(run: Run) -> str:
@@ -700,7 +776,7 @@ def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
     labels += [label for label in _analysis.labels(records, builds) if label not in labels]
     unpassed = {b.label for b in builds if b.kat.timed_without_pass}
     lengths = sorted({job.message_bytes for job in jobs})
-    return (candidate, CANDIDATE_TITLES.get(candidate) or _family(records, builds)
+    return (candidate, candidate_title(candidate, records, builds)
             or _format.MISSING, ", ".join(code(label) + (f" {WARNING}" if label in unpassed
                                                           else "") for label in labels),
             ", ".join(_format.message(n) for n in lengths) or _format.MISSING,
@@ -712,7 +788,7 @@ def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
 def index_page(run: Run) -> str:
     """The run's index: every candidate with its libraries, lengths, job counts by
     status and a link to its page; the failures' causes at the top."""
-    lines = [f"# Run {run.run_id} — index", "", _run_line(run), ""]
+    lines = run_page_head(run, "index")
     lines += _verdict.page_lines(run)
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
@@ -720,6 +796,7 @@ def index_page(run: Run) -> str:
     lines += table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
                    [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
+              f"{field_index_line()} "
               f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
     lines += submission_folders(run, None)
     return "\n".join(lines) + "\n"
@@ -750,6 +827,82 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
     if any(e.adjustments for e in entries):
         lines += [_archive.ADJUSTMENT_NOTE, ""]
     return lines
+# ------------------------------------------------------------------ the field summary
+# One row per library of the run, whatever the number of candidates, like the harness's
+# summary table: candidate, algorithm, KAT verdict, mean cycles at 32 B, 1 KiB and 64 KiB
+# with the ratio to the pseudoXOF baseline of the same width measured in the run.
+
+FIELD_PAGE = "field.md"
+FIELD_LENGTHS = (32, 1024, 65536)
+"""The message lengths of the field summary: short, medium and long messages."""
+
+
+def field_index_line() -> str:
+    """The index page's sentence that links the field summary."""
+    lengths = ", ".join(_format.message(n) for n in FIELD_LENGTHS)
+    return (f"Mean cycles at {lengths} with × pseudoXOF and the KAT verdict of every "
+            f"instance: [field summary]({FIELD_PAGE}).")
+
+
+def field_columns() -> tuple[str, ...]:
+    """The field table's columns: who, the KAT verdict, then per length mean cycles and
+    the ratio to pseudoXOF."""
+    per_length = [(f"{_format.message(n)} mean cycles", f"{_format.message(n)} × pseudoXOF")
+                  for n in FIELD_LENGTHS]
+    return ("candidate", "algorithm", "instance", "KAT",
+            *[name for pair in per_length for name in pair])
+
+
+def field_rows(run: Run, records: Sequence[Record]) -> list[tuple[str, ...]]:
+    """One row per library of the run, in plan order, from ``records`` (one host's)."""
+    builds = {b.label: b for b in run.build_entries}
+    by_label: dict[str, dict[int, Record]] = {}
+    for record in records:
+        by_label.setdefault(record.label, {})[record.message_bytes] = record
+    labels = [lib.label for lib in run.plan.libraries]
+    labels += [label for label in by_label if label not in labels]
+    rows = []
+    for label in labels:
+        measured = by_label.get(label, {})
+        build = builds.get(label)
+        first = next(iter(measured.values()), None)
+        candidate = first.candidate if first is not None else _candidate(run, label, build)
+        kat = first.kat if first is not None else build.kat if build is not None else None
+        cells: list[str] = []
+        for length in FIELD_LENGTHS:
+            at = measured.get(length)
+            cells += ([_format.cycles(at.statistics.mean_cycles),
+                       _format.ratio(_analysis.baseline_ratio(run.records, at))]
+                      if at is not None else [_format.MISSING, _format.MISSING])
+        shown = instance_label(first) if first is not None else code(label)
+        rows.append((f"[{candidate}]({page_name(candidate)})",
+                     candidate_title(candidate, list(measured.values()),
+                                             [build] if build is not None else [])
+                     or _format.MISSING, shown, kat_cell(kat), *cells))
+    return rows
+
+
+def _candidate(run: Run, label: str, build: BuildEntry | None) -> str:
+    if build is not None:
+        return build.candidate
+    return next(lib.candidate for lib in run.plan.libraries if lib.label == label)
+
+
+def field_page(run: Run) -> str:
+    """The run's field summary page (:data:`FIELD_PAGE`)."""
+    lines = run_page_head(run, "field summary")
+    lines += failure_banner(run.jobs)
+    lines += ["One row per instance: mean cycles per call (all counter ticks of all timed "
+              "calls / calls, as section 4 of the candidate pages) at "
+              + ", ".join(_format.message(n) for n in FIELD_LENGTHS)
+              + "; × pseudoXOF: over pseudoXOF of the same output width at the same length "
+              f"in this run ({_format.MISSING} where it was not measured); KAT: the gate's "
+              "verdict. The candidate links to its page.", ""]
+    lines += _by_host(field_columns(), run.records, None,
+                                   lambda records: field_rows(run, records), run=run)
+    lines += [f"Candidate pages: [index]({INDEX_PAGE}); cycles/byte at every length: "
+              f"[summary]({SUMMARY_PAGE}).", ""]
+    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------ files
@@ -764,6 +917,7 @@ def pages(run: Run, plots: bool = True) -> dict[str, str]:
     rendered = {INDEX_PAGE: index_page(run)}
     rendered.update({page_name(c): candidate_page(run, c, plotted) for c in _candidates(run)})
     rendered[SUMMARY_PAGE] = summary_page(run, plotted)
+    rendered[FIELD_PAGE] = field_page(run)
     return rendered
 
 

@@ -3,12 +3,13 @@
 :class:`Run` is what :class:`ngcc.Campaign` returns and what :func:`load_run` reads
 back: the evidence model's objects (``_model``) as the store (``_records``) loads
 them, each record as a :class:`RunRecord` that also knows where its files are.
-Reports, data frames and plots build on it.
+Reports, data frames and plots build on it; its methods that show them (frames,
+plots, comparisons, reports, Jupyter tables) import those modules when called, so
+loading a run (or running a campaign) loads no renderer.
 """
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _archive, _format, _records, _report
+from ngcc import _archive, _records
 from ngcc._archive import Evaluation
 from ngcc._errors import ForeignRunDirError
 from ngcc._model import (
@@ -55,7 +56,9 @@ class RunRecord(Record):
                                                   _records.RAW_REMEDY), self.raw.sha256)
 
     def _repr_html_(self) -> str:  # Jupyter shows a record as a table
-        return record_html(self)
+        from ngcc import _jupyter
+
+        return _jupyter.record_html(self)
 
 
 class Run:
@@ -260,37 +263,9 @@ class Run:
         return _report.write_report(self, out_dir, plots=plots, formats=tuple(formats))
 
     def _repr_html_(self) -> str:  # Jupyter shows a run as a table
-        return run_html(self)
+        from ngcc import _jupyter
 
-
-# ------------------------------------------------------------------ Jupyter
-
-def record_html(record: Record) -> str:
-    """An HTML table of one record: the section 4 row, its CI and median, the KAT
-    verdict and the implementation timed."""
-    rows = list(zip(_report.PERFORMANCE_COLUMNS, _report.performance_row(record), strict=True))
-    rows += [("95 % CI of the mean", _report.confidence_interval(record)),
-             ("median cycles/call", _format.cycles(record.statistics.median_cycles)),
-             ("KAT", _report.kat_cell(record.kat))]
-    if record.implementation.description:
-        rows += [("implementation", record.implementation.description)]
-    body = "".join(f"<tr><th style='text-align:left'>{_html(k)}</th>"
-                   f"<td style='text-align:right'>{_html(v)}</td></tr>" for k, v in rows)
-    return f"<table><caption>{_html(record.candidate)} record</caption>{body}</table>"
-
-
-def run_html(run: Run) -> str:
-    """An HTML table of a run: the section 4 rows of every record."""
-    head = "".join(f"<th>{_html(c)}</th>" for c in _report.PERFORMANCE_COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{_html(v)}</td>" for v in _report.performance_row(r))
-                   + "</tr>" for r in run.records)
-    caption = f"run {run.run_id}: {len(run.records)}/{len(run.jobs)} jobs measured"
-    return (f"<table><caption>{_html(caption)}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
-
-
-def _html(text: object) -> str:
-    return html.escape(str(text).replace("`", ""))
+        return _jupyter.run_html(self)
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

@@ -1,6 +1,6 @@
 """Timing an instance per call with the cycle counter: ``counter_info`` and ``time_calls``.
 
-The loop itself is C (``csrc/bench.c``): warm-up calls, then one serialised
+The loop itself is C (``csrc/common/bench.c``): warm-up calls, then one serialised
 counter reading before and after every timed call, plus one counter reading
 and one ``CLOCK_MONOTONIC_RAW`` reading around the whole loop. The counter's
 own overhead is measured and recorded here, never subtracted.
@@ -32,18 +32,25 @@ class CounterInfo:
     """The cycle counter of this machine, as calibrated in this process.
 
     Attributes:
-        name: ``"rdtsc"`` (x86-64), ``"cntvct_el0"`` (AArch64) or
-            ``"clock_monotonic_raw"`` (elsewhere; ticks are nanoseconds).
+        name: ``"rdtsc"`` (x86-64), ``"cntvct_el0"`` (AArch64: the generic timer,
+            not core cycles) or ``"clock_monotonic_raw"`` (elsewhere), as the C side
+            (``csrc/timer.c``) names it.
         frequency_hz: ticks per second, measured against ``CLOCK_MONOTONIC_RAW``
             over 50 ms.
         overhead_min: ticks of an empty timed region, minimum of 2001 regions.
         overhead_median: the median of the same regions.
+        unit: what a tick is, from the C side: ``"tsc-ticks"``, ``"timer-ticks"``
+            (the generic timer) or ``"ns"``; ``""`` when not known.
+        nominal_hz: the rate the architecture states, ``cntfrq_el0`` on AArch64;
+            0.0 where it states none (the TSC) or it was not read (the driver's).
     """
 
     name: str
     frequency_hz: float
     overhead_min: int
     overhead_median: int
+    unit: str = ""
+    nominal_hz: float = 0.0
 
     def seconds(self, ticks: float) -> float:
         """Convert counter ticks to seconds with the measured frequency."""
@@ -214,7 +221,7 @@ def _time_calls_in_driver(inst: Instance, message_bytes: int, calls: int, warmup
     cycles = measured.cycles
     cycles.flags.writeable = False
     counter = CounterInfo(measured.counter, measured.frequency_hz, measured.overhead_min_ticks,
-                          measured.overhead_median_ticks)
+                          measured.overhead_median_ticks, measured.unit)
     return TimingResult(instance=inst, message_bytes=message_bytes, calls=calls, warmup=warmup,
                         cycles=cycles, total_cycles=measured.loop_ticks,
                         total_seconds=measured.loop_ns / 1e9, counter=counter)

@@ -2,10 +2,10 @@
 check them against the official manifests.
 
 :func:`check` drives an instance library through the official KAT generator
-(``spec/kat-format.md``, reimplemented in ``csrc/kat.c``) in the trial driver
+(``spec/kat-format.md``, reimplemented in ``csrc/common/kat.c``) in the trial driver
 (``ngcc-driver``, a process of its own: ``ngcc/_child.py``), every message ending
 right before an unreadable guard page, compares each file's canonical SHA-256 with
-the manifest line for ``<instance>/KAT_<kind>_<instance>.txt``, runs the guard probe
+the manifest line of that file name (whatever folder the line names), runs the guard probe
 (every length again at the start of a page after a guard page), and writes a KAT log
 per instance::
 
@@ -14,13 +14,21 @@ per instance::
     >>> result.verdict
     'PASS'
 
+Each file is checked against the first reference there is (its *basis*, one of
+:data:`BASES`, named in the result, the KAT log and the report): the manifest line of
+its name in the manifest given (``manifest=``, or ``ngcc build --manifest``), else in
+the candidate's shipped manifest (``kat/<candidate>.sha256``); else the official file
+in ``official_dir``; else the KAT file the submission ships; else none (``NOKAT``).
+
 Verdicts (per file, and per instance as the worst of its files):
 
 =========  ==============================================================
 PASS       the canonical digest equals the manifest line
 MISMATCH   it does not (or CryptHash returned nonzero); when the official
            file is at hand the first differing record is named
-NOKAT      no manifest line for this file (e.g. the SM3 baseline)
+NOKAT      no reference to check the file against: no manifest line, no
+           official file given, no KAT file shipped with the submission
+           (e.g. the SM3 baseline)
 CRASH      the instance library killed the generating process (reading past
            or before the message faults at once: the detail names the guard)
 TIMEOUT    generation took longer than ``timeout``
@@ -34,23 +42,23 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc import _child
+from ngcc import _candidates, _child
+from ngcc._clock import utc_now
 from ngcc._errors import KatError
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
-from ngcc._names import check_name
+from ngcc._names import check_name, is_valid_name
 from ngcc._progress import Progress, Task, progress_of
-from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
 from ngcc._version import __version__
 
-__all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult", "KatResult",
-           "check", "file_name"]
+__all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
+           "KatResult", "check", "file_name"]
 
 FILES = ("2_12", "2_23", "2_33", "loop")
 """The four KAT files, in the official generator's order."""
@@ -61,6 +69,11 @@ DEFAULT_FILES = ("2_12", "2_23")
 VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
 """Every verdict. An instance's verdict is its files' worst, in the order CRASH, TIMEOUT,
 MISMATCH, ERROR, NOKAT, PASS."""
+
+BASES = ("shipped manifest", "manifest", "official files", "submission files", "none")
+"""What a file's verdict rests on: a line of the manifest ngcc ships for the candidate,
+of a manifest the user gave, the official file the user gave, the KAT file the
+submission ships, or nothing (``NOKAT``)."""
 
 _PathArg = str | os.PathLike[str]  # a path given as str or Path
 
@@ -84,6 +97,9 @@ class KatFileResult:
         detail: why the verdict is not PASS, or how the file compares with the
             official copy.
         path: the generated file when kept (``keep=True``), else None.
+        basis: what the verdict rests on, one of :data:`BASES`.
+        reference: the manifest, official file or submission file it was checked
+            against (empty for ``none``).
     """
 
     kind: str
@@ -95,6 +111,8 @@ class KatFileResult:
     expected_sha256: str | None = None
     detail: str = ""
     path: Path | None = None
+    basis: str = "none"
+    reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +149,9 @@ class KatResult:
         label: the library's label: the instance name, ``Wish512@opt`` for another
             built-in variant, ``Pavelor-512@perf`` for one of two builds of one
             instance, or the label given (see :func:`ngcc._registry.run_labels`).
+        basis: what the files' verdicts rest on: their :data:`BASES`, each once,
+            comma-separated (``"shipped manifest"``); empty when unknown.
+        reference: the manifest or folder checked against (empty for ``none``).
     """
 
     instance: str
@@ -141,6 +162,8 @@ class KatResult:
     variant: str = ""
     probe: KatProbeResult | None = None
     label: str = ""
+    basis: str = ""
+    reference: str = ""
 
     @property
     def passed(self) -> bool:
@@ -160,7 +183,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
           timeout: float | None = None,
           official_dir: _PathArg | None = None,
           candidate: str | None = None,
-          labels: Iterable[str | None] = ()) -> list[KatResult]:
+          labels: Iterable[str | None] = (),
+          manifest: _PathArg | None = None) -> list[KatResult]:
     """Generate the KAT files of each instance and check them against the manifest.
 
     Instances are checked one after another (KAT_2_33 needs 1 GiB of memory per
@@ -187,24 +211,27 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
             of ``ngcc._child.KAT_TIMEOUTS``, 10 min for the quick files, 2 h for the
             long ones; ``math.inf``: no limit).
         official_dir: a folder with the official KAT files, laid out as
-            ``<candidate>/<instance>/KAT_*.txt``, ``<instance>/KAT_*.txt`` or flat;
-            used only to name the first differing record of a MISMATCH (ngcc ships
-            only their manifests). Default: none.
+            ``<candidate>/<folder>/KAT_*.txt``, ``<folder>/KAT_*.txt`` (the folder the
+            instance name or the registry's manifest folder) or flat: the reference of
+            a file no manifest line covers, and where a MISMATCH against a manifest
+            line finds the first differing record. Default: none.
         candidate: the candidate id of the library paths among ``instances``, whose
             manifest is then used (default: from the ``ngcc build`` sidecar, else the
             manifest that lists the instance name).
         labels: a label per instance, in order (None or missing: derived, so two
             builds of one instance get two logs); the instance name still selects the
             manifest line.
-
-    Returns:
+        manifest: a ``kat.sha256`` manifest ngcc does not ship, checked instead of the
+            candidate's (default: the one ``ngcc build --manifest`` recorded, else the
+            shipped one); a line matches a file by its name, whatever its folder.
         One :class:`KatResult` per instance, in the order given.
 
     Raises:
         UnknownInstanceError, LibraryError: an instance that cannot be found.
         ValueError: an unknown file kind, or a timeout that is not a positive number.
         InvalidNameError: a label that breaks the name rule or is given twice.
-        KatError: a corrupt manifest.
+        KatError: a corrupt or missing manifest, or one that changed since the build
+            recorded it.
     """
     chosen = _resolve_instances(instances, candidate)
     named = run_labels(chosen, list(labels))
@@ -213,8 +240,11 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
     reporter = progress_of(progress)
-    return [_check_instance(inst, label, kinds, root, keep, reporter, timeout, official_dir)
-            for inst, label in zip(chosen, named, strict=True)]
+    given = Path(manifest) if manifest is not None else None
+    if given is not None and not given.is_file():
+        raise KatError("the manifest %s is not a file" % given)
+    return [_check_instance(inst, label, kinds, root, keep, reporter, timeout, official_dir,
+                            given) for inst, label in zip(chosen, named, strict=True)]
 
 
 def _resolve_instances(instances: object, candidate: str | None) -> list[Instance]:
@@ -241,12 +271,13 @@ def _normalise_files(files: str | Iterable[str]) -> list[str]:
 
 def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, keep: bool,
                     progress: Progress, timeout: float | None,
-                    official_dir: _PathArg | None) -> KatResult:
+                    official_dir: _PathArg | None, given: Path | None) -> KatResult:
     # names are data, never paths: the log's and the files' names obey the name rule
     folder = root / check_name(inst.candidate, "candidate id") / check_name(label, "label")
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(kind, folder / file_name(kind, inst.name)) for kind in kinds]
-    manifest = _manifest(inst.candidate)
+    manifest_file, manifest_basis = reference_manifest(inst, given)
+    manifest = _manifest(manifest_file)
     outcomes = []
     for kind, path in jobs:
         with progress.task("KAT_%s_%s" % (_TAGS[kind], label)) as task:
@@ -255,7 +286,9 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
                           if outcome.status == "done" and outcome.seconds is not None
                           else outcome.status)
         outcomes.append(outcome)
-    results = tuple(_judge(inst, kind, path, outcome, manifest, official_dir, keep)
+    reference = _Reference(manifest_file, manifest_basis, manifest,
+                           Path(official_dir) if official_dir is not None else None)
+    results = tuple(_judge(inst, kind, path, outcome, reference, keep)
                     for (kind, path), outcome in zip(jobs, outcomes, strict=True))
     probe = _probe(inst, timeout)
     if not keep:
@@ -263,9 +296,20 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
     verdicts = [r.verdict for r in results] + [probe.verdict]
     verdict = next(v for v in _SEVERITY if v in verdicts)
     log = root / inst.candidate / (label + ".log")
-    _write_log(log, inst, label, results, probe, verdict)
+    basis = ", ".join(dict.fromkeys(r.basis for r in results))
+    where = ", ".join(dict.fromkeys(_reference_of(r, manifest_file) for r in results
+                                    if r.basis != "none"))
+    _write_log(log, inst, label, results, probe, verdict, manifest_file, basis)
     return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant, probe,
-                     label)
+                     label, basis, where)
+
+
+def _reference_of(result: KatFileResult, manifest: Path) -> str:
+    """What an instance's record names as its reference: the manifest, or the folder of
+    the official or submission files."""
+    if result.basis in ("shipped manifest", "manifest"):
+        return str(manifest)
+    return str(Path(result.reference).parent)
 
 
 @dataclass(frozen=True)
@@ -323,48 +367,114 @@ def _probe(inst: Instance, timeout: float | None) -> KatProbeResult:
                           "unreadable page and at the end of one before it" % lengths, lengths)
 
 
-def _manifest(candidate: str) -> dict[str, ManifestEntry]:
-    path = manifest_path(candidate)
+def reference_manifest(inst: Instance, given: Path | None = None) -> tuple[Path, str]:
+    """The manifest an instance is checked against and its basis: ``given``, else the one
+    ``ngcc build --manifest`` recorded (``manifest``), else the candidate's shipped one.
+
+    Raises:
+        KatError: the recorded manifest is gone or changed since the build.
+    """
+    if given is not None:
+        return given, "manifest"
+    recorded = (inst.sidecar or {}).get("kat_manifest")
+    if isinstance(recorded, str):
+        path = Path(recorded)
+        try:
+            same = sha256_file(path) == (inst.sidecar or {}).get("kat_manifest_sha256")
+        except OSError as exc:
+            raise KatError("%s was built with --manifest %s, which cannot be read now (%s): "
+                           "give --manifest FILE or rebuild" % (inst.library, path, exc)) from exc
+        if not same:
+            raise KatError("%s was built with --manifest %s, which has changed since: give "
+                           "--manifest FILE or rebuild" % (inst.library, path))
+        return path, "manifest"
+    return manifest_path(inst.candidate), "shipped manifest"
+
+
+def _manifest(path: Path) -> dict[str, ManifestEntry]:
     try:
         return read_manifest(path)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise KatError("the KAT manifest %s is corrupt: %s; reinstall ngcc" % (path, exc)) from exc
+        raise KatError("the KAT manifest %s is corrupt: %s" % (path, exc)) from exc
 
 
-def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome,
-           manifest: dict[str, ManifestEntry], official_dir: _PathArg | None,
+def manifest_entry(manifest: dict[str, ManifestEntry], instance_name: str,
+                   name: str) -> ManifestEntry | None:
+    """The manifest line of the KAT file ``name``: the line ``<instance>/<name>``, else
+    the one line whose file is ``name`` whatever its folder (the harness names folders
+    by its own labels: ``Laurus-512/KAT_2_12_laurus_512.txt``); None when no line or
+    several name it."""
+    exact = manifest.get("%s/%s" % (instance_name, name))
+    if exact is not None:
+        return exact
+    found = [entry for path, entry in manifest.items() if path.rpartition("/")[2] == name]
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """What one instance's files are checked against."""
+
+    manifest_file: Path
+    manifest_basis: str
+    manifest: dict[str, ManifestEntry]
+    official_dir: Path | None
+
+
+def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: _Reference,
            keep: bool) -> KatFileResult:
-    """Turn a generation outcome into a verdict; delete the file unless kept."""
+    """Turn a generation outcome into a verdict against the first reference there is;
+    delete the file unless kept."""
     name = path.name
-    expected = manifest.get("%s/%s" % (inst.name, name))
+    expected = manifest_entry(reference.manifest, inst.name, name)
     base = KatFileResult(kind, name, "ERROR", outcome.seconds,
-                         expected_sha256=expected.sha256 if expected else None)
+                         expected_sha256=expected.sha256 if expected else None,
+                         basis=reference.manifest_basis if expected else "none",
+                         reference=str(reference.manifest_file) if expected else "")
     if outcome.status != "done":
         return _failed(base, outcome)
     data = path.read_bytes()
     if not keep:
         path.unlink()
     digest = canonical_sha256(data, expected.mode if expected else "strict")
-    official = _official_file(inst, name, official_dir)
-    own, searched = _submission_file(inst, name) if expected is None else (None, [])
-    if own is not None:  # no manifest line: the submission's own KAT file is the reference
-        verdict, detail = _against_submission_file(data, own)
-    elif expected is None:
-        verdict, detail = "NOKAT", "no line for %s/%s in the %s manifest" % (
-            inst.name, name, inst.candidate)
-        if searched:
-            detail += "; no submission KAT file %s in %s" % (
-                name, ", ".join(map(str, searched)))
-    elif digest == expected.sha256:
-        verdict, detail = "PASS", ""
+    official, official_tried = _official_file(inst, name, reference.official_dir)
+    basis, against = "none", ""
+    if expected is not None:
+        basis, against = reference.manifest_basis, str(reference.manifest_file)
+        verdict, detail = (("PASS", "") if digest == expected.sha256
+                           else ("MISMATCH", _mismatch_detail(data, official)))
+    elif official is not None:  # no manifest line: the official file is the reference
+        basis, against = "official files", str(official)
+        verdict, detail = _against_file(data, official, "the official file")
+        official = None  # said already
     else:
-        verdict, detail = "MISMATCH", _mismatch_detail(data, official)
+        own, searched = _submission_file(inst, name)
+        if own is not None:  # the submission's own KAT file is the reference
+            basis, against = "submission files", str(own)
+            verdict, detail = _against_file(data, own, "the submission's own KAT file")
+        else:
+            verdict, detail = "NOKAT", _nokat_detail(inst, name, reference, official_tried,
+                                                     searched)
     if official is not None and verdict != "MISMATCH":
         same = official.read_bytes() == data
         detail = "; ".join(filter(None, [detail, "%s the official file %s" % (
             "byte-identical to" if same else "differs in its raw bytes from", official)]))
     return KatFileResult(kind, name, verdict, outcome.seconds, len(data), digest,
-                         base.expected_sha256, detail, path if keep else None)
+                         base.expected_sha256, detail, path if keep else None, basis, against)
+
+
+def _nokat_detail(inst: Instance, name: str, reference: _Reference, official_tried: list[Path],
+                  searched: list[Path]) -> str:
+    """Every place a reference for ``name`` was looked for, and the names tried."""
+    parts = ["no line for %s in the manifest %s" % (name, reference.manifest_file)]
+    parts.append("no file %s in --official %s" % (name, ", ".join(map(str, official_tried)))
+                 if official_tried else "no --official DIR given")
+    if searched:
+        parts.append("no submission KAT file %s in %s (subfolders named %s tried)" % (
+            name, ", ".join(map(str, searched)), " or ".join(_folder_names(inst))))
+    elif not inst.builtin:
+        parts.append("no source folder recorded, so no submission KAT file was looked for")
+    return "; ".join(parts)
 
 
 def _failed(base: KatFileResult, outcome: _Outcome) -> KatFileResult:
@@ -378,7 +488,8 @@ def _failed(base: KatFileResult, outcome: _Outcome) -> KatFileResult:
     else:
         verdict = "ERROR"
     return KatFileResult(base.kind, base.name, verdict, outcome.seconds,
-                         expected_sha256=base.expected_sha256,
+                         expected_sha256=base.expected_sha256, basis=base.basis,
+                         reference=base.reference,
                          detail=("%s: %s" % (outcome.error_type, outcome.message)
                                  if outcome.error_type else outcome.message))
 
@@ -393,15 +504,33 @@ def _mismatch_detail(data: bytes, official: Path | None) -> str:
     return "first difference from %s: %s" % (official, where)
 
 
-def _official_file(inst: Instance, name: str, official_dir: _PathArg | None) -> Path | None:
-    """The official copy of a KAT file, when the user gave a folder that holds it."""
+def _folder_names(inst: Instance) -> list[str]:
+    """The folder names that may hold an instance's KAT files: its instance name, its
+    source folder's name and the registry's manifest folder (``Laurus-512`` for
+    ``laurus_512``), each once."""
+    names = [inst.name]
+    source_dir = _source_dir(inst)
+    if source_dir is not None:
+        names.append(source_dir.name)
+    with suppress(_candidates.UnknownCandidateError):
+        found = _candidates.candidate(inst.candidate).instance(inst.name)
+        if found is not None:
+            names.append(found.manifest_folder)
+    return [name for name in dict.fromkeys(names) if is_valid_name(name)]  # never a path
+
+
+def _official_file(inst: Instance, name: str, official_dir: Path | None
+                   ) -> tuple[Path | None, list[Path]]:
+    """The official copy of a KAT file, when the user gave a folder that holds it, and
+    the folders looked in."""
     if official_dir is None:
-        return None
-    root = Path(official_dir)
-    for folder in (root / inst.candidate / inst.name, root / inst.name, root):
+        return None, []
+    tried = [official_dir / inst.candidate / folder for folder in _folder_names(inst)]
+    tried += [official_dir / folder for folder in _folder_names(inst)] + [official_dir]
+    for folder in tried:
         if (folder / name).is_file():
-            return folder / name
-    return None
+            return folder / name, tried
+    return None, tried
 
 
 SUBMISSION_LEVELS = 4
@@ -412,13 +541,17 @@ levels above the instance folder)."""
 _VECTOR_FOLDERS = frozenset({"test_vectors", "testvectors", "kat", "kats", "kat_files"})
 
 
-def submission_kat_folders(source_dir: Path, instance_name: str) -> list[Path]:
+def submission_kat_folders(source_dir: Path, instance_name: str | Iterable[str]) -> list[Path]:
     """The folders where a submission's own KAT files may sit, nearest first.
 
     The source folder and each of its first :data:`SUBMISSION_LEVELS` ancestors,
     each followed by its test-vector subfolders (``Test_Vectors``, ``KAT``, …, any
-    case, spaces as ``_``) and their subfolder named after the instance. Only
-    folders that exist are listed."""
+    case, spaces as ``_``) and their subfolders named after the instance
+    (``instance_name``: one name or several) or after the source folder itself
+    (Laurus ships ``laurus_512`` in a folder ``Laurus-512``). Only folders that
+    exist are listed."""
+    names = [instance_name] if isinstance(instance_name, str) else list(instance_name)
+    names = list(dict.fromkeys([*names, source_dir.name]))
     folders: list[Path] = []
     for base in [source_dir, *source_dir.parents][:SUBMISSION_LEVELS + 1]:
         folders.append(base)
@@ -427,8 +560,7 @@ def submission_kat_folders(source_dir: Path, instance_name: str) -> list[Path]:
                 if (sub.name.casefold().replace(" ", "_") in _VECTOR_FOLDERS
                         and sub.is_dir()):
                     folders.append(sub)
-                    if (sub / instance_name).is_dir():
-                        folders.append(sub / instance_name)
+                    folders += [sub / name for name in names if (sub / name).is_dir()]
     return list(dict.fromkeys(folders))
 
 
@@ -448,19 +580,21 @@ def _submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]
     source_dir = _source_dir(inst)
     if source_dir is None:
         return None, []
-    folders = submission_kat_folders(source_dir, inst.name)
+    folders = submission_kat_folders(source_dir, _folder_names(inst))
     for folder in folders:
         if (folder / name).is_file():  # a regular file: never a FIFO or a device
             return folder / name, folders
     return None, folders
 
 
-def _against_submission_file(data: bytes, own: Path) -> tuple[str, str]:
-    official = own.read_bytes()
-    if canonical_sha256(data) == canonical_sha256(official):
-        return "PASS", "equal to the submission's own KAT file %s (no manifest line)" % own
-    return "MISMATCH", "first difference from the submission's own KAT file %s: %s" % (
-        own, first_difference(data, official) or "canonical text differs")
+def _against_file(data: bytes, reference: Path, what: str) -> tuple[str, str]:
+    """PASS when the canonical texts are equal, else MISMATCH naming the first
+    differing record; ``what`` names the reference (``the official file``)."""
+    theirs = reference.read_bytes()
+    if canonical_sha256(data) == canonical_sha256(theirs):
+        return "PASS", "equal to %s %s (no manifest line)" % (what, reference)
+    return "MISMATCH", "first difference from %s %s: %s" % (
+        what, reference, first_difference(data, theirs) or "canonical text differs")
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -471,11 +605,11 @@ def _remove_if_empty(folder: Path) -> None:
 # ------------------------------------------------------------------------------ log
 
 def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
-               probe: KatProbeResult, verdict: str) -> None:
-    """Write the KAT log atomically (temp file, fsync, rename: ``_records``)."""
+               probe: KatProbeResult, verdict: str, manifest: Path, basis: str) -> None:
+    """Write the KAT log atomically (temp file, fsync, rename: ``_files``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
-        "date        %s" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "date        %s" % utc_now(),
         "instance    %s" % inst.name,
         "label       %s" % label,
         "candidate   %s" % inst.candidate,
@@ -485,7 +619,9 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
         "sha256      %s" % _file_sha256(inst.library),
         "compiler    %s" % (inst.compiler or "unknown"),
         "flags       %s" % (" ".join(inst.cflags) or "unknown"),
-        "manifest    %s" % manifest_path(inst.candidate),
+        "manifest    %s" % manifest,
+        "  sha256    %s" % (_file_sha256(manifest) if manifest.is_file() else "- (no such file)"),
+        "basis       %s" % basis,
         *("adjusted    %s" % text for text in _adjustments(inst)),
         "",
     ]
@@ -496,6 +632,7 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
             "  size              %s" % ("%d bytes" % r.size if r.size is not None else "-"),
             "  canonical sha256  %s" % (r.canonical_sha256 or "-"),
             "  manifest sha256   %s" % (r.expected_sha256 or "-"),
+            "  basis             %s%s" % (r.basis, " " + r.reference if r.reference else ""),
         ]
         if r.detail:
             lines.append("  detail            %s" % r.detail)

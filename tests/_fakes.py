@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _host, _records, kat
+from ngcc import _child, _host, _locks, _records, kat
 from ngcc._measure import TrialMeasurement
 from ngcc._model import Counter, Environment
 from ngcc._registry import Instance, run_labels
@@ -38,7 +38,7 @@ ENVIRONMENT = Environment(
 def fixed_host(monkeypatch: Any) -> None:
     """Make ``_host.fingerprint`` return :data:`ENVIRONMENT` (for the pinned CPU)."""
     monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: replace(
-        ENVIRONMENT, cpu=_host.default_cpu() if cpu is None else cpu))
+        ENVIRONMENT, cpu=_locks.default_cpu() if cpu is None else cpu))
 
 
 def cost_cycles(name: str, message_bytes: int) -> float:

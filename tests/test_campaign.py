@@ -24,7 +24,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _plan, _records, _report, _stats, _worker, kat
+from ngcc import _campaign, _child, _host, _locks, _plan, _records, _report, _stats, kat
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
@@ -244,8 +244,10 @@ def test_instance_selection():
                                                  "pseudoXOF-512", "SM3"]
     everything = ngcc.Campaign(all_instances=True, **TINY)
     assert [i.name for i in everything.instances] == [i.name for i in ngcc.instances()]
-    with pytest.raises(ngcc.NgccError, match="no built-in instance of candidate 'hash-99'"):
+    with pytest.raises(ngcc.NgccError, match="unknown --candidate 'hash-99'"):
         ngcc.Campaign(candidate="hash-99", **TINY)
+    with pytest.raises(ngcc.NgccError, match="candidate hash-14 has no built-in instance"):
+        ngcc.Campaign(candidate="hash-14", **TINY)
     with pytest.raises(ngcc.NgccError, match="no instance to measure"):
         ngcc.Campaign([], **TINY)
     with pytest.raises(ValueError, match="positive"):
@@ -680,6 +682,7 @@ def _campaign_command(run_dir: Path) -> list[str]:
             "--run-dir", str(run_dir)]
 
 
+@pytest.mark.e2e  # a real campaign: many trials in the real driver
 def test_resume_after_the_orchestrator_is_killed(tmp_path):
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -761,8 +764,8 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
         "frame(3, struct.pack('<ii', 6, 0) + b'the rdtsc counter did not advance')\n"
         "frame(13)")))
     with pytest.raises(ChildError) as caught:
-        _worker.run_trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0, index=1,
-                          timeout=30)
+        _child.DriverRunner().trial(ngcc.instance("SM3"), 64, calls=10, warmup=0, cpu=0,
+                                    index=1, timeout=30)
     assert caught.value.status == "error"
     assert "SM3 at 64 B (trial 1) failed: the rdtsc counter did not advance" in str(caught.value)
 
@@ -941,7 +944,7 @@ def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monk
     CPU between them, so every trial loses about half of its loops' wall time and is
     flagged preempted, with the figure."""
     fixed_host(monkeypatch)
-    cpu = _host.default_cpu()
+    cpu = _locks.default_cpu()
     rival = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
                               "while True: pass" % cpu])
     try:

@@ -21,7 +21,7 @@ import pytest
 from _fakes import ENVIRONMENT, FakeKat, fixed_host
 
 import ngcc
-from ngcc import _cli, _compare_runs, _host
+from ngcc import _cli, _compare_runs, _host, _locks
 from ngcc._errors import (
     CorruptRecordError,
     InvalidNameError,
@@ -101,7 +101,7 @@ def build_run(run_dir, monkeypatch, instances=("Wish512", "SM3"), runner=None,
     """A campaign run by ``runner`` on a fixed host (``environment``, default the fakes')."""
     host = environment or ENVIRONMENT
     monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: replace(
-        host, cpu=_host.default_cpu() if cpu is None else cpu))
+        host, cpu=_locks.default_cpu() if cpu is None else cpu))
     return ngcc.Campaign(list(instances), run_dir=run_dir, labels=labels,
                          runner=runner or ScaledRunner(), kat_checker=FakeKat(), quick=True,
                          trials=trials, trial_target=0.002, lengths=lengths,

@@ -31,6 +31,8 @@ from _testlib import compiler
 import ngcc
 from ngcc._registry import LIB_DIR, Instance
 
+pytestmark = pytest.mark.e2e  # every built-in variant under valgrind: the end-to-end tier
+
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "ctgrind" / "ctgrind.c"
 LEAKY = HERE / "fixtures" / "leaky"

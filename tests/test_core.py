@@ -32,9 +32,15 @@ def failing(tmp_path) -> _core.Library:
 
 def test_counter_calibrate_reports_a_named_counter_with_sane_figures():
     calibration = _core.counter_calibrate()
-    assert set(calibration) == {"name", "frequency_hz", "overhead_min", "overhead_median"}
-    assert calibration["name"] in ("rdtsc", "cntvct_el0", "clock_monotonic_raw")
+    assert set(calibration) == {"name", "unit", "nominal_hz", "frequency_hz", "overhead_min",
+                                "overhead_median"}
+    assert (calibration["name"], calibration["unit"]) in (
+        ("rdtsc", "tsc-ticks"), ("cntvct_el0", "timer-ticks"), ("clock_monotonic_raw", "ns"))
     assert calibration["frequency_hz"] > 1e6  # every supported counter ticks at >= 1 MHz
+    if calibration["name"] == "cntvct_el0":  # the generic timer ticks at cntfrq_el0's rate
+        assert calibration["nominal_hz"] == pytest.approx(calibration["frequency_hz"], rel=0.05)
+    else:
+        assert calibration["nominal_hz"] == 0.0
     assert 0 <= calibration["overhead_min"] <= calibration["overhead_median"]
 
 

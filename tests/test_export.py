@@ -96,7 +96,8 @@ def assert_self_contained(text: str) -> None:
 def test_html_pages_are_self_contained_with_their_plots_inline(run: Run) -> None:
     images = {f"{stem}.png": PNG + stem.encode() for stem in _report.plot_stems(run)}
     pages = _export.html_pages(_report.pages(run), images)
-    assert set(pages) == {"index.html", "hash-22.html", "baseline.html", "summary.html"}
+    assert set(pages) == {"index.html", "hash-22.html", "baseline.html", "summary.html",
+                          "field.html"}
     for text in pages.values():
         assert_self_contained(text)
         assert text.startswith("<!DOCTYPE html>") and "<style>" in text
@@ -137,7 +138,7 @@ def test_report_formats(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[
                  "--format", "csv", "--format", "json", "--format", "csv"]) == 0
     names = [Path(line).name for line in capsys.readouterr().out.splitlines()]
     assert names == ["index.html", "hash-22.html", "baseline.html", "summary.html",
-                     "statistics.csv", "statistics.json"]
+                     "field.html", "statistics.csv", "statistics.json"]
     assert sorted(p.name for p in out.iterdir()) == sorted(names)
     assert (out / "statistics.csv").read_text() == _export.statistics_csv(run.records)
     assert main(["report", str(run.path), "--format", "pdf"]) == 2

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from _fakes import ENVIRONMENT
 
-from ngcc import _host
+from ngcc import _host, _locks
 from ngcc._model import Counter, Environment
 
 FIXED = replace(ENVIRONMENT, cpu=2, cpu_count=8, smt_siblings=(2,),
@@ -55,7 +55,7 @@ def test_parse_cpu_list():
 def test_this_hosts_fingerprint_is_complete_and_serialisable():
     env = _host.fingerprint()
     assert isinstance(env, Environment)
-    assert env.cpu == _host.default_cpu()
+    assert env.cpu == _locks.default_cpu()
     assert env.cpu in env.smt_siblings
     assert env.counter is not None and env.counter.frequency_hz > 0
     assert Environment.from_json(json.loads(json.dumps(env.to_json(), allow_nan=False))) == env

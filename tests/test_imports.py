@@ -1,5 +1,7 @@
-"""The package's import structure: no module imports the package ``ngcc`` itself (only
-its submodules), and the version is written once (``ngcc/_version.py``)."""
+"""The package's import structure: the layers of ``docs/architecture.md`` (no module
+imports one of a later layer, at import time, in a function or for type checking), no
+import circle, no module importing the package ``ngcc`` itself (only its submodules),
+and the version written once (``ngcc/_version.py``)."""
 
 from __future__ import annotations
 
@@ -49,25 +51,10 @@ def test_the_version_is_written_once():
 def import_graph() -> dict[str, set[str]]:
     """module → the ngcc modules it imports at run time (function-level imports
     included, ``if TYPE_CHECKING:`` imports left out), read from the source with ast."""
-    graph: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.glob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        type_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
-                     and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-                     for inner in ast.walk(node)}
-        targets: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in type_only:
-                continue
-            if isinstance(node, ast.Import):
-                targets |= {a.name.split(".")[1] for a in node.names
-                            if a.name.startswith("ngcc.")}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                if node.module == "ngcc":
-                    targets |= {a.name for a in node.names if a.name in SUBMODULES}
-                elif node.module.startswith("ngcc."):
-                    targets.add(node.module.split(".")[1])
-        graph[path.stem] = targets - {path.stem}
+    graph: dict[str, set[str]] = {path.stem: set() for path in PACKAGE.glob("*.py")}
+    for (module, target), kinds in imports_by_kind().items():
+        if kinds - {"type"}:
+            graph[module].add(target)
     return graph
 
 
@@ -109,3 +96,128 @@ def test_nothing_imports_the_package_init():
     """``ngcc/__init__.py`` is the public surface: it imports every layer, so no module
     below it may import it back (that was the circle through the version)."""
     assert not [module for module, targets in import_graph().items() if "__init__" in targets]
+
+
+# ------------------------------------------------------------------- the layers
+
+#: The layers in order, each importing only from itself and the ones before it.
+LAYERS = ("foundations", "libraries and foreign code", "evidence", "analysis",
+          "orchestration", "rendering", "surfaces")
+#: Every module of ``ngcc/`` and its layer: the table of docs/architecture.md, "Layers".
+LAYER = {
+    "_version": "foundations", "_errors": "foundations", "_names": "foundations",
+    "_clock": "foundations", "_files": "foundations", "_codec": "foundations",
+    "_format": "foundations", "_progress": "foundations", "_katfile": "foundations",
+    "_protocol": "foundations", "_elf": "foundations", "_cc": "foundations",
+    "_core": "libraries and foreign code", "_candidates": "libraries and foreign code",
+    "_registry": "libraries and foreign code",
+    "_measure": "libraries and foreign code", "_child": "libraries and foreign code",
+    "_hashing": "libraries and foreign code", "_timing": "libraries and foreign code",
+    "kat": "libraries and foreign code", "_build": "libraries and foreign code",
+    "_model": "evidence", "_schema1": "evidence", "_records": "evidence",
+    "_partial": "evidence", "_archive": "evidence", "_run": "evidence",
+    "_stats": "analysis", "_analysis": "analysis", "_frames": "analysis",
+    "_compare": "analysis", "_recheck": "analysis",
+    "_host": "orchestration", "_locks": "orchestration", "_plan": "orchestration",
+    "_gate": "orchestration", "_leak": "orchestration", "_jobs": "orchestration",
+    "_distributed": "orchestration", "_campaign": "orchestration",
+    "_plot": "rendering", "_export": "rendering", "_verdict": "rendering",
+    "_report": "rendering", "_jupyter": "rendering", "_validate": "rendering",
+    "_compare_runs": "rendering", "_published": "rendering", "_evaluate": "rendering",
+    "__init__": "surfaces", "_cli": "surfaces", "__main__": "surfaces",
+}
+#: The only imports of a later layer: the run object's methods that open frames, plots,
+#: comparisons, reports, Jupyter tables and leak evidence, imported when called (so
+#: loading a run, or running a campaign, loads none of them).
+DOORS = {("_run", "_frames"), ("_run", "_plot"), ("_run", "_compare_runs"),
+         ("_run", "_report"), ("_run", "_jupyter"), ("_run", "_leak")}
+
+
+@functools.cache
+def imports_by_kind() -> dict[tuple[str, str], set[str]]:
+    """(module, ngcc module it imports) → how: ``module`` (at import time), ``function``
+    (inside a function), ``type`` (under ``if TYPE_CHECKING:``)."""
+    edges: dict[tuple[str, str], set[str]] = {}
+    for path in sorted(PACKAGE.glob("*.py")):
+        def visit(node: ast.AST, kind: str, module: str = path.stem) -> None:
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
+                    and node.test.id == "TYPE_CHECKING":
+                kind = "type"
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                kind = "function" if kind == "module" else kind
+            for target in _targets(node):
+                if target != module:
+                    edges.setdefault((module, target), set()).add(kind)
+            for child in ast.iter_child_nodes(node):
+                visit(child, kind)
+        visit(ast.parse(path.read_text(), str(path)), "module")
+    return edges
+
+
+def _targets(node: ast.AST) -> set[str]:
+    """The ngcc modules one import statement names."""
+    if isinstance(node, ast.Import):
+        return {a.name.split(".")[1] for a in node.names if a.name.startswith("ngcc.")}
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        if node.module == "ngcc":
+            return {a.name for a in node.names if a.name in SUBMODULES}
+        if node.module.startswith("ngcc."):
+            return {node.module.split(".")[1]}
+    return set()
+
+
+def test_every_module_has_its_layer():
+    modules = {path.stem for path in PACKAGE.glob("*.py")} | {"_core"}
+    assert set(LAYER) == modules
+    assert set(LAYER.values()) == set(LAYERS)
+
+
+def test_no_module_imports_a_later_layer():
+    rank = {module: LAYERS.index(layer) for module, layer in LAYER.items()}
+    later = sorted("%s (%s) imports %s (%s) %s" % (module, LAYER[module], target,
+                                                     LAYER[target], "/".join(sorted(kinds)))
+                   for (module, target), kinds in imports_by_kind().items()
+                   if rank[target] > rank[module] and (module, target) not in DOORS)
+    assert later == []
+
+
+def test_the_doors_open_only_when_called():
+    kinds = imports_by_kind()
+    assert {door: kinds.get(door) for door in DOORS} == {door: {"function"} for door in DOORS}
+
+
+def test_the_layer_table_is_the_documented_one():
+    """docs/architecture.md's table lists the same modules in the same layers, in order."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    table = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith("| layer ")]
+    documented = {module: layer.strip() for layer, modules in rows
+                  for module in re.findall(r"`(\w+)`", modules)}
+    assert [layer.strip() for layer, _ in rows] == list(LAYERS)
+    assert documented == LAYER
+
+
+def _loaded_at_import(module: str) -> set[str]:
+    """The ngcc modules importing ``module`` loads (its import-time imports, followed)."""
+    kinds = imports_by_kind()
+    found, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        for (source, target), how in kinds.items():
+            if source == current and "module" in how and target not in found:
+                found.add(target)
+                todo.append(target)
+    return found
+
+
+def test_the_evidence_model_loads_nothing_compiled():
+    assert "_core" not in _loaded_at_import("_model")
+    assert "_core" not in _loaded_at_import("_run")
+
+
+def test_nothing_below_rendering_loads_a_renderer():
+    renderers = {module for module, layer in LAYER.items() if layer == "rendering"}
+    below = [m for m, layer in LAYER.items() if LAYERS.index(layer) < LAYERS.index("rendering")]
+    assert {m: _loaded_at_import(m) & renderers for m in below
+            if _loaded_at_import(m) & renderers} == {}

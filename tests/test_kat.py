@@ -1,4 +1,4 @@
-"""The KAT generator (csrc/kat.c) and check (ngcc.kat): official format byte for byte,
+"""The KAT generator (csrc/common/kat.c) and check (ngcc.kat): official format byte for byte,
 PASS for every shipped instance, and every other verdict from libraries built to fail."""
 
 from __future__ import annotations

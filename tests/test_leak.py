@@ -196,8 +196,8 @@ def _batch(classes: list[int]) -> bytes:
 
 
 def test_the_leak_frame_numbers_agree_with_frames_h_and_driver_c():
-    header = (REPO / "csrc" / "frames.h").read_text()
-    driver = (REPO / "csrc" / "driver.c").read_text()
+    header = (REPO / "csrc" / "driver" / "frames.h").read_text()
+    driver = (REPO / "csrc" / "driver" / "driver.c").read_text()
     assert re.search(r"FRAME_LEAK_BATCH = (\d+)", header)[1] == str(_protocol.LEAK_BATCH)
     assert re.search(r"FRAME_LEAK_DONE = (\d+)", header)[1] == str(_protocol.LEAK_DONE)
     u32, u64 = re.search(r"FRAME_LEAK_DONE_BYTES \((\d+) \* 4 \+ (\d+) \* 8\)", header).groups()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -47,6 +49,8 @@ def holder() -> Iterator[Callable[[Path, int], subprocess.Popen[str]]]:
     for process in started:
         process.kill()
         process.wait()
+        assert process.stdout is not None
+        process.stdout.close()
 
 
 def _campaign(run_dir: Path, cpu: int | None = None, lengths: tuple[int, ...] = (64,)
@@ -122,6 +126,65 @@ def test_no_free_cpu_names_every_holder(tmp_path, holder, monkeypatch):
     assert ("every CPU this process may use is in use by another ngcc campaign (CPU %d: "
             "pid %d, run directory %s" % (LAST_CPU, first.pid, (tmp_path / "first").resolve())
             ) in str(refused.value)
+
+
+# ------------------------------------------------ leak tests hold their CPU too
+
+#: The shortest leak test (ngcc._leak.MIN_CALLS); SM3 at 64 B takes milliseconds.
+LEAK = {"length": 64, "calls": 2000}
+
+
+def test_a_leak_test_refuses_a_cpu_a_campaign_holds(tmp_path, holder, capsys):
+    first = holder(tmp_path / "first", LAST_CPU)
+    busy = "CPU %d is in use by another ngcc campaign (pid %d, " % (LAST_CPU, first.pid)
+    with pytest.raises(ngcc.CpuBusyError, match="^" + re.escape(busy)):
+        ngcc.leak("SM3", cpu=LAST_CPU, **LEAK)
+    assert main(["leak", "SM3", "--calls", "2000", "--cpu", str(LAST_CPU),
+                 "--out", str(tmp_path / "leak"), "--wait", "0"]) == 1
+    assert "ngcc: error: " + busy in capsys.readouterr().err
+    assert not list((tmp_path / "leak").rglob("*.json")), "a refused test writes nothing"
+
+
+def test_a_leak_test_without_a_cpu_takes_one_no_campaign_holds(tmp_path, holder):
+    holder(tmp_path / "first", LAST_CPU)
+    others = sorted(os.sched_getaffinity(0) - {LAST_CPU})
+    if not others:  # a one-CPU host: nothing is free
+        with pytest.raises(ngcc.CpuBusyError, match="every CPU this process may use"):
+            ngcc.leak("SM3", **LEAK)
+        return
+    assert ngcc.leak("SM3", **LEAK).cpu == others[-1]
+
+
+def test_a_leak_test_holds_its_cpu_while_it_runs():
+    holders: list[_locks.Holder | None] = []
+    ngcc.leak("SM3", cpu=LAST_CPU, progress=lambda calls, t: holders.append(
+        _locks.cpu_holder(LAST_CPU)), **LEAK)
+    during = [h.pid for h in holders if h is not None]  # the last look may come after
+    assert during and set(during) == {os.getpid()}
+    assert _locks.cpu_holder(LAST_CPU) is None, "released afterwards"
+
+
+def test_a_cpu_held_by_this_thread_is_its_own_but_not_another_threads(tmp_path):
+    """A campaign's own leak tests run on the CPU it holds; another thread of the same
+    process (a Dask worker thread) is refused as another campaign is."""
+    refused: list[BaseException] = []
+
+    def other_thread() -> None:
+        try:
+            with _locks.hold_cpu(LAST_CPU, None):
+                pass
+        except ngcc.CpuBusyError as exc:
+            refused.append(exc)
+
+    with _locks.hold_cpu(LAST_CPU, tmp_path) as cpu:
+        with _locks.hold_cpu(LAST_CPU, None) as again:
+            assert again == cpu == LAST_CPU
+        assert _locks.cpu_holder(LAST_CPU) is not None, "still held after the inner exit"
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+    assert len(refused) == 1
+    assert _locks.cpu_holder(LAST_CPU) is None
 
 
 def test_a_resumed_run_keeps_its_cpu(tmp_path):

@@ -26,6 +26,10 @@ def test_stored_without_outputs(name: str) -> None:
             assert cell.outputs == [] and cell.execution_count is None, cell.source[:40]
 
 
+#: The tests of executed notebooks (each runs a campaign in a kernel): the end-to-end tier.
+e2e = pytest.mark.e2e
+
+
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The notebooks run in order, in a scratch folder (the first two on one quick
@@ -58,6 +62,7 @@ def outputs(notebook: Any) -> list[dict[str, Any]]:
             for output in cell.outputs]
 
 
+@e2e
 @pytest.mark.parametrize("name", ORDER)
 def test_notebook_runs_without_error(executed: dict[str, Any], name: str) -> None:
     found = outputs(executed["notebooks"][name])
@@ -66,6 +71,7 @@ def test_notebook_runs_without_error(executed: dict[str, Any], name: str) -> Non
     assert len(images) >= 1  # the plots show inline
 
 
+@e2e
 @pytest.mark.parametrize("name", ORDER)
 def test_warnings_print_as_one_line_without_source_lines(executed: dict[str, Any],
                                                          name: str) -> None:
@@ -74,6 +80,7 @@ def test_warnings_print_as_one_line_without_source_lines(executed: dict[str, Any
     assert "warnings.warn(" not in text and "ngcc/_" not in text
 
 
+@e2e
 def test_quickstart_made_a_valid_run_and_report(executed: dict[str, Any]) -> None:
     from ngcc._validate import validate
 
@@ -87,6 +94,7 @@ def test_quickstart_made_a_valid_run_and_report(executed: dict[str, Any]) -> Non
     assert any("<caption>run " in o["data"]["text/html"] for o in html)
 
 
+@e2e
 def test_compare_notebook_compared_theirs_with_ours(executed: dict[str, Any]) -> None:
     found = outputs(executed["notebooks"]["compare.ipynb"])
     frames = [o["data"]["text/plain"] for o in found if "text/html" in o.get("data", {})

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.e2e  # builds and installs the wheel: the end-to-end tier
+
 #: What a fresh clone does not have: build output, caches, virtual environments.
 NOT_IN_A_FRESH_CLONE = shutil.ignore_patterns(
     ".git", "build", "dist", "*.egg-info", "*.so", "_lib", "__pycache__", ".pytest_cache",
@@ -101,6 +103,16 @@ def test_kat_from_the_checkout_root(installed, tmp_path):
     assert (tmp_path / "hash-34" / "WChain-V1-512.log").read_text().splitlines()[-1] == (
         "RESULT hash-34 WChain-V1-512 PASS")
 
+
+
+def test_the_wheel_carries_the_candidate_registry_and_every_manifest(installed):
+    [data] = installed.venv.glob("lib/python*/site-packages/ngcc/_lib/kat")
+    shipped = sorted(p.name for p in (REPO / "kat").iterdir() if p.name != "README.md")
+    assert sorted(p.name for p in data.iterdir()) == shipped
+    assert len([name for name in shipped if name.endswith(".sha256")]) == 35
+    done = installed.ngcc("list", "--candidates")
+    assert done.returncode == 0, done.stderr.decode()
+    assert "hash-14   Laurus" in done.stdout.decode()
 
 
 def test_the_published_figures_ship_in_the_wheel(installed):

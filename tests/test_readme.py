@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 README = (REPO / "README.md").read_text()
@@ -67,6 +68,7 @@ def test_the_readme_has_examples():
     assert _blocks("python") and any(_console_examples(body) for _, body in _blocks("console"))
 
 
+@pytest.mark.e2e  # every example, campaigns included, as a reader runs them
 def test_the_examples_run_in_order_in_one_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}

@@ -131,7 +131,8 @@ def test_cpu_features_agree_with_proc_cpuinfo():
     assert isinstance(have, frozenset)
     assert have <= flags, "cpuid reports features the kernel does not: %s" % (have - flags)
     for name in ("sse2", "ssse3", "sse4_1", "sse4_2", "pclmulqdq", "aes", "avx", "avx2",
-                 "bmi1", "bmi2", "sha_ni", "vaes", "avx512f"):
+                 "bmi1", "bmi2", "sha_ni", "vaes", "avx512f", "avx512bw", "avx512vl",
+                 "avx512vbmi"):
         assert (name in have) == (name in flags), name
 
 
@@ -240,15 +241,15 @@ int main(int argc, char **argv)
 
 
 def test_the_c_feature_check_agrees_with_the_binding(tmp_path):
-    """csrc/cpu_features.c on its own, as the C trial driver uses it: the features it
+    """csrc/common/cpu_features.c on its own, as the C trial driver uses it: the features it
     reports are _core.cpu_features(), and the missing list names exactly the absent
     ones, comma-separated (truncated, but still counted, when the buffer is short)."""
     source = tmp_path / "features.c"
     source.write_text(_CPU_FEATURES_PROGRAM)
     program = tmp_path / "features"
     subprocess.run(compiler() + ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I",
-                                 str(REPO / "csrc"), "-o", str(program), str(source),
-                                 str(REPO / "csrc" / "cpu_features.c")], check=True)
+                                 str(REPO / "csrc" / "common"), "-o", str(program), str(source),
+                                 str(REPO / "csrc" / "common" / "cpu_features.c")], check=True)
     have = _core.cpu_features()
     absent = sorted(f for f in ("avx512f", "sha_ni", "aes", "avx2") if f not in have)
     asked = ["sse2", "no_such_feature", *absent, "x" * 70]

@@ -251,7 +251,8 @@ def test_cli_report_chosen_distribution(written: tuple[Path, list[str]]) -> None
 def test_the_python_api_writes_the_same_pages(run: Run, written: tuple[Path, list[str]],
                                               tmp_path: Path) -> None:
     pages = run.report(tmp_path / "api", plots=False)
-    assert [p.name for p in pages] == ["index.md", "hash-22.md", "baseline.md", "summary.md"]
+    assert [p.name for p in pages] == ["index.md", "hash-22.md", "baseline.md", "summary.md",
+                                       "field.md"]
     assert main(["report", str(run.path), "--out", str(tmp_path / "cli"), "--no-plots"]) == 0
     for page in pages:
         assert page.read_bytes() == (tmp_path / "cli" / page.name).read_bytes()
@@ -371,7 +372,7 @@ def test_a_run_where_every_job_failed_says_so_once(tmp_path: Path) -> None:
     run = load_run(run_dir)
     assert run.records == []
     written = _report.write_report(run)  # plots asked for, but there is nothing to draw
-    assert [p.suffix for p in written] == [".md"] * 4
+    assert [p.suffix for p in written] == [".md"] * 5  # index, 2 candidates, summary, field
     for path in written:
         text = path.read_text(encoding="utf-8")
         top = text.split("## ")[0]

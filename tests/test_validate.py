@@ -48,7 +48,7 @@ def files(result: ngcc._validate.Validation) -> set[str]:
 def test_fresh_fake_run_validates(run_dir: Path) -> None:
     result = ngcc.validate(run_dir)
     assert result.ok, result.differences
-    assert result.records_checked == 9 and result.pages_checked == 4
+    assert result.records_checked == 9 and result.pages_checked == 5
     result.raise_for_differences()  # does not raise
 
 
@@ -114,9 +114,9 @@ def test_missing_and_foreign_pages(run_dir: Path) -> None:
     (run_dir / "report/baseline.md").unlink()
     (run_dir / "report/hash-99.md").write_text("# mine\n")
     result = validate(run_dir)
-    # the index and the summary link the missing page: found as broken links
+    # the index, the summary and the field summary link the missing page: broken links
     assert files(result) == {"report/baseline.md", "report/hash-99.md", "report/index.md",
-                             "report/summary.md"}
+                             "report/summary.md", "report/field.md"}
     assert Difference("report/index.md", "links 'baseline.md', which does not exist") in \
         result.differences
 
@@ -163,7 +163,7 @@ def plotted_dir(plotted: Path, tmp_path: Path) -> Path:
 def test_full_report_validates(plotted_dir: Path) -> None:
     result = validate(plotted_dir)
     assert result.ok, result.differences
-    assert result.pages_checked == 4 + 4 + 2  # Markdown and HTML pages, CSV and JSON
+    assert result.pages_checked == 5 + 5 + 2  # Markdown and HTML pages, CSV and JSON
     links = page_links(plotted_dir / "report/hash-22.md")
     assert "Pavelor-512__hash_32-calls.png" in links and "hash-22-cpb.png" in links
     from test_export import assert_self_contained

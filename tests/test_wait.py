@@ -39,6 +39,7 @@ def holder(tmp_path):
     yield process
     process.kill()
     process.wait()
+    process.stdout.close()
 
 
 def _campaign(run_dir, lengths=(64,), **settings):
@@ -95,6 +96,7 @@ def test_a_plan_mismatch_is_answered_before_any_wait(tmp_path, holder, monkeypat
     finally:
         again.kill()
         again.wait()
+        again.stdout.close()
 
 
 def test_the_command_line_waits_by_default_and_refuses_with_wait_0(tmp_path, holder,

@@ -20,6 +20,10 @@ the finished circuit is checked against aes_sbox.hex on all 256 inputs.
 round_tables.h -- where the 20 state words sit in the bitsliced state, the
 gathers that implement the round wiring of round_wiring.json, and the round
 constants of round_constants.hex in bitsliced form.
+
+round_aesni.h, round_neon.h -- the permutation unrolled round by round for the
+AES-NI variant (``opt``) and the AArch64 one (``neon``: AESE + AESMC), one
+schedule written for two instruction sets (``UNROLLED``).
 """
 
 from __future__ import annotations
@@ -466,67 +470,109 @@ def aesni_schedule(aes_input: dict[int, int], key: dict[int, int], rc_src: int) 
     return order
 
 
-def aesni_header(spec: Path) -> str:
-    """P for the AES-NI variant, unrolled, updating 21 variables in place, and RC[t]."""
-    aes_input, key, (rc_out, rc_src) = read_wiring(spec)
-    order = aesni_schedule(aes_input, key, rc_src)
-    output_of = {aes_input[j]: j for j in aes_input}
-    (never_input,) = set(range(20)) - set(aes_input.values())
-    holder = list(range(20))  # holder[word] = the variable that holds W[word]
-    spare = 20
-    lines = ["    __m128i %s, v20;" % ", ".join("v%d = LOAD(w + %d)" % (i, i) for i in range(20))]
-    for t in range(24):
-        new = [0] * 20
-        lines.append("    /* round %d */" % t)
-        lines.append("    v%d = _mm_xor_si128(v%d, RC(%d));  /* N[%d] = W[%d] ^ RC[%d] */"
-                     % (spare, holder[rc_src], t, rc_out, rc_src, t))
-        new[rc_out] = spare
-        for word in order:
-            j = output_of[word]
-            lines.append("    v%d = _mm_aesenc_si128(v%d, v%d);  /* N[%d] = E(W[%d], W[%d]) */"
-                         % (holder[word], holder[word], holder[key[j]], j, word, key[j]))
-            new[j] = holder[word]
-        spare = holder[never_input]
-        holder = new
-    lines += ["    _mm_storeu_si128(w + %d, v%d);" % (i, holder[i]) for i in range(20)]
-    rc_rows = ",\n".join("    {%s}" % ", ".join("0x%02x" % b for b in rc)
-                         for rc in read_round_constants(spec))
-    return (HEADER_NOTE % "round_wiring.json and round_constants.hex" + """
-/* The permutation P (spec 3.3, 3.4) for permutation_aesni.c, written out round
- * by round. AESENC(x, k) is exactly AR(x) ^ k (spec 3.2), so a round is
- * N[j] = AESENC(W[a(j)], W[k(j)]) for 19 words and N[%d] = W[%d] ^ RC[t].
- *
- * The outputs are computed in place: N[j] overwrites the variable of its AES
+# How the unrolled permutation is written for each instruction set: the header's
+# name, what its prose says of the round, its includes, the vector type, one AES
+# round "AR(x) ^ k", the XOR, the load and the store.
+_AESNI_NOTE = """ * The outputs are computed in place: N[j] overwrites the variable of its AES
  * input W[a(j)], in an order in which every word has already served as a key
  * (gen_tables.py, aesni_schedule); N[%d] goes into a spare variable, and the
  * word that is never an AES input leaves its variable to be the next spare. So
  * which variable holds which word changes from round to round, and the rounds
  * are unrolled. In place, a compiler needs no register copies (the two-operand
  * AESENC destroys its first operand), which makes the permutation about 1.6
- * times faster than a round written from one array into another.
- */
-#ifndef PAVELOR_ROUND_AESNI_H
-#define PAVELOR_ROUND_AESNI_H
+ * times faster than a round written from one array into another."""
+UNROLLED = {
+    "aesni": {
+        "file": "round_aesni.h", "variant": "permutation_aesni.c",
+        "round": " AESENC(x, k) is exactly AR(x) ^ k (spec 3.2), so a round is\n"
+                 " * N[j] = AESENC(W[a(j)], W[k(j)]) for 19 words and N[%d] = W[%d] ^ RC[t].",
+        "note": _AESNI_NOTE,
+        "includes": "#include <emmintrin.h>\n#include <wmmintrin.h>",
+        "type": "__m128i", "function": "aesni_permutation",
+        "aes": "_mm_aesenc_si128(v%d, v%d)", "xor": "_mm_xor_si128(v%d, RC(%d))",
+        "load": "_mm_loadu_si128((const __m128i *)(const void *)(p))",
+        "store": "_mm_storeu_si128(w + %d, v%d);",
+    },
+    "neon": {
+        "file": "round_neon.h", "variant": "permutation_neon.c",
+        "round": " AESE(x, 0) is ShiftRows(SubBytes(x)) and AESMC is MixColumns, so\n"
+                 " * AR(x) ^ k (spec 3.2) is AESMC(AESE(x, 0)) ^ k and a round is\n"
+                 " * N[j] = AESMC(AESE(W[a(j)], 0)) ^ W[k(j)] for 19 words and "
+                 "N[%d] = W[%d] ^ RC[t].",
+        "note": """ * The outputs are computed in place, in the order of round_aesni.h
+ * (gen_tables.py, aesni_schedule: every word serves as a key before its
+ * variable is overwritten; N[%d] goes into a spare variable), so the rounds are
+ * unrolled the same way.""",
+        "includes": "#include <arm_neon.h>",
+        "type": "uint8x16_t", "function": "neon_permutation",
+        "aes": "veorq_u8(vaesmcq_u8(vaeseq_u8(v%d, vdupq_n_u8(0))), v%d)",
+        "xor": "veorq_u8(v%d, RC(%d))",
+        "load": "vld1q_u8((const uint8_t *)(const void *)(p))",
+        "store": "vst1q_u8((uint8_t *)(void *)(w + %d), v%d);",
+    },
+}
 
-#include <emmintrin.h>
-#include <wmmintrin.h>
+
+def unrolled_header(spec: Path, isa: str) -> str:
+    """P for an AES-instruction variant (``UNROLLED[isa]``), unrolled, updating 21
+    variables in place, and RC[t]."""
+    style = UNROLLED[isa]
+    aes_input, key, (rc_out, rc_src) = read_wiring(spec)
+    order = aesni_schedule(aes_input, key, rc_src)
+    output_of = {aes_input[j]: j for j in aes_input}
+    (never_input,) = set(range(20)) - set(aes_input.values())
+    holder = list(range(20))  # holder[word] = the variable that holds W[word]
+    spare = 20
+    lines = ["    %s %s, v20;" % (style["type"], ", ".join("v%d = LOAD(w + %d)" % (i, i)
+                                                          for i in range(20)))]
+    for t in range(24):
+        new = [0] * 20
+        lines.append("    /* round %d */" % t)
+        lines.append("    v%d = %s;  /* N[%d] = W[%d] ^ RC[%d] */"
+                     % (spare, style["xor"] % (holder[rc_src], t), rc_out, rc_src, t))
+        new[rc_out] = spare
+        for word in order:
+            j = output_of[word]
+            lines.append("    v%d = %s;  /* N[%d] = E(W[%d], W[%d]) */"
+                         % (holder[word], style["aes"] % (holder[word], holder[key[j]]), j,
+                            word, key[j]))
+            new[j] = holder[word]
+        spare = holder[never_input]
+        holder = new
+    lines += ["    " + style["store"] % (i, holder[i]) for i in range(20)]
+    rc_rows = ",\n".join("    {%s}" % ", ".join("0x%02x" % b for b in rc)
+                         for rc in read_round_constants(spec))
+    guard = "PAVELOR_%s" % style["file"].upper().replace(".", "_")
+    return (HEADER_NOTE % "round_wiring.json and round_constants.hex" + """
+/* The permutation P (spec 3.3, 3.4) for %s, written out round
+ * by round.%s
+ *
+%s
+ */
+#ifndef %s
+#define %s
+
+%s
 
 /* RC[t] (spec 3.4, round_constants.hex) in memory order. */
 static const unsigned char ROUND_CONSTANTS[24][16] = {
 %s
 };
 
-#define LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define LOAD(p) %s
 #define RC(t) LOAD(ROUND_CONSTANTS[t])
 
 /* w[i] = W[i] in, P(W)[i] out (unaligned). */
-static void aesni_permutation(__m128i w[20])
+static void %s(%s w[20])
 {
 %s
 }
 
 #endif
-""" % (rc_out, rc_src, rc_out, rc_rows, "\n".join(lines)))
+""" % (style["variant"], style["round"] % (rc_out, rc_src),
+       style["note"] % rc_out,
+       guard, guard, style["includes"], rc_rows, style["load"], style["function"],
+       style["type"], "\n".join(lines)))
 
 
 def generate(spec: Path) -> dict[str, str]:
@@ -535,7 +581,7 @@ def generate(spec: Path) -> dict[str, str]:
                                           "bitsliced.h", "pavelor_sub_bytes", "GROUPS",
                                           straight=GROUPS),
             "round_tables.h": round_header(spec),
-            "round_aesni.h": aesni_header(spec)}
+            **{style["file"]: unrolled_header(spec, isa) for isa, style in UNROLLED.items()}}
 
 
 def main(argv: list[str]) -> int:

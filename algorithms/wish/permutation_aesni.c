@@ -54,7 +54,7 @@ static void store(void *p, __m128i x)
 
 /* MIX (§8): 8 lanes interleave bytes at distance 1, 16-bit units at 2, 64-bit
  * units at 4; 16 lanes bytes at 1, 16-bit units at 2, 32-bit at 4, 64-bit at 8. */
-static void mix(__m128i x[WISH_LANES])
+static inline __attribute__((always_inline)) void mix(__m128i x[WISH_LANES])
 {
 #if WISH_LANES == 8
     PAIRS_1(x, epi8);
@@ -72,7 +72,7 @@ static void mix(__m128i x[WISH_LANES])
 }
 
 /* AESR on every lane, then Rcon[k] into lane 0 (§6). */
-static void aes_rounds(__m128i x[WISH_LANES], int k)
+static inline __attribute__((always_inline)) void aes_rounds(__m128i x[WISH_LANES], int k)
 {
     const __m128i zero = _mm_setzero_si128();
 
@@ -97,7 +97,7 @@ static void aes_rounds(__m128i x[WISH_LANES], int k)
 }
 
 /* P_T (§6). */
-static void permute(__m128i x[WISH_LANES], __m128i tweak)
+static inline __attribute__((always_inline)) void permute(__m128i x[WISH_LANES], __m128i tweak)
 {
     int step;
 
@@ -117,17 +117,17 @@ void wish_state_init(wish_state *state)
         store(state->opaque + 2 * i, _mm_setzero_si128());
 }
 
-void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BYTES],
-                       uint64_t block_index, int last)
+/* One iteration of the absorb loop (§5) on the registers. */
+static inline __attribute__((always_inline))
+void absorb(__m128i x[WISH_LANES], const unsigned char block[WISH_RATE_BYTES],
+            uint64_t block_index, int last)
 {
     /* The tweak (§5): bytes 0..7 = the block index, little-endian. */
     const __m128i tweak = _mm_set_epi32(0, 0, (int)(uint32_t)(block_index >> 32),
                                         (int)(uint32_t)block_index);
-    __m128i x[WISH_LANES], capacity[WISH_LANES / 2];
+    __m128i capacity[WISH_LANES / 2];
     int i;
 
-    for (i = 0; i < WISH_LANES; i++)
-        x[i] = load(state->opaque + 2 * i);
     for (i = 0; i < WISH_LANES / 2; i++)
         x[i] = _mm_xor_si128(x[i], load(block + 16 * i));
     if (last)  /* theta: byte 15 of the last lane ^= 0x01 */
@@ -137,16 +137,34 @@ void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BY
     permute(x, tweak);
     for (i = 0; i < WISH_LANES / 2; i++)  /* feed-forward of the capacity */
         x[CAPACITY_LANE + i] = _mm_xor_si128(x[CAPACITY_LANE + i], capacity[i]);
+}
+
+void wish_state_absorb(wish_state *state, const unsigned char block[WISH_RATE_BYTES],
+                       uint64_t block_index, int last)
+{
+    __m128i x[WISH_LANES];
+    int i;
+
+    for (i = 0; i < WISH_LANES; i++)
+        x[i] = load(state->opaque + 2 * i);
+    absorb(x, block, block_index, last);
     for (i = 0; i < WISH_LANES; i++)
         store(state->opaque + 2 * i, x[i]);
 }
 
+/* The state stays in registers from block to block. */
 void wish_state_absorb_full(wish_state *state, const unsigned char *blocks, uint64_t count)
 {
-    uint64_t i;
+    __m128i x[WISH_LANES];
+    uint64_t block;
+    int i;
 
-    for (i = 0; i < count; i++)
-        wish_state_absorb(state, blocks + i * WISH_RATE_BYTES, i, 0);
+    for (i = 0; i < WISH_LANES; i++)
+        x[i] = load(state->opaque + 2 * i);
+    for (block = 0; block < count; block++)
+        absorb(x, blocks + block * WISH_RATE_BYTES, block, 0);
+    for (i = 0; i < WISH_LANES; i++)
+        store(state->opaque + 2 * i, x[i]);
 }
 
 void wish_state_digest(const wish_state *state, unsigned char digest[WISH_DIGEST_BYTES])

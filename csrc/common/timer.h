@@ -6,7 +6,8 @@
  *
  *   x86-64   start: lfence; rdtsc      stop: rdtscp; lfence   (TSC ticks)
  *   AArch64  start: isb; mrs cntvct    stop: isb; mrs cntvct; isb
- *            (compile-tested only: no AArch64 machine has run it yet)
+ *            (the generic timer's virtual count, not core cycles: it ticks at
+ *            the fixed rate cntfrq_el0 holds, e.g. 19.2 MHz, 52 ns a tick)
  *   other    clock_gettime(CLOCK_MONOTONIC_RAW)                (nanoseconds)
  *
  * Defining NGCC_COUNTER_CLOCK_GETTIME selects the portable clock anywhere
@@ -87,6 +88,15 @@ static inline uint64_t counter_stop(void) { return clock_raw_ns(); }
 /* The counter's name as recorded in evidence: "rdtsc", "cntvct_el0" or
  * "clock_monotonic_raw". */
 const char *counter_name(void);
+
+/* The unit of its ticks as recorded in evidence: "tsc-ticks", "timer-ticks" (the
+ * AArch64 generic timer) or "ns" (ngcc/_protocol.py COUNTERS says the same). */
+const char *counter_unit(void);
+
+/* The rate the counter ticks at by the architecture's own register, in Hz:
+ * cntfrq_el0 on AArch64 (set by the firmware for the generic timer); 0 where the
+ * architecture states none (the TSC's rate is measured; the clock ticks in ns). */
+double counter_nominal_hz(void);
 
 typedef struct {
     double frequency_hz;       /* ticks per second, measured against CLOCK_MONOTONIC_RAW */

@@ -15,6 +15,28 @@ const char *counter_name(void)
 #endif
 }
 
+const char *counter_unit(void)
+{
+#if defined(NGCC_COUNTER_X86_64)
+    return "tsc-ticks";
+#elif defined(NGCC_COUNTER_AARCH64)
+    return "timer-ticks";
+#else
+    return "ns";
+#endif
+}
+
+double counter_nominal_hz(void)
+{
+#if defined(NGCC_COUNTER_AARCH64)
+    uint64_t hz;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+    return (double)hz;
+#else
+    return 0.0;
+#endif
+}
+
 /* One counter reading and the clock time it was taken at. Of a few tries,
  * keep the one whose two clock reads lie closest together: a try that was
  * interrupted between them would otherwise skew the frequency. */

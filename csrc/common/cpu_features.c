@@ -7,8 +7,36 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #define NGCC_CPUID 1
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#define NGCC_HWCAP 1
 #endif
 
+#if defined(NGCC_HWCAP)
+/* AArch64: the kernel's HWCAP bits (getauxval), by their /proc/cpuinfo Features names. */
+typedef struct {
+    const char *name;
+    unsigned long hwcap;
+} feature;
+
+static const feature FEATURES[] = {
+    {"fp", HWCAP_FP},
+    {"asimd", HWCAP_ASIMD},
+    {"aes", HWCAP_AES},       /* AESE, AESD, AESMC, AESIMC */
+    {"pmull", HWCAP_PMULL},
+    {"sha1", HWCAP_SHA1},
+    {"sha2", HWCAP_SHA2},
+    {"crc32", HWCAP_CRC32},
+    {"atomics", HWCAP_ATOMICS},
+    {"sha3", HWCAP_SHA3},
+    {"sha512", HWCAP_SHA512},
+};
+
+static int has_feature(const feature *f)
+{
+    return (getauxval(AT_HWCAP) & f->hwcap) == f->hwcap;
+}
+#else
 /* Where CPUID reports a feature, and which XCR0 state bits the OS must enable. */
 typedef enum { LEAF1_ECX, LEAF1_EDX, LEAF7_EBX, LEAF7_ECX } cpuid_word;
 
@@ -44,10 +72,13 @@ static const feature FEATURES[] = {
     {"sha_ni", LEAF7_EBX, 29, 0},
     {"avx512bw", LEAF7_EBX, 30, AVX512_STATE},
     {"avx512vl", LEAF7_EBX, 31, AVX512_STATE},
+    {"avx512vbmi", LEAF7_ECX, 1, AVX512_STATE},
     {"gfni", LEAF7_ECX, 8, 0},
     {"vaes", LEAF7_ECX, 9, AVX_STATE},
     {"vpclmulqdq", LEAF7_ECX, 10, AVX_STATE},
 };
+
+#endif
 
 #define FEATURE_COUNT (sizeof FEATURES / sizeof FEATURES[0])
 
@@ -56,7 +87,7 @@ const char *ngcc_cpu_feature_name(size_t index)
     return index < FEATURE_COUNT ? FEATURES[index].name : NULL;
 }
 
-#ifdef NGCC_CPUID
+#if defined(NGCC_CPUID)
 /* XCR0: the register state the OS saves on a context switch (0 without OSXSAVE). */
 static uint64_t os_saved_state(unsigned leaf1_ecx)
 {
@@ -87,7 +118,7 @@ static int has_feature(const feature *f)
         return 0;
     return (os_saved_state(ecx1) & f->xcr0) == f->xcr0;
 }
-#else
+#elif !defined(NGCC_HWCAP)
 static int has_feature(const feature *f)
 {
     (void)f;

@@ -276,7 +276,8 @@ static PyObject *core_counter_calibrate(PyObject *module, PyObject *unused)
                      "CLOCK_MONOTONIC_RAW did: it cannot time anything", counter_name());
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:d,s:K,s:K}", "name", counter_name(),
+    return Py_BuildValue("{s:s,s:s,s:d,s:d,s:K,s:K}", "name", counter_name(),
+                         "unit", counter_unit(), "nominal_hz", counter_nominal_hz(),
                          "frequency_hz", calibration.frequency_hz,
                          "overhead_min", (unsigned long long)calibration.overhead_min,
                          "overhead_median", (unsigned long long)calibration.overhead_median);
@@ -592,6 +593,7 @@ static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 static PyMethodDef core_methods[] = {
     {"counter_calibrate", core_counter_calibrate, METH_NOARGS,
      "counter_calibrate() -> dict: measure the counter afresh (about 50 ms): name,\n"
+     "unit (tsc-ticks, timer-ticks or ns), nominal_hz (cntfrq_el0 on AArch64, else 0),\n"
      "frequency_hz against CLOCK_MONOTONIC_RAW, overhead_min and overhead_median\n"
      "(ticks of an empty timed region). Nothing is cached here."},
     {"counter_read", core_counter_read, METH_NOARGS,

@@ -4,7 +4,8 @@
  * write() call when it fits in PIPE_BUF (so a fixed frame is never interleaved
  * with another writer's). Fixed facts travel as fixed-size payloads of u32, i32,
  * u64 and f64 fields in the order listed here; ngcc/_protocol.py mirrors this file
- * (tests/test_driver.py checks that the numbers agree) and refuses anything else.
+ * (tests/test_driver.py checks that the numbers agree, tests/test_frames_h.py the
+ * fields and frames.c's order) and refuses anything else.
  *
  * Every conversation is HELLO, LOADED (once the library is loaded), then the
  * mode's frames, then END; a failure replaces the mode's result by ERROR (or

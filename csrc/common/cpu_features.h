@@ -7,8 +7,9 @@
  * refuse such a library with the names of the missing features.
  *
  * x86-64: CPUID, plus XGETBV for the vector state the OS must save (AVX and
- * AVX-512 flags count only when it does, as Linux reports them). Elsewhere no
- * feature of this list is reported.
+ * AVX-512 flags count only when it does, as Linux reports them). AArch64 Linux:
+ * the kernel's HWCAP bits (getauxval), named as its Features line names them
+ * ("asimd", "aes", "pmull", "sha2", ...). Elsewhere no feature is reported.
  */
 #ifndef NGCC_CPU_FEATURES_H
 #define NGCC_CPU_FEATURES_H

@@ -1,0 +1,42 @@
+"""How Jupyter shows a run and a record (``Run._repr_html_``, ``RunRecord._repr_html_``):
+HTML tables of the rows of report section 4 (``_report``), so a notebook shows what
+the report page says."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from ngcc import _format, _report
+from ngcc._model import Record
+
+if TYPE_CHECKING:
+    from ngcc._run import Run
+
+
+def record_html(record: Record) -> str:
+    """An HTML table of one record: the section 4 row, its CI and median, the KAT
+    verdict and the implementation timed."""
+    rows = list(zip(_report.PERFORMANCE_COLUMNS, _report.performance_row(record), strict=True))
+    rows += [("95 % CI of the mean", _report.confidence_interval(record)),
+             ("median cycles/call", _format.cycles(record.statistics.median_cycles)),
+             ("KAT", _report.kat_cell(record.kat))]
+    if record.implementation.description:
+        rows += [("implementation", record.implementation.description)]
+    body = "".join(f"<tr><th style='text-align:left'>{_html(k)}</th>"
+                   f"<td style='text-align:right'>{_html(v)}</td></tr>" for k, v in rows)
+    return f"<table><caption>{_html(record.candidate)} record</caption>{body}</table>"
+
+
+def run_html(run: Run) -> str:
+    """An HTML table of a run: the section 4 rows of every record."""
+    head = "".join(f"<th>{_html(c)}</th>" for c in _report.PERFORMANCE_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{_html(v)}</td>" for v in _report.performance_row(r))
+                   + "</tr>" for r in run.records)
+    caption = f"run {run.run_id}: {len(run.records)}/{len(run.jobs)} jobs measured"
+    return (f"<table><caption>{_html(caption)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
+def _html(text: object) -> str:
+    return html.escape(str(text).replace("`", ""))
