@@ -9,6 +9,7 @@ from ngcc import kat
 from ngcc._build import BuildResult, build
 from ngcc._campaign import Campaign, CostEstimate
 from ngcc._errors import (
+    ArchiveError,
     BuildError,
     CampaignFailedError,
     CompareError,
@@ -41,6 +42,7 @@ from ngcc._errors import (
     UnknownLabelError,
     ValidationError,
 )
+from ngcc._evaluate import EvaluationResult, evaluate
 from ngcc._hashing import hash
 from ngcc._leak import LeakResult, leak
 from ngcc._registry import Instance, instance, instances
@@ -50,6 +52,7 @@ from ngcc._validate import Validation, validate
 from ngcc._version import __version__
 
 __all__ = [
+    "ArchiveError",
     "BuildError",
     "BuildResult",
     "Campaign",
@@ -60,6 +63,7 @@ __all__ = [
     "CounterInfo",
     "CpuBusyError",
     "DistributedError",
+    "EvaluationResult",
     "ForeignRunDirError",
     "HashError",
     "HostError",
@@ -94,6 +98,7 @@ __all__ = [
     "build",
     "counter_info",
     "default_message",
+    "evaluate",
     "hash",
     "instance",
     "instances",

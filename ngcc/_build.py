@@ -47,16 +47,20 @@ from ngcc._cc import (
     MAX_ERROR_LINES,
     Compiler,
     exports_crypt_hash,
+    included_sources,
     main_hint,
+    main_place,
     missing_target_flags,
+    multiply_defined,
     object_symbols,
     other_errors,
     read_input,
     shorten,
+    shorten_link,
     undefined_symbols,
 )
 from ngcc._clock import utc_now
-from ngcc._errors import BuildError, KatError, LibraryError, NgccError
+from ngcc._errors import BuildError, BuildFix, KatError, LibraryError, NgccError
 from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import read_manifest
 from ngcc._names import check_name, inside
@@ -364,7 +368,7 @@ def _compile(folder: Path, sources: list[Path], cflags: list[str], extra: list[s
                                  % (folder, source.name, " ".join(cflags), shorten(errors)))
         objects.append(_Object(source.name, obj, *symbols))
     if failures:
-        raise BuildError(_compile_failure(folder, cflags, extra, failures, len(sources)))
+        raise BuildError(*_compile_failure(folder, cflags, extra, failures, len(sources)))
     return objects, "\n".join(warnings)
 
 
@@ -420,28 +424,33 @@ def define_flags(defines: Iterable[str]) -> list[str]:
 
 
 def _compile_failure(folder: Path, cflags: list[str], extra: list[str],
-                     failures: list[tuple[str, str]], source_count: int) -> str:
+                     failures: list[tuple[str, str]], source_count: int
+                     ) -> tuple[str, tuple[BuildFix, ...]]:
     """The message for sources that do not compile: the missing -m flags once each,
-    with the first place they are needed, else the compiler's first errors."""
+    with the first place they are needed, else the compiler's first errors; and the
+    flags as fixes when they are the only errors."""
     text = "\n".join(errors for _, errors in failures)
     head = "%s does not compile with %s" % (folder, " ".join(cflags))
     missing = missing_target_flags(text)
     if not missing:
         hint = ("\n(a file that is no part of the library can be left out with --exclude "
                 "FILE)" if source_count > 1 else "")
-        return "%s:\n%s%s" % (head, shorten(text), hint)
+        return "%s:\n%s%s" % (head, shorten(text), hint), ()
     lines = ["%s: its intrinsics need compiler flags these flags lack:" % head]
+    fixes = []
     for flag, uses in missing.items():
         places = sorted(set(uses), key=lambda use: _place_order(use[1]))
         function, where = places[0]
         more = len(places) - 1
-        lines.append("  %s for %s at %s%s" % (flag, function, where, " (and %d more place%s)"
-                                              % (more, "s" * (more > 1)) if more else ""))
+        use = "%s at %s%s" % (function, where, " (and %d more place%s)"
+                              % (more, "s" * (more > 1)) if more else "")
+        lines.append("  %s for %s" % (flag, use))
+        fixes.append(BuildFix("extra_cflags", flag, "its intrinsics need it: %s" % use))
     lines.append('Add them: --extra-cflags="%s"' % " ".join([*extra, *missing]))
     other = other_errors(text)
     if other:
         lines.append("Other errors:\n%s" % shorten("\n".join(other)))
-    return "\n".join(lines)
+    return "\n".join(lines), () if other else tuple(fixes)
 
 
 def _place_order(where: str) -> tuple[str, int]:
@@ -465,21 +474,52 @@ def _link(folder: Path, library_objects: list[_Object], programs: list[_Object],
     partial.unlink(missing_ok=True)
     symbols = undefined_symbols(errors)
     if not symbols:
-        raise BuildError("%s does not link with %s:\n%s"
-                         % (folder, " ".join(cflags), shorten(errors)))
-    raise BuildError(_undefined_message(folder, symbols, library_objects, programs))
+        raise BuildError("%s does not link with %s:\n%s%s"
+                         % (folder, " ".join(cflags), _duplicates_text(
+                             folder, multiply_defined(errors), library_objects),
+                            shorten_link(errors)))
+    raise BuildError(*_undefined_message(folder, symbols, library_objects, programs))
+
+
+def _duplicates_text(folder: Path, symbols: list[str], library_objects: list[_Object]) -> str:
+    """Who defines each symbol defined twice, and which file ``#include``s which."""
+    lines = []
+    for symbol in symbols[:MAX_ERROR_LINES]:
+        definers = [o.source for o in library_objects if symbol in o.defined]
+        lines.append("  %s is defined in %s" % (symbol, " and ".join(definers) or "two objects"))
+    for obj in library_objects:
+        included = [name for name in included_sources(folder / obj.source)
+                    if name in {o.source for o in library_objects}]
+        if included:
+            lines.append("  %s #includes %s, so its object defines that file's functions "
+                         "too: leave one of them out (--exclude)" % (obj.source,
+                                                                      ", ".join(included)))
+    return "".join(line + "\n" for line in lines) + ("the linker said:\n" if lines else "")
+
+
+def _definer(symbol: str, programs: list[_Object], folder: Path) -> _Object | None:
+    """The left-out program defining ``symbol``: rather the file that defines it than a
+    program that has it only because it ``#include``s that file."""
+    definers = [p for p in programs if symbol in p.defined]
+    by_name = {p.source: p for p in definers}
+    for program in definers:
+        for name in included_sources(folder / program.source):
+            if name in by_name:
+                return by_name[name]
+    return definers[0] if definers else None
 
 
 def _undefined_message(folder: Path, symbols: list[str], library_objects: list[_Object],
-                       programs: list[_Object]) -> str:
-    """Name each undefined symbol, who uses it, and the left-out program defining it."""
+                       programs: list[_Object]) -> tuple[str, tuple[BuildFix, ...]]:
+    """Name each undefined symbol, who uses it, and the left-out program defining it;
+    the define that turns off a guarded main of such a program is a fix."""
     lines = ["%s: the library would leave symbols undefined (it is linked with -Wl,-z,defs "
              "so that it never fails when loaded):" % folder]
     culprits: dict[str, _Object] = {}
     for symbol in symbols[:MAX_ERROR_LINES]:
         users = [o.source for o in library_objects if symbol in o.undefined]
         line = "  %s, used by %s" % (symbol, ", ".join(users) or "the library")
-        definer = next((p for p in programs if symbol in p.defined), None)
+        definer = _definer(symbol, programs, folder)
         if definer is not None:
             culprits[definer.source] = definer
             line += "; defined in %s, left out because its object defines main()" \
@@ -489,9 +529,18 @@ def _undefined_message(folder: Path, symbols: list[str], library_objects: list[_
         lines.append(line)
     if len(symbols) > MAX_ERROR_LINES:
         lines.append("  ... and %d more" % (len(symbols) - MAX_ERROR_LINES))
+    fixes = []
     for source in culprits:
         lines.append(main_hint(folder / source))
-    return "\n".join(lines)
+        place = main_place(folder / source)
+        if place is not None and place.macro is not None:
+            fixes.append(BuildFix("define", place.macro, "main() in %s:%d is inside `%s`"
+                                  % (source, place.line, place.guard)))
+    for program in programs:  # a program that includes a culprit: say why it stays out
+        if program.source not in culprits and any(
+                name in culprits for name in included_sources(folder / program.source)):
+            lines.append(main_hint(folder / program.source))
+    return "\n".join(lines), tuple(fixes)
 
 
 # ------------------------------------------------------------------ provenance
@@ -582,7 +631,8 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
           extra_cflags: str | Sequence[str] = (), label: str | None = None,
           exclude: Iterable[str] = (), timeout: float = DEFAULT_TIMEOUT,
           libs: str | Sequence[str] = (),
-          manifest: str | os.PathLike[str] | None = None) -> BuildResult:
+          manifest: str | os.PathLike[str] | None = None,
+          adjustments: Sequence[str] = ()) -> BuildResult:
     """Compile an ICCS submission folder into ``<out_dir>/<name>.so`` plus its sidecar.
 
     Args:
@@ -603,6 +653,9 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
             like a shell); ``-Wl,-z,defs`` still applies.
         manifest: a ``kat.sha256`` manifest ngcc does not ship: recorded (path and
             sha256), so every KAT check of the library uses it.
+        adjustments: what a caller changed in these options on the build's own
+            diagnosis, and why (``ngcc evaluate``): kept in the sidecar (and so in the
+            KAT log).
 
     Raises:
         BuildError: no instance header, no sources, a file that is not a regular file
@@ -669,6 +722,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         "link_flags": [*LINK_FLAGS, *link_libs, *LINK_LIBRARIES],
         "cpu_features": list(cpu_features(cflags)),
         "warnings": warnings, "sha256": digest, "drng_supplied": supplied,
+        **({"adjustments": list(adjustments)} if adjustments else {}),
         **provenance.to_json(),
     }
     if manifest_file is not None:

@@ -35,6 +35,7 @@ from ngcc import (
     _jobs,
     _leak,
     _locks,
+    _partial,
     _plan,
     _progress,
     _recheck,
@@ -374,6 +375,12 @@ class Campaign:
             cycles where RDPMC is allowed, else the TSC), ``perf``, ``tsc`` or
             ``clock`` (``csrc/timer.h``); None: the TSC. Each trial records the
             counter it got.
+        wait: seconds to wait for the trial CPU when another ngcc measurement holds it
+            (default None: refuse at once with :class:`~ngcc.CpuBusyError`; the command
+            line waits up to :data:`ngcc._locks.DEFAULT_WAIT_SECONDS`). A run with
+            nothing to measure, and a plan that does not match its run directory, need
+            no CPU: they are answered first, without waiting.
+        on_wait: told once, in a line naming the holder, that the campaign waits.
 
     With ``strict``, a trial that was preempted, whose counter ran off its rate, or
     whose process ran slow as a whole (``slow_process``) is run again (at most
@@ -404,7 +411,8 @@ class Campaign:
                  executor: _jobs.JobExecutor | None = None,
                  kat_manifest: str | os.PathLike[str] | None = None,
                  kat_official: str | os.PathLike[str] | None = None,
-                 counter: str | None = None):
+                 counter: str | None = None,
+                 wait: float | None = None, on_wait: Callable[[str], None] | None = None):
         for name, value, options in (("statistic", statistic, STATISTICS),
                                      ("calls_rule", calls_rule, CALLS_RULES),
                                      ("order", order or ORDERS[0], ORDERS),
@@ -465,6 +473,8 @@ class Campaign:
         self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
                                                                          executor)
         self._resubmitted: list[Resubmitted] = []
+        self.wait, self.on_wait = wait, on_wait
+        self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _records.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
@@ -528,20 +538,30 @@ class Campaign:
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
-    def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
-        """Start a new run directory, or resume the one there (same plan only)."""
+    def _refuse_foreign(self) -> None:
+        """Refuse a run directory that is a file, or a folder of something else.
+
+        Raises:
+            ForeignRunDirError: saying which (nothing is written there).
+        """
         path = self.run_dir
         if path.exists() and not path.is_dir():
             raise ForeignRunDirError("%s is a file, not a run directory; choose another "
                                      "--run-dir" % path)
-        if (path / _records.CAMPAIGN_FILE).exists():
-            self._resume(environment, issues)
-            return
-        if path.exists() and any(not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
-                                 for p in path.iterdir()):
+        if path.exists() and not (path / _records.CAMPAIGN_FILE).exists() and any(
+                not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
+                and p.name not in _records.EVALUATION_NAMES for p in path.iterdir()):
             raise ForeignRunDirError(
                 "%s is not empty and has no %s, so it is not an ngcc run directory; choose "
                 "a new or empty --run-dir (nothing was written)" % (path, _records.CAMPAIGN_FILE))
+
+    def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
+        """Start a new run directory, or resume the one there (same plan only)."""
+        path = self.run_dir
+        self._refuse_foreign()
+        if (path / _records.CAMPAIGN_FILE).exists():
+            self._resume(environment, issues)
+            return
         path.mkdir(parents=True, exist_ok=True)
         _records.remove_temp_files(path)
         start = self._start(environment, issues)
@@ -559,16 +579,55 @@ class Campaign:
                 "(ngcc report, ngcc validate, ngcc.load_run) but not resumed; start a new "
                 "--run-dir" % self.run_dir)
         state = _records.load_campaign(self.run_dir)
-        differences = _plan.plan_differences(state.plan, self.plan)
+        self._check_plan(state, self.plan)
+        _records.remove_temp_files(self.run_dir)
+        self._state = state
+        self._jobs = list(state.jobs)
+        self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
+
+    def _check_plan(self, state: CampaignState, plan: Plan) -> None:
+        """Refuse to resume a run directory started with another plan.
+
+        Raises:
+            PlanMismatchError: naming each setting that differs.
+        """
+        differences = _plan.plan_differences(state.plan, plan)
         if differences:
             raise PlanMismatchError(
                 "run directory %s was started with another plan (%s); rerun with the run's "
                 "settings to resume it, or choose a new --run-dir"
                 % (self.run_dir, "; ".join(differences)))
-        _records.remove_temp_files(self.run_dir)
-        self._state = state
-        self._jobs = list(state.jobs)
-        self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
+
+    def _nothing_to_measure(self, cpu: int) -> bool:
+        """Whether the run directory holds a run of this plan with every job finished
+        (then no CPU is needed); refuses a plan that does not match first, before any
+        CPU is waited for.
+
+        Raises:
+            PlanMismatchError: the run directory's plan differs.
+            ForeignRunDirError: it is no run directory.
+        """
+        self._refuse_foreign()
+        if not (self.run_dir / _records.CAMPAIGN_FILE).is_file():
+            return False
+        try:
+            if _records.schema_of(self.run_dir / _records.CAMPAIGN_FILE) \
+                    == _schema1.SCHEMA_CAMPAIGN:
+                return False
+            state = _records.load_campaign(self.run_dir)
+        except CorruptRecordError:
+            return False  # the run says what is wrong once it is opened
+        self._check_plan(state, replace(self.plan, cpu=cpu))
+        return self.leak is None and all(job.status != "pending" for job in state.jobs)
+
+    def _hold_cpu(self) -> None:
+        """Hold the trial CPU (waiting for it with ``wait``) before the first work that
+        runs on it, if that is not done yet."""
+        if self._cpu_stack is None:
+            return
+        stack, self._cpu_stack = self._cpu_stack, None
+        self.cpu = stack.enter_context(_locks.hold_cpu(self.cpu, self.run_dir,
+                                                       wait=self.wait, on_wait=self.on_wait))
 
     def _reconcile(self) -> None:
         """The records decide: a job whose record passes every check of ``ngcc validate``
@@ -654,10 +713,22 @@ class Campaign:
         return self.estimate()
 
     def _locked(self, dry_run: bool) -> Run:
-        with _locks.hold_campaign(self.run_dir, self._cpu_asked) as cpu:
-            self.cpu = cpu
-            self.plan = replace(self.plan, cpu=cpu)
-            return self._run_held(dry_run)
+        """Hold the run directory, then (unless nothing is left to measure) the trial
+        CPU, and run."""
+        with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
+            resume = _locks.stored_cpu(self.run_dir) if self._cpu_asked is None else None
+            if self._nothing_to_measure(_locks.choose_cpu(self._cpu_asked, resume)):
+                self.cpu = _locks.choose_cpu(self._cpu_asked, resume)
+                self._cpu_stack = stack  # held only if a defective record is measured again
+            else:
+                self.cpu = stack.enter_context(_locks.hold_cpu(
+                    self._cpu_asked, self.run_dir, resume, wait=self.wait,
+                    on_wait=self.on_wait))
+            self.plan = replace(self.plan, cpu=self.cpu)
+            try:
+                return self._run_held(dry_run)
+            finally:
+                self._cpu_stack = None
 
     def estimate(self) -> CostEstimate:
         """The cost of the jobs still to measure, from their calibration (jobs not yet
@@ -697,6 +768,8 @@ class Campaign:
         self._kat_gate()
         self._reconcile()
         self._apply_gate()
+        if self._pending() and (self.executor is None or dry_run):
+            self._hold_cpu()  # the calibration and the trials run on it
         if self.executor is None or dry_run:  # an executor calibrates where it measures
             self._calibrate()
         if self.on_plan is not None:
@@ -887,31 +960,43 @@ class Campaign:
         """Measure the jobs of ``group`` in rounds: round k runs trial k of every job of
         the group still measuring, in job order, so drift over time hits them alike. A
         job is committed (raw samples, record, ``campaign.json``) as soon as it has its
-        trials (``_enough``); a job whose trial fails leaves the rounds. Nothing of an
-        unfinished job is written: a campaign interrupted mid-round measures those
-        jobs again from their first trial when resumed."""
-        taken: dict[int, list[_Taken]] = {index: [] for index in group}
+        trials (``_enough``); a job whose trial fails leaves the rounds. Each trial is
+        its own commit point before that (``_partial``): a campaign interrupted
+        mid-round resumes every unfinished job with the trials it kept, and a round
+        runs only the jobs with the fewest trials, so the order stays interleaved."""
+        taken = {index: self._kept_trials(self._jobs[index]) for index in group}
         rejected: dict[int, list[RejectedTrial]] = {index: [] for index in group}
+        for index in group:
+            bar.advance(min(len(taken[index]), self._jobs[index].trials_planned)
+                        * self._trial_cost(self._jobs[index]))
         active = list(group)
         rounds = 0
         while active:
             rounds += 1
             measuring = len(active)
+            fewest = min(len(taken[index]) for index in active)
             for index in list(active):
                 job = self._jobs[index]
+                if len(taken[index]) > fewest and not self._enough(taken[index]):
+                    continue  # kept from an earlier start: the others catch up first
                 what = "%s %d B" % (job.label, job.message_bytes)
                 bar.status(what)
+                ran = not self._enough(taken[index])  # else whole from kept trials
                 try:
-                    self._trial(job, taken[index], rejected[index])
+                    if ran:
+                        self._trial(job, taken[index], rejected[index])
+                        self._keep_trial(job, taken[index])
                 except ChildError as exc:
+                    _partial.discard(self.run_dir, job.raw)
                     active.remove(index)
                     bar.advance(max(0, job.trials_planned - len(taken[index]))
                                 * self._trial_cost(job))
                     bar.item_done(what, exc.status)
                     self._failed(index, exc)
                     continue
-                self._watch.success(done=False)  # a trial delivered, the job not done yet
-                if len(taken[index]) <= job.trials_planned:  # extra --target-ci: unplanned
+                if ran:
+                    self._watch.success(done=False)  # a trial delivered, the job not done yet
+                if ran and len(taken[index]) <= job.trials_planned:  # --target-ci: unplanned
                     bar.advance(self._trial_cost(job))
                 if not self._enough(taken[index]):
                     continue
@@ -920,13 +1005,31 @@ class Campaign:
                 self._jobs[index] = replace(job, status="done", error=None)
                 self._watch.success()
                 self._save()
+                _partial.discard(self.run_dir, job.raw)  # the record supersedes them
                 bar.item_done(what, _per_byte(record))
             if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
                 eta = bar.eta()
                 self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
-                                   % (rounds, rounds, measuring, _progress.clock(bar.elapsed()),
+                                   % (rounds, fewest + 1, measuring,
+                                      _progress.clock(bar.elapsed()),
                                       ", ETA %s" % _progress.clock(eta) if active and eta
                                       is not None else ""))
+
+    def _kept_trials(self, job: Job) -> list[_Taken]:
+        """The trials an earlier start of this run kept for the job (``_partial``),
+        measured with its plan; later trials of this start come after them in order."""
+        kept = _partial.load(self.run_dir, job.raw, job.calls_per_trial or 1,
+                             job.warmup_calls or 0, self._sha[job.label])
+        if kept:
+            self._position = max(self._position, max(t.position for t in kept) + 1)
+        return [_Taken(t.started, t.measured, t.position) for t in kept]
+
+    def _keep_trial(self, job: Job, taken: list[_Taken]) -> None:
+        """Commit the job's last trial on its own (``_partial``)."""
+        last = taken[-1]
+        _partial.save(self.run_dir, job.raw, len(taken) - 1,
+                      _partial.KeptTrial(last.started, last.position, last.measured),
+                      job.warmup_calls or 0, self._sha[job.label])
 
     def _trial(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial]) -> None:
         """Run the job's next trial; with ``strict``, repeat a disturbed one (preempted,

@@ -21,6 +21,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
@@ -186,6 +187,29 @@ def shorten(stderr: str) -> str:
     return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")
 
 
+def shorten_link(stderr: str) -> str:
+    """The first lines of a failed link as the linker wrote them (``multiple definition
+    of`` ... ``first defined here`` say why; the final ``collect2: error: ld returned 1``
+    says only that it failed), that summary line kept last."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    summary = [line for line in lines if line.startswith("collect2:")]
+    body = [line for line in lines if not line.startswith("collect2:")]
+    kept = body[:MAX_ERROR_LINES]
+    more = len(body) - len(kept)
+    return "\n".join(kept + (["... (%d more lines)" % more] if more > 0 else []) + summary)
+
+
+_MULTIPLE = re.compile(r"multiple definition of [`'](?P<symbol>[^'`]+)'")
+
+
+def multiply_defined(stderr: str) -> list[str]:
+    """The symbols a failed link says are defined more than once (GNU ld, gold, lld's
+    ``duplicate symbol``), in order."""
+    found = [m["symbol"] for m in _MULTIPLE.finditer(stderr)]
+    found += re.findall(r"duplicate symbol: (\S+)", stderr)
+    return list(dict.fromkeys(found))
+
+
 # GCC: the intrinsic's header and name, then the submission's line in a note.
 _GCC_INLINE = re.compile(r"^(?P<header>.+?):\d+:\d+: error: inlining failed in call to "
                          r"'?always_inline'? '(?P<function>\w+)'.*target specific option "
@@ -258,15 +282,36 @@ def undefined_symbols(stderr: str) -> list[str]:
 
 _CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
 _NOT_DEFINED = re.compile(r"^\s*#\s*(?:ifndef\s+(\w+)|if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$)")
+_INCLUDE_C = re.compile(r'^\s*#\s*include\s*"([^"\n]+\.c)"', re.M)
 
 
-def main_hint(source: Path) -> str:
-    """Where a program's main() sits and, when a macro guards it, the --define that
-    leaves it out (a hint only: the compiler's object decided that it is a program)."""
-    text = re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"),
+def _source_text(source: Path) -> str:
+    """A source's text with its comments blanked out (line numbers kept)."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"),
                   read_input(source).decode("utf-8", "replace"), flags=re.S)
+
+
+def included_sources(source: Path) -> list[str]:
+    """The ``.c`` files ``source`` ``#include``s (as written), in order: their functions
+    are compiled into its object too."""
+    return list(dict.fromkeys(_INCLUDE_C.findall(_source_text(source))))
+
+
+@dataclass(frozen=True)
+class MainPlace:
+    """Where a program's ``main()`` sits: its line, and the innermost conditional
+    around it (None when unguarded) with the macro whose definition turns it off."""
+
+    line: int
+    guard_line: int | None
+    guard: str | None
+    macro: str | None
+
+
+def main_place(source: Path) -> MainPlace | None:
+    """Where ``main()`` is defined in ``source`` as its text reads (None if not found)."""
     open_conditionals: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_source_text(source).splitlines(), start=1):
         directive = _CONDITIONAL.match(line)
         if directive is not None:
             kind = directive.group(1)
@@ -278,16 +323,40 @@ def main_hint(source: Path) -> str:
                 open_conditionals[-1] = (number, line.strip())
         elif re.search(r"\bmain\s*\(", line):
             if not open_conditionals:
-                return ("%s:%d: main() is not guarded by a macro; to keep the file's other "
-                        "functions, build with --define main=%s_main (it renames main, so "
-                        "the object defines none; for a folder with one program)"
-                        % (source.name, number, re.sub(r"\W", "_", source.stem)))
+                return MainPlace(number, None, None, None)
             where, guard = open_conditionals[-1]
             macro = _NOT_DEFINED.match(guard)
-            remedy = ("build with --define %s to leave main out and keep the file"
-                      % (macro.group(1) or macro.group(2)) if macro
-                      else "that condition holds with these flags: change the defines so "
-                           "that it does not")
-            return "%s:%d: main() is inside `%s` (line %d): %s" % (
-                source.name, number, guard, where, remedy)
-    return "%s defines main() (its object does)" % source.name
+            return MainPlace(number, where, guard,
+                             (macro.group(1) or macro.group(2)) if macro else None)
+    return None
+
+
+def main_hint(source: Path) -> str:
+    """Where a program's main() sits and, when a macro guards it, the --define that
+    leaves it out (a hint only: the compiler's object decided that it is a program).
+
+    A program that ``#include``s another ``.c`` file of its folder defines that file's
+    functions too: renaming its ``main`` would define them twice, so the hint is then to
+    leave it out (the build does) and keep the included file."""
+    place = main_place(source)
+    if place is None:
+        return "%s defines main() (its object does)" % source.name
+    included = [name for name in included_sources(source)
+                if (source.parent / name).is_file()]
+    if place.guard is None:
+        if included:
+            return ("%s:%d: main() is not guarded by a macro, and %s #includes %s, so its "
+                    "object defines the functions of %s too: it is a program, left out of "
+                    "the library (do not rename its main with --define main=..., which "
+                    "would define them twice); the library takes them from %s itself"
+                    % (source.name, place.line, source.name, ", ".join(included),
+                       " and ".join(included), " and ".join(included)))
+        return ("%s:%d: main() is not guarded by a macro; to keep the file's other "
+                "functions, build with --define main=%s_main (it renames main, so "
+                "the object defines none; for a folder with one program)"
+                % (source.name, place.line, re.sub(r"\W", "_", source.stem)))
+    remedy = ("build with --define %s to leave main out and keep the file" % place.macro
+              if place.macro else "that condition holds with these flags: change the "
+              "defines so that it does not")
+    return "%s:%d: main() is inside `%s` (line %d): %s" % (
+        source.name, place.line, place.guard, place.guard_line or place.line, remedy)

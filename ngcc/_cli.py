@@ -22,10 +22,11 @@ from typing import NoReturn, TextIO
 from tqdm import tqdm
 
 from ngcc import _analysis, _build, _campaign, _format, _host, _locks, _plan, _progress, kat
+from ngcc._clock import run_id_now
 from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc._hashing import hash as hash_data
 from ngcc._model import COUNTER_CHOICES, Job, Record
-from ngcc._registry import instance, instances, is_library_path
+from ngcc._registry import Instance, instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc._version import __version__
 
@@ -34,6 +35,10 @@ EXIT_USAGE = 2
 #: ``ngcc campaign``: every job measured, but some stopped at --max-trials above
 #: --target-ci (each named in a warning).
 EXIT_TARGET_MISSED = 3
+
+
+class _UsageError(NgccError):
+    """A command line that asks for nothing or for something out of range: exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,7 +118,10 @@ def _add_hash(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_hash(args: argparse.Namespace) -> int:
     inst = instance(args.instance)  # a typo fails before waiting for stdin
-    data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    try:
+        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as exc:
+        raise NgccError("cannot read %s: %s" % (args.file, exc.strerror or exc)) from None
     print(hash_data(inst, data, args.bits).hex())
     return 0
 
@@ -177,8 +185,8 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_kat(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
-        raise NgccError("name the instances to check, or use --candidate ID or --all "
-                        "(see `ngcc list`)")
+        raise _UsageError("name the instances to check, or use --candidate ID or --all "
+                          "(see `ngcc list`)")
     chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
                                              _path_labels(args.instances, args.label))
     results = kat.check(chosen, files=args.files, out_dir=args.out,
@@ -237,6 +245,31 @@ def _lengths(text: str) -> list[int]:
     if not lengths or min(lengths) < 1:
         raise argparse.ArgumentTypeError("message lengths must be positive, got %r" % text)
     return lengths
+
+
+def _wait_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds, got %r" % text) from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a number of seconds >= 0, got %r" % text)
+    return value
+
+
+def _add_wait(parser: argparse.ArgumentParser, waits: bool = True) -> None:
+    """``--wait [SECONDS]``: how long to wait for a CPU another ngcc measurement holds."""
+    bound = _locks.DEFAULT_WAIT_SECONDS
+    parser.add_argument(
+        "--wait", type=_wait_seconds, nargs="?", metavar="SECONDS",
+        const=bound, default=bound if waits else None,
+        help="wait up to SECONDS (alone: %g) for a CPU another ngcc measurement holds, "
+             "saying for whom; 0 refuses at once%s" % (
+                 bound, "; default: %g" % bound if waits else "; default: do not wait"))
+
+
+def _print_wait(message: str) -> None:
+    print("ngcc: %s" % message, file=sys.stderr, flush=True)
 
 
 def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
@@ -355,6 +388,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but warnings and errors: no plan, no progress, "
                              "no summary table")
+    _add_wait(parser)
     parser.set_defaults(run=_run_campaign)
 
 
@@ -396,8 +430,11 @@ class _FlagWarnings:
 
 def _run_campaign(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
-        raise NgccError("name the instances to measure, or use --candidate ID or --all "
-                        "(see `ngcc list`)")
+        raise _UsageError("name the instances to measure, or use --candidate ID or --all "
+                          "(see `ngcc list`)")
+    if args.trials == 1 and not args.quiet:
+        print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "
+              "2 trials or more); the tables show — for it", file=sys.stderr)
     campaign = _campaign.Campaign(
         args.instances, candidate=args.candidate, all_instances=args.all,
         lengths=args.lengths, trials=args.trials, trial_target=args.trial_target,
@@ -410,6 +447,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
         workers=args.workers, scheduler=args.scheduler, counter=args.counter,
+        wait=args.wait, on_wait=_print_wait,
         kat_manifest=args.manifest, kat_official=args.official,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
@@ -427,19 +465,32 @@ def _run_campaign(args: argparse.Namespace) -> int:
                 return 0
             run = campaign.run()
         except KeyboardInterrupt:
-            print("ngcc: interrupted; the finished jobs are kept in %s: run the same command "
-                  "again to resume" % campaign.run_dir, file=sys.stderr)
+            print("ngcc: interrupted; %s: run the same command again to resume"
+                  % _kept_words(campaign.run_dir), file=sys.stderr)
             return 130
     for line in flag_warnings.summary(run):
         print("ngcc: warning: %s" % line, file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
+        print(_verdict_text(run))
     if not run.failed_jobs:
         return EXIT_TARGET_MISSED if any(r.target_missed for r in run.records) else 0
     for line in _failure_lines(run.failed_jobs):
         print("ngcc: %s" % line, file=sys.stderr)
     print("ngcc: %s" % _analysis.status_counts(run.jobs), file=sys.stderr)
     return EXIT_RUNTIME_ERROR
+
+
+def _kept_words(run_dir: Path) -> str:
+    """``3 finished job(s) and 7 trial(s) of unfinished ones are kept in DIR``."""
+    from ngcc import _partial
+
+    try:
+        done = sum(job.status == "done" for job in load_run(run_dir).jobs)
+    except (NgccError, OSError):
+        done = 0  # stopped before the run directory was written
+    return "%d finished job(s) and %d trial(s) of unfinished ones are kept in %s" % (
+        done, _partial.count(run_dir), run_dir)
 
 
 def _print_plan(stream: TextIO) -> Callable[[_campaign.CostEstimate], None]:
@@ -485,7 +536,7 @@ def _campaign_summary(run: Run) -> str:
                      _format.cycles(stats.mean_cycles),
                      _format.cycles(stats.median_cycles),
                      "±" + _format.percent(stats.median_ci95_relative),
-                     _signed_percent(stats.observer_effect_relative),
+                     _observer(record),
                      _format.cycles_per_byte(stats.core_cycles_per_byte),
                      _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
                                                   if lead.seconds else None),
@@ -505,6 +556,24 @@ def _campaign_summary(run: Run) -> str:
             % (_table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
 
 
+
+
+def _verdict_text(run: Run) -> str:
+    """The run's publishability verdict, the command line's last line."""
+    from ngcc import _verdict
+
+    return _verdict.verdict_line(run)
+
+
+def _observer(record: Record) -> str:
+    """The observer effect of the undisturbed trials, relative (``+1.20 %``)."""
+    from ngcc import _verdict
+
+    effect = _verdict.observer_effect(record)
+    if effect is None and not {t.index for t in record.trials} - {
+            f.trial for f in record.statistics.flags}:
+        return _verdict.DISTURBED
+    return _signed_percent(effect[1] if effect is not None else None)
 
 
 def _signed_percent(value: float | None) -> str:
@@ -533,11 +602,15 @@ def _add_check(subcommands: argparse._SubParsersAction) -> None:
                              "that no other running ngcc campaign holds)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 if the host is not fixed")
+    _add_wait(parser, waits=False)
     parser.set_defaults(run=_run_check)
 
 
 def _run_check(args: argparse.Namespace) -> int:
     cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
+    if args.wait is not None:  # read the host once no other measurement runs there
+        with _locks.hold_cpu(cpu, None, wait=args.wait, on_wait=_print_wait):
+            pass
     environment = _host.fingerprint(cpu)
     print(_table([("item", "value"), *_host.describe(environment)]))
     issues = [*_host.host_warnings(environment), *_locks.cpu_issues(cpu)]
@@ -679,11 +752,26 @@ def _add_compare(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--plot", type=Path, metavar="FILE",
                         help="also draw the ratio and its CI against message length to "
                              "FILE.png and FILE.svg")
+    parser.add_argument("--published", choices=("x86_1", "arm_1"), metavar="SYSTEM",
+                        help="compare RUN_A with the NGCC harness's published figures on "
+                             "SYSTEM (x86_1 or arm_1): per instance and length the run's "
+                             "harness mean beside the published one, their ratio, and the "
+                             "shape (cycles/byte over that at 64 KiB) beside the published "
+                             "shape, with a geometric-mean row")
     parser.set_defaults(run=_run_compare)
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from ngcc import _compare_runs
+    from ngcc import _compare_runs, _published
+
+    if args.published is not None:
+        if args.run_b is not None or args.instance or args.host or args.plot:
+            print("ngcc: error: --published compares one run with the published figures: "
+                  "give RUN_A only, without --instance, --host or --plot", file=sys.stderr)
+            return EXIT_USAGE
+        beside = _published.compare_published(load_run(args.run_a), args.published)
+        sys.stdout.write(_published.render(beside, args.format))
+        return 0
 
     run_a = load_run(args.run_a)
     run_b = load_run(args.run_b) if args.run_b is not None else None
@@ -801,6 +889,108 @@ def _glue_flag_values(argv: Sequence[str]) -> list[str]:
     return glued
 
 
+# --------------------------------------------------------------------------- evaluate
+
+def _add_evaluate(subcommands: argparse._SubParsersAction) -> None:
+    from ngcc import _export
+
+    parser = subcommands.add_parser(
+        "evaluate", help="build, KAT-check, measure and report every folder of "
+                         "submission archives",
+        description="Find every implementation folder of every candidate in the "
+                    "submission archives (<Name>/.../Reference_Implementation/<instance>/ "
+                    "and .../Optimized_Implementation/<instance>/), build each with the "
+                    "guide's flag set of its kind (reference: reference; optimized: "
+                    "performance), applying only the fixes the build's own diagnosis is "
+                    "certain of (a missing -m flag for the intrinsics used, the define "
+                    "that leaves out a guarded main), each recorded as an adjustment; "
+                    "then one campaign over every library built (KAT gate, interleaved "
+                    "trials) and the report (RUN_DIR/report/: index, a page per "
+                    "candidate, summary). A folder that does not build or pass is a row "
+                    "with its reason. Run again with the same arguments, it resumes. Exit "
+                    "status 1 when a folder was not built or a job not measured.")
+    parser.add_argument("archives", nargs="+", type=Path, metavar="ARCHIVE",
+                        help="the folder of an unpacked submission archive")
+    parser.add_argument("--run-dir", type=Path, metavar="DIR",
+                        help="run directory (default: runs/<UTC start time>); an existing "
+                             "evaluation there is resumed")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="list the folders found and how each will be built; build "
+                             "and measure nothing")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small plan for smoke tests: T = 0.02 s, 3 trials, 5 s budget")
+    parser.add_argument("--lengths", type=_lengths, metavar="LIST",
+                        default=list(_plan.DEFAULT_LENGTHS),
+                        help="message lengths in bytes (default: the eight guide lengths)")
+    parser.add_argument("--trials", type=int, metavar="N",
+                        help="trials per library x length (default 5; 3 with --quick)")
+    parser.add_argument("--cpu", type=int, metavar="N",
+                        help="pin every trial to CPU N (default: the last CPU allowed that "
+                             "no other running ngcc campaign holds)")
+    parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
+                        help="KAT files the gate checks (default: %(default)s)")
+    parser.add_argument("--allow-kat-fail", action="store_true",
+                        help="time libraries whose KAT verdict is not PASS (marked)")
+    parser.add_argument("--format", dest="formats", action="append", choices=_export.FORMATS,
+                        metavar="FORMAT",
+                        help="the report's formats (repeatable; default: markdown and html)")
+    parser.add_argument("--no-plots", action="store_true", help="write the pages only")
+    parser.add_argument("--build-timeout", type=_positive_seconds, metavar="SECONDS",
+                        default=_build.DEFAULT_TIMEOUT,
+                        help="time the compiler runs of one build may take together; "
+                             "default: %(default)g")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no plan and no progress; the table of folders still")
+    _add_wait(parser)
+    parser.set_defaults(run=_run_evaluate)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from ngcc import _archive, _evaluate
+
+    if args.dry_run:
+        for line in _evaluate.plan_lines(args.archives):
+            print(line)
+        return 0
+    run_dir = args.run_dir or Path("runs") / run_id_now()
+    flag_warnings = _FlagWarnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", MeasurementWarning)
+        warnings.showwarning = flag_warnings.show
+        try:
+            result = _evaluate.evaluate(
+                args.archives, run_dir, formats=args.formats or ("markdown", "html"),
+                plots=not args.no_plots, build_timeout=args.build_timeout, quick=args.quick,
+                lengths=args.lengths, trials=args.trials, cpu=args.cpu,
+                kat_files=args.kat_files.split(","), allow_kat_fail=args.allow_kat_fail,
+                progress=not args.quiet, wait=args.wait, on_wait=_print_wait,
+                on_plan=None if args.quiet else _print_plan(sys.stderr),
+                command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
+        except KeyboardInterrupt:
+            print("ngcc: interrupted; the folders built and %s: run the same command "
+                  "again to resume" % _kept_words(run_dir), file=sys.stderr)
+            return 130
+    verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
+                if result.run is not None else {})
+    rows = [("folder", "kind", "built with", "library", "outcome")]
+    rows += [(f.folder, f.kind, f.options, f.label or "-", _archive.outcome(f, verdicts))
+             for f in result.evaluation.folders]
+    print(_table(rows))
+    if result.run is not None:
+        for line in flag_warnings.summary(result.run):
+            print("ngcc: warning: %s" % line, file=sys.stderr)
+        index = next((p for p in result.report if p.name == "index.md"), None)
+        print("evidence: %s%s" % (run_dir, "   report: %s" % index if index else ""))
+        print(_verdict_text(result.run))
+    else:
+        print("ngcc: no folder built, so nothing was measured (each row says why)",
+              file=sys.stderr)
+    failed = result.run.failed_jobs if result.run is not None else []
+    if failed and result.run is not None:
+        print("ngcc: %s" % _analysis.status_counts(result.run.jobs), file=sys.stderr)
+    return EXIT_RUNTIME_ERROR if result.not_built or failed or result.run is None else 0
+
+
 # ------------------------------------------------------------------------------- leak
 
 def _add_leak(subcommands: argparse._SubParsersAction) -> None:
@@ -854,6 +1044,7 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar on a terminal (without one there is none: "
                              "the result line of each instance is the progress)")
+    _add_wait(parser)
     parser.set_defaults(run=_run_leak)
 
 
@@ -865,24 +1056,39 @@ def _hex_bytes(text: str) -> bytes:
 
 
 def _run_leak(args: argparse.Namespace) -> int:
-    from ngcc import _leak, _plot
+    from ngcc import _leak
     from ngcc._registry import run_labels
 
-    found = [instance(name) for name in args.instances]  # every typo before any call
-    labels = run_labels(found, _path_labels(args.instances, args.label))
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
-    status = 0
+    try:  # a setting out of range is a usage mistake, said before any call
+        _leak.checked_limits(length, args.calls, args.seconds)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    found = [instance(name) for name in args.instances]  # every typo before any call
+    labels = run_labels(found, _path_labels(args.instances, args.label))
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")
+    with _locks.hold_cpu(args.cpu, None, wait=args.wait, on_wait=_print_wait) as cpu:
+        status = _leak_each(args, found, labels, length, cpu, reporter)
+    print("evidence: %s" % args.out)
+    return status
+
+
+def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
+               length: int, cpu: int, reporter: _progress.Progress) -> int:
+    """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
+    from ngcc import _leak, _plot
+
+    status = 0
     for inst, label in zip(found, labels, strict=True):
         for control in (False, True) if args.control else (False,):
             try:
                 with reporter.task("%s%s" % (label, " (control)" if control else ""),
                                    args.calls) as task:
                     result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
-                                        cpu=args.cpu, fixed=None if control else args.fixed,
+                                        cpu=cpu, fixed=None if control else args.fixed,
                                         seed=args.seed, early_stop=not args.no_early_stop,
                                         control=control, label=label,
                                         progress=task)
@@ -897,7 +1103,6 @@ def _run_leak(args: argparse.Namespace) -> int:
             print(result.summary(), flush=True)
             if result.leaks:
                 status = EXIT_RUNTIME_ERROR
-    print("evidence: %s" % args.out)
     return status
 
 
@@ -915,6 +1120,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     _add_compare,
     _add_build,
+    _add_evaluate,
     _add_leak,
 ]
 
@@ -943,6 +1149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `ngcc list | head -1`: the reader left; not an error
         _silence_stdout()
         return 0
+    except _UsageError as exc:
+        print("ngcc: error: %s" % exc, file=sys.stderr)
+        return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
         print("ngcc: error: %s" % exc, file=sys.stderr)
         return EXIT_RUNTIME_ERROR

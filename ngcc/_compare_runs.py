@@ -522,11 +522,12 @@ def _length_text(message_bytes: int) -> str:
 def _tables(result: RunComparison) -> tuple[list[list[str]], list[list[str]]]:
     level = "%g %% CI" % (100 * result.confidence)
     units = sorted({row.unit for row in result.rows})
-    unit = units[0] if len(units) == 1 else "see unit"
-    rows = [["A", "B", "length", "%s A (%s)" % (result.statistic, unit),
-             "%s B (%s)" % (result.statistic, unit), "trials", "A/B", level, "p", "verdict"]]
+    unit = unit_word(units[0]) if len(units) == 1 else "see unit"
+    name = FIGURE_NAMES.get(result.statistic, result.statistic)
+    rows = [["A", "B", "length", "%s A (%s)" % (name, unit),
+             "%s B (%s)" % (name, unit), "trials", "A/B", level, "p", "verdict"]]
     for row in result.rows:
-        figure_unit = "" if len(units) == 1 else " " + row.unit
+        figure_unit = "" if len(units) == 1 else " " + unit_word(row.unit)
         rows.append([row.pair.label_a, row.pair.label_b, _length_text(row.message_bytes),
                      _format.cycles(row.figure_a) + figure_unit,
                      _format.cycles(row.figure_b) + figure_unit,
@@ -541,12 +542,26 @@ def _tables(result: RunComparison) -> tuple[list[list[str]], list[list[str]]]:
     return rows, summary
 
 
+#: The figure a side shows, by ``statistic``: one name per meaning (the pages'
+#: "median" is of all calls pooled; this one is of the trials' own medians).
+FIGURE_NAMES = {"median": "geo-mean of trial medians", "mean": "geo-mean of trial means"}
+#: How a counter's unit reads in a table: ticks of a counter, core cycles, ns.
+UNIT_WORDS = {"tsc-ticks": "ticks", "timer-ticks": "ticks", CORE_CYCLES: "core cycles",
+              "ns": "ns"}
+
+
+def unit_word(unit: str) -> str:
+    """``ticks`` for a counter's ticks, else the unit itself."""
+    return UNIT_WORDS.get(unit, unit)
+
+
 def method_text(result: RunComparison) -> str:
     """One sentence on what was computed, printed above the table."""
-    return ("A/B of the geometric mean of per-trial %s cycles per call; %g %% CI and p "
+    units = sorted({unit_word(row.unit) for row in result.rows}) or ["ticks"]
+    return ("A/B of the geometric mean of per-trial %s %s per call; %g %% CI and p "
             "from Welch's t on the logarithms of the per-trial figures (the trials are the "
             "samples); significant at alpha = %g" % (
-                result.statistic, 100 * result.confidence, result.alpha))
+                result.statistic, "/".join(units), 100 * result.confidence, result.alpha))
 
 
 def _aligned(rows: Sequence[Sequence[str]]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class NgccError(Exception):
     """Base class of every error ngcc raises on purpose."""
@@ -43,8 +45,35 @@ class InvalidNameError(NgccError, ValueError):
     or a path built from names that would leave its directory."""
 
 
+@dataclass(frozen=True)
+class BuildFix:
+    """A change of the build options that the build's own diagnosis is certain would
+    remove one cause of a failed build (``ngcc evaluate`` applies it and says so).
+
+    Attributes:
+        option: ``"extra_cflags"`` (a flag added) or ``"define"`` (a macro defined).
+        value: the flag (``-maes``) or the define (``WCHAIN_NO_MAIN``).
+        reason: why, with the file and line (``_mm_aesenc_si128 at aes.c:12``).
+    """
+
+    option: str
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        flag = ("--extra-cflags=%s" if self.option == "extra_cflags" else "--define %s")
+        return "%s (%s)" % (flag % self.value, self.reason)
+
+
 class BuildError(NgccError):
-    """``ngcc build`` could not make an instance library from a source folder."""
+    """``ngcc build`` could not make an instance library from a source folder.
+
+    ``fixes``: the option changes the diagnosis is certain of (a missing ``-m`` flag,
+    the define that leaves out a guarded ``main``); empty when it knows of none."""
+
+    def __init__(self, message: str, fixes: tuple[BuildFix, ...] = ()):
+        super().__init__(message)
+        self.fixes = fixes
 
 
 class InstanceCrashError(NgccError):
@@ -212,3 +241,12 @@ class UnknownHostError(CompareError, LookupError):
 
     def __str__(self) -> str:  # LookupError would otherwise repr() the message
         return str(self.args[0])
+
+
+class ArchiveError(NgccError):
+    """A submission archive that is not a folder, or holds no implementation folder."""
+
+
+class PublishedError(NgccError):
+    """An unknown published system, or published figures that cannot be read or
+    compared with a run."""

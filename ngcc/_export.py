@@ -48,6 +48,7 @@ h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}
 th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}
 th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f3f3f3;
 padding:0 .2rem;border-radius:3px;white-space:nowrap}
 img{max-width:min(100%,52rem);height:auto}figure{margin:1rem 0}
@@ -181,8 +182,16 @@ def _table(rows: Sequence[str], inline: _Inline) -> list[str]:
     header, body = cells(rows[0]), [cells(row) for row in rows[2:]]
     lines = ["<table>", "<thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in header)
              + "</tr></thead>", "<tbody>"]
-    lines += ["<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in body]
+    lines += ["<tr>" + "".join(f'<td class="num">{inline(c)}</td>' if _NUMBER.fullmatch(c)
+                               else f"<td>{inline(c)}</td>" for c in row) + "</tr>"
+              for row in body]
     return lines + ["</tbody>", "</table>"]
+
+
+#: A cell that is a figure (``1455``, ``17.5 k``, ``± 16.45 %``, ``629 ns``, ``240 (2 × 120)``,
+#: ``1215 – 1694``): aligned right, so that the digits line up.
+_FIGURE = r"[±+−-]?\s?\d[\d.,]*(?:\s?[kMG])?(?:\s?(?:%|ns|µs|ms|s|B|KiB|MiB|GiB))?"
+_NUMBER = re.compile(r"%s(?: – %s)?(?: \(\d+ × \d+\))?" % (_FIGURE, _FIGURE))
 
 
 def _blocks(markdown: str) -> list[tuple[str, list[str]]]:

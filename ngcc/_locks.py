@@ -24,7 +24,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,8 @@ from ngcc._model import HostWarning
 RUN_DIR_LOCK = ".campaign.lock"
 #: The file that tells a run directory (see ``_records.CAMPAIGN_FILE``).
 _CAMPAIGN_FILE = "campaign.json"
+#: What ``ngcc evaluate`` writes before its campaign (see ``_records.EVALUATION_NAMES``).
+_EVALUATION_NAMES = frozenset({"evaluation.json", "builds"})
 #: How long to wait for a holder that has just taken a lock to write its facts.
 _FACTS_WAIT_SECONDS = 0.5
 #: CPU -> the thread of this process that holds its lock now: what that thread measures
@@ -126,21 +128,50 @@ def default_cpu() -> int:
     return next((cpu for cpu in reversed(allowed) if cpu_holder(cpu) is None), allowed[-1])
 
 
+#: How long ``ngcc campaign``, ``evaluate`` and ``leak`` wait for a CPU another ngcc
+#: measurement holds, unless told otherwise (``--wait SECONDS``; 0: refuse at once).
+DEFAULT_WAIT_SECONDS = 3600.0
+#: How often a waiting campaign looks whether the CPU is free.
+POLL_SECONDS = 1.0
+
+
+def choose_cpu(cpu: int | None, resume_cpu: int | None = None) -> int:
+    """The CPU a campaign will hold, chosen without holding it: ``cpu`` if asked for,
+    else ``resume_cpu`` (where a resumed run was measured) if this process may use it,
+    else the last allowed CPU no other campaign holds (the last allowed one if all are).
+
+    Raises:
+        ValueError: a CPU this process may not run on.
+    """
+    if cpu is not None:
+        return check_cpu(cpu)
+    if resume_cpu in allowed_cpus():
+        assert resume_cpu is not None
+        return resume_cpu
+    return default_cpu()
+
+
 @contextlib.contextmanager
 def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
-             resume_cpu: int | None = None) -> Iterator[int]:
+             resume_cpu: int | None = None, wait: float | None = None,
+             on_wait: Callable[[str], None] | None = None) -> Iterator[int]:
     """Hold a trial CPU for a campaign (or one measurement outside a run directory,
     ``run_dir`` None: ``ngcc leak``); yield its number.
 
     ``cpu`` is the CPU asked for; None takes ``resume_cpu`` (the CPU a resumed run was
     measured on) if given, else the last allowed CPU no other campaign holds. A CPU this
     thread holds already is yielded as it is (the campaign's own measurements there).
+    ``wait``: seconds to wait for a CPU another campaign holds (None or 0: refuse at
+    once); ``on_wait`` is told once, in a line naming the holder, that it waits.
 
     Raises:
         CpuBusyError: the CPU asked for (or every allowed CPU) is held by another
-            campaign; the message names its pid and run directory.
-        ValueError: a CPU this process may not run on.
+            campaign (still, after ``wait``); the message names its pid and run
+            directory.
+        ValueError: a CPU this process may not run on; a negative ``wait``.
     """
+    if wait is not None and not wait >= 0:
+        raise ValueError("wait must be a number of seconds >= 0, got %r" % (wait,))
     facts = _facts(run_dir)
     if cpu is not None:
         candidates = [check_cpu(cpu)]
@@ -149,22 +180,41 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
     else:  # a new run, or one measured where this process may not run (the plan differs)
         resume_cpu = None
         candidates = list(reversed(allowed_cpus()))
-    held: dict[int, Holder] = {}
+    deadline = time.monotonic() + (wait or 0.0)
+    told = False
     me = threading.get_ident()
-    for candidate in candidates:
-        if _HELD_BY_THREAD.get(candidate) == me:
-            yield candidate
-            return
-        with _locked(lock_dir() / ("cpu%d.lock" % candidate), facts) as holder:
-            if holder is None:
-                _HELD_BY_THREAD[candidate] = me
-                try:
-                    yield candidate
-                finally:
-                    del _HELD_BY_THREAD[candidate]
+    while True:
+        held: dict[int, Holder] = {}
+        for candidate in candidates:
+            if _HELD_BY_THREAD.get(candidate) == me:
+                yield candidate
                 return
-            held[candidate] = holder
-    raise CpuBusyError(_busy_message(held, cpu, resume_cpu, run_dir))
+            with _locked(lock_dir() / ("cpu%d.lock" % candidate), facts) as holder:
+                if holder is None:
+                    _HELD_BY_THREAD[candidate] = me
+                    try:
+                        yield candidate
+                    finally:
+                        del _HELD_BY_THREAD[candidate]
+                    return
+                held[candidate] = holder
+        message = _busy_message(held, cpu, resume_cpu, run_dir)
+        if time.monotonic() >= deadline:
+            if wait:
+                message += " (still, after waiting %s)" % _seconds(wait)
+            raise CpuBusyError(message)
+        if not told and on_wait is not None:
+            on_wait("waiting up to %s for %s: %s" % (
+                _seconds(wait or 0.0), "CPU %d" % candidates[0] if len(candidates) == 1
+                else "a free CPU", "; ".join("CPU %d is held by another ngcc measurement "
+                                             "(%s)" % (n, h.describe())
+                                             for n, h in sorted(held.items()))))
+            told = True
+        time.sleep(max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+
+
+def _seconds(value: float) -> str:
+    return "%g s" % value
 
 
 def _busy_message(held: dict[int, Holder], cpu: int | None, resume_cpu: int | None,
@@ -176,9 +226,10 @@ def _busy_message(held: dict[int, Holder], cpu: int | None, resume_cpu: int | No
                 "finished" % (number, holder.describe()))
     if resume_cpu is not None:
         [(number, holder)] = held.items()
-        return ("CPU %d, on which run directory %s was measured, is in use by another ngcc "
-                "campaign (%s); wait until it has finished to resume this run on the same "
-                "CPU, or start a new --run-dir" % (number, run_dir, holder.describe()))
+        return ("CPU %d, the CPU of run directory %s, is in use by another ngcc "
+                "campaign (%s); wait until it has finished (--wait SECONDS) to resume this "
+                "run on the same CPU, or start a new --run-dir"
+                % (number, run_dir, holder.describe()))
     return ("every CPU this process may use is in use by another ngcc campaign (%s): two "
             "campaigns on one CPU time each other; wait until one has finished"
             % "; ".join("CPU %d: %s" % (n, h.describe()) for n, h in sorted(held.items())))
@@ -224,8 +275,8 @@ def _may_hold(path: Path) -> bool:
         return False
     if (path / _CAMPAIGN_FILE).exists():
         return True
-    return all(p.name == RUN_DIR_LOCK or (p.name.startswith(".") and ".tmp-" in p.name)
-               for p in path.iterdir())
+    return all(p.name in _EVALUATION_NAMES or p.name == RUN_DIR_LOCK
+               or (p.name.startswith(".") and ".tmp-" in p.name) for p in path.iterdir())
 
 
 def stored_cpu(run_dir: str | os.PathLike[str]) -> int | None:

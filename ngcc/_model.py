@@ -887,9 +887,10 @@ class Record(Evidence):
 
     def __repr__(self) -> str:
         stats = self.statistics
-        return "<Record %s %s %d B: %.1f cycles/byte, ±%.2f %% over %d trials>" % (
+        unit = "ns" if {t.unit for t in self.trials} == {"ns"} else "ticks"
+        return "<Record %s %s %d B: %.1f %s/byte, ±%.2f %% over %d trials>" % (
             self.candidate, self.label, self.message_bytes, stats.cycles_per_byte or 0.0,
-            100 * (stats.ci95_relative or 0.0), stats.trials)
+            unit, 100 * (stats.ci95_relative or 0.0), stats.trials)
 
 
 #: The evidence class of each schema string this version reads.

@@ -531,10 +531,14 @@ def _means(axes: Axes, means: Sequence[float], positions: Sequence[int], bottom:
                              transform=edge_of_axes, linestyle="none", marker=marker,
                              markersize=7, color="black", clip_on=False, zorder=4,
                              label=f"mean {words} the axis (value beside)")
-        for position, mean in beyond:
+        last = max(positions)
+        for position, mean in beyond:  # the rightmost label leans left, off the legend
+            left = position == last and position > 0
             axes.annotate(f"mean {mean:.0f}", (position, edge), xycoords=edge_of_axes,
-                          textcoords="offset points", xytext=(7, -3 if edge else 3),
-                          va="top" if edge else "bottom", fontsize=8)
+                          textcoords="offset points", xytext=(-7 if left else 7,
+                                                              -3 if edge else 3),
+                          ha="right" if left else "left", va="top" if edge else "bottom",
+                          fontsize=8)
     return handles
 
 

@@ -42,6 +42,11 @@ from ngcc._names import inside
 
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"
+#: What ``ngcc evaluate`` keeps in a run directory besides a campaign's files: its
+#: rows per submission folder (``_archive``) and the libraries it built.
+EVALUATION_FILE = "evaluation.json"
+BUILDS_DIR = "builds"
+EVALUATION_NAMES = frozenset({EVALUATION_FILE, BUILDS_DIR})
 
 CAMPAIGN_REMEDY = ("Without it the run can be neither resumed nor read: start a new "
                    "--run-dir (the records stay readable one by one).")

@@ -225,12 +225,19 @@ def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) ->
     explicit = [(wanted[i] if i < len(wanted) else None) or inst.label
                 for i, inst in enumerate(chosen)]
     order = sorted(range(len(chosen)), key=lambda i: not chosen[i].builtin)
-    labels = assign_labels([default_label(chosen[i]) for i in order],
-                           [explicit[i] for i in order],
-                           [_folder_hints(chosen[i]) for i in order])
+    defaults = [default_label(chosen[i]) for i in order]
+    # Builds whose default clashes all get their folder: the bare name would read as
+    # the built-in instance. A placeholder takes the bare name first (dropped after).
+    unlabelled = [d for d, i in zip(defaults, order, strict=True) if explicit[i] is None]
+    builtin = {d for d, i in zip(defaults, order, strict=True) if chosen[i].builtin}
+    held = [name for name in dict.fromkeys(unlabelled)
+            if unlabelled.count(name) > 1 and name not in builtin]
+    labels = assign_labels([*held, *defaults], [*([None] * len(held)),
+                                                *(explicit[i] for i in order)],
+                           [*([[]] * len(held)), *(_folder_hints(chosen[i]) for i in order)])
     result = [""] * len(chosen)
     for position, index in enumerate(order):
-        result[index] = labels[position]
+        result[index] = labels[len(held) + position]
     return result
 
 

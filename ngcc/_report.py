@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _format, _host
+from ngcc import _analysis, _archive, _export, _format, _host, _verdict
 from ngcc._candidates import title as registry_title
 from ngcc._errors import ReportError
 from ngcc._model import (
@@ -167,8 +167,10 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     records = _analysis.of_candidate(run.records, candidate)
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
     lines = _title(run, candidate, records, builds)
+    lines += _verdict.page_lines(run)
     lines += failure_banner([job for job in run.jobs if job.candidate == candidate])
     lines += _basic_information(run, candidate, records, builds)
+    lines += submission_folders(run, candidate)
     lines += _environment(run)
     lines += _functional_testing(run, candidate, builds)
     lines += _performance(run, candidate, records)
@@ -431,7 +433,7 @@ def confidence_interval(record: Record) -> str:
                  if stats.version >= 2 else (stats.ci95_low_cycles, stats.ci95_high_cycles))
     if low is None or high is None:
         return _format.MISSING
-    return f"{_format.cycles(low)} – {_format.cycles(high)}"
+    return f"{_format.cycles(max(low, 0.0))} – {_format.cycles(high)}"  # counts are >= 0
 
 
 def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
@@ -442,7 +444,8 @@ def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
             _format.cycles(stats.mean_cycles), confidence_interval(record),
             "± " + _format.percent(half) if half is not None else _format.MISSING,
             _format.cycles(stats.median_cycles),
-            _format.ratio(_analysis.baseline_ratio(records, record)))
+            f"{_format.MISSING} (the baseline itself)" if record.instance.startswith(
+                "pseudoXOF-") else _format.ratio(_analysis.baseline_ratio(records, record)))
 
 
 def _additional_statistics(run: Run, candidate: str, records: Sequence[Record],
@@ -500,9 +503,7 @@ def robust_row(record: Record) -> tuple[str, ...]:
             return _format.MISSING
         return f"{_format.cycles(low)} – {_format.cycles(high)}"
 
-    relative = 100 * (stats.observer_effect_relative or 0.0)
-    effect = (_format.MISSING if stats.observer_effect_ticks is None else
-              f"{stats.observer_effect_ticks:+.1f} ({relative:+.2f} %)")
+    effect = _verdict.observer_text(record)  # of the undisturbed trials only
     codes = Counter(flag.code for flag in stats.flags)
     flags = ", ".join(f"{n} {code}" for code, n in codes.items())
     if record.rejected_trials:
@@ -529,8 +530,9 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
             "trial means (4000 resamples from a fixed seed). Median: of all calls pooled; "
             "its 95 % CI: t interval of the logarithms of the trial medians (positive by "
             "construction). Batch mean: the same calls timed in a loop without per-call "
-            "counter readings; observer effect: the median over the trials of each trial's "
-            "per-call mean − its own batch mean. Core "
+            "counter readings; observer effect: the median over the undisturbed trials "
+            "(no flag) of each trial's per-call mean − its own batch mean (— where every "
+            "trial was disturbed). Core "
             "cycles/byte: the harness mean converted with each trial's estimate of core "
             "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
             "counter_rate); rejected: trials --strict measured again.", "",
@@ -877,6 +879,7 @@ def index_page(run: Run) -> str:
     """The run's index: every candidate with its libraries, lengths, job counts by
     status and a link to its page; the failures' causes at the top."""
     lines = run_page_head(run, "index")
+    lines += _verdict.page_lines(run)
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
     hosts = len(_analysis.hosts(run.records)) > 1  # a run of one host reads as before
@@ -885,9 +888,35 @@ def index_page(run: Run) -> str:
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
               f"{field_index_line()} "
               f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
+    lines += submission_folders(run, None)
     return "\n".join(lines) + "\n"
 
 
+FOLDERS_TITLE = "Submission folders (ngcc evaluate)"
+
+
+def submission_folders(run: Run, candidate: str | None) -> list[str]:
+    """The folders ``ngcc evaluate`` found, with how each was built (its adjustments)
+    or why not: a candidate's submissions on its page, every folder on the index
+    (``candidate`` None); nothing for a run it did not make."""
+    evaluation = run.evaluation
+    if evaluation is None:
+        return []
+    entries = (list(evaluation.folders) if candidate is None
+               else evaluation.of_candidate(candidate))
+    if not entries:
+        return []
+    verdicts = {b.label: b.kat.verdict for b in run.build_entries}
+    failed = sum(e.status == "build failed" for e in entries)
+    lines = [f"## {FOLDERS_TITLE}", "",
+             f"{_plural(len(entries), 'folder')} found, {len(entries) - failed} built"
+             + (f", {failed} not built (a row each, with the build's reason)" if failed
+                else "") + ". Reference folders are built with the guide's reference "
+             "flags, optimized ones with its performance flags.", ""]
+    lines += table(_archive.FOLDER_COLUMNS, _archive.folder_rows(entries, verdicts)) + [""]
+    if any(e.adjustments for e in entries):
+        lines += [_archive.ADJUSTMENT_NOTE, ""]
+    return lines
 # ------------------------------------------------------------------ the field summary
 # One row per library of the run, whatever the number of candidates, like the harness's
 # summary table: candidate, algorithm, KAT verdict, mean cycles at 32 B, 1 KiB and 64 KiB
@@ -1135,19 +1164,22 @@ def write_plots(run: Run, out: Path,
     summary = _leading_summary(run)
     statistic = ("CPU time where preempted, else mean"
                  if _leads_with_cpu_time(run.records) else "mean")
+    per_byte = "%s/byte" % _format.unit_word(t.unit for r in run.records for t in r.trials)
     written = []
     if len(summary):
-        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: cycles/byte",
-                                                    statistic=statistic), out / PLOT_RUN_CPB)
+        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: {per_byte}",
+                                                    unit=per_byte, statistic=statistic),
+                              out / PLOT_RUN_CPB)
     for candidate in _candidates(run):
         rows = summary[summary["candidate"] == candidate]
         if len(rows):
-            figure = _plot.cycles_per_byte(rows, f"{candidate}: cycles/byte",
+            figure = _plot.cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte,
                                            statistic=statistic)
             written += _plot.save(figure, out / plot_stem_cpb(candidate))
-    for (label, length), (_, cycles) in samples.items():
+    for (label, length), (record, cycles) in samples.items():
+        unit = _format.unit_word(t.unit for t in record.trials)  # counter ticks, or ns
         figure = _plot.distribution(cycles, f"{label}, {_format.message(length)}: "
-                                    "cycles per call")
+                                    f"{unit} per call", unit=f"{unit}/call")
         written += _plot.save(figure, out / plot_stem_distribution(label, length))
     for test in run.leak_tests:
         calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)

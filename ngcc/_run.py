@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _records
+from ngcc import _archive, _records
+from ngcc._archive import Evaluation
 from ngcc._errors import ForeignRunDirError
 from ngcc._model import (
     BuildEntry,
@@ -74,6 +75,9 @@ class Run:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
+        if not self.path.exists():
+            raise ForeignRunDirError("%s does not exist; give the directory a campaign wrote, "
+                                     "e.g. runs/<run-id>" % self.path)
         if not (self.path / _records.CAMPAIGN_FILE).exists():
             raise ForeignRunDirError(
                 "%s is not an ngcc run directory (no %s); give the directory a campaign "
@@ -120,6 +124,16 @@ class Run:
     def host_warnings(self) -> list[str]:
         """The host check's warnings at the start of the campaign."""
         return [w.message for w in self.campaign.starts[0].host_warnings]
+
+    @property
+    def evaluation(self) -> Evaluation | None:
+        """What ``ngcc evaluate`` made of each submission folder (``evaluation.json``),
+        or None for a run it did not make.
+
+        Raises:
+            CorruptRecordError: an ``evaluation.json`` that is not sound.
+        """
+        return _archive.load(self.path)
 
     @property
     def leak_tests(self) -> list[dict[str, Any]]:

@@ -622,6 +622,7 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
         "manifest    %s" % manifest,
         "  sha256    %s" % (_file_sha256(manifest) if manifest.is_file() else "- (no such file)"),
         "basis       %s" % basis,
+        *("adjusted    %s" % text for text in _adjustments(inst)),
         "",
     ]
     for r in results:
@@ -640,6 +641,12 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
               "  detail            %s" % probe.detail, ""]
     lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
     atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8"))
+
+
+def _adjustments(inst: Instance) -> list[str]:
+    """The build options ``ngcc evaluate`` added on the build's diagnosis (sidecar)."""
+    found = (inst.sidecar or {}).get("adjustments")
+    return [str(a) for a in found] if isinstance(found, list) else []
 
 
 def _file_sha256(path: Path) -> str:

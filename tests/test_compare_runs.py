@@ -356,7 +356,8 @@ def test_cli_table(two_runs, capsys):
     assert lines[:2] == ["A: %s" % a.path, "B: %s" % b.path]
     assert lines[2].startswith("note: different hosts (every row)")
     header = next(line for line in lines if line.startswith("A  "))
-    for column in ("length", "median A (tsc-ticks)", "A/B", "95 % CI", "p", "verdict"):
+    for column in ("length", "geo-mean of trial medians A (ticks)", "A/B", "95 % CI", "p",
+                   "verdict"):
         assert column in header
     assert sum("1.05× faster" in line for line in lines) == 3   # 2 lengths + summary
     assert "geometric mean over lengths" in out
@@ -413,7 +414,7 @@ def test_cli_usage_errors(two_runs, capsys, argv, message):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["{missing}"], "is not an ngcc run directory"),
+    (["{missing}"], "missing does not exist; give the directory a campaign wrote"),
     (["{b}", "--instance", "Nope"], "no library labelled 'Nope' in run A"),
     ([], "one run: name the libraries to compare with --instance A=B"),
 ])

@@ -96,7 +96,7 @@ def test_a_held_cpu_is_refused_naming_the_holder(tmp_path, holder):
 def test_the_command_line_refuses_a_held_cpu(tmp_path, holder, capsys):
     first = holder(tmp_path / "first", LAST_CPU)
     status = main(["campaign", "SM3", "--quick", "--lengths", "64", "--cpu", str(LAST_CPU),
-                   "--run-dir", str(tmp_path / "second"), "--quiet"])
+                   "--run-dir", str(tmp_path / "second"), "--quiet", "--wait", "0"])
     assert status == 1
     assert ("ngcc: error: CPU %d is in use by another ngcc campaign (pid %d, "
             % (LAST_CPU, first.pid)) in capsys.readouterr().err
@@ -140,8 +140,8 @@ def test_a_leak_test_refuses_a_cpu_a_campaign_holds(tmp_path, holder, capsys):
     with pytest.raises(ngcc.CpuBusyError, match="^" + re.escape(busy)):
         ngcc.leak("SM3", cpu=LAST_CPU, **LEAK)
     assert main(["leak", "SM3", "--calls", "2000", "--cpu", str(LAST_CPU),
-                 "--out", str(tmp_path / "leak")]) == 1
-    assert "SM3  ERROR  " + busy in capsys.readouterr().out
+                 "--out", str(tmp_path / "leak"), "--wait", "0"]) == 1
+    assert "ngcc: error: " + busy in capsys.readouterr().err
     assert not list((tmp_path / "leak").rglob("*.json")), "a refused test writes nothing"
 
 

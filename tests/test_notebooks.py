@@ -72,6 +72,15 @@ def test_notebook_runs_without_error(executed: dict[str, Any], name: str) -> Non
 
 
 @e2e
+@pytest.mark.parametrize("name", ORDER)
+def test_warnings_print_as_one_line_without_source_lines(executed: dict[str, Any],
+                                                         name: str) -> None:
+    text = "".join(o.get("text", "") for o in outputs(executed["notebooks"][name])
+                   if o["output_type"] == "stream")
+    assert "warnings.warn(" not in text and "ngcc/_" not in text
+
+
+@e2e
 def test_quickstart_made_a_valid_run_and_report(executed: dict[str, Any]) -> None:
     from ngcc._validate import validate
 

@@ -113,3 +113,11 @@ def test_the_wheel_carries_the_candidate_registry_and_every_manifest(installed):
     done = installed.ngcc("list", "--candidates")
     assert done.returncode == 0, done.stderr.decode()
     assert "hash-14   Laurus" in done.stdout.decode()
+
+
+def test_the_published_figures_ship_in_the_wheel(installed):
+    [published] = installed.venv.glob("lib/python*/site-packages/ngcc/published")
+    assert {p.name for p in published.iterdir()} >= {"README.md", "hash_x86_1.tsv",
+                                                     "hash_arm_1.tsv",
+                                                     "iccs_baselines_x86_1.tsv",
+                                                     "iccs_baselines_arm_1.tsv"}

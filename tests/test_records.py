@@ -150,7 +150,7 @@ def test_fixture_run_loads(fixture):
     assert {(r.label, r.message_bytes) for r in run.records} == {
         ("WChain-V1-512", 32), ("WChain-V1-512", 1024), ("SM3", 32), ("SM3", 1024)}
     assert [r.message_bytes for r in run.records if r.instance == "SM3"] == [32, 1024]
-    assert "jobs done" in repr(run) and "cycles/byte" in repr(run.records[0])
+    assert "jobs done" in repr(run) and "ticks/byte" in repr(run.records[0])
     assert run.record("SM3", 32).kat.gate == "baseline"
     assert run.build is not None and [e.label for e in run.build.libraries] == [
         "WChain-V1-512", "SM3"]

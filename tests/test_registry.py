@@ -283,6 +283,8 @@ def test_labels_tell_every_library_of_a_run_apart(tmp_path):
     assert _registry.run_labels([built, perf, opt, builtin]) == [
         "SM3@built", "SM3@perf", "SM3@opt", "SM3"]
     assert _registry.run_labels([built]) == ["SM3"]        # alone: its instance name
+    # two builds without the built-in: neither reads as the built-in instance
+    assert _registry.run_labels([built, perf]) == ["SM3@built", "SM3@perf"]
     same_folder = _copy(tmp_path / "x" / "built")
     assert _registry.run_labels([builtin, built, same_folder]) == ["SM3", "SM3@built",
                                                                    "SM3@x"]

@@ -1,0 +1,254 @@
+"""``ngcc evaluate``: every implementation folder of one or more submission archives,
+built, KAT-gated, measured in one interleaved campaign and reported.
+
+1. :func:`ngcc._archive.folders_of` finds the folders (reference and optimized, in
+   the ICCS layouts);
+2. each is built with ``ngcc build`` and the flag set of its kind (reference: the
+   guide's reference flags; optimized: its performance flags); when the build fails
+   and its own diagnosis is certain of a fix (a missing ``-m`` flag for the
+   intrinsics a file uses, the define that leaves out a guarded ``main``:
+   :class:`ngcc._errors.BuildFix`), the fix is applied and the build run again, and
+   the fix is recorded as an adjustment (in the sidecar, so in the KAT log, and in
+   ``evaluation.json``, so on the pages); a folder that still does not build is a row
+   with the build's reason;
+3. the libraries built go into one :class:`~ngcc._campaign.Campaign` (the KAT gate
+   refuses what does not pass: a row too; interleaved trials, so drift hits every
+   library alike) in the same run directory;
+4. the report is written (``RUN_DIR/report/``: index, a page per candidate, summary).
+
+Run again with the same archives and run directory, it resumes: a folder whose sources
+are unchanged keeps its library, and the campaign keeps its finished jobs. The
+candidate of each library is the one ``ngcc build`` gives it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ngcc import _archive, _build, _campaign, _records, _report
+from ngcc._archive import Evaluation, Folder, FolderEntry
+from ngcc._clock import run_id_now
+from ngcc._errors import BuildError, ForeignRunDirError, KatGateError
+from ngcc._names import inside
+from ngcc._run import Run
+
+#: How many times a build is run again with the fixes its diagnosis named.
+MAX_FIX_ROUNDS = 4
+_STAGING = ".building"
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What :func:`evaluate` made.
+
+    Attributes:
+        evaluation: a row per folder (``evaluation.json``).
+        run: the campaign's run (None when no folder built).
+        report: the files of the report written (empty without a run).
+    """
+
+    evaluation: Evaluation
+    run: Run | None
+    report: tuple[Path, ...]
+
+    @property
+    def not_built(self) -> list[FolderEntry]:
+        """The folders that did not build, or built but cannot run here."""
+        return [f for f in self.evaluation.folders if f.status != "built"]
+
+
+def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """What ``--dry-run`` prints: each folder found, its kind and the build options.
+
+    Raises:
+        ArchiveError: an archive that is not a folder, or no implementation folder.
+    """
+    pairs = _archive.folders_of(archives)
+    lines = ["%d implementation folder(s) found in %d archive(s):" % (
+        len(pairs), len({root for root, _ in pairs}))]
+    for root, folder in pairs:
+        lines.append("  %-9s ngcc build --flags %-11s %s" % (
+            folder.kind, folder.flags, folder.shown(root)))
+    lines.append("each build that fails may be run again with the fixes its own diagnosis "
+                 "is certain of (a missing -m flag, the define that leaves out a guarded "
+                 "main), each recorded as an adjustment; nothing was built")
+    return lines
+
+
+def _check_run_dir(run_dir: Path) -> None:
+    """Refuse a folder that is neither new, empty, an evaluation nor a run directory,
+    before anything is written there."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ForeignRunDirError("%s is a file, not a run directory; choose another "
+                                 "--run-dir" % run_dir)
+    if not run_dir.exists():
+        return
+    if (run_dir / _records.CAMPAIGN_FILE).exists():
+        if not (run_dir / _records.EVALUATION_FILE).exists():
+            raise ForeignRunDirError("%s is the run directory of a campaign, not of an "
+                                     "evaluation; choose a new --run-dir (nothing was "
+                                     "written)" % run_dir)
+        return
+    strays = [p.name for p in run_dir.iterdir() if p.name not in _records.EVALUATION_NAMES
+              and not p.name.startswith(".")]
+    if strays:
+        raise ForeignRunDirError("%s is not empty and is no ngcc run directory (it holds %s); "
+                                 "choose a new or empty --run-dir (nothing was written)"
+                                 % (run_dir, ", ".join(sorted(strays)[:3])))
+
+
+def _label_for(name: str, folder: Folder, taken: set[str]) -> str:
+    """``Pavelor-512@ref``, ``Pavelor-512@opt``; with the folder above it when two
+    folders give one label (``Wish512@opt-avx2``), then a number."""
+    base = "%s@%s" % (name, _archive.KIND_SUFFIX[folder.kind])
+    parent = re.sub(r"[^A-Za-z0-9_.+-]", "_", folder.path.parent.name)[:40]
+    for label in (base, "%s-%s" % (base, parent),
+                  *("%s-%d" % (base, n) for n in range(2, 1000))):
+        if label not in taken:
+            return label
+    raise BuildError("too many folders of instance %s" % name)
+
+
+def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Folder,
+          run_dir: Path) -> FolderEntry | None:
+    """The row of an earlier evaluation of the same folder, when its sources are
+    unchanged and its library is still the one it built."""
+    old = previous.get(shown)
+    if old is None or old.status == "build failed" or old.source_sha256 != digest \
+            or old.flags != folder.flags or old.library is None:
+        return None
+    library = run_dir / old.library
+    if not library.is_file() or _records.sha256_file(library) != old.library_sha256:
+        return None
+    return old
+
+
+def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
+                 timeout: float = _build.DEFAULT_TIMEOUT) -> FolderEntry:
+    """Build one folder into ``RUN_DIR/builds/<label>/`` with its kind's flag set and
+    the fixes its build diagnosis is certain of; a failure is the row's reason."""
+    digest = _archive.source_digest(folder.path)
+    defines: list[str] = []
+    extra: list[str] = []
+    adjustments: list[str] = []
+    builds = run_dir / _records.BUILDS_DIR
+    staging = builds / _STAGING
+    for _ in range(MAX_FIX_ROUNDS):
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            result = _build.build(folder.path, flags=folder.flags, out_dir=staging,
+                                  defines=defines, extra_cflags=extra, timeout=timeout,
+                                  adjustments=adjustments)
+        except BuildError as exc:
+            new = [fix for fix in exc.fixes
+                   if fix.value not in (defines if fix.option == "define" else extra)]
+            if not new:  # the page shows the folder as found, not where it lies here
+                return _failed(folder, shown, digest, adjustments,
+                               str(exc).replace(str(folder.path), shown))
+            for fix in new:
+                (defines if fix.option == "define" else extra).append(fix.value)
+                adjustments.append(str(fix))
+            continue
+        inst = result.instance
+        label = _label_for(inst.name, folder, taken)
+        target = inside(builds, label)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+        missing = inst.missing_cpu_features
+        return FolderEntry(
+            submission=folder.submission, kind=folder.kind, folder=shown,
+            source_sha256=digest, flags=folder.flags, adjustments=tuple(adjustments),
+            status="cannot run here" if missing else "built",
+            reason="built for CPU features this CPU lacks: %s" % ", ".join(missing)
+            if missing else None, label=label, instance=inst.name,
+            candidate=inst.candidate,
+            library=(Path(_records.BUILDS_DIR) / label / inst.library.name).as_posix(),
+            library_sha256=result.sha256)
+    return _failed(folder, shown, digest, adjustments, "the build still failed after %d "
+                   "rounds of fixes" % MAX_FIX_ROUNDS)
+
+
+def _failed(folder: Folder, shown: str, digest: str, adjustments: list[str],
+            reason: str) -> FolderEntry:
+    return FolderEntry(
+        submission=folder.submission, kind=folder.kind, folder=shown, source_sha256=digest,
+        flags=folder.flags, adjustments=tuple(adjustments), status="build failed",
+        reason=reason, label=None, instance=None, candidate=None, library=None,
+        library_sha256=None)
+
+
+def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.PathLike[str],
+              timeout: float = _build.DEFAULT_TIMEOUT) -> Evaluation:
+    """Build every folder of the archives into ``run_dir`` (keeping the unchanged
+    libraries of an earlier evaluation there), writing ``evaluation.json`` after each.
+
+    Raises:
+        ArchiveError: an archive that is not a folder, or no implementation folder.
+        ForeignRunDirError: ``run_dir`` is a folder of something else.
+    """
+    pairs = _archive.folders_of(archives)
+    path = Path(run_dir)
+    _check_run_dir(path)
+    earlier = _archive.load(path) if (path / _records.EVALUATION_FILE).exists() else None
+    previous = {f.folder: f for f in earlier.folders} if earlier else {}
+    (path / _records.BUILDS_DIR).mkdir(parents=True, exist_ok=True)
+    archive_names = tuple(str(root) for root in dict.fromkeys(root for root, _ in pairs))
+    entries: list[FolderEntry] = []
+    taken: set[str] = set()
+    for root, folder in pairs:
+        shown = folder.shown(root)
+        entry = _kept(previous, shown, _archive.source_digest(folder.path), folder, path)
+        if entry is None or entry.label in taken:
+            entry = build_folder(folder, shown, path, taken, timeout)
+        if entry.label is not None:
+            taken.add(entry.label)
+        entries.append(entry)
+        _archive.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
+    shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
+    return Evaluation(archives=archive_names, folders=tuple(entries))
+
+
+def evaluate(archives: Sequence[str | os.PathLike[str]],
+             run_dir: str | os.PathLike[str] | None = None, *, report: bool = True,
+             formats: Sequence[str] = ("markdown", "html"), plots: bool = True,
+             build_timeout: float = _build.DEFAULT_TIMEOUT,
+             **campaign: Any) -> EvaluationResult:
+    """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
+
+    Args:
+        archives: the folders of unpacked submission archives.
+        run_dir: the run directory (default ``runs/<UTC start time>``); an existing
+            evaluation there is resumed.
+        report: write the report (``RUN_DIR/report/``) at the end.
+        formats, plots: what the report holds (:func:`ngcc._report.write_report`).
+        build_timeout: seconds the compiler runs of one build may take together.
+        campaign: the settings of :class:`ngcc.Campaign` (``quick``, ``lengths``,
+            ``trials``, ``cpu``, ``progress``, ``runner``, ``kat_checker``, …); the
+            libraries and labels are the evaluation's.
+
+    Raises:
+        ArchiveError, ForeignRunDirError: no folder to evaluate, or a run directory
+            of something else (nothing written).
+        What :meth:`ngcc.Campaign.run` raises but the KAT gate's refusal of every
+        library (then each is a row, and the report is written).
+    """
+    path = Path(run_dir) if run_dir is not None else Path("runs") / run_id_now()
+    evaluation = build_all(archives, path, build_timeout)
+    built = [f for f in evaluation.folders if f.status == "built" and f.library]
+    if not built:
+        return EvaluationResult(evaluation, None, ())
+    campaign.setdefault("command", ["ngcc.evaluate(...)"])
+    job = _campaign.Campaign([path / str(f.library) for f in built],
+                             labels=[f.label for f in built], run_dir=path, **campaign)
+    try:
+        run = job.run()
+    except KatGateError:  # every library refused: each is a row of the report
+        run = Run(path)
+    written = tuple(_report.write_report(run, formats=formats, plots=plots)) if report else ()
+    return EvaluationResult(evaluation, run, written)

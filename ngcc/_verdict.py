@@ -1,0 +1,150 @@
+"""Whether a run's figures are fit to publish, and if not, why (counted).
+
+A run is **fit to publish** only when every host it was measured on meets the NGCC
+guide's conditions as ``ngcc check`` reads them (:func:`ngcc._host.host_warnings`: a
+fixed clock, turbo off, an idle SMT sibling, not virtual, an idle machine, a counter
+of known rate) and no trial was disturbed (no trial flag of any kind: preempted, off
+its counter's rate, slower or faster than the others, outlying). Otherwise it is
+**not fit to publish**, with each reason counted: ``160/160 trials preempted; KVM
+guest; load 4.20–8.20``. The command line's last lines, the index, every candidate
+page and so the HTML say it in these words (:func:`verdict_line`).
+
+The figures a page leads with are named by the page itself; :data:`LEADING_FIGURE` is
+the words for them here (where records come to name the figure that leads, say it
+from the record instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ngcc import _host, _stats
+from ngcc._model import Environment, Record
+
+if TYPE_CHECKING:
+    from ngcc._run import Run
+
+FIT = "fit to publish"
+NOT_FIT = "not fit to publish"
+CONDITIONS = ("the host meets the guide's conditions as `ngcc check` reads them (one "
+              "core, fixed clock, turbo off, SMT sibling idle, not virtual, idle) and no "
+              "trial was disturbed")
+#: What §4 of a page leads with (the hook for a record's own leading figure).
+LEADING_FIGURE = "the harness mean (Σ ticks / Σ calls)"
+#: How each trial flag reads in a reason: ``12/160 trials preempted``.
+FLAG_WORDS = {"preempted": "preempted", "counter_rate": "off their counter's rate",
+              "slow_trial": "slower than the others", "fast_trial": "faster than the others",
+              "outlying_trial": "outlying"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A run's verdict: ``fit`` only with no ``reasons``."""
+
+    fit: bool
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return FIT if self.fit else "%s: %s" % (NOT_FIT, "; ".join(self.reasons))
+
+
+def _trial_reasons(records: Sequence[Record]) -> list[str]:
+    """``160/160 trials preempted``: the trials flagged, per kind of flag, of all."""
+    total = sum(len(r.trials) for r in records)
+    flagged: dict[str, set[tuple[str, int]]] = {code: set() for code in FLAG_WORDS}
+    for record in records:
+        for flag in record.statistics.flags:
+            flagged.setdefault(flag.code, set()).add((record.relpath, flag.trial))
+    return ["%d/%d trials %s" % (len(which), total, FLAG_WORDS.get(code, code))
+            for code, which in flagged.items() if which]
+
+
+def _host_reason(code: str, env: Environment) -> str:
+    """A host warning in a few words (the page's section 2 says it in full)."""
+    if code == "virtualization":
+        return "%s guest" % (env.virtualization or "virtual").upper()
+    if code == "governor":
+        return "governor %s (clock not fixed)" % env.governor
+    if code == "smt":
+        return "SMT sibling CPU %s" % ",".join(str(c) for c in env.smt_siblings if c != env.cpu)
+    if code == "turbo":
+        return "turbo on"
+    if code == "counter":
+        return "counter rate unknown"
+    return code
+
+
+def _loads(run: Run) -> list[float]:
+    """The 1-minute load averages the run saw: at each start, after each trial, at the
+    end."""
+    values = [start.load_average_start[0] for start in run.campaign.starts]
+    values += [t.load_average[0] for r in run.records for t in r.trials]
+    if run.campaign.load_average_end is not None:
+        values.append(run.campaign.load_average_end[0])
+    return values
+
+
+def verdict(run: Run) -> Verdict:
+    """The run's verdict (module docstring): its trials' flags counted, then the host
+    conditions it missed (of the campaign's host and every host a record names)."""
+    reasons = _trial_reasons(run.records) if run.records else ["no job was measured"]
+    envs = [run.environment, *(r.environment for r in run.records)]
+    seen: dict[str, str] = {}
+    for env in envs:
+        for issue in _host.host_warnings(env):
+            if issue.code != "load":
+                seen.setdefault(issue.code, _host_reason(issue.code, env))
+    reasons += list(seen.values())
+    loads = _loads(run)
+    if loads and max(loads) > _host.LOAD_LIMIT:
+        reasons.append("load %.2f–%.2f" % (min(loads), max(loads)) if min(loads) != max(loads)
+                       else "load %.2f" % max(loads))
+    return Verdict(not reasons, tuple(reasons))
+
+
+def verdict_line(run: Run) -> str:
+    """The verdict as the pages and the command line's last line give it."""
+    return "Verdict: %s." % verdict(run)
+
+
+def page_lines(run: Run) -> list[str]:
+    """The verdict at the top of a page: the verdict, what it needs, what §4 leads with."""
+    found = verdict(run)
+    head = f"**Verdict: {FIT}.**" if found.fit else \
+        f"**Verdict: {NOT_FIT}** — {'; '.join(found.reasons)}."
+    return [head + f" Fit to publish only when {CONDITIONS}. Section 4 leads with "
+            f"{LEADING_FIGURE}.", ""]
+
+
+DISTURBED = "—, trials disturbed"
+"""What the observer effect reads where no trial of a record was undisturbed."""
+
+
+def observer_effect(record: Record) -> tuple[float, float | None] | None:
+    """``(ticks, relative)``: the observer effect (:func:`ngcc._stats.observer_effect`)
+    of the record's undisturbed trials only (no flag of any kind): a preempted loop says
+    nothing of what the per-call readings cost. None when no trial is undisturbed, or
+    the trials timed no batch."""
+    flagged = {flag.trial for flag in record.statistics.flags}
+    quiet = [t for t in record.trials if t.index not in flagged]
+    if not quiet:
+        return None
+    return _stats.observer_effect([t.statistics.mean_cycles for t in quiet], quiet)
+
+
+def observer_text(record: Record) -> str:
+    """``+12.3 (+1.20 %)`` of the undisturbed trials, ``(2 of 3 trials)`` when some were
+    left out, or :data:`DISTURBED`."""
+    flagged = {flag.trial for flag in record.statistics.flags}
+    quiet = len([t for t in record.trials if t.index not in flagged])
+    effect = observer_effect(record)
+    if quiet == 0:
+        return DISTURBED
+    if effect is None:
+        return "—"
+    ticks, relative = effect
+    text = "%+.1f" % ticks + (" (%+.2f %%)" % (100 * relative) if relative is not None else "")
+    return text + (" (%d of %d trials)" % (quiet, len(record.trials))
+                   if quiet < len(record.trials) else "")
