@@ -28,6 +28,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from ngcc._errors import BuildError
+from ngcc._untrusted import plain
 
 # Limits on untrusted input: every file read, and the compiler run on it.
 MAX_INPUT_BYTES = 16 << 20
@@ -89,6 +90,9 @@ class Compiler:
         self.deadline = time.monotonic() + timeout
         self.env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C",
                         TMPDIR=str(work_dir))
+        # A sanitizer runtime preloaded into ngcc (the README's ASan recipe) is not the
+        # compiler's: under the memory cap it cannot reserve its shadow memory.
+        self.env.pop("LD_PRELOAD", None)
         self.runs = 0
 
     def run(self, args: Sequence[str], cwd: Path, what: str) -> tuple[int, str]:
@@ -117,7 +121,8 @@ class Compiler:
                 raise
             log.seek(0)
             text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
-        return status, text
+        # the submission's sources choose what the compiler quotes: no controls
+        return status, "\n".join(plain(line) for line in text.split("\n"))
 
     def version(self) -> str:
         """The compiler's version line."""

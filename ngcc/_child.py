@@ -58,6 +58,7 @@ from ngcc._errors import (
 from ngcc._measure import ChildError, TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
 from ngcc._registry import LIB_DIR, Instance
+from ngcc._untrusted import plain
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
@@ -313,7 +314,7 @@ def _signal_name(number: int) -> str:
 
 def _stderr_note(run: _Run) -> str:
     lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()][-3:]
-    return " (stderr: %s)" % " | ".join(lines) if lines else ""
+    return " (stderr: %s)" % plain(" | ".join(lines)) if lines else ""
 
 
 def _exit_text(run: _Run) -> str:

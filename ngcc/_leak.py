@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import math
 import os
 import secrets
@@ -51,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _host, _records
+from ngcc import _child, _host, _records, _untrusted
 from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
 from ngcc._progress import Task
@@ -618,7 +617,7 @@ def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a leak evidence file; CorruptRecordError unless it is ``ngcc.leak/1``."""
     remedy = "Run `ngcc leak` again to remake it."
     try:
-        data = json.loads(Path(path).read_text())
+        data = _untrusted.load_json_file(path)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CorruptRecordError(path, "cannot be read (%s)" % exc, remedy) from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_LEAK:

@@ -37,6 +37,7 @@ from ngcc._model import (
     Record,
 )
 from ngcc._names import inside
+from ngcc._untrusted import loads_json, open_regular, read_regular
 
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"
@@ -99,7 +100,7 @@ def remove_temp_files(run_dir: Path) -> list[Path]:
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -122,7 +123,7 @@ def _read_object(path: Path, remedy: str) -> dict[str, Any]:
     if Path(path).is_dir():
         raise corrupt("is a directory, not a file")
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = loads_json(read_regular(path))
     except OSError as exc:
         raise corrupt("cannot be read (%s)" % exc) from exc
     except UnicodeDecodeError as exc:
@@ -240,7 +241,7 @@ def load_raw(path: Path, sha256: str | None = None) -> list[np.ndarray]:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         raise CorruptRecordError(path, "cannot be read (%s)" % exc, RAW_REMEDY) from exc
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:

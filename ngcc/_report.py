@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _format, _host
+from ngcc import _analysis, _export, _format, _host, _untrusted
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
@@ -105,8 +105,9 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
 
 
 def code(text: str) -> str:
-    """Inline code, as the seeds show instance names and files: `` `Wish512` ``."""
-    return f"`{text}`"
+    """Inline code, as the seeds show instance names and files: `` `Wish512` ``; any
+    text, a library's included, stays literal (``_untrusted.markdown``)."""
+    return _untrusted.markdown(text) or "``"
 
 
 def _utc(stamp: str | None) -> str:
@@ -460,7 +461,7 @@ def failure_banner(jobs: Sequence[Job]) -> list[str]:
              + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
-                  f"{_clip(group[0].error or name)}"]
+                  f"{code(_clip(group[0].error or name))}"]
     if pending:
         lines += [f"- pending, {_plural(len(pending), 'job')} ({_jobs_text(pending)}): not "
                   "run (the campaign stopped before them or is still running; the same "

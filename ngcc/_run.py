@@ -8,7 +8,6 @@ Reports, data frames and plots build on it.
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _format, _records, _report
+from ngcc import _format, _records, _report, _untrusted
 from ngcc._errors import ForeignRunDirError
 from ngcc._model import (
     BuildEntry,
@@ -276,7 +275,7 @@ def run_html(run: Run) -> str:
 
 
 def _html(text: object) -> str:
-    return html.escape(str(text).replace("`", ""))
+    return _untrusted.html(str(text).replace("`", ""))
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:
