@@ -131,7 +131,7 @@ def _copy_build_support(src_dir):
 # csrc/ is one source of truth for two programs: the extension (everything but the
 # driver's own files) and ngcc-driver, the executable every foreign library runs in
 # (everything but the Python binding). Both also take the KAT generator's DRNG.
-DRIVER_ONLY = {"driver.c", "frames.c", "guard.c", "procinfo.c"}
+DRIVER_ONLY = {"driver.c", "frames.c", "guard.c", "procinfo.c", "sandbox.c"}
 C_SOURCES = sorted(p.name for p in (ROOT / "csrc").glob("*.c"))
 SHARED_C = ["algorithms/drng/sm3_drng.c", "algorithms/sm3/sm3.c"]
 C_INCLUDES = ["csrc", "algorithms/include", "algorithms/sm3", "algorithms/drng"]

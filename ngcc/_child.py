@@ -10,7 +10,8 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
 :class:`DriverError` (a :class:`~ngcc._measure.ChildError`) whose ``status`` is
 
 ``crash``     the process died of a signal (with the guard page it touched when it
-              was one: ``read past the message``), or the library ended it
+              was one: ``read past the message``), or the library ended it, or
+              tried to signal a process outside its group (reason ``signal``)
 ``timeout``   it did not finish by its deadline
 ``error``     the driver reported a failure: CryptHash returned nonzero, the library
               cannot be loaded, memory, pinning (``reason`` says which)
@@ -20,8 +21,9 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
 
 What this protects against: a library cannot run code in this process (nothing it
 writes is unpickled or evaluated), write outside the run directory (the parent
-writes every file), make the caller hang (deadlines, group kill), or leave
-processes behind. What it cannot: the library shares the trial process, so it can
+writes every file), make the caller hang (deadlines, group kill), leave
+processes behind, or signal any process outside its own group (the driver's
+seccomp filter, ``csrc/sandbox.h``). What it cannot: the library shares the trial process, so it can
 still lie — forge the whole rest of a conversation and end the process, or claim any
 speed within the time the parent observed.
 
@@ -364,6 +366,10 @@ def _judge(run: _Run, what: str, memory_limit: int | None = None) -> None:
         text = "the result channel broke the protocol: %s; %s" % (run.protocol_error,
                                                                    _exit_text(run))
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+    if run.returncode == -signal.SIGSYS:
+        text = ("the library tried to signal another process (ngcc-driver's seccomp "
+                "filter ended it with SIGSYS)")
+        raise DriverError("crash", "%s crashed: %s" % (what, text), "signal", text)
     if run.returncode < 0:
         text = "%s%s" % (_exit_text(run), _stderr_note(run))
         raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)

@@ -1,0 +1,119 @@
+"""What a library cannot do from inside ngcc-driver (csrc/sandbox.c and the checks of
+ngcc/_child.py): signal a process outside its group, leave the group, widen its CPU
+affinity unseen, read far past its message, or forge impossible timings.
+
+A hostile call that escaped would end the caller, so each signalling library runs
+under a separate ``python -m ngcc`` whose exit status the test reads.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _testlib import build_library
+
+import ngcc
+from ngcc import _child
+
+TEMPLATE = r"""
+#define _GNU_SOURCE
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+__attribute__((visibility("default")))
+int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
+{
+    volatile unsigned char sink = 0;
+    (void)msg; (void)bits; (void)sink;
+    BODY
+    memset(digest, 0x5A, (size_t)d / 8);
+    return 0;
+}
+"""
+
+BEHAVIOURS = {
+    "kills_parent": "kill(getppid(), SIGTERM);",
+    "kills_parent_hard": "kill(getppid(), SIGKILL);",
+    "tgkills_parent": "syscall(SYS_tgkill, getppid(), getppid(), SIGTERM);",
+    "queues_to_parent": "{ siginfo_t info; memset(&info, 0, sizeof info); info.si_code = -1;"
+                        " syscall(SYS_rt_sigqueueinfo, getppid(), SIGTERM, &info); }",
+    "kills_own_group": "kill(0, SIGTERM);",
+    "kills_itself": "kill(getpid(), SIGTERM);",
+    "leaves_group": "if (setsid() != -1 || setpgid(0, 0) != -1) return 9;",
+    "raises": "raise(SIGSEGV);",
+    "over_1mib": "sink = msg[(size_t)(bits + 7) / 8 + (1u << 20) - 1];",
+}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory) -> dict[str, ngcc.Instance]:
+    folder = tmp_path_factory.mktemp("sandbox-libs")
+    return {name: ngcc.instance(build_library(folder, name, TEMPLATE.replace("BODY", body)))
+            for name, body in BEHAVIOURS.items()}
+
+
+def _ngcc_hash(inst: ngcc.Instance, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    data = tmp_path / "message"
+    data.write_bytes(b"abc")
+    return subprocess.run([sys.executable, "-m", "ngcc", "hash", str(inst.library), str(data)],
+                          capture_output=True, text=True, timeout=120,
+                          start_new_session=True)
+
+
+@pytest.mark.parametrize("behaviour", ["kills_parent", "kills_parent_hard", "tgkills_parent",
+                                       "queues_to_parent"])
+def test_a_library_signalling_its_parent_fails_its_job_and_the_parent_lives(
+        libs, tmp_path, behaviour):
+    done = _ngcc_hash(libs[behaviour], tmp_path)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert done.stderr.startswith("ngcc: error: ") and done.stderr.count("\n") == 1
+    assert "the library tried to signal another process" in done.stderr
+
+
+def test_the_error_says_so_in_the_api(libs):
+    with pytest.raises(_child.DriverError) as caught:
+        _child.hash_in_child(libs["kills_parent"], b"abc", 24)
+    assert (caught.value.status, caught.value.reason) == ("crash", "signal")
+
+
+@pytest.mark.parametrize("behaviour, name", [("kills_own_group", "SIGTERM"),
+                                             ("kills_itself", "SIGTERM"),
+                                             ("raises", "SIGSEGV")])
+def test_signals_inside_its_own_group_still_work(libs, behaviour, name):
+    with pytest.raises(_child.DriverError) as caught:
+        _child.hash_in_child(libs[behaviour], b"abc", 24)
+    assert caught.value.status == "crash" and name in caught.value.detail
+    assert caught.value.reason != "signal"
+
+
+def test_a_library_cannot_leave_the_process_group(libs):
+    assert _child.hash_in_child(libs["leaves_group"], b"abc", 24) == b"\x5a" * 32
+
+
+def test_the_parent_is_untouched_by_the_attempt(libs):
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(_child.DriverError):
+        _child.hash_in_child(libs["tgkills_parent"], b"abc", 24)
+    assert signal.getsignal(signal.SIGTERM) is before and os.getpid() > 0
+
+
+# ------------------------------------------------------------------ guard regions
+
+@pytest.mark.parametrize("run", ["hash", "trial", "probe"])
+def test_a_1_mib_over_read_faults_in_the_guard(libs, run):
+    inst = libs["over_1mib"]
+    with pytest.raises(_child.DriverError) as caught:
+        if run == "hash":
+            _child.hash_in_child(inst, b"abc", 24)
+        elif run == "trial":
+            _child.trial(inst, 32, 10, 0)
+        else:
+            _child.probe(inst, bits=(0, 8, 256))
+    assert caught.value.status == "crash"
+    assert caught.value.reason == "read past the message", caught.value.detail
