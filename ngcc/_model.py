@@ -588,7 +588,8 @@ class Trial(Evidence):
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1).
-FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "outlying_trial")
+FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "affinity_changed",
+              "outlying_trial")
 
 
 @dataclass(frozen=True)
@@ -597,7 +598,8 @@ class Flag(Evidence):
     a cause that fits it, the remedy) and the figure itself: the relative departure
     from the median of trial means (``slow_trial`` > 0, ``fast_trial`` < 0), the
     counter rate ratio (``counter_rate``) or the share of wall time on the CPU
-    (``preempted``); ``None`` in statistics of version 1."""
+    (``preempted``); ``None`` in statistics of version 1 and for ``affinity_changed``
+    (the library changed the trial process's CPU affinity)."""
 
     code: str
     trial: int

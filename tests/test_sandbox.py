@@ -15,10 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from _fakes import FakeKat, fixed_host
 from _testlib import build_library
 
 import ngcc
-from ngcc import _child
+from ngcc import _child, _report
+from ngcc._campaign import Campaign
+from ngcc._run import load_run
 
 TEMPLATE = r"""
 #define _GNU_SOURCE
@@ -117,3 +120,30 @@ def test_a_1_mib_over_read_faults_in_the_guard(libs, run):
             _child.probe(inst, bits=(0, 8, 256))
     assert caught.value.status == "crash"
     assert caught.value.reason == "read past the message", caught.value.detail
+
+
+# ------------------------------------------------------------------ affinity
+
+AFFINITY = ("{ cpu_set_t all; int i; CPU_ZERO(&all); for (i = 0; i < 64; i++) CPU_SET(i, &all);"
+            " sched_setaffinity(0, sizeof all, &all); }")
+
+
+def test_a_widened_affinity_is_flagged_repeated_by_strict_and_on_the_page(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)  # --strict refuses a host that is not fixed for measurement
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs to widen the affinity to")
+    source = TEMPLATE.replace("BODY", AFFINITY).replace("#include <signal.h>",
+                                                        "#include <sched.h>\n#include <signal.h>")
+    inst = ngcc.instance(build_library(tmp_path, "Widens", source))
+    cpu = max(os.sched_getaffinity(0))
+    run = Campaign([str(inst.library)], lengths=[32], trials=2, quick=True, cpu=cpu,
+                   strict=True, run_dir=tmp_path / "run", kat_checker=FakeKat(),
+                   progress=False).run()
+    record = run.records[0]
+    assert all(trial.affinity_changed for trial in record.trials)
+    flagged = [flag.trial for flag in record.statistics.flags if flag.code == "affinity_changed"]
+    assert flagged == [0, 1]
+    assert record.rejected_trials and {r.code for r in record.rejected_trials} == {
+        "affinity_changed"}  # --strict repeated them (and kept the last attempts)
+    page = _report.candidate_page(load_run(run.path), record.candidate)
+    assert "`affinity_changed`: 2 trials in 1 of 1 record" in page
