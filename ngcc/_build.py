@@ -64,6 +64,7 @@ from ngcc._registry import (
     manifest_path,
     sidecar_path,
 )
+from ngcc._untrusted import loads_json
 from ngcc._version import __version__
 
 # The NGCC guide's three flag sets.
@@ -513,7 +514,7 @@ def read_provenance(library: str | os.PathLike[str]) -> Provenance | None:
     """
     sidecar = sidecar_path(Path(library))
     try:
-        meta = json.loads(read_input(sidecar, 1 << 20))
+        meta = loads_json(read_input(sidecar, 1 << 20))
     except (BuildError, ValueError) as exc:
         raise LibraryError("%s: unreadable sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc

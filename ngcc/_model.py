@@ -492,6 +492,13 @@ class CampaignState(Evidence):
                 raise FieldError("%sjobs[%d]" % (where, index),
                                  "%s at %d B is listed twice" % key)
             seen.add(key)
+        planned = [(library.label, length) for library in self.plan.libraries
+                   for length in self.plan.lengths]
+        missing = [key for key in planned if key not in seen]
+        if missing:  # every planned job is listed from the start, pending until run
+            raise FieldError(where + "jobs", "is empty" if not self.jobs else
+                             "lacks %d planned job(s): %s at %d B first" % (
+                                 len(missing), *missing[0]))
 
 
 # ------------------------------------------------------------------ the record

@@ -106,6 +106,26 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def evidence_file_defect(run_dir: Path, relpath: str, sha256: str | None) -> str | None:
+    """What is wrong with a file the evidence names with its digest (a KAT log): None
+    when it is a regular file of the run directory with that sha256 (or, for a digest of
+    None, when there is no such file), else the defect."""
+    try:
+        path = inside(run_dir, relpath)
+    except InvalidNameError as exc:
+        return str(exc)
+    if sha256 is None:
+        return None if not os.path.lexists(path) else "present, but its evidence holds no sha256"
+    if not os.path.lexists(path):
+        return "missing"
+    try:
+        found = sha256_file(path)
+    except OSError as exc:
+        return "cannot be read (%s)" % (exc.strerror or exc)
+    return None if found == sha256 else "its sha256 %s… is not the %s… its evidence holds" % (
+        found[:16], sha256[:16])
+
+
 def path_in(run_dir: Path, relpath: str, remedy: str = RECORD_REMEDY) -> Path:
     """``run_dir / relpath``, refused (naming the run directory) if it leaves it."""
     try:

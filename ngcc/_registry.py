@@ -30,6 +30,7 @@ from ngcc._errors import (
     UnknownInstanceError,
 )
 from ngcc._names import assign_labels, check_name
+from ngcc._untrusted import loads_json, read_regular
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")
@@ -250,14 +251,14 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         raise LibraryError("%s: sidecar larger than %d bytes; rebuild with `ngcc build`"
                            % (sidecar, MAX_SIDECAR_BYTES))
     try:
-        meta = json.loads(sidecar.read_text())
+        meta = loads_json(read_regular(sidecar))
         name, family, label = meta["name"], meta.get("family", meta["name"]), meta.get("label")
         stored = meta.get("candidate")
         digest_bits = int(meta["digest_bits"])
         cflags, compiler = tuple(meta.get("cflags", ())), meta.get("compiler", "")
         description = str(meta.get("description") or "")
         cpu_features = tuple(meta.get("cpu_features", ()))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc
     # Names from a sidecar become file names: checked here, at the edge.

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from ngcc import _export, _report, _stats, _untrusted
+from ngcc import _export, _records, _report, _stats, _untrusted
 from ngcc._errors import CorruptRecordError, ValidationError
 from ngcc._model import BuildState, Record, Resources
 from ngcc._run import Run, RunRecord, load_run
@@ -85,6 +85,7 @@ def validate(path: str | os.PathLike[str]) -> Validation:
         result.differences += record_problems(record, run.run_id, run.build)
         result.records_checked += 1
     result.differences += _unlisted_records(run)
+    result.differences += kat_log_problems(run)
     result.differences += check_pages(run)
     result.pages_checked = len(expected_files(run))
     return result
@@ -186,6 +187,21 @@ def _same(stored: Any, recomputed: Any) -> bool:
             and not isinstance(stored, bool) and not isinstance(recomputed, bool)):
         return math.isclose(stored, recomputed, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
     return bool(stored == recomputed)
+
+
+def kat_log_problems(run: Run) -> list[Difference]:
+    """Every KAT log that ``build.json`` (or, without it, a record) names must be there
+    with the sha256 it states: one difference per missing, unreadable or rewritten log."""
+    facts = {entry.kat.log: entry.kat for entry in run.build.libraries} if run.build else {}
+    for record in run.records:
+        facts.setdefault(record.kat.log, record.kat)
+    found = []
+    for log, kat in sorted(facts.items()):
+        defect = _records.evidence_file_defect(run.path, log, kat.log_sha256)
+        if defect is not None:
+            found.append(Difference(log, f"{defect}; the KAT verdict {kat.verdict} rests on "
+                                         "it: rerun the campaign to check the library again"))
+    return found
 
 
 def _unlisted_records(run: Run) -> list[Difference]:

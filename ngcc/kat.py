@@ -31,7 +31,6 @@ ERROR      the generator could not run: out of memory for the 1 GiB
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -47,6 +46,7 @@ from ngcc._names import check_name
 from ngcc._progress import Progress, Task, progress_of
 from ngcc._records import atomic_write_bytes, sha256_file
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
+from ngcc._untrusted import loads_json, read_regular
 from ngcc._version import __version__
 
 __all__ = ["DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult", "KatResult",
@@ -437,7 +437,7 @@ def _source_dir(inst: Instance) -> Path | None:
     if inst.builtin:
         return None
     try:
-        return Path(json.loads(sidecar_path(inst.library).read_text())["source_dir"])
+        return Path(loads_json(read_regular(sidecar_path(inst.library)))["source_dir"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
