@@ -34,6 +34,7 @@ the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import selectors
@@ -48,6 +49,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ngcc import _core
 from ngcc import _protocol as wire
 from ngcc._errors import (
     HashError,
@@ -488,6 +490,42 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     return _measurement(facts, cycles, cpu, run.wall_ns)
 
 
+@functools.cache
+def counter_floor() -> tuple[str, int, float]:
+    """This host's counter as the parent measures it, once per process: its name, the
+    least ticks any timed region can read (a quarter of the minimum of an empty
+    region: a margin for the jitter of the reading and for a CPU of another kind than
+    the parent's) and its frequency. What the driver claims is
+    held against it, since a library can forge the driver's every word."""
+    calibration = _core.counter_calibrate()
+    return (calibration["name"], max(1, calibration["overhead_min"] // 4),
+            calibration["frequency_hz"])
+
+
+def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str:
+    """Why the trial's figures cannot have been measured on this host's counter, or "":
+    a per-call reading below the counter's minimum overhead, a counter frequency far
+    from the parent's own measurement, ticks the parent's wall time cannot hold."""
+    name, floor, frequency = counter_floor()
+    if wire.COUNTERS[int(f["counter_id"])][0] != name:
+        return "the %s counter, not this host's %s" % (wire.COUNTERS[int(f["counter_id"])][0],
+                                                       name)
+    least = int(cycles.min()) if len(cycles) else floor
+    ticks_ns = (f["loop_ticks"] + f["batch_ticks"]) / frequency * 1e9
+    checks = [
+        (least >= floor, "a per-call reading of %d ticks, below the %d ticks the counter "
+         "needs to read itself" % (least, floor)),
+        (f["overhead_min_ticks"] >= floor, "a counter overhead of %d ticks, below the %d "
+         "ticks it needs" % (f["overhead_min_ticks"], floor)),
+        (0.5 <= f["frequency_hz"] / frequency <= 2.0, "a counter of %.4g Hz, where ngcc "
+         "measures %.4g Hz" % (f["frequency_hz"], frequency)),
+        (ticks_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns at this "
+         "host's rate) in a child that ran %d ns" % (f["loop_ticks"] + f["batch_ticks"],
+                                                     ticks_ns, run.wall_ns)),
+    ]
+    return next((defect for ok, defect in checks if not ok), "")
+
+
 def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: int | None,
                  calls: int, warmup: int, batch: int) -> str:
     """Why the trial facts cannot be true of this request and this child, or ""."""
@@ -523,7 +561,7 @@ def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: 
         (all(math.isfinite(f[k]) and 0 <= f[k] < 1e6 for k in ("load_1", "load_5", "load_15")),
          "a load average out of range"),
     ]
-    return next((defect for ok, defect in checks if not ok), "")
+    return next((defect for ok, defect in checks if not ok), "") or _impossible(f, cycles, run)
 
 
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,

@@ -147,3 +147,59 @@ def test_a_widened_affinity_is_flagged_repeated_by_strict_and_on_the_page(tmp_pa
         "affinity_changed"}  # --strict repeated them (and kept the last attempts)
     page = _report.candidate_page(load_run(run.path), record.candidate)
     assert "`affinity_changed`: 2 trials in 1 of 1 record" in page
+
+
+# ------------------------------------------------------------------ forged timings
+
+def _forged_trial(tmp_path, monkeypatch, calls: int, tick: int, **changes):
+    """A driver whose TRIAL frame is plausible but whose calls each read ``tick`` ticks."""
+    import textwrap
+
+    from _testlib import fake_driver
+
+    from ngcc import _protocol
+    _, floor, frequency = _child.counter_floor()
+    fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
+    fields.update(cpu=-1, cpu_at_end=0, counter_id=1, calls=calls, frequency_hz=frequency,
+                  overhead_min_ticks=4 * floor, overhead_median_ticks=4 * floor + 4,
+                  loop_ticks=calls * tick, loop_ns=max(1, int(calls * tick / frequency * 1e9)),
+                  baseline_rss_kib=1, peak_rss_kib=1)
+    fields.update(changes)
+    values = [fields[name] for name, _ in _protocol.TRIAL_FIELDS]
+    body = textwrap.dedent("""
+        frame(1, struct.pack('<II', 1, pid)); frame(2)
+        facts = %r
+        facts[0] = pid
+        frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', %d) * %d); frame(13)
+    """) % (values, _protocol.TRIAL_LAYOUT.format, tick, calls)
+    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
+    return _child.trial(ngcc.instance("SM3"), 32, calls, 0, batch_calls=0)
+
+
+def test_a_one_tick_forged_trial_is_a_protocol_failure(tmp_path, monkeypatch):
+    if _child.counter_floor()[0] != "rdtsc":
+        pytest.skip("the forged frame names the x86-64 counter")
+    with pytest.raises(_child.DriverError) as caught:
+        _forged_trial(tmp_path, monkeypatch, 100, 1)
+    assert caught.value.status == "protocol"
+    assert "a per-call reading of 1 ticks, below the" in caught.value.message
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"overhead_min_ticks": 0, "overhead_median_ticks": 0}, "a counter overhead of 0 ticks"),
+    ({"frequency_hz": 1e11}, "a counter of 1e+11 Hz"),
+    ({"loop_ticks": 10**14}, "ticks of timed loops"),
+])
+def test_other_impossible_figures_are_protocol_failures(tmp_path, monkeypatch, changes, words):
+    if _child.counter_floor()[0] != "rdtsc":
+        pytest.skip("the forged frame names the x86-64 counter")
+    with pytest.raises(_child.DriverError) as caught:
+        _forged_trial(tmp_path, monkeypatch, 100, 10**4, **changes)
+    assert caught.value.status == "protocol" and words in caught.value.message
+
+
+def test_the_same_frame_with_possible_figures_is_a_measurement(tmp_path, monkeypatch):
+    if _child.counter_floor()[0] != "rdtsc":
+        pytest.skip("the forged frame names the x86-64 counter")
+    measured = _forged_trial(tmp_path, monkeypatch, 100, 10**4)
+    assert len(measured.cycles) == 100  # the checks refuse only what cannot be
