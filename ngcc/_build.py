@@ -186,6 +186,11 @@ def _folder_files(folder: Path) -> list[Path]:
         if not path.name.isprintable():
             raise BuildError("%s: file name %r has control characters; rename it"
                              % (folder, path.name))
+        if (path.is_symlink() and path.resolve().is_file()  # a FIFO or device: read_input
+                and not path.resolve().is_relative_to(folder.resolve())):
+            raise BuildError("%s: %s is a symbolic link to %s, outside the folder; a "
+                             "submission is the files in its folder (copy it in)"
+                             % (folder, path.name, path.resolve()))
     return files
 
 
@@ -596,7 +601,14 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
     for given, what in ((label, "--label"), (name, "--name")):
         if given is not None:
             check_name(given, what)
+    if not isinstance(flags, str):
+        raise TypeError("flags must be a flag set name or a string of flags, not %s"
+                        % type(flags).__name__)
     extra = shlex.split(extra_cflags) if isinstance(extra_cflags, str) else list(extra_cflags)
+    output = [flag for flag in extra if flag.startswith("-o") or flag.startswith("--output")]
+    if output:
+        raise BuildError("--extra-cflags may not name an output file (%s): the library is "
+                         "written to --out" % " ".join(output))
     defines = list(defines)
     cflags = [*resolve_flags(flags), *define_flags(defines), *extra, *LIBRARY_FLAGS]
     digests = {path.name: hashlib.sha256(read_input(path)).hexdigest()

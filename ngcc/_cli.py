@@ -874,6 +874,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NgccError, ValueError, OSError) as exc:
         print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
         return EXIT_RUNTIME_ERROR
+    except MemoryError:  # `ngcc hash SM3 /dev/zero` under a memory limit
+        print("ngcc: error: out of memory (a message larger than the memory this process "
+              "may use?)", file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
     except KeyboardInterrupt:
         print("ngcc: interrupted", file=sys.stderr)
         return 130

@@ -111,6 +111,17 @@ def _name(value: str, where: str) -> None:
                                 "starting with a letter or digit)" % value[:60])
 
 
+MAX_TRIAL_CALLS = 1 << 26
+"""The most timed calls one trial can make (ngcc-driver's ``MAX_CALLS``)."""
+
+
+def _trial_calls(value: int | None, where: str) -> None:
+    """A count of calls per trial: 1 to :data:`MAX_TRIAL_CALLS` (or None)."""
+    _at_least(value, 1, where)
+    if value is not None and value > MAX_TRIAL_CALLS:
+        raise FieldError(where, "%d is more than a trial can make (%d)" % (value, MAX_TRIAL_CALLS))
+
+
 def _at_least(value: float | None, low: float, where: str) -> None:
     if value is not None and value < low:
         raise FieldError(where, "is %r, below %r" % (value, low))
@@ -449,7 +460,7 @@ class Job(Evidence):
         _one_of(self.status, JOB_STATUSES, where + "status")
         _positive(self.t1_seconds, where + "t1_seconds")
         _positive(self.warm_call_seconds, where + "warm_call_seconds")
-        _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
+        _trial_calls(self.calls_per_trial, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.trials_planned, 1, where + "trials_planned")
         _derived(self.record, record_relpath(self.candidate, self.label, self.message_bytes),
@@ -706,7 +717,7 @@ class JobPlan(Evidence):
             _one_of(self.order, ORDERS, where + "order")
         _positive(self.warm_call_seconds, where + "warm_call_seconds")
         _positive(self.t1_seconds, where + "t1_seconds")
-        _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
+        _trial_calls(self.calls_per_trial, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.cpu, 0, where + "cpu")
 

@@ -166,7 +166,12 @@ def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = No
     """
     if isinstance(name, Instance):
         return require_cpu_features(name)
+    if not isinstance(name, (str, os.PathLike)):  # bytes too: names are text
+        raise TypeError("an instance is named by a str, a path or an Instance, not %s"
+                        % type(name).__name__)
     text = os.fspath(name)
+    if not isinstance(text, str):
+        raise TypeError("an instance is named by a str path, not a %s path" % type(text).__name__)
     table = _builtin()
     if text in table:
         return require_cpu_features(table[text])

@@ -202,7 +202,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
 
     Raises:
         UnknownInstanceError, LibraryError: an instance that cannot be found.
-        ValueError: an unknown file kind, or a timeout that is not a positive number.
+        ValueError: an unknown file kind, a timeout that is not a positive number, or
+            an ``official_dir`` that is not a folder.
         InvalidNameError: a label that breaks the name rule or is given twice.
         KatError: a corrupt manifest.
     """
@@ -211,6 +212,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
     kinds = _normalise_files(files)
     if timeout is not None and not timeout > 0:  # NaN too
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
+    if official_dir is not None and not Path(official_dir).is_dir():
+        raise ValueError("official_dir %s is not a folder (of the official KAT files)"
+                         % official_dir)
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
     reporter = progress_of(progress)
     return [_check_instance(inst, label, kinds, root, keep, reporter, timeout, official_dir)
