@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _format, _host, _untrusted
+from ngcc import _analysis, _export, _format, _host, _records, _untrusted
 from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
@@ -809,14 +809,23 @@ def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots:
     samples = _distribution_samples(run, chosen) if plots else {}  # raw files checked first
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     out.mkdir(parents=True, exist_ok=True)
+    _clear_odd_files(out)
     drawn = write_plots(run, out, samples) if plots else []
     images = {path.name: path.read_bytes() for path in drawn if path.suffix == ".png"}
     written = []
     for name, text in report_files(run, formats, plots, images).items():
         path = out / name
-        path.write_text(text, encoding="utf-8")
+        _records.atomic_write_bytes(path, text.encode("utf-8"))
         written.append(path)
     return written + drawn
+
+
+def _clear_odd_files(out: Path) -> None:
+    """Remove what is neither a regular file nor a folder from the report folder (a
+    FIFO would block the write, a symbolic link would send it elsewhere)."""
+    for path in out.iterdir():
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            path.unlink()
 
 
 def _distribution_samples(run: Run, chosen: Sequence[RunRecord]
