@@ -119,6 +119,7 @@ def html_name(page: str) -> str:
 
 _CODE = _untrusted.CODE_SPAN
 _HELD = re.compile("\ue000([0-9]+)\ue001")
+_ESCAPED = re.compile(r"\\([\\`*\[\]<>|!~#])")  # _untrusted.markdown_text's escapes
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s\ue000\ue001]+)\)")
 _LINK = re.compile(r"\[(.+?)\]\(([^)\s\ue000\ue001]+)\)")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -157,8 +158,13 @@ class _Inline:
             held.append(f"<code>{html.escape(content, quote=True)}</code>")
             return "\ue000%d\ue001" % (len(held) - 1)
 
+        def escaped(match: re.Match[str]) -> str:
+            held.append(html.escape(match.group(1), quote=True))
+            return "\ue000%d\ue001" % (len(held) - 1)
+
         text = text.replace("\ue000", "").replace("\ue001", "").replace("\\|", "|")
-        out = html.escape(_CODE.sub(hold, text), quote=True)
+        text = _CODE.sub(hold, text)
+        out = html.escape(_ESCAPED.sub(escaped, text), quote=True)
         out = _IMAGE.sub(self._image, out)
         out = _LINK.sub(self._link, out)
         out = _BOLD.sub(r"<strong>\1</strong>", out)

@@ -197,7 +197,8 @@ def _implementations(records: Sequence[Record], builds: Sequence[BuildEntry]) ->
         key = (implementation.variant, implementation.description)
         if key not in seen:
             seen.append(key)
-    shown = sorted({VARIANT_NAMES.get(v, v) + (f" ({d})" if d else "") for v, d in seen})
+    shown = sorted({VARIANT_NAMES.get(v, v) + (f" ({_untrusted.markdown_text(d)})" if d else "")
+                    for v, d in seen})  # a sidecar's description is the submitter's text
     return ", ".join(shown) or _format.MISSING
 
 

@@ -12,6 +12,8 @@ it so that it cannot act:
 * :func:`markdown` — a Markdown page: :func:`plain`, then one code span fenced by
   more backticks than the text holds, so nothing in it is a link, an image, HTML or
   emphasis in any CommonMark renderer.
+* :func:`markdown_text` — the same as prose (an implementation string in a sentence):
+  every Markdown metacharacter backslash-escaped.
 * :func:`html` — an HTML page: :func:`plain`, then escaped (``<`` ``>`` ``&`` and
   both quotes).
 
@@ -46,7 +48,7 @@ _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
                        "\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile("`+")
 #: A Markdown code span: a run of backticks, the text, the same run (CommonMark).
-CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")  # not after \ (escaped)
 #: What a link of a report may point at: a relative path of the run directory's
 #: names (letters, digits, ``- _ . + @`` and ``/``), optionally with a fragment.
 _LOCAL = re.compile(r"[A-Za-z0-9_.+@-]+(?:/[A-Za-z0-9_.+@-]+)*(?:#[A-Za-z0-9_.+@-]+)?")
@@ -72,6 +74,17 @@ def markdown(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+#: What makes Markdown text act: code, emphasis, links, images, HTML, table cells.
+MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<>|!~#])")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal Markdown prose (not a code span): :func:`plain`, then each
+    character that could start code, emphasis, a link, an image, HTML or a table cell
+    backslash-escaped (CommonMark). Text without them is unchanged."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", plain(text))
 
 
 def html(text: str) -> str:

@@ -271,7 +271,7 @@ def check_pages(run: Run) -> list[Difference]:
     return found + check_links(run)
 
 
-_MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_MARKDOWN_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")  # not an escaped \]
 _HTML_LINK = re.compile(r"""\b(href|src)\s*=\s*["']([^"']*)["']""")
 _INLINE_PNG = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]*={0,2}")
 _HTML_ID = re.compile(r"""\bid\s*=\s*["']([^"']*)["']""")

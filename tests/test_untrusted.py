@@ -229,3 +229,15 @@ def test_deep_json_is_a_value_error_not_a_recursion_error(tmp_path: Path):
     path.write_bytes(b"[" * 200000)
     with pytest.raises(CorruptRecordError, match="nested"):
         _records.load_campaign(tmp_path)
+
+
+def test_prose_from_a_sidecar_is_escaped_markdown_and_plain_html():
+    text = _untrusted.markdown_text(HOSTILE)
+    assert _untrusted.markdown_text("portable C99, 64-bit lanes (AVX2)") == \
+        "portable C99, 64-bit lanes (AVX2)"  # ordinary descriptions are unchanged
+    assert "](" not in text.replace("\\](", "") and "<script" not in text.replace("\\<", "")
+    html = _export.html_page("# t\n\n- reference (%s)\n" % text, {})
+    assert "<script" not in html and "<a " not in html and "<img" not in html
+    assert "javascript:location" in html and "\033" not in html
+    page = "# t\n\n- reference (%s)\n" % text
+    assert re.findall(r"(?<!\\)\]\(([^)\s]+)\)", page) == []  # validate sees no link
