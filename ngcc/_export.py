@@ -106,8 +106,19 @@ def statistics_csv(records: Sequence[Record]) -> str:
         if any(isinstance(value, list) for value in frame[name]):
             frame[name] = [json.dumps(value, ensure_ascii=False) if isinstance(value, list)
                            else value for value in frame[name]]
+        if any(isinstance(value, str) for value in frame[name]):
+            frame[name] = [_csv_text(value) if isinstance(value, str) else value
+                           for value in frame[name]]
     text: str = frame.to_csv(index=False, lineterminator="\n")
     return text
+
+
+def _csv_text(text: str) -> str:
+    """A text cell as a spreadsheet reads it back as text: controls escaped, and a
+    leading ``=``, ``+``, ``-`` or ``@`` (a formula, to a spreadsheet) behind a ``'``.
+    A sidecar's implementation string is the submitter's text."""
+    text = _untrusted.plain(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 # ------------------------------------------------------------------ HTML

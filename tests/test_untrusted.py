@@ -241,3 +241,9 @@ def test_prose_from_a_sidecar_is_escaped_markdown_and_plain_html():
     assert "javascript:location" in html and "\033" not in html
     page = "# t\n\n- reference (%s)\n" % text
     assert re.findall(r"(?<!\\)\]\(([^)\s]+)\)", page) == []  # validate sees no link
+
+
+def test_a_csv_cell_is_text_to_a_spreadsheet():
+    assert _export._csv_text("=HYPERLINK(\"//evil\")") == "'=HYPERLINK(\"//evil\")"
+    assert _export._csv_text("@SUM(A1)\033[2J") == "'@SUM(A1)\\x1b[2J"
+    assert _export._csv_text("portable C99") == "portable C99"
