@@ -730,10 +730,12 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     options += ["--control"] if control else []
     stop = [False]
     ticks_total = [0]
+    ticks_least = [2**64]
 
     def batch(ticks: memoryview, classes: memoryview) -> None:
         values = np.frombuffer(ticks, dtype="<u8").astype(np.uint64)
         ticks_total[0] += int(values.sum(dtype=np.uint64))
+        ticks_least[0] = min(ticks_least[0], int(values.min()))
         if on_batch(values, np.frombuffer(classes, dtype=np.uint8).copy()):
             stop[0] = True  # batches already on their way still count
 
@@ -745,6 +747,11 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     facts = conversation.frames[wire.LEAK_DONE]
     defect = _implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls, seed,
                                message_bytes, ticks_total[0])
+    name, floor, _ = counter_floor()
+    if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name \
+            and ticks_least[0] < floor:
+        defect = ("a per-call reading of %d ticks, below the %d ticks the counter needs to "
+                  "read itself" % (ticks_least[0], floor))
     if defect:
         raise _protocol(run, what, defect)
     counter, unit = wire.COUNTERS[int(facts["counter_id"])]

@@ -290,6 +290,7 @@ def _forging_driver(tmp_path: Path, **changes: int) -> Path:
     ({"loop_ns": 10**15}, "ns of timed batches in a child that ran"),
     ({"ticks": 10**9}, "calls of 10000000000 ticks in all inside 1000000 ns"),
     ({"stop_reason": 9}, "unknown stop reason 9"),
+    ({"ticks": 1}, "a per-call reading of 1 ticks, below the"),
 ])
 def test_forged_leak_facts_are_a_protocol_error(tmp_path, monkeypatch, changes, defect):
     monkeypatch.setattr(_child, "DRIVER", _forging_driver(tmp_path, **changes))
