@@ -293,6 +293,8 @@ def _forging_driver(tmp_path: Path, **changes: int) -> Path:
     ({"ticks": 1}, "a per-call reading of 1 ticks, below the"),
 ])
 def test_forged_leak_facts_are_a_protocol_error(tmp_path, monkeypatch, changes, defect):
+    if "per-call reading" in defect and _child.counter_floor()[0] != "rdtsc":
+        pytest.skip("the forged facts name the x86-64 counter")
     monkeypatch.setattr(_child, "DRIVER", _forging_driver(tmp_path, **changes))
     call = (ngcc.instance("SM3"), LENGTH, 10, 5, 7, lambda ticks, classes: False)
     if not defect:
