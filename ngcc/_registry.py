@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ from ngcc._errors import (
     InvalidNameError,
     LibraryError,
     LibraryNotFoundError,
+    MeasurementWarning,
     NgccError,
     UnknownInstanceError,
 )
@@ -275,10 +278,27 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         candidate = check_candidate(candidate)
     elif stored is not None:
         candidate = check_candidate(stored, "candidate id in %s" % sidecar, EXTERNAL)
+    _warn_if_rebuilt(path, sidecar, meta.get("sha256"))
     return Instance(name=name, family=family, candidate=candidate or candidate_of(name),
                     digest_bits=digest_bits, variant="external", library=path,
                     cflags=cflags, compiler=compiler, description=description,
                     cpu_features=cpu_features, label=label, sidecar=dict(meta))
+
+
+def _warn_if_rebuilt(library: Path, sidecar: Path, recorded: object) -> None:
+    """A MeasurementWarning when the sidecar's ``sha256`` is not the library's: its
+    facts (flags, CPU features, sources) may describe another build."""
+    if not isinstance(recorded, str):
+        return
+    try:
+        digest = hashlib.sha256(read_regular(library)).hexdigest()
+    except OSError:
+        return  # loading it says what is wrong
+    if digest != recorded:
+        warnings.warn("%s: its sha256 %s… is not the %s… its sidecar %s records (changed "
+                      "since `ngcc build`?): the sidecar's facts may describe another build"
+                      % (library, digest[:16], recorded[:16], sidecar.name),
+                      MeasurementWarning, stacklevel=3)
 
 
 def sidecar_path(library: Path) -> Path:

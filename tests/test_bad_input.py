@@ -107,3 +107,14 @@ def test_hashing_beyond_the_memory_limit_is_one_line(tmp_path):
                           timeout=120)
     assert done.returncode == 1 and "out of memory" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_library_changed_since_its_build_is_warned_about(tmp_path):
+    from ngcc._errors import MeasurementWarning
+
+    built = ngcc.build(REPO / "tests" / "fixtures" / "leaky" / "early_exit",
+                       out_dir=tmp_path / "out")
+    library = built.instance.library
+    library.write_bytes(library.read_bytes() + b"\0")  # still loadable, other bytes
+    with pytest.warns(MeasurementWarning, match="is not the .* its sidecar"):
+        ngcc.instance(str(library))
