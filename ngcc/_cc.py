@@ -185,7 +185,9 @@ def exports_crypt_hash(library: Path) -> bool:
 def shorten(stderr: str) -> str:
     """Keep the first error lines of a compiler's output, which say what is wrong."""
     lines = [line for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line]
+    # a full disk says so before the linker's "ld returned 1 exit status"
+    errors = [line for line in lines if "No space left on device" in line] or [
+        line for line in lines if "error" in line]
     kept = (errors or lines)[:MAX_ERROR_LINES]
     more = len(lines) - len(kept)
     return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")

@@ -118,3 +118,11 @@ def test_a_library_changed_since_its_build_is_warned_about(tmp_path):
     library.write_bytes(library.read_bytes() + b"\0")  # still loadable, other bytes
     with pytest.warns(MeasurementWarning, match="is not the .* its sidecar"):
         ngcc.instance(str(library))
+
+
+def test_a_full_disk_is_named_before_the_linkers_status():
+    from ngcc import _cc
+
+    text = _cc.shorten("/usr/bin/ld: final link failed: No space left on device\n"
+                       "collect2: error: ld returned 1 exit status")
+    assert text.startswith("/usr/bin/ld: final link failed: No space left on device")
