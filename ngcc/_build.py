@@ -73,6 +73,7 @@ from ngcc._registry import (
     manifest_path,
     sidecar_path,
 )
+from ngcc._untrusted import loads_json
 from ngcc._version import __version__
 
 # The NGCC guide's three flag sets.
@@ -199,6 +200,11 @@ def _folder_files(folder: Path) -> list[Path]:
         if not path.name.isprintable():
             raise BuildError("%s: file name %r has control characters; rename it"
                              % (folder, path.name))
+        if (path.is_symlink() and path.resolve().is_file()  # a FIFO or device: read_input
+                and not path.resolve().is_relative_to(folder.resolve())):
+            raise BuildError("%s: %s is a symbolic link to %s, outside the folder; a "
+                             "submission is the files in its folder (copy it in)"
+                             % (folder, path.name, path.resolve()))
     return files
 
 
@@ -580,7 +586,7 @@ def read_provenance(library: str | os.PathLike[str]) -> Provenance | None:
     """
     sidecar = sidecar_path(Path(library))
     try:
-        meta = json.loads(read_input(sidecar, 1 << 20))
+        meta = loads_json(read_input(sidecar, 1 << 20))
     except (BuildError, ValueError) as exc:
         raise LibraryError("%s: unreadable sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc
@@ -676,9 +682,16 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
     for given, what in ((label, "--label"), (name, "--name")):
         if given is not None:
             check_name(given, what)
+    if not isinstance(flags, str):
+        raise TypeError("flags must be a flag set name or a string of flags, not %s"
+                        % type(flags).__name__)
     extra = shlex.split(extra_cflags) if isinstance(extra_cflags, str) else list(extra_cflags)
     link_libs = shlex.split(libs) if isinstance(libs, str) else list(libs)
     manifest_file = _given_manifest(manifest)
+    output = [flag for flag in extra if flag.startswith("-o") or flag.startswith("--output")]
+    if output:
+        raise BuildError("--extra-cflags may not name an output file (%s): the library is "
+                         "written to --out" % " ".join(output))
     defines = list(defines)
     cflags = [*resolve_flags(flags), *define_flags(defines), *extra, *LIBRARY_FLAGS]
     digests = {path.name: hashlib.sha256(read_input(path)).hexdigest()

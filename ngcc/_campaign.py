@@ -42,6 +42,7 @@ from ngcc import (
     _records,
     _schema1,
     _stats,
+    _timing,
     kat,
 )
 from ngcc._clock import run_id_now, utc_now
@@ -93,10 +94,29 @@ from ngcc._run import Run, RunRecord
 # ---------------------------------------------------------------- small helpers
 
 def _check_positive(**settings: float | None) -> None:
-    """Refuse a setting that is given but not a positive number (None means default)."""
+    """Refuse a setting that is given but not a positive finite number (None means
+    default; ``inf`` is no number of seconds or trials)."""
     for name, value in settings.items():
-        if value is not None and not value > 0:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError("%s must be positive, got %r" % (name, value))
+        if value == float("inf"):
+            raise ValueError("%s must be a finite number, got inf" % name)
+
+
+def _checked_lengths(lengths: Iterable[object]) -> list[int]:
+    """Message lengths as whole byte counts from 1 to the driver's 1 GiB: ``1.5`` or
+    ``True`` is refused, not planned as 1 B."""
+    checked = []
+    for n in lengths:
+        if isinstance(n, bool) or not hasattr(n, "__index__"):
+            raise ValueError("message lengths must be whole numbers of bytes, got %r" % (n,))
+        checked.append(int(n))  # a numpy integer too
+    if not checked or not all(1 <= n <= _timing.MAX_MESSAGE_BYTES for n in checked):
+        raise ValueError("message lengths must be positive byte counts up to %d, got %s"
+                         % (_timing.MAX_MESSAGE_BYTES, checked))
+    return checked
 
 
 def _is_temp_file(path: Path) -> bool:
@@ -432,10 +452,7 @@ class Campaign:
                         trial_timeout=trial_timeout)
         self.instances, self.labels = _plan.resolve_libraries(
             list(instances), candidate, all_instances, list(labels))
-        self.lengths = [int(n) for n in lengths]
-        if not self.lengths or min(self.lengths) < 1:
-            raise ValueError("message lengths must be positive byte counts, got %s"
-                             % self.lengths)
+        self.lengths = _checked_lengths(lengths)
         self.trials = trials or (_plan.QUICK_TRIALS if quick else _plan.DEFAULT_TRIALS)
         self.trial_target = trial_target or (_plan.QUICK_TRIAL_TARGET if quick
                                              else _plan.DEFAULT_TRIAL_TARGET)
@@ -443,6 +460,9 @@ class Campaign:
         self.cpu = _locks.default_cpu() if cpu is None else _locks.check_cpu(cpu)
         self._cpu_asked = cpu  # None: run() takes a CPU no other campaign holds
         self.target_ci = target_ci
+        if max_trials is not None and max_trials < self.trials:
+            raise ValueError("max_trials (%r) is fewer than the %d trials planned; raise it or "
+                             "lower trials" % (max_trials, self.trials))
         self.max_trials = max(self.trials, max_trials or (
             _plan.TARGET_CI_MAX_TRIALS if target_ci else self.trials))
         self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
@@ -470,6 +490,10 @@ class Campaign:
             _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self.run_dir = Path(run_dir) if run_dir else Path("runs") / run_id_now()
+        if self.run_dir.is_symlink() and not self.run_dir.exists():
+            raise ForeignRunDirError("%s is a symbolic link to %s, which does not exist; "
+                                     "choose another --run-dir" % (self.run_dir,
+                                                                   os.readlink(self.run_dir)))
         self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
                                                                          executor)
         self._resubmitted: list[Resubmitted] = []

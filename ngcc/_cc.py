@@ -29,6 +29,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from ngcc._errors import BuildError
+from ngcc._untrusted import plain
 
 # Limits on untrusted input: every file read, and the compiler run on it.
 MAX_INPUT_BYTES = 16 << 20
@@ -90,6 +91,9 @@ class Compiler:
         self.deadline = time.monotonic() + timeout
         self.env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C",
                         TMPDIR=str(work_dir))
+        # A sanitizer runtime preloaded into ngcc (the README's ASan recipe) is not the
+        # compiler's: under the memory cap it cannot reserve its shadow memory.
+        self.env.pop("LD_PRELOAD", None)
         self.runs = 0
 
     def run(self, args: Sequence[str], cwd: Path, what: str) -> tuple[int, str]:
@@ -118,7 +122,8 @@ class Compiler:
                 raise
             log.seek(0)
             text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
-        return status, text
+        # the submission's sources choose what the compiler quotes: no controls
+        return status, "\n".join(plain(line) for line in text.split("\n"))
 
     def version(self) -> str:
         """The compiler's version line."""
@@ -181,7 +186,9 @@ def exports_crypt_hash(library: Path) -> bool:
 def shorten(stderr: str) -> str:
     """Keep the first error lines of a compiler's output, which say what is wrong."""
     lines = [line for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line]
+    # a full disk says so before the linker's "ld returned 1 exit status"
+    errors = [line for line in lines if "No space left on device" in line] or [
+        line for line in lines if "error" in line]
     kept = (errors or lines)[:MAX_ERROR_LINES]
     more = len(lines) - len(kept)
     return "\n".join(kept) + ("\n... (%d more lines)" % more if more > 0 else "")

@@ -10,7 +10,8 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
 :class:`DriverError` (a :class:`~ngcc._measure.ChildError`) whose ``status`` is
 
 ``crash``     the process died of a signal (with the guard page it touched when it
-              was one: ``read past the message``), or the library ended it
+              was one: ``read past the message``), or the library ended it, or
+              tried to signal a process outside its group (reason ``signal``)
 ``timeout``   it did not finish by its deadline
 ``error``     the driver reported a failure: CryptHash returned nonzero, the library
               cannot be loaded, memory, pinning (``reason`` says which)
@@ -20,8 +21,9 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
 
 What this protects against: a library cannot run code in this process (nothing it
 writes is unpickled or evaluated), write outside the run directory (the parent
-writes every file), make the caller hang (deadlines, group kill), or leave
-processes behind. What it cannot: the library shares the trial process, so it can
+writes every file), make the caller hang (deadlines, group kill), leave
+processes behind, or signal any process outside its own group (the driver's
+seccomp filter, ``csrc/sandbox.h``). What it cannot: the library shares the trial process, so it can
 still lie — forge the whole rest of a conversation and end the process, or claim any
 speed within the time the parent observed.
 
@@ -32,6 +34,7 @@ the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import selectors
@@ -47,6 +50,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ngcc import _core
 from ngcc import _protocol as wire
 from ngcc._errors import (
     HashError,
@@ -59,6 +63,7 @@ from ngcc._errors import (
 from ngcc._measure import ChildError, TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
 from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
+from ngcc._untrusted import plain
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
@@ -335,7 +340,7 @@ def _signal_name(number: int) -> str:
 
 def _stderr_note(run: _Run) -> str:
     lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()][-3:]
-    return " (stderr: %s)" % " | ".join(lines) if lines else ""
+    return " (stderr: %s)" % plain(" | ".join(lines)) if lines else ""
 
 
 def _exit_text(run: _Run) -> str:
@@ -385,6 +390,10 @@ def _judge(run: _Run, what: str, memory_limit: int | None = None) -> None:
         text = "the result channel broke the protocol: %s; %s" % (run.protocol_error,
                                                                    _exit_text(run))
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+    if run.returncode == -signal.SIGSYS:
+        text = ("the library tried to signal another process (ngcc-driver's seccomp "
+                "filter ended it with SIGSYS)")
+        raise DriverError("crash", "%s crashed: %s" % (what, text), "signal", text)
     if run.returncode < 0:
         text = "%s%s" % (_exit_text(run), _stderr_note(run))
         raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)
@@ -507,6 +516,42 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     return _measurement(facts, cycles, cpu, run.wall_ns)
 
 
+@functools.cache
+def counter_floor() -> tuple[str, int, float]:
+    """This host's counter as the parent measures it, once per process: its name, the
+    least ticks any timed region can read (a quarter of the minimum of an empty
+    region: a margin for the jitter of the reading and for a CPU of another kind than
+    the parent's) and its frequency. What the driver claims is
+    held against it, since a library can forge the driver's every word."""
+    calibration = _core.counter_calibrate()
+    return (calibration["name"], max(1, calibration["overhead_min"] // 4),
+            calibration["frequency_hz"])
+
+
+def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str:
+    """Why the trial's figures cannot have been measured on this host's counter, or "":
+    a per-call reading below the counter's minimum overhead, a counter frequency far
+    from the parent's own measurement, ticks the parent's wall time cannot hold."""
+    name, floor, frequency = counter_floor()
+    if wire.COUNTERS[int(f["counter_id"])][0] != name:
+        return "the %s counter, not this host's %s" % (wire.COUNTERS[int(f["counter_id"])][0],
+                                                       name)
+    least = int(cycles.min()) if len(cycles) else floor
+    ticks_ns = (f["loop_ticks"] + f["batch_ticks"]) / frequency * 1e9
+    checks = [
+        (least >= floor, "a per-call reading of %d ticks, below the %d ticks the counter "
+         "needs to read itself" % (least, floor)),
+        (f["overhead_min_ticks"] >= floor, "a counter overhead of %d ticks, below the %d "
+         "ticks it needs" % (f["overhead_min_ticks"], floor)),
+        (0.5 <= f["frequency_hz"] / frequency <= 2.0, "a counter of %.4g Hz, where ngcc "
+         "measures %.4g Hz" % (f["frequency_hz"], frequency)),
+        (ticks_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns at this "
+         "host's rate) in a child that ran %d ns" % (f["loop_ticks"] + f["batch_ticks"],
+                                                     ticks_ns, run.wall_ns)),
+    ]
+    return next((defect for ok, defect in checks if not ok), "")
+
+
 def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: int | None,
                  calls: int, warmup: int, batch: int) -> str:
     """Why the trial facts cannot be true of this request and this child, or ""."""
@@ -549,7 +594,7 @@ def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: 
         (all(math.isfinite(f[k]) and 0 <= f[k] < 1e6 for k in ("load_1", "load_5", "load_15")),
          "a load average out of range"),
     ]
-    return next((defect for ok, defect in checks if not ok), "")
+    return next((defect for ok, defect in checks if not ok), "") or _impossible(f, cycles, run)
 
 
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
@@ -721,10 +766,12 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     options += ["--control"] if control else []
     stop = [False]
     ticks_total = [0]
+    ticks_least = [2**64]
 
     def batch(ticks: memoryview, classes: memoryview) -> None:
         values = np.frombuffer(ticks, dtype="<u8").astype(np.uint64)
         ticks_total[0] += int(values.sum(dtype=np.uint64))
+        ticks_least[0] = min(ticks_least[0], int(values.min()))
         if on_batch(values, np.frombuffer(classes, dtype=np.uint8).copy()):
             stop[0] = True  # batches already on their way still count
 
@@ -736,6 +783,11 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     facts = conversation.frames[wire.LEAK_DONE]
     defect = _implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls, seed,
                                message_bytes, ticks_total[0])
+    name, floor, _ = counter_floor()
+    if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name \
+            and ticks_least[0] < floor:
+        defect = ("a per-call reading of %d ticks, below the %d ticks the counter needs to "
+                  "read itself" % (ticks_least[0], floor))
     if defect:
         raise _protocol(run, what, defect)
     counter, unit = wire.COUNTERS[int(facts["counter_id"])]

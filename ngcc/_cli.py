@@ -28,6 +28,7 @@ from ngcc._hashing import hash as hash_data
 from ngcc._model import COUNTER_CHOICES, Job, Record
 from ngcc._registry import Instance, instance, instances, is_library_path
 from ngcc._run import Run, load_run
+from ngcc._untrusted import plain
 from ngcc._version import __version__
 
 EXIT_RUNTIME_ERROR = 1
@@ -394,7 +395,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,
                   lineno: int, file: object = None, line: str | None = None) -> None:
-    tqdm.write("ngcc: warning: %s" % message, file=sys.stderr)
+    tqdm.write("ngcc: warning: %s" % plain(str(message)), file=sys.stderr)
 
 
 class _FlagWarnings:
@@ -469,14 +470,14 @@ def _run_campaign(args: argparse.Namespace) -> int:
                   % _kept_words(campaign.run_dir), file=sys.stderr)
             return 130
     for line in flag_warnings.summary(run):
-        print("ngcc: warning: %s" % line, file=sys.stderr)
+        print("ngcc: warning: %s" % plain(line), file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(_campaign_summary(run))
         print(_verdict_text(run))
     if not run.failed_jobs:
         return EXIT_TARGET_MISSED if any(r.target_missed for r in run.records) else 0
     for line in _failure_lines(run.failed_jobs):
-        print("ngcc: %s" % line, file=sys.stderr)
+        print("ngcc: %s" % plain(line), file=sys.stderr)
     print("ngcc: %s" % _analysis.status_counts(run.jobs), file=sys.stderr)
     return EXIT_RUNTIME_ERROR
 
@@ -1093,7 +1094,7 @@ def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequ
                                         control=control, label=label,
                                         progress=task)
             except NgccError as exc:  # this instance failed; the others still run
-                print("%s  ERROR  %s" % (label, exc), flush=True)
+                print("%s  ERROR  %s" % (label, plain(str(exc))), flush=True)
                 status = EXIT_RUNTIME_ERROR
                 break
             calls, traces = result.trace_series()
@@ -1153,7 +1154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ngcc: error: %s" % exc, file=sys.stderr)
         return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
-        print("ngcc: error: %s" % exc, file=sys.stderr)
+        print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
+    except MemoryError:  # `ngcc hash SM3 /dev/zero` under a memory limit
+        print("ngcc: error: out of memory (a message larger than the memory this process "
+              "may use?)", file=sys.stderr)
         return EXIT_RUNTIME_ERROR
     except KeyboardInterrupt:
         print("ngcc: interrupted", file=sys.stderr)

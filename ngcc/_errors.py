@@ -184,6 +184,13 @@ class ValidationError(NgccError):
             run_dir, len(differences), "\n  ".join(differences)))
 
 
+class NoRecordError(NgccError, KeyError):
+    """A run holds no record of that library at that length (``Run.record``)."""
+
+    def __str__(self) -> str:  # KeyError's own would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 class ReportError(NgccError, LookupError):
     """A report asked for something the run does not hold (e.g. a distribution of a job
     that was not measured); the message lists what the run has."""

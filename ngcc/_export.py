@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from ngcc import _untrusted
 from ngcc._model import Record, Statistics
 
 if TYPE_CHECKING:  # pandas loads only when a table is asked for
@@ -106,8 +107,19 @@ def statistics_csv(records: Sequence[Record]) -> str:
         if any(isinstance(value, list) for value in frame[name]):
             frame[name] = [json.dumps(value, ensure_ascii=False) if isinstance(value, list)
                            else value for value in frame[name]]
+        if any(isinstance(value, str) for value in frame[name]):
+            frame[name] = [_csv_text(value) if isinstance(value, str) else value
+                           for value in frame[name]]
     text: str = frame.to_csv(index=False, lineterminator="\n")
     return text
+
+
+def _csv_text(text: str) -> str:
+    """A text cell as a spreadsheet reads it back as text: controls escaped, and a
+    leading ``=``, ``+``, ``-`` or ``@`` (a formula, to a spreadsheet) behind a ``'``.
+    A sidecar's implementation string is the submitter's text."""
+    text = _untrusted.plain(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 # ------------------------------------------------------------------ HTML
@@ -117,9 +129,11 @@ def html_name(page: str) -> str:
     return page[:-len(".md")] + ".html" if page.endswith(".md") else page + ".html"
 
 
-_CODE = re.compile(r"`([^`]+)`")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
-_LINK = re.compile(r"\[(.+?)\]\(([^)\s]+)\)")
+_CODE = _untrusted.CODE_SPAN
+_HELD = re.compile("\ue000([0-9]+)\ue001")
+_ESCAPED = re.compile(r"\\([\\`*\[\]<>|!~#])")  # _untrusted.markdown_text's escapes
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s\ue000\ue001]+)\)")
+_LINK = re.compile(r"\[(.+?)\]\(([^)\s\ue000\ue001]+)\)")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
@@ -135,18 +149,38 @@ def _anchor(name: str) -> str:
 
 
 class _Inline:
-    """Inline Markdown of one block to HTML; collects the figures its links point at."""
+    """Inline Markdown of one block to HTML; collects the figures its links point at.
+
+    Code spans (fenced by any number of backticks, as ``_untrusted.markdown`` writes
+    library text) are taken out first and put back escaped, so nothing inside one is
+    a link, an image or emphasis; a link is live only when its target is a file of
+    the run directory (``_untrusted.local_href``), else its text alone is shown."""
 
     def __init__(self, images: Mapping[str, bytes]):
         self.images = images
         self.figures: list[tuple[str, str]] = []  # (file, caption HTML)
 
     def __call__(self, text: str) -> str:
-        out = html.escape(text.replace("\\|", "|"), quote=True)
-        out = _CODE.sub(r"<code>\1</code>", out)
+        held: list[str] = []
+
+        def hold(match: re.Match[str]) -> str:
+            content = match.group(2)
+            if content.startswith(" ") and content.endswith(" ") and content.strip():
+                content = content[1:-1]
+            held.append(f"<code>{html.escape(content, quote=True)}</code>")
+            return "\ue000%d\ue001" % (len(held) - 1)
+
+        def escaped(match: re.Match[str]) -> str:
+            held.append(html.escape(match.group(1), quote=True))
+            return "\ue000%d\ue001" % (len(held) - 1)
+
+        text = text.replace("\ue000", "").replace("\ue001", "").replace("\\|", "|")
+        text = _CODE.sub(hold, text)
+        out = html.escape(_ESCAPED.sub(escaped, text), quote=True)
         out = _IMAGE.sub(self._image, out)
         out = _LINK.sub(self._link, out)
-        return _BOLD.sub(r"<strong>\1</strong>", out)
+        out = _BOLD.sub(r"<strong>\1</strong>", out)
+        return _HELD.sub(lambda match: held[int(match.group(1))], out)
 
     def _image(self, match: re.Match[str]) -> str:
         alt, src = match.group(1), html.unescape(match.group(2))
@@ -157,6 +191,8 @@ class _Inline:
 
     def _link(self, match: re.Match[str]) -> str:
         text, href = match.group(1), html.unescape(match.group(2))
+        if not _untrusted.local_href(href):
+            return text  # not a file of the run directory: never a live link
         if href.endswith(".md"):
             return f'<a href="{html.escape(html_name(href))}">{text}</a>'
         if href in self.images:

@@ -14,6 +14,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from ngcc._untrusted import open_regular
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically and durably (temp file, fsync, rename)."""
@@ -51,9 +53,10 @@ def remove_temp_files(folder: Path) -> list[Path]:
 
 
 def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
+    """Hex sha256 of a regular file's bytes (opened without blocking: a FIFO or a
+    device is an ``OSError``, never a wait)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

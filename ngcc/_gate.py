@@ -50,14 +50,17 @@ def gate(candidate: str, verdict: str, override: bool) -> str:
 
 
 def reusable(entry: BuildEntry, inst: Instance, library_sha256: str,
-             files: Sequence[str]) -> bool:
+             files: Sequence[str], run_dir: Path) -> bool:
     """Whether a stored entry still holds for the library: same instance, same library
-    bytes, same KAT files, and a verdict that is not environmental, nor a submission's
-    ``NOKAT`` (a reference may have been given since: ``--manifest``, ``--official``)."""
+    bytes, same KAT files, a verdict that is not environmental, nor a submission's
+    ``NOKAT`` (a reference may have been given since: ``--manifest``, ``--official``), and
+    its KAT log the one it names (by sha256: a deleted or rewritten log is checked again)."""
     unreferenced = entry.kat.verdict == "NOKAT" and entry.kat.gate != "baseline"
     return (not entry.kat.retried and not unreferenced and entry.instance == inst.name
             and entry.implementation.library_sha256 == library_sha256
-            and entry.kat.files == tuple(files))
+            and entry.kat.files == tuple(files)
+            and _records.evidence_file_defect(run_dir, entry.kat.log, entry.kat.log_sha256)
+            is None)
 
 
 def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
@@ -87,7 +90,7 @@ def check(checker: KatChecker, libraries: Mapping[str, Instance],
     entries: dict[str, BuildEntry] = {}
     for label, inst in libraries.items():
         entry = stored.entry(label) if stored is not None else None
-        if entry is not None and reusable(entry, inst, library_sha256[label], files):
+        if entry is not None and reusable(entry, inst, library_sha256[label], files, run_dir):
             entries[label] = entry
     to_check = [label for label in libraries if label not in entries]
     if to_check:

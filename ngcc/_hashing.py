@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import os
 
 from ngcc import _child, _core
@@ -47,18 +48,20 @@ def hash(
     except TypeError:
         raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview, "
                         "numpy uint8 array), not %s" % type(data).__name__) from None
+    if not view.c_contiguous:  # a strided view (memoryview(b)[::2]) has no one address
+        raise ValueError("data must be a contiguous buffer (a strided view is not): pass "
+                         "bytes(view) instead")
     if bits is None:
         bits = 8 * view.nbytes
-    if isinstance(bits, bool) or not isinstance(bits, int):
+    if isinstance(bits, bool) or not hasattr(bits, "__index__"):
         raise TypeError("bits must be an int, not %s" % type(bits).__name__)
+    bits = operator.index(bits)  # a numpy integer is an int here
     if bits < 0:
         raise ValueError("bits must be >= 0, got %d" % bits)
     if bits > 8 * view.nbytes:  # also every bits too large for C (2**63 ...)
         raise ValueError("bits=%d is longer than the data: %d bytes hold at most %d bits"
                          % (bits, view.nbytes, 8 * view.nbytes))
     if not inst.builtin:
-        if not view.c_contiguous:
-            raise ValueError("data must be a contiguous buffer")
         try:
             return _child.hash_in_child(inst, view.cast("B"), bits)
         except _child.DriverError as exc:

@@ -4,10 +4,9 @@ the report page says."""
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
-from ngcc import _format, _report
+from ngcc import _format, _report, _untrusted
 from ngcc._model import Record
 
 if TYPE_CHECKING:
@@ -39,4 +38,4 @@ def run_html(run: Run) -> str:
 
 
 def _html(text: object) -> str:
-    return html.escape(str(text).replace("`", ""))
+    return _untrusted.html(str(text).replace("`", ""))

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import math
 import os
 import secrets
@@ -50,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _locks, _records
+from ngcc import _child, _locks, _records, _untrusted
 from ngcc._clock import utc_now
 from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
@@ -122,10 +121,14 @@ class Moments:
                    np.bincount(group, weights=square * square, minlength=groups))
 
     def merged(self, other: Moments) -> Moments:
-        """The moments of both sets of samples together (Pébay 2008, eq. 2.1-2.3)."""
+        """The moments of both sets of samples together (Pébay 2008, eq. 2.1-2.3). An
+        empty side leaves the other exactly as it was: ``0 + (x / n) * n`` need not be
+        ``x`` in floating point, and that rounding would give a population of one tick
+        value a variance of 1e-25 instead of 0, and its t the ratio of two rounding
+        errors."""
         na, nb = self.n, other.n
         n = na + nb
-        delta = other.mean - self.mean
+        delta = np.where((na > 0) & (nb > 0), other.mean - self.mean, 0.0)
         d = delta / np.where(n > 0, n, 1.0)  # delta / n
         nab = na * nb
         m2 = self.m2 + other.m2 + delta * d * nab
@@ -134,7 +137,8 @@ class Moments:
         m4 = (self.m4 + other.m4 + delta * d * d * d * nab * (na * na - nab + nb * nb)
               + 6.0 * d * d * (na * na * other.m2 + nb * nb * self.m2)
               + 4.0 * d * (na * other.m3 - nb * self.m3))
-        return Moments(n, self.mean + d * nb, m2, m3, m4)
+        mean = np.where(na > 0, self.mean + d * nb, other.mean)
+        return Moments(n, mean, m2, m3, m4)
 
     def prefixes(self) -> Moments:
         """Along the last axis: entry j holds entries 0..j merged."""
@@ -224,6 +228,15 @@ class LeakStatistics:
             variance = m.m2 / (n - 1)
             squares_mean = m.m2 / n                           # of (x - mean)^2
             squares_variance = (m.m4 / n - squares_mean ** 2) * n / (n - 1)
+            # Ticks are integers: n of them that are not all equal have a variance of
+            # at least 1/n. Below half that, every call of the population read the
+            # same ticks (a crop below the counter's second step holds one value) and
+            # what is left is rounding: zero, so that its t does not count.
+            constant = ~(variance >= 0.5 / n)
+            variance = np.where(constant, 0.0, variance)
+            squares_variance = np.where(
+                constant | ~(squares_variance > 1e-9 * squares_mean ** 2), 0.0,
+                squares_variance)
         first = welch_t(n, m.mean, variance, self.min_samples)
         second = welch_t(n, squares_mean, squares_variance, self.min_samples)
         return np.concatenate([first, second])
@@ -623,7 +636,7 @@ def load_evidence(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a leak evidence file; CorruptRecordError unless it is ``ngcc.leak/1``."""
     remedy = "Run `ngcc leak` again to remake it."
     try:
-        data = json.loads(Path(path).read_text())
+        data = _untrusted.load_json_file(path)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CorruptRecordError(path, "cannot be read (%s)" % exc, remedy) from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_LEAK:

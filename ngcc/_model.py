@@ -116,6 +116,17 @@ def _name(value: str, where: str) -> None:
                                 "starting with a letter or digit)" % value[:60])
 
 
+MAX_TRIAL_CALLS = 1 << 26
+"""The most timed calls one trial can make (ngcc-driver's ``MAX_CALLS``)."""
+
+
+def _trial_calls(value: int | None, where: str) -> None:
+    """A count of calls per trial: 1 to :data:`MAX_TRIAL_CALLS` (or None)."""
+    _at_least(value, 1, where)
+    if value is not None and value > MAX_TRIAL_CALLS:
+        raise FieldError(where, "%d is more than a trial can make (%d)" % (value, MAX_TRIAL_CALLS))
+
+
 def _at_least(value: float | None, low: float, where: str) -> None:
     if value is not None and value < low:
         raise FieldError(where, "is %r, below %r" % (value, low))
@@ -474,7 +485,7 @@ class Job(Evidence):
         _one_of(self.status, JOB_STATUSES, where + "status")
         _positive(self.t1_seconds, where + "t1_seconds")
         _positive(self.warm_call_seconds, where + "warm_call_seconds")
-        _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
+        _trial_calls(self.calls_per_trial, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.trials_planned, 1, where + "trials_planned")
         _derived(self.record, record_relpath(self.candidate, self.label, self.message_bytes),
@@ -517,6 +528,13 @@ class CampaignState(Evidence):
                 raise FieldError("%sjobs[%d]" % (where, index),
                                  "%s at %d B is listed twice" % key)
             seen.add(key)
+        planned = [(library.label, length) for library in self.plan.libraries
+                   for length in self.plan.lengths]
+        missing = [key for key in planned if key not in seen]
+        if missing:  # every planned job is listed from the start, pending until run
+            raise FieldError(where + "jobs", "is empty" if not self.jobs else
+                             "lacks %d planned job(s): %s at %d B first" % (
+                                 len(missing), *missing[0]))
 
 
 # ------------------------------------------------------------------ the record
@@ -629,8 +647,8 @@ class Trial(Evidence):
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;
 #: ``slow_process`` and ``coarse_counter`` from version 3).
-FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "outlying_trial",
-              "slow_process", "coarse_counter")
+FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "affinity_changed",
+              "outlying_trial", "slow_process", "coarse_counter")
 
 
 @dataclass(frozen=True)
@@ -641,7 +659,8 @@ class Flag(Evidence):
     counter rate ratio (``counter_rate``), the share of wall time on the CPU
     (``preempted``), the per-call minimum's departure from the job's best
     (``slow_process`` > 0) or the counter steps per call (``coarse_counter``); ``None``
-    in statistics of version 1."""
+    in statistics of version 1 and for ``affinity_changed`` (the library changed the
+    trial process's CPU affinity)."""
 
     code: str
     trial: int
@@ -761,7 +780,7 @@ class JobPlan(Evidence):
             _one_of(self.order, ORDERS, where + "order")
         _positive(self.warm_call_seconds, where + "warm_call_seconds")
         _positive(self.t1_seconds, where + "t1_seconds")
-        _at_least(self.calls_per_trial, 1, where + "calls_per_trial")
+        _trial_calls(self.calls_per_trial, where + "calls_per_trial")
         _at_least(self.warmup_calls, 0, where + "warmup_calls")
         _at_least(self.cpu, 0, where + "cpu")
 

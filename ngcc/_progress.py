@@ -21,6 +21,8 @@ import time
 from types import TracebackType
 from typing import Any, Literal, TextIO
 
+from ngcc._untrusted import plain
+
 Mode = Literal["auto", "bar", "lines", "off"]
 #: The bar format of every task: ``measure:  40%|████      | 00:12<00:18 SM3 64 B``.
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}{postfix}"
@@ -72,6 +74,7 @@ class Progress:
         """One line of its own (a bar redraws below it); nothing when off."""
         if self.mode == "off":
             return
+        text = plain(text)  # a job's error quotes its library
         if self.mode == "bar":
             from tqdm import tqdm
 

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ngcc._untrusted import plain
+
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct("<II")
 MAX_TEXT = 1024
@@ -244,7 +246,7 @@ class Conversation:
             code, value = ERROR_HEAD.unpack_from(payload)
             if code not in ERROR_REASONS:
                 raise ProtocolError("unknown error code %d" % code)
-            text = bytes(payload[ERROR_HEAD.size:]).decode("utf-8", errors="replace")
+            text = plain(bytes(payload[ERROR_HEAD.size:]).decode("utf-8", errors="replace"))
             self.frames[kind] = (ERROR_REASONS[code], value, text)
         elif kind == CRASH:
             self.frames[kind] = CRASH_LAYOUT.unpack(payload)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +40,7 @@ from ngcc._model import (
     Record,
 )
 from ngcc._names import inside
+from ngcc._untrusted import loads_json, read_regular
 
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"
@@ -71,6 +73,26 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     atomic_write_bytes(path, dumps_json(data))
 
 
+def evidence_file_defect(run_dir: Path, relpath: str, sha256: str | None) -> str | None:
+    """What is wrong with a file the evidence names with its digest (a KAT log): None
+    when it is a regular file of the run directory with that sha256 (or, for a digest of
+    None, when there is no such file), else the defect."""
+    try:
+        path = inside(run_dir, relpath)
+    except InvalidNameError as exc:
+        return str(exc)
+    if sha256 is None:
+        return None if not os.path.lexists(path) else "present, but its evidence holds no sha256"
+    if not os.path.lexists(path):
+        return "missing"
+    try:
+        found = hashlib.sha256(read_regular(path)).hexdigest()
+    except OSError as exc:
+        return "cannot be read (%s)" % (exc.strerror or exc)
+    return None if found == sha256 else "its sha256 %s… is not the %s… its evidence holds" % (
+        found[:16], sha256[:16])
+
+
 def path_in(run_dir: Path, relpath: str, remedy: str = RECORD_REMEDY) -> Path:
     """``run_dir / relpath``, refused (naming the run directory) if it leaves it."""
     try:
@@ -88,7 +110,7 @@ def _read_object(path: Path, remedy: str) -> dict[str, Any]:
     if Path(path).is_dir():
         raise corrupt("is a directory, not a file")
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = loads_json(read_regular(path))
     except OSError as exc:
         raise corrupt("cannot be read (%s)" % exc) from exc
     except UnicodeDecodeError as exc:
@@ -206,7 +228,7 @@ def load_raw(path: Path, sha256: str | None = None) -> list[np.ndarray]:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         raise CorruptRecordError(path, "cannot be read (%s)" % exc, RAW_REMEDY) from exc
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +27,12 @@ from ngcc import _candidates, _core
 from ngcc._errors import (
     LibraryError,
     LibraryNotFoundError,
+    MeasurementWarning,
     NgccError,
     UnknownInstanceError,
 )
 from ngcc._names import assign_labels, check_name
+from ngcc._untrusted import loads_json, read_regular
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")  # those of the built-in instances
@@ -171,7 +175,12 @@ def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = No
     """
     if isinstance(name, Instance):
         return require_cpu_features(name)
+    if not isinstance(name, (str, os.PathLike)):  # bytes too: names are text
+        raise TypeError("an instance is named by a str, a path or an Instance, not %s"
+                        % type(name).__name__)
     text = os.fspath(name)
+    if not isinstance(text, str):
+        raise TypeError("an instance is named by a str path, not a %s path" % type(text).__name__)
     table = _builtin()
     if text in table:
         return require_cpu_features(table[text])
@@ -263,14 +272,14 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         raise LibraryError("%s: sidecar larger than %d bytes; rebuild with `ngcc build`"
                            % (sidecar, MAX_SIDECAR_BYTES))
     try:
-        meta = json.loads(sidecar.read_text())
+        meta = loads_json(read_regular(sidecar))
         name, family, label = meta["name"], meta.get("family", meta["name"]), meta.get("label")
         stored = meta.get("candidate")
         digest_bits = int(meta["digest_bits"])
         cflags, compiler = tuple(meta.get("cflags", ())), meta.get("compiler", "")
         description = str(meta.get("description") or "")
         cpu_features = tuple(meta.get("cpu_features", ()))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LibraryError("%s: corrupt sidecar (%s); rebuild with `ngcc build`"
                            % (sidecar, exc)) from exc
     # Names from a sidecar become file names: checked here, at the edge.
@@ -282,10 +291,27 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         candidate = check_candidate(candidate)
     elif stored is not None:
         candidate = check_candidate(stored, "candidate id in %s" % sidecar, EXTERNAL)
+    _warn_if_rebuilt(path, sidecar, meta.get("sha256"))
     return Instance(name=name, family=family, candidate=candidate or candidate_of(name),
                     digest_bits=digest_bits, variant="external", library=path,
                     cflags=cflags, compiler=compiler, description=description,
                     cpu_features=cpu_features, label=label, sidecar=dict(meta))
+
+
+def _warn_if_rebuilt(library: Path, sidecar: Path, recorded: object) -> None:
+    """A MeasurementWarning when the sidecar's ``sha256`` is not the library's: its
+    facts (flags, CPU features, sources) may describe another build."""
+    if not isinstance(recorded, str):
+        return
+    try:
+        digest = hashlib.sha256(read_regular(library)).hexdigest()
+    except OSError:
+        return  # loading it says what is wrong
+    if digest != recorded:
+        warnings.warn("%s: its sha256 %s… is not the %s… its sidecar %s records (changed "
+                      "since `ngcc build`?): the sidecar's facts may describe another build"
+                      % (library, digest[:16], recorded[:16], sidecar.name),
+                      MeasurementWarning, stacklevel=3)
 
 
 def sidecar_path(library: Path) -> Path:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _archive, _export, _format, _host, _verdict
+from ngcc import _analysis, _archive, _export, _format, _host, _records, _untrusted, _verdict
 from ngcc._candidates import title as registry_title
 from ngcc._errors import ReportError
 from ngcc._model import (
@@ -114,8 +114,9 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
 
 
 def code(text: str) -> str:
-    """Inline code, as the seeds show instance names and files: `` `Wish512` ``."""
-    return f"`{text}`"
+    """Inline code, as the seeds show instance names and files: `` `Wish512` ``; any
+    text, a library's included, stays literal (``_untrusted.markdown``)."""
+    return _untrusted.markdown(text) or "``"
 
 
 def _utc(stamp: str | None) -> str:
@@ -230,7 +231,8 @@ def _implementations(records: Sequence[Record], builds: Sequence[BuildEntry]) ->
         key = (implementation.variant, implementation.description)
         if key not in seen:
             seen.append(key)
-    shown = sorted({VARIANT_NAMES.get(v, v) + (f" ({d})" if d else "") for v, d in seen})
+    shown = sorted({VARIANT_NAMES.get(v, v) + (f" ({_untrusted.markdown_text(d)})" if d else "")
+                    for v, d in seen})  # a sidecar's description is the submitter's text
     return ", ".join(shown) or _format.MISSING
 
 
@@ -620,7 +622,7 @@ def failure_banner(jobs: Sequence[Job]) -> list[str]:
              + ("one cause:" if causes == 1 else f"{causes} causes:"), ""]
     for name, group in groups:
         lines += [f"- {name}, {_plural(len(group), 'job')} ({_jobs_text(group)}): "
-                  f"{_clip(group[0].error or name)}"]
+                  f"{code(_clip(group[0].error or name))}"]
     if pending:
         lines += [f"- pending, {_plural(len(pending), 'job')} ({_jobs_text(pending)}): not "
                   "run (the campaign stopped before them or is still running; the same "
@@ -1096,14 +1098,23 @@ def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots:
     samples = _distribution_samples(run, chosen) if plots else {}  # raw files checked first
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     out.mkdir(parents=True, exist_ok=True)
+    _clear_odd_files(out)
     drawn = write_plots(run, out, samples) if plots else []
     images = {path.name: path.read_bytes() for path in drawn if path.suffix == ".png"}
     written = []
     for name, text in report_files(run, formats, plots, images).items():
         path = out / name
-        path.write_text(text, encoding="utf-8")
+        _records.atomic_write_bytes(path, text.encode("utf-8"))
         written.append(path)
     return written + drawn
+
+
+def _clear_odd_files(out: Path) -> None:
+    """Remove what is neither a regular file nor a folder from the report folder (a
+    FIFO would block the write, a symbolic link would send it elsewhere)."""
+    for path in out.iterdir():
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            path.unlink()
 
 
 def _distribution_samples(run: Run, chosen: Sequence[RunRecord]

@@ -20,7 +20,7 @@ import numpy as np
 
 from ngcc import _archive, _records
 from ngcc._archive import Evaluation
-from ngcc._errors import ForeignRunDirError
+from ngcc._errors import ForeignRunDirError, NoRecordError, ReportError
 from ngcc._model import (
     BuildEntry,
     BuildState,
@@ -160,7 +160,7 @@ class Run:
         the one whose label it is.
 
         Raises:
-            KeyError: that job has no record in this run.
+            NoRecordError: (a KeyError) that job has no record in this run.
         """
         at_length = [rec for rec in self.records if rec.message_bytes == message_bytes]
         for rec in at_length:
@@ -169,8 +169,8 @@ class Run:
         for rec in at_length:
             if rec.instance == name:
                 return rec
-        raise KeyError("no record for %s at %d bytes in %s" % (name, message_bytes,
-                                                               self.path))
+        raise NoRecordError("no record for %s at %d bytes in %s" % (name, message_bytes,
+                                                                    self.path))
 
     def __repr__(self) -> str:
         done = sum(job.status == "done" for job in self.jobs)
@@ -230,7 +230,8 @@ class Run:
         differs between the hosts, what was converted and what was skipped.
 
         Args:
-            other: the run to compare with (None: pairs of labels of this run).
+            other: the run to compare with, or its run directory (None: pairs of
+                labels of this run).
             instances: pairs ``"A=B"`` (label in this run = label in ``other``) or
                 ``"NAME"`` (that label on both sides); default: every common label.
             statistic: the per-trial figure, ``median`` or ``mean`` cycles per call.
@@ -242,7 +243,8 @@ class Run:
         """
         from ngcc import _compare_runs
 
-        return _compare_runs.compare_runs(self, other, instances, statistic, alpha).to_frame()
+        return _compare_runs.compare_runs(self, _other_run(other), instances, statistic,
+                                          alpha).to_frame()
 
     def plot_compare(self, other: Run | None = None, instances: Iterable[str] = (),
                      statistic: str = "median", alpha: float = 0.05) -> Figure:
@@ -251,7 +253,7 @@ class Run:
         from ngcc import _compare_runs
 
         return _compare_runs.ratio_figure(
-            _compare_runs.compare_runs(self, other, instances, statistic, alpha))
+            _compare_runs.compare_runs(self, _other_run(other), instances, statistic, alpha))
 
     def report(self, out_dir: str | os.PathLike[str] | None = None, plots: bool = True,
                formats: Iterable[str] = ("markdown",)) -> list[Path]:
@@ -260,12 +262,23 @@ class Run:
         ``json`` (the statistics table)."""
         from ngcc import _report
 
+        if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
+            raise ReportError("%s is a file, not a folder for the report" % out_dir)
         return _report.write_report(self, out_dir, plots=plots, formats=tuple(formats))
 
     def _repr_html_(self) -> str:  # Jupyter shows a run as a table
         from ngcc import _jupyter
 
         return _jupyter.run_html(self)
+
+
+def _other_run(other: object) -> Run | None:
+    """The other side of a comparison: a Run, a run directory, or None."""
+    if other is None or isinstance(other, Run):
+        return other
+    if isinstance(other, (str, os.PathLike)):
+        return load_run(other)
+    raise TypeError("compare with a Run or a run directory, not %s" % type(other).__name__)
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

@@ -409,7 +409,15 @@ def _flags(means: Sequence[float], ratios: Sequence[float | None], outliers: lis
         if why is not None:
             flags.append(_preempted_flag(i, facts[i], why, where))
     flags += [_counter_flag(i, ratios[i] or 0.0, where) for i in disturbed]
+    flags += [_affinity_flag(i, where) for i, trial in enumerate(facts) if trial.affinity_changed]
     return flags
+
+
+def _affinity_flag(i: int, where: str) -> Flag:
+    return Flag("affinity_changed", i, (
+        "trial %d did not end pinned to %s alone: the library changed the process's CPU "
+        "affinity, so its calls may have run on other CPUs; a library must not set its "
+        "affinity (--strict repeats such trials)" % (i, where)))
 
 
 def _preempted_flag(i: int, trial: Trial, why: str, where: str) -> Flag:
@@ -459,8 +467,12 @@ def _coarse_flag(i: int, steps: float, resolution: int) -> Flag:
 def disturbance(trial: Trial, cpu: int | None = None) -> Flag | None:
     """The flag of a trial disturbed on its own (no other trial needed to tell):
     ``preempted`` (:func:`preemption`), else ``counter_rate`` (its counter off its
-    calibrated rate); ``None`` for a quiet trial. ``--strict`` repeats such a trial."""
+    calibrated rate); before both ``affinity_changed`` (not pinned to its CPU alone
+    at its end: the library's doing, whatever the host); ``None`` for a quiet trial.
+    ``--strict`` repeats such a trial."""
     where = _where(cpu)
+    if trial.affinity_changed:
+        return _affinity_flag(trial.index, where)
     why = preemption(trial)
     if why is not None:
         return _preempted_flag(trial.index, trial, why, where)

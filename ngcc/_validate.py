@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from ngcc import _export, _report
+from ngcc import _export, _records, _report, _untrusted
 from ngcc._errors import ValidationError
 from ngcc._recheck import Difference, record_problems
 from ngcc._run import Run, load_run
@@ -65,12 +65,28 @@ def validate(path: str | os.PathLike[str]) -> Validation:
         result.differences += record_problems(record, run.run_id, run.build)
         result.records_checked += 1
     result.differences += _unlisted_records(run)
+    result.differences += kat_log_problems(run)
     result.differences += check_pages(run)
     result.pages_checked = len(expected_files(run))
     return result
 
 
 # ------------------------------------------------------------------ records
+
+def kat_log_problems(run: Run) -> list[Difference]:
+    """Every KAT log that ``build.json`` (or, without it, a record) names must be there
+    with the sha256 it states: one difference per missing, unreadable or rewritten log."""
+    facts = {entry.kat.log: entry.kat for entry in run.build.libraries} if run.build else {}
+    for record in run.records:
+        facts.setdefault(record.kat.log, record.kat)
+    found = []
+    for log, kat in sorted(facts.items()):
+        defect = _records.evidence_file_defect(run.path, log, kat.log_sha256)
+        if defect is not None:
+            found.append(Difference(log, f"{defect}; the KAT verdict {kat.verdict} rests on "
+                                         "it: rerun the campaign to check the library again"))
+    return found
+
 
 def _unlisted_records(run: Run) -> list[Difference]:
     listed = {(run.path / job.record).resolve() for job in run.jobs if job.status == "done"}
@@ -107,7 +123,8 @@ def expected_files(run: Run) -> dict[str, tuple[str, ...]]:
     file name → the texts it may have, written with plots (HTML pages inlining the PNG
     files found in ``report/``) or without; the first is the one :func:`drawn` expects."""
     report_dir = run.path / "report"
-    images = {path.name: path.read_bytes() for path in sorted(report_dir.glob("*.png"))}
+    images = {path.name: _untrusted.read_regular(path)
+              for path in sorted(report_dir.glob("*.png"))}
     formats = written_formats(run)
     plots = drawn(run)
     first = _report.report_files(run, formats, plots, images)
@@ -128,7 +145,7 @@ def check_pages(run: Run) -> list[Difference]:
             found.append(Difference(f"report/{name}", "missing; run `ngcc report "
                                     f"{run.path}` to write it"))
             continue
-        stored = path.read_bytes()
+        stored = _untrusted.read_regular(path)
         if all(stored != text.encode("utf-8") for text in texts):
             found.append(Difference(f"report/{name}", _first_difference(stored, texts[0])))
     for path in sorted([*report_dir.glob("*.md"), *report_dir.glob("*.html")]):
@@ -138,26 +155,33 @@ def check_pages(run: Run) -> list[Difference]:
     return found + check_links(run)
 
 
-_MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
-_HTML_LINK = re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']*)["']""")
+_MARKDOWN_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")  # not an escaped \]
+_HTML_LINK = re.compile(r"""\b(href|src)\s*=\s*["']([^"']*)["']""")
+_INLINE_PNG = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]*={0,2}")
 _HTML_ID = re.compile(r"""\bid\s*=\s*["']([^"']*)["']""")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def page_links(path: Path) -> list[str]:
-    """Every link and image source of a Markdown or HTML page, in order."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    pattern = _HTML_LINK if path.suffix == ".html" else _MARKDOWN_LINK
-    return pattern.findall(text)
+    """Every link and image source of a Markdown or HTML page, in order (not what a
+    Markdown code span holds: that is literal text). An HTML image's inline PNG is
+    ``src=data:…``, every other target as written."""
+    text = _untrusted.read_text(path)
+    if path.suffix == ".html":
+        return [("src=" + target if kind == "src" and target.startswith("data:") else target)
+                for kind, target in _HTML_LINK.findall(text)]
+    return _MARKDOWN_LINK.findall(_untrusted.CODE_SPAN.sub("", text))
 
 
 def link_problem(run_dir: Path, page: Path, target: str) -> str | None:
     """What is wrong with one link of ``page`` (None when it resolves to a file inside
-    the run directory, or is inline data, or names an anchor the page has)."""
-    if target.startswith("data:"):
-        return None
+    the run directory, or is an inline PNG image, or names an anchor the page has).
+    Any other address is refused: another host, ``javascript:``, ``data:`` (but the
+    images), an absolute path, ``..``."""
+    if target.startswith("src=data:"):
+        return None if _INLINE_PNG.fullmatch(target[4:]) else "inline data other than a PNG image"
     if target.startswith("#"):
-        ids = _HTML_ID.findall(page.read_text(encoding="utf-8", errors="replace"))
+        ids = _HTML_ID.findall(_untrusted.read_text(page))
         return None if page.suffix != ".html" or target[1:] in ids else "an anchor the page lacks"
     if _SCHEME.match(target) or target.startswith("//"):
         return "an address outside the run directory (a report links only its own files)"
@@ -169,6 +193,8 @@ def link_problem(run_dir: Path, page: Path, target: str) -> str | None:
         resolved.relative_to(run_dir.resolve())
     except ValueError:
         return "a file outside the run directory"
+    if not _untrusted.local_href(target):
+        return "not a plain relative path (a report writes only those)"
     return None if resolved.is_file() else "which does not exist"
 
 

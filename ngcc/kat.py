@@ -39,7 +39,6 @@ ERROR      the generator could not run: out of memory for the 1 GiB
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterable
@@ -55,6 +54,7 @@ from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, rea
 from ngcc._names import check_name, is_valid_name
 from ngcc._progress import Progress, Task, progress_of
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
+from ngcc._untrusted import loads_json, read_regular
 from ngcc._version import __version__
 
 __all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
@@ -228,7 +228,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
 
     Raises:
         UnknownInstanceError, LibraryError: an instance that cannot be found.
-        ValueError: an unknown file kind, or a timeout that is not a positive number.
+        ValueError: an unknown file kind, a timeout that is not a positive number, or
+            an ``official_dir`` that is not a folder.
         InvalidNameError: a label that breaks the name rule or is given twice.
         KatError: a corrupt or missing manifest, or one that changed since the build
             recorded it.
@@ -238,6 +239,9 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
     kinds = _normalise_files(files)
     if timeout is not None and not timeout > 0:  # NaN too
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
+    if official_dir is not None and not Path(official_dir).is_dir():
+        raise ValueError("official_dir %s is not a folder (of the official KAT files)"
+                         % official_dir)
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="ngcc-kat-"))
     reporter = progress_of(progress)
     given = Path(manifest) if manifest is not None else None
@@ -569,7 +573,7 @@ def _source_dir(inst: Instance) -> Path | None:
     if inst.builtin:
         return None
     try:
-        return Path(json.loads(sidecar_path(inst.library).read_text())["source_dir"])
+        return Path(loads_json(read_regular(sidecar_path(inst.library)))["source_dir"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -44,10 +44,20 @@ def test_check_keeps_what_still_holds_and_checks_the_rest(tmp_path):
     assert again.checked == ["WChain-V1-512"]        # ERROR is checked again, NOKAT kept
     assert second["SM3"] == first["SM3"] and second["WChain-V1-512"].kat.verdict == "PASS"
     entry = first["SM3"]
-    assert _gate.reusable(entry, sm3, sha["SM3"], ["2_12"])
-    assert not _gate.reusable(entry, sm3, "0" * 64, ["2_12"])             # other bytes
-    assert not _gate.reusable(entry, sm3, sha["SM3"], ["2_12", "2_23"])   # other files
-    assert not _gate.reusable(replace(entry, instance="SM3-other"), sm3, sha["SM3"], ["2_12"])
+    assert _gate.reusable(entry, sm3, sha["SM3"], ["2_12"], tmp_path)
+    assert not _gate.reusable(entry, sm3, "0" * 64, ["2_12"], tmp_path)             # other bytes
+    assert not _gate.reusable(entry, sm3, sha["SM3"], ["2_12", "2_23"], tmp_path)   # other files
+    assert not _gate.reusable(replace(entry, instance="SM3-other"), sm3, sha["SM3"], ["2_12"],
+                              tmp_path)
+    log = tmp_path / entry.kat.log
+    log.write_text("RESULT baseline SM3 PASS\n")                             # a forged log
+    assert not _gate.reusable(entry, sm3, sha["SM3"], ["2_12"], tmp_path)
+    log.unlink()                                                              # a deleted one
+    assert not _gate.reusable(entry, sm3, sha["SM3"], ["2_12"], tmp_path)
+    third = FakeKat()
+    _gate.check(third, libraries, sha, ["2_12"], tmp_path, stored, False, False, None)
+    assert third.checked == ["SM3", "WChain-V1-512"]  # the log is gone: SM3 checked again
+    assert log.is_file()
 
 
 def test_refusal_says_what_to_do(tmp_path):

@@ -166,7 +166,7 @@ def test_failed_job_is_listed(page: str) -> None:
             "8192 B (crash).") in page
     top = page.split("## 1.")[0]
     assert "**⚠ 1 of 7 jobs not measured** (6 done, 1 crash); one cause:" in top
-    assert "- crash, 1 job (`Pavelor-1024` at 8192 B): Pavelor-1024 at 8192 B: SIGSEGV" in top
+    assert "- crash, 1 job (`Pavelor-1024` at 8192 B): `Pavelor-1024 at 8192 B: SIGSEGV" in top
 
 
 def test_evidence_index_points_at_files_of_the_run(run: Run, page: str) -> None:
@@ -383,7 +383,7 @@ def test_a_run_where_every_job_failed_says_so_once(tmp_path: Path) -> None:
     assert "**⚠ 10 of 10 jobs not measured** (0 done, 10 crash); one cause:" in summary
     assert ("- crash, 10 jobs (`Pavelor-512` at 32 B, 1024 B, 65536 B; `Pavelor-1024` at "
             "32 B, 1024 B, 65536 B, 8192 B; `pseudoXOF-512` at 32 B, 1024 B, 65536 B): "
-            "Pavelor-512 at 32 B (calibration) crashed: cannot load /opt/lib/Pavelor-512.so: "
+            "`Pavelor-512 at 32 B (calibration) crashed: cannot load /opt/lib/Pavelor-512.so: "
             "undefined symbol: wchain_crypt_hash_c") in summary
     assert "No job was measured." in summary
     assert check_links(run) == []

@@ -26,8 +26,10 @@
  * Results go to the pipe FD as frames (frames.h); fd 1 is pointed at fd 2 before
  * the library is loaded, so a library that prints cannot reach the channel. Every
  * message lies in a guarded buffer (guard.h), so reading past it faults at once.
- * The process dies with its parent (PR_SET_PDEATHSIG) and kills any child process
- * the library leaves. A mode is one function and its frames.
+ * The process dies with its parent (PR_SET_PDEATHSIG) and reports any child process
+ * the library leaves; before the library is loaded it installs a seccomp filter
+ * (sandbox.h) so that the library can signal nothing outside its process group. A
+ * mode is one function and its frames.
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  /* fopencookie */
@@ -50,6 +52,7 @@
 #include "kat.h"
 #include "loader.h"
 #include "procinfo.h"
+#include "sandbox.h"
 #include "timer.h"
 
 #define EXIT_USAGE 120    /* no usable result channel: the message is on stderr */
@@ -129,8 +132,9 @@ static void fail(int32_t code, int32_t value, const char *format, ...)
     _exit(0);  /* not reached */
 }
 
-/* Child processes the library left behind are killed; they are an error, since
- * one pinned beside the trial would compete for its CPU. */
+/* Child processes the library left behind are an error, since one pinned beside
+ * the trial would compete for its CPU. The sandbox keeps them in the process group
+ * (no setsid), which the parent kills; the driver itself may not signal them. */
 static void check_descendants(void)
 {
     unsigned children = reap_descendants();
@@ -960,6 +964,8 @@ int main(int argc, char **argv)
     if (req.memory_limit > 0)
         limit_memory(req.memory_limit);
     check_cpu_features(req.cpu_features);
+    if (sandbox_install(self_pid, getpgid(0), error, sizeof error) != 0)
+        fail(DRIVER_ERR_SYSTEM, 0, "%s", error);
     if (strcmp(req.mode, "hash") == 0)
         run_hash(&req);
     else if (strcmp(req.mode, "cold") == 0)

@@ -18,8 +18,8 @@
 /* The handler's view of the watched guards: written before the library runs
  * (never while a fault can be handled), read by the handler. */
 typedef struct {
-    uintptr_t low_start, low_end;    /* the guard page before the data */
-    uintptr_t high_start, high_end;  /* the guard page after it */
+    uintptr_t low_start, low_end;    /* the guard before the data */
+    uintptr_t high_start, high_end;  /* the guard after it */
     uint32_t before, past;
     const guarded_buffer *owner;
 } watched_guard;
@@ -34,24 +34,32 @@ static size_t page_bytes(void)
     return page > 0 ? (size_t)page : 4096;
 }
 
-int guard_alloc(guarded_buffer *buffer, size_t bytes)
+/* The width of each guard: GUARD_REGION_BYTES in whole pages. */
+static size_t guard_bytes(void)
 {
     size_t page = page_bytes();
+    return (GUARD_REGION_BYTES + page - 1) / page * page;
+}
+
+int guard_alloc(guarded_buffer *buffer, size_t bytes)
+{
+    size_t page = page_bytes(), guard = guard_bytes();
     size_t pages = bytes / page + (bytes % page != 0) + (bytes == 0);
     void *map;
 
     buffer->map = NULL;
-    if (pages > (SIZE_MAX / page) - 2) {
+    if (pages > (SIZE_MAX - 2 * guard) / page) {
         errno = ENOMEM;
         return -1;
     }
     buffer->data_bytes = pages * page;
-    buffer->map_bytes = buffer->data_bytes + 2 * page;
-    map = mmap(NULL, buffer->map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    buffer->map_bytes = buffer->data_bytes + 2 * guard;
+    map = mmap(NULL, buffer->map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+               -1, 0);
     if (map == MAP_FAILED)
         return -1;
     buffer->map = map;
-    buffer->data = buffer->map + page;
+    buffer->data = buffer->map + guard;
     if (mprotect(buffer->data, buffer->data_bytes, PROT_READ | PROT_WRITE) != 0) {
         int saved = errno;
         guard_free(buffer);
@@ -79,7 +87,7 @@ unsigned char *guard_end_aligned(const guarded_buffer *buffer, size_t bytes)
 
 void guard_watch(const guarded_buffer *buffer, uint32_t before, uint32_t past)
 {
-    size_t page = page_bytes(), i, slot = GUARD_MAX_WATCHED;
+    size_t i, slot = GUARD_MAX_WATCHED;
 
     for (i = 0; i < GUARD_MAX_WATCHED; i++) {
         if (watched[i].owner == buffer) {
@@ -94,7 +102,7 @@ void guard_watch(const guarded_buffer *buffer, uint32_t before, uint32_t past)
     watched[slot].low_start = (uintptr_t)buffer->map;
     watched[slot].low_end = (uintptr_t)buffer->data;
     watched[slot].high_start = (uintptr_t)(buffer->data + buffer->data_bytes);
-    watched[slot].high_end = watched[slot].high_start + page;
+    watched[slot].high_end = watched[slot].high_start + guard_bytes();
     watched[slot].before = before;
     watched[slot].past = past;
     watched[slot].owner = buffer;

@@ -1,9 +1,12 @@
 /* Guard pages: buffers between two inaccessible pages, and a fault handler that
  * says which guard a library touched.
  *
- * A guarded buffer is one mapping [PROT_NONE page][data pages][PROT_NONE page].
- * A message placed to end at the data's end makes a read past it fault at once;
- * placed at the data's start, a read before it. The SIGSEGV/SIGBUS handler runs on
+ * A guarded buffer is one mapping [PROT_NONE guard][data pages][PROT_NONE guard],
+ * each guard GUARD_REGION_BYTES wide (rounded up to pages). A message placed to end
+ * at the data's end makes a read past it fault at once, up to 2 MiB past it (a
+ * 1 MiB over-read included); placed at the data's start, a read before it. A read
+ * farther off may land in another mapping: no guard is wide enough for any offset.
+ * The guards are address space only (no memory), counted by RLIMIT_AS. The SIGSEGV/SIGBUS handler runs on
  * its own stack, looks the fault address up among the watched guards and sends a
  * prepared FRAME_CRASH (frames.h) with the signal, the guard and the access,
  * using only async-signal-safe calls; then the process dies of the signal.
@@ -25,6 +28,8 @@ enum {
 
 /* How the faulting access was made (FRAME_CRASH's access field). */
 enum { ACCESS_UNKNOWN = 0, ACCESS_READ = 1, ACCESS_WRITE = 2 };
+
+#define GUARD_REGION_BYTES ((size_t)2 << 20)
 
 typedef struct {
     unsigned char *map;    /* the whole mapping, NULL when not allocated */

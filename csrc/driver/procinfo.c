@@ -107,12 +107,12 @@ int bind_to_parent(long parent_pid)
     return getppid() == (pid_t)parent_pid ? 0 : -1;  /* it may have died before prctl */
 }
 
-/* SIGKILL every child listed in /proc/self/task/<tid>/children; how many. */
-static unsigned kill_listed_children(void)
+/* How many children /proc/self/task/<tid>/children lists. */
+static unsigned listed_children(void)
 {
     DIR *tasks = opendir("/proc/self/task");
     struct dirent *task;
-    unsigned killed = 0;
+    unsigned listed = 0;
 
     if (tasks == NULL)
         return 0;
@@ -127,17 +127,16 @@ static unsigned kill_listed_children(void)
         if ((children = fopen(path, "r")) == NULL)
             continue;
         while (fscanf(children, "%ld", &pid) == 1)
-            if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
-                killed++;
+            listed += pid > 0;
         fclose(children);
     }
     closedir(tasks);
-    return killed;
+    return listed;
 }
 
 unsigned reap_descendants(void)
 {
-    unsigned count = 0, unlisted_waits = 0;
+    unsigned count = 0, unlisted_waits = 0, listed;
 
     for (;;) {
         pid_t pid = waitpid(-1, NULL, WNOHANG);
@@ -147,9 +146,11 @@ unsigned reap_descendants(void)
             continue;
         } else if (pid < 0) {
             return count;  /* ECHILD: none left */
-        } else if (kill_listed_children() == 0) {
-            /* Alive but not listed (no /proc children files): the parent's kill of
-             * the process group is left to end them; count them as one. */
+        } else if ((listed = listed_children()) > 0) {
+            return count + listed;  /* alive: the parent's kill of the group ends them */
+        } else {
+            /* Alive but not listed (no /proc children files): count them as one,
+             * unless they end within 0.1 s. */
             struct timespec pause = {0, 1000000L};
             if (++unlisted_waits > 100)
                 return count + 1;

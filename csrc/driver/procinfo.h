@@ -30,8 +30,10 @@ uint64_t process_cpu_ns(void);
  * the parent (PR_SET_PDEATHSIG); returns -1 if the parent is not parent_pid. */
 int bind_to_parent(long parent_pid);
 
-/* Kill and reap every child process (and, as their reaper, every descendant that
- * was reparented to us); returns how many there were. */
+/* Reap every child process that has ended (and, as their reaper, every descendant
+ * that was reparented to us); returns how many there were, living ones included.
+ * The living are not signalled: the sandbox (sandbox.h) forbids it and keeps them in
+ * the process group, which the parent kills after the run. */
 unsigned reap_descendants(void);
 
 #endif

@@ -1,0 +1,26 @@
+/* The driver's containment: a seccomp filter, installed before the library is
+ * loaded, that lets the process signal only itself and its own process group.
+ *
+ * A denylist of the signalling system calls, so libc and the libraries run as
+ * before: kill(pid) only for pid 0, the driver's pid or minus its process group;
+ * tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo only to the driver's own
+ * process; pidfd_send_signal never. Any other use ends the whole process with
+ * SIGSYS (SECCOMP_RET_KILL_PROCESS), which the parent reports as "the library
+ * tried to signal another process". setsid and setpgid fail with EPERM, so every
+ * descendant stays in the group that the parent kills after each run. Linux only;
+ * elsewhere sandbox_install says so.
+ *
+ * What it does not cover: the library still runs as the evaluator's user, so it can
+ * read (and write) what the evaluator can, ptrace another of the user's processes
+ * where the kernel allows it (kernel.yama.ptrace_scope 0), and use the network. */
+#ifndef NGCC_SANDBOX_H
+#define NGCC_SANDBOX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Install the filter for a process `self` leading the group `group` (irrevocable,
+ * inherited by every child). Returns 0, or -1 with a message in error. */
+int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size);
+
+#endif
