@@ -225,6 +225,7 @@ def test_list_candidates_shows_the_registry(capsys):
 # ------------------------------------------------------------------ every basis
 
 def test_nokat_names_every_place_tried_and_the_gate_says_what_to_give(tiny, tmp_path):
+    (tmp_path / "empty").mkdir()
     _, source, library, _ = tiny
     [result] = kat.check(library, files=("2_12",), out_dir=tmp_path, progress=False,
                          official_dir=tmp_path / "empty")
