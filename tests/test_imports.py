@@ -106,7 +106,8 @@ LAYERS = ("foundations", "libraries and foreign code", "evidence", "analysis",
 #: Every module of ``ngcc/`` and its layer: the table of docs/architecture.md, "Layers".
 LAYER = {
     "_version": "foundations", "_errors": "foundations", "_names": "foundations",
-    "_clock": "foundations", "_untrusted": "foundations", "_files": "foundations", "_codec": "foundations",
+    "_clock": "foundations", "_untrusted": "foundations", "_files": "foundations",
+    "_codec": "foundations",
     "_format": "foundations", "_progress": "foundations", "_katfile": "foundations",
     "_protocol": "foundations", "_elf": "foundations", "_cc": "foundations",
     "_core": "libraries and foreign code", "_candidates": "libraries and foreign code",
