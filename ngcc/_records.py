@@ -86,7 +86,7 @@ def evidence_file_defect(run_dir: Path, relpath: str, sha256: str | None) -> str
     if not os.path.lexists(path):
         return "missing"
     try:
-        found = hashlib.sha256(read_regular(path)).hexdigest()
+        found = sha256_file(path)
     except OSError as exc:
         return "cannot be read (%s)" % (exc.strerror or exc)
     return None if found == sha256 else "its sha256 %s… is not the %s… its evidence holds" % (
