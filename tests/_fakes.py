@@ -88,8 +88,9 @@ class FakeRunner:
               cpu: int, index: int, timeout: float) -> TrialMeasurement:
         self.log.append(("trial", instance.name, message_bytes, index))
         self._maybe_fail(instance, message_bytes, index)
-        seed = zlib.crc32(("%s/%s/%d/%d" % (instance.name, instance.library, message_bytes,
-                                             index)).encode())
+        # The library's file name, not its path: the same trials in every checkout
+        seed = zlib.crc32(("%s/%s/%d/%d" % (instance.name, Path(instance.library).name,
+                                             message_bytes, index)).encode())
         centre = cost_cycles(instance.name, message_bytes) * (
             1 + self.spread * (1 if index % 2 else -1))
         rng = np.random.default_rng(seed)
