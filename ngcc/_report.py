@@ -168,7 +168,7 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     records = _analysis.of_candidate(run.records, candidate)
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
     lines = _title(run, candidate, records, builds)
-    lines += _verdict.page_lines(run)
+    lines += _verdict.page_lines(run, records)
     lines += failure_banner([job for job in run.jobs if job.candidate == candidate])
     lines += _basic_information(run, candidate, records, builds)
     lines += submission_folders(run, candidate)

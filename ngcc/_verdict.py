@@ -9,9 +9,8 @@ its counter's rate, slower or faster than the others, outlying). Otherwise it is
 guest; load 4.20–8.20``. The command line's last lines, the index, every candidate
 page and so the HTML say it in these words (:func:`verdict_line`).
 
-The figures a page leads with are named by the page itself; :data:`LEADING_FIGURE` is
-the words for them here (where records come to name the figure that leads, say it
-from the record instead).
+The sentence under the verdict names the figure section 4 leads with, from each
+record's own ``statistics.leading`` (:func:`leading_sentence`).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ngcc import _host, _stats
+from ngcc import _analysis, _host, _stats
 from ngcc._model import Environment, Record
 
 if TYPE_CHECKING:
@@ -31,8 +30,9 @@ NOT_FIT = "not fit to publish"
 CONDITIONS = ("the host meets the guide's conditions as `ngcc check` reads them (one "
               "core, fixed clock, turbo off, SMT sibling idle, not virtual, idle) and no "
               "trial was disturbed")
-#: What §4 of a page leads with (the hook for a record's own leading figure).
-LEADING_FIGURE = "the harness mean (Σ ticks / Σ calls)"
+#: The words for each leading figure (``_analysis.leading(...).code``) under the verdict.
+LEADING_WORDS = {"harness_mean": "the harness mean (Σ ticks / Σ calls)",
+                 "cpu_time": "the CPU-time figure (the thread's CPU time per call)"}
 #: How each trial flag reads in a reason: ``12/160 trials preempted``.
 FLAG_WORDS = {"preempted": "preempted", "counter_rate": "off their counter's rate",
               "slow_trial": "slower than the others", "fast_trial": "faster than the others",
@@ -109,13 +109,29 @@ def verdict_line(run: Run) -> str:
     return "Verdict: %s." % verdict(run)
 
 
-def page_lines(run: Run) -> list[str]:
-    """The verdict at the top of a page: the verdict, what it needs, what §4 leads with."""
+def leading_sentence(records: Sequence[Record]) -> str:
+    """``Section 4 leads with …``: the figure the records lead with, counted when they
+    differ (the CPU-time figure where trials were preempted, the harness mean elsewhere)."""
+    codes = [_analysis.leading(r.statistics).code for r in records]
+    cpu = codes.count("cpu_time")
+    if not cpu:
+        return "Section 4 leads with %s." % LEADING_WORDS["harness_mean"]
+    if cpu == len(codes):
+        return "Section 4 leads with %s: trials were preempted." % LEADING_WORDS["cpu_time"]
+    return ("Section 4 leads with %s in %d of %d jobs (their trials were preempted) and "
+            "with %s in the others." % (LEADING_WORDS["cpu_time"], cpu, len(codes),
+                                        LEADING_WORDS["harness_mean"]))
+
+
+def page_lines(run: Run, records: Sequence[Record] | None = None) -> list[str]:
+    """The verdict at the top of a page: the verdict, what it needs, and what §4 of the
+    page leads with for ``records`` (default: all the run's)."""
     found = verdict(run)
     head = f"**Verdict: {FIT}.**" if found.fit else \
         f"**Verdict: {NOT_FIT}** — {'; '.join(found.reasons)}."
-    return [head + f" Fit to publish only when {CONDITIONS}. Section 4 leads with "
-            f"{LEADING_FIGURE}.", ""]
+    shown = run.records if records is None else records
+    return [head + f" Fit to publish only when {CONDITIONS}. "
+            + leading_sentence(shown), ""]
 
 
 DISTURBED = "—, trials disturbed"
