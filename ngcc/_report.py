@@ -724,7 +724,7 @@ def _evidence_index(run: Run, records: Sequence[Record],
 
 #: The source files that ran a runner's trials, by the runner a record names.
 RUNNER_SCRIPTS = {
-    "ngcc._child.DriverRunner": ("ngcc/_child.py", "csrc/driver.c"),
+    "ngcc._child.DriverRunner": ("ngcc/_child.py", "csrc/driver/driver.c"),
     "python -m ngcc._isolate → ngcc._worker.trial": ("ngcc/_worker.py", "csrc/bench.c"),
 }
 
