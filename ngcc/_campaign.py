@@ -29,6 +29,7 @@ import numpy as np
 
 from ngcc import (
     _child,
+    _files,
     _format,
     _gate,
     _host,
@@ -500,7 +501,7 @@ class Campaign:
         self.wait, self.on_wait = wait, on_wait
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
-        self._sha = {label: _records.sha256_file(inst.library)
+        self._sha = {label: _files.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
         self.plan = self._make_plan()
         self._environment: Environment | None = None
@@ -587,7 +588,7 @@ class Campaign:
             self._resume(environment, issues)
             return
         path.mkdir(parents=True, exist_ok=True)
-        _records.remove_temp_files(path)
+        _files.remove_temp_files(path)
         start = self._start(environment, issues)
         self._jobs = self._fresh_jobs()
         self._state = CampaignState(
@@ -604,7 +605,7 @@ class Campaign:
                 "--run-dir" % self.run_dir)
         state = _records.load_campaign(self.run_dir)
         self._check_plan(state, self.plan)
-        _records.remove_temp_files(self.run_dir)
+        _files.remove_temp_files(self.run_dir)
         self._state = state
         self._jobs = list(state.jobs)
         self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _archive, _build, _campaign, _records, _report
+from ngcc import _archive, _build, _campaign, _files, _records, _report
 from ngcc._archive import Evaluation, Folder, FolderEntry
 from ngcc._clock import run_id_now
 from ngcc._errors import BuildError, ForeignRunDirError, KatGateError
@@ -124,7 +124,7 @@ def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Fol
             or old.flags != folder.flags or old.library is None:
         return None
     library = run_dir / old.library
-    if not library.is_file() or _records.sha256_file(library) != old.library_sha256:
+    if not library.is_file() or _files.sha256_file(library) != old.library_sha256:
         return None
     return old
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ngcc import _records, kat
+from ngcc import _files, _records, kat
 from ngcc._elf import elf_image_bytes
 from ngcc._model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
 from ngcc._progress import Progress
@@ -76,7 +76,7 @@ def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
         digest_bits=inst.digest_bits, implementation=Implementation.of(inst, library_sha256),
         elf_image_bytes=elf_image_bytes(inst.library),
         kat=KatFacts(verdict=verdict, files=tuple(files), log=log,
-                     log_sha256=_records.sha256_file(log_path) if log_path.is_file() else None,
+                     log_sha256=_files.sha256_file(log_path) if log_path.is_file() else None,
                      gate=decision, timed_without_pass=decision == "override",
                      basis=basis or None, reference=reference or None))
 

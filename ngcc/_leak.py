@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _locks, _records, _untrusted
+from ngcc import _child, _files, _locks, _records, _untrusted
 from ngcc._clock import utc_now
 from ngcc._errors import CorruptRecordError
 from ngcc._names import check_name, inside
@@ -621,7 +621,7 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
                         crop_fractions=np.array(result.crop_fractions),
                         crop_thresholds=result.crop_thresholds)
     data = buffer.getvalue()
-    _records.atomic_write_bytes(trace_path, data)
+    _files.atomic_write_bytes(trace_path, data)
     document = {"schema": SCHEMA_LEAK, **result.to_json(),
                 "trace": {"path": trace_path.name, "sha256": _sha256(data),
                           "points": len(result.trace_calls)},
@@ -695,7 +695,7 @@ def trace_of(path: str | os.PathLike[str], data: dict[str, Any]
     remedy = "Run the leak test again to remake it."
     if not npz.is_file() or npz.parent != Path(path).parent:
         raise CorruptRecordError(path, "its trace %r is missing" % trace.get("path"), remedy)
-    if _records.sha256_file(npz) != trace.get("sha256"):
+    if _files.sha256_file(npz) != trace.get("sha256"):
         raise CorruptRecordError(npz, "its sha256 is not the one its evidence file states",
                                  remedy)
     try:

@@ -26,9 +26,7 @@ import numpy as np
 from ngcc import _schema1
 from ngcc._codec import Evidence, FieldError
 from ngcc._errors import CorruptRecordError, InvalidNameError
-from ngcc._files import atomic_write_bytes as atomic_write_bytes
-from ngcc._files import remove_temp_files as remove_temp_files
-from ngcc._files import sha256_file as sha256_file
+from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._model import (
     SCHEMA_BUILD,
     SCHEMA_CAMPAIGN,
@@ -58,10 +56,6 @@ RAW_REMEDY = "Delete its record to measure that job again (or start a new --run-
 
 E = TypeVar("E", bound=Evidence)
 
-
-# ---------------------------------------------------------------- atomic writes
-# atomic_write_bytes, remove_temp_files, sha256_file: ngcc/_files.py, imported above and
-# also used under the store's name (``_records.sha256_file``).
 
 def dumps_json(data: Mapping[str, Any]) -> bytes:
     """The canonical JSON text of an evidence file (sorted keys, no NaN, final newline)."""

@@ -29,7 +29,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _archive, _export, _format, _host, _records, _untrusted, _verdict
+from ngcc import (
+    _analysis,
+    _archive,
+    _export,
+    _files,
+    _format,
+    _host,
+    _untrusted,
+    _verdict,
+)
 from ngcc._candidates import title as registry_title
 from ngcc._errors import ReportError
 from ngcc._model import (
@@ -1104,7 +1113,7 @@ def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots:
     written = []
     for name, text in report_files(run, formats, plots, images).items():
         path = out / name
-        _records.atomic_write_bytes(path, text.encode("utf-8"))
+        _files.atomic_write_bytes(path, text.encode("utf-8"))
         written.append(path)
     return written + drawn
 

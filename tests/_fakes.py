@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _host, _locks, _records, kat
+from ngcc import _child, _files, _host, _locks, kat
 from ngcc._measure import TrialMeasurement
 from ngcc._model import Counter, Environment
 from ngcc._registry import Instance, run_labels
@@ -153,7 +153,7 @@ class FakeKat:
                 "NOKAT" if inst.candidate == "baseline" else "PASS")
             self.checked.append(inst.name)
             log = Path(out_dir) / inst.candidate / (label + ".log")
-            _records.atomic_write_bytes(log, ("RESULT %s %s %s\n" % (
+            _files.atomic_write_bytes(log, ("RESULT %s %s %s\n" % (
                 inst.candidate, inst.name, verdict)).encode())
             results.append(kat.KatResult(inst.name, inst.candidate, verdict, log, (),
                                          inst.variant, label))

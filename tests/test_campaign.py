@@ -24,7 +24,19 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _records, _report, _stats, kat
+from ngcc import (
+    _campaign,
+    _child,
+    _files,
+    _host,
+    _jobs,
+    _locks,
+    _plan,
+    _records,
+    _report,
+    _stats,
+    kat,
+)
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
@@ -161,7 +173,7 @@ def test_quick_campaign_kat_gate_and_environment(quick_run):
     assert wchain.provenance.runner == "ngcc._child.DriverRunner"
     assert quick_run.campaign.load_average_end is not None
     build = {e.instance: e for e in quick_run.build_entries}
-    assert build["WChain-V1-512"].implementation.library_sha256 == _records.sha256_file(
+    assert build["WChain-V1-512"].implementation.library_sha256 == _files.sha256_file(
         ngcc.instance("WChain-V1-512").library)
 
 

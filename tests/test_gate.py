@@ -8,7 +8,7 @@ import pytest
 from _fakes import FakeKat
 
 import ngcc
-from ngcc import _gate, _records
+from ngcc import _files, _gate
 from ngcc._model import BuildState
 
 
@@ -29,14 +29,14 @@ def test_gate(candidate, verdict, override, expected):
 def test_check_keeps_what_still_holds_and_checks_the_rest(tmp_path):
     sm3, wchain = ngcc.instance("SM3"), ngcc.instance("WChain-V1-512")
     libraries = {"SM3": sm3, "WChain-V1-512": wchain}
-    sha = {label: _records.sha256_file(inst.library) for label, inst in libraries.items()}
+    sha = {label: _files.sha256_file(inst.library) for label, inst in libraries.items()}
     checker = FakeKat({"WChain-V1-512": "ERROR"})
     first = _gate.check(checker, libraries, sha, ["2_12"], tmp_path, None, False, False, None)
     assert checker.checked == ["SM3", "WChain-V1-512"]
     assert [(e.label, e.kat.verdict, e.kat.gate) for e in first.values()] == [
         ("SM3", "NOKAT", "baseline"), ("WChain-V1-512", "ERROR", "refused")]
     assert first["SM3"].kat.log == "kat/baseline/SM3.log"
-    assert first["SM3"].kat.log_sha256 == _records.sha256_file(tmp_path / "kat/baseline/SM3.log")
+    assert first["SM3"].kat.log_sha256 == _files.sha256_file(tmp_path / "kat/baseline/SM3.log")
     assert first["SM3"].implementation.description == sm3.description
     stored = BuildState(run_id="r", libraries=tuple(first.values()))
     again = FakeKat()

@@ -477,7 +477,7 @@ def test_the_command_prints_a_verdict_line_and_writes_evidence(tmp_path, capsys,
     assert record["max_t"] == pytest.approx(max(abs(t["t"]) for t in record["tests"]
                                                 if t["t"] is not None), abs=1e-3)
     trace_path = out / "baseline" / record["trace"]["path"]
-    assert ngcc._records.sha256_file(trace_path) == record["trace"]["sha256"]
+    assert ngcc._files.sha256_file(trace_path) == record["trace"]["sha256"]
     with np.load(trace_path) as trace:
         assert str(trace["schema"]) == "ngcc.leak-trace/1"
         assert trace["calls"][-1] == 20_000 and np.all(np.diff(trace["calls"]) > 0)

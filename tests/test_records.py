@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc import _model, _records, _stats
+from ngcc import _files, _model, _records, _stats
 from ngcc._cli import main
 from ngcc._errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
 from ngcc._measure import TrialMeasurement
@@ -54,7 +54,7 @@ def test_leftover_temp_files_are_removed(tmp_path):
     leftover.write_text('{"half')
     keep = tmp_path / "records" / "x" / "SM3__hash_32.json"
     keep.write_text("{}")
-    assert _records.remove_temp_files(tmp_path) == [leftover]
+    assert _files.remove_temp_files(tmp_path) == [leftover]
     assert keep.exists() and not leftover.exists()
 
 
@@ -114,7 +114,7 @@ def test_raw_round_trip_is_exact(tmp_path):
     trials = [np.array([1, 2**63 + 5, 7], dtype=np.uint64), np.arange(1000, dtype=np.uint64)]
     path = tmp_path / "raw.npz"
     sha = _records.dump_raw(path, 32, trials)
-    assert sha == _records.sha256_file(path)
+    assert sha == _files.sha256_file(path)
     loaded = _records.load_raw(path, sha)
     assert len(loaded) == 2
     for got, want in zip(loaded, trials, strict=True):
@@ -276,7 +276,7 @@ def _float_samples(run_dir):
     path = run_dir / WCHAIN_RAW
     np.savez(path, schema=np.array(_model.SCHEMA_RAW), message_bytes=np.array(32),
              trial_0=np.arange(3, dtype=np.float64))
-    _json_edit(WCHAIN, lambda d: d["raw"].__setitem__("sha256", _records.sha256_file(path)))(
+    _json_edit(WCHAIN, lambda d: d["raw"].__setitem__("sha256", _files.sha256_file(path)))(
         run_dir)
 
 

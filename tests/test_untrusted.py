@@ -21,7 +21,7 @@ from _fakerun import make_run
 from _testlib import build_library
 
 import ngcc
-from ngcc import _export, _records, _report, _untrusted
+from ngcc import _export, _files, _records, _report, _untrusted
 from ngcc._errors import CorruptRecordError, NgccError
 from ngcc._run import load_run
 from ngcc._validate import check_links, validate
@@ -218,7 +218,7 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path):
     with pytest.raises(OSError, match="not a regular file"):
         _untrusted.read_regular(fifo)
     with pytest.raises(OSError, match="not a regular file"):
-        _records.sha256_file(fifo)
+        _files.sha256_file(fifo)
 
 
 def test_deep_json_is_a_value_error_not_a_recursion_error(tmp_path: Path):
