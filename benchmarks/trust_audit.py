@@ -33,6 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+from _testlib import CHANNEL_FD_SOURCE, FORGE_ERROR_STATEMENTS  # noqa: E402
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 ESCAPES = "\033[2J\033]0;owned\007\033[31mFAKE PASS"
@@ -230,34 +231,7 @@ def run_dir_cases(tmp: Path) -> list[Case]:
     return cases
 
 
-LIBRARY = r"""
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-static int channel_fd(void)
-{
-    DIR *fds = opendir("/proc/self/fd");
-    struct dirent *entry;
-    int found = -1;
-    while (fds && (entry = readdir(fds)) != NULL) {
-        char path[64], target[64];
-        int fd = atoi(entry->d_name);
-        ssize_t n;
-        strcpy(path, "/proc/self/fd/");
-        strncat(path, entry->d_name, 40);
-        n = readlink(path, target, sizeof target - 1);
-        if (fd > 2 && n > 0 && (target[n] = 0, strncmp(target, "pipe:", 5) == 0))
-            found = fd;
-    }
-    if (fds)
-        closedir(fds);
-    return found;
-}
+LIBRARY = CHANNEL_FD_SOURCE + r"""
 __attribute__((visibility("default")))
 int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
 {
@@ -269,18 +243,12 @@ int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned
 }
 """
 
-FORGE_ERROR = r"""{ static const char text[] = TEXT; unsigned char f[8 + 8 + sizeof text - 1 + 8];
-    unsigned int n = 8 + sizeof text - 1; int fd = channel_fd(); memset(f, 0, sizeof f);
-    f[0] = 3; memcpy(f + 4, &n, 4); f[8] = 3; memcpy(f + 16, text, sizeof text - 1);
-    f[16 + sizeof text - 1] = 13; if (fd >= 0 && write(fd, f, sizeof f) < 0) return 1;
-    _exit(0); }"""
-
 BEHAVIOURS = {
     "kills parent TERM": "kill(getppid(), SIGTERM);",
     "kills parent KILL": "kill(getppid(), SIGKILL);",
     "tgkills parent": "syscall(SYS_tgkill, getppid(), getppid(), SIGTERM);",
     "kills everything": "kill(-1, 0);",  # signal 0: harmless if it escaped
-    "forged error text": FORGE_ERROR,
+    "forged error text": FORGE_ERROR_STATEMENTS,
     "reads 1 MiB past": "sink = msg[(size_t)(bits + 7) / 8 + (1u << 20) - 1];",
     "widens affinity": "{ cpu_set_t all; int i; CPU_ZERO(&all); for (i = 0; i < 64; i++) "
                        "CPU_SET(i, &all); sched_setaffinity(0, sizeof all, &all); }",

@@ -73,6 +73,58 @@ int NotCryptHash(int digest_len_bits) { return digest_len_bits; }
 """
 
 
+#: C: the includes a hostile library needs and ``channel_fd()``, the descriptor of the
+#: driver's pipe to the parent (the highest pipe above stderr), for libraries that forge
+#: frames on it (tests/test_untrusted.py, benchmarks/trust_audit.py).
+CHANNEL_FD_SOURCE = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static int channel_fd(void)
+{
+    DIR *fds = opendir("/proc/self/fd");
+    struct dirent *entry;
+    int found = -1;
+    while (fds && (entry = readdir(fds)) != NULL) {
+        char path[64], target[64];
+        int fd = atoi(entry->d_name);
+        ssize_t n;
+        strcpy(path, "/proc/self/fd/");
+        strncat(path, entry->d_name, 40);
+        n = readlink(path, target, sizeof target - 1);
+        if (fd > 2 && n > 0 && (target[n] = 0, strncmp(target, "pipe:", 5) == 0))
+            found = fd;
+    }
+    if (fds)
+        closedir(fds);
+    return found;
+}
+"""
+
+#: C statements: write an ERROR frame (DRIVER_ERR_HASH) whose text is the macro ``TEXT``
+#: on the driver's channel, then an END frame, and exit as if all went well.
+FORGE_ERROR_STATEMENTS = r"""{
+    static const char text[] = TEXT;
+    unsigned char frame[8 + 8 + sizeof text - 1 + 8];
+    unsigned int length = 8 + sizeof text - 1;
+    int fd = channel_fd();
+    memset(frame, 0, sizeof frame);
+    frame[0] = 3;                                   /* ERROR */
+    memcpy(frame + 4, &length, 4);
+    frame[8] = 3;                                   /* DRIVER_ERR_HASH */
+    memcpy(frame + 16, text, sizeof text - 1);
+    frame[16 + sizeof text - 1] = 13;               /* END */
+    if (fd >= 0 && write(fd, frame, sizeof frame) < 0)
+        return 1;
+    _exit(0);
+}"""
+
+
 def compiler() -> list[str]:
     """The C compiler ($CC or cc); skips the test when there is none."""
     cc = shlex.split(os.environ.get("CC", "cc"))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from _fakerun import make_run
-from _testlib import build_library
+from _testlib import CHANNEL_FD_SOURCE, FORGE_ERROR_STATEMENTS, build_library
 
 import ngcc
 from ngcc import _export, _files, _records, _report, _untrusted
@@ -136,49 +136,14 @@ def test_validate_allows_only_png_images_inline(hostile_run: Path):
 
 # ------------------------------------------------------------------ the terminal
 
-FORGED_ERROR = r"""
-#include <string.h>
-#include <unistd.h>
-#include <dirent.h>
-#include <stdlib.h>
-static int channel_fd(void)
-{
-    DIR *fds = opendir("/proc/self/fd");
-    struct dirent *entry;
-    int found = -1;
-    while (fds && (entry = readdir(fds)) != NULL) {
-        char path[64], target[64];
-        int fd = atoi(entry->d_name);
-        ssize_t n;
-        strcpy(path, "/proc/self/fd/");
-        strncat(path, entry->d_name, 40);
-        n = readlink(path, target, sizeof target - 1);
-        if (fd > 2 && n > 0 && (target[n] = 0, strncmp(target, "pipe:", 5) == 0))
-            found = fd;
-    }
-    if (fds)
-        closedir(fds);
-    return found;
-}
+FORGED_ERROR = CHANNEL_FD_SOURCE + r"""
 __attribute__((visibility("default")))
 int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
 {
-    static const char text[] = TEXT;
-    unsigned char frame[8 + 8 + sizeof text - 1 + 8];
-    unsigned int length = 8 + sizeof text - 1;
-    int fd = channel_fd();
     (void)d; (void)msg; (void)bits; (void)digest;
-    memset(frame, 0, sizeof frame);
-    frame[0] = 3;                                   /* ERROR */
-    memcpy(frame + 4, &length, 4);
-    frame[8] = 3;                                   /* DRIVER_ERR_HASH */
-    memcpy(frame + 16, text, sizeof text - 1);
-    frame[16 + sizeof text - 1] = 13;               /* END */
-    if (fd >= 0 && write(fd, frame, sizeof frame) < 0)
-        return 1;
-    _exit(0);
+    FORGE
 }
-"""
+""".replace("FORGE", FORGE_ERROR_STATEMENTS)
 
 
 def _c_string(text: str) -> str:
