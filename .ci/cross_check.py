@@ -14,7 +14,7 @@ say (``.ci/aarch64``: under qemu-aarch64):
    message gets CRASH (read past the message) from ``ngcc.kat.check``, one that reads
    the byte before it gets CRASH from the guard probe (read before the message);
 4. a trial in the driver (``ngcc._child.trial``) names the counter and unit the
-   counter probe printed (``.ci/counter_probe.c``: csrc/timer.c on that machine), and
+   counter probe printed (``.ci/counter_probe.c``: csrc/common/timer.c there), and
    the probe's facts read as the fingerprint shows them (``ngcc._host.counter_text``).
 
 Prints what it checked; exits 1 at the first defect.
@@ -134,7 +134,7 @@ def check_counter(library: Path, facts: dict[str, str]) -> None:
     counter = Counter(name=facts["name"], frequency_hz=float(facts["frequency_hz"]),
                       overhead_min=int(facts["overhead_min"]),
                       overhead_median=int(facts["overhead_median"]), unit=facts["unit"],
-                      nominal_hz=nominal or None)
+                      nominal_hz=nominal or None, resolution=int(facts["resolution"]))
     env = replace(_host.fingerprint(), counter=counter)
     print("counter: a trial and the probe name %s (%s); the fingerprint shows: %s"
           % (measured.counter, measured.unit, _host.counter_text(env)))

@@ -117,7 +117,10 @@ class DriverError(ChildError):
 #: under qemu-user, ``.ci/aarch64``): ``NGCC_DRIVER`` names the executable, and
 #: ``NGCC_DRIVER_PREFIX`` a command put before it, split like a shell's words
 #: (``qemu-aarch64 -L /usr/aarch64-linux-gnu``). Both are the user's own settings,
-#: like PATH; nothing a library or a record says can set them.
+#: like PATH; nothing a library or a record says can set them. Behind a prefix the
+#: driver is told ``--emulated``: where the emulator refuses seccomp filters (qemu-user
+#: does), it runs without one, so the library could signal other processes: an
+#: emulator is for checking a cross-build, not for untrusted code.
 DRIVER_ENV, PREFIX_ENV = "NGCC_DRIVER", DRIVER_PREFIX_ENV
 
 
@@ -195,8 +198,9 @@ def _run(conversation: Conversation, options: list[str], timeout: float,
     driver = command[-1]
     read_end, write_end = os.pipe()
     err_read, err_write = os.pipe()
+    emulated = ["--emulated"] if len(command) > 1 else []  # behind NGCC_DRIVER_PREFIX
     argv = [*command, conversation.mode, "--result-fd", str(write_end),
-            "--parent-pid", str(os.getpid()), *options]
+            "--parent-pid", str(os.getpid()), *emulated, *options]
     run = _Run(conversation, timeout=timeout)
     started = time.monotonic_ns()
     try:

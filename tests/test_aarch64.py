@@ -137,12 +137,14 @@ def test_the_driver_runs_behind_the_prefix_it_is_given(tmp_path: Path,
     shutil.copy2(_child.driver_path(), copy)
     seen = tmp_path / "seen"
     monkeypatch.setenv(_child.DRIVER_ENV, str(copy))
-    monkeypatch.setenv(_child.PREFIX_ENV, "sh -c 'echo \"$0\" > %s; exec \"$0\" \"$@\"'"
+    monkeypatch.setenv(_child.PREFIX_ENV, "sh -c 'echo \"$0 $*\" > %s; exec \"$0\" \"$@\"'"
                        % seen)
     assert _child.driver_command()[-1] == str(copy)
     digest = _child.hash_in_child(ngcc.instance("SM3"), b"abc", 24)
     assert digest.hex().startswith("66c7f0f4")  # GB/T 32905-2016's "abc"
-    assert seen.read_text().strip() == str(copy)  # the prefix ran, and ran this driver
+    driver, mode, *options = seen.read_text().split()
+    assert (driver, mode) == (str(copy), "hash")  # the prefix ran, and ran this driver,
+    assert "--emulated" in options  # told it may be behind an emulator that has no seccomp
 
 
 def test_a_bad_driver_setting_is_an_error_naming_it(tmp_path: Path,

@@ -80,8 +80,10 @@ int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size)
 
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
         || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) != 0) {
+        int cause = errno;
         snprintf(error, error_size, "cannot install the seccomp filter that keeps the "
-                 "library from signalling other processes: %s", strerror(errno));
+                 "library from signalling other processes: %s", strerror(cause));
+        errno = cause;  /* the caller tells an emulator's refusal (EINVAL) apart */
         return -1;
     }
     return 0;

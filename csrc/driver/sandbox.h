@@ -20,7 +20,8 @@
 #include <sys/types.h>
 
 /* Install the filter for a process `self` leading the group `group` (irrevocable,
- * inherited by every child). Returns 0, or -1 with a message in error. */
+ * inherited by every child). Returns 0, or -1 with a message in error and errno
+ * set (EINVAL where an emulator such as qemu-user refuses seccomp filters). */
 int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size);
 
 #endif
