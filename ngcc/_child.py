@@ -532,17 +532,33 @@ def counter_floor() -> tuple[str, int, float]:
             calibration["frequency_hz"])
 
 
+#: The fastest a counter other than the host's own may tick, in Hz, and the slowest its
+#: claimed rate may be (a trial on ``--counter clock|perf``): the clock counts
+#: nanoseconds; a perf counter core cycles, which no core makes 10¹⁰ of a second.
+OTHER_COUNTER_RATES = {"clock_monotonic_raw": (0.5e9, 1.05e9),
+                       "perf_cycles_rdpmc": (1e7, 1e10), "perf_cycles_read": (1e7, 1e10)}
+
+
 def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str:
     """Why the trial's figures cannot have been measured on this host's counter, or "":
     a per-call reading below the counter's minimum overhead, a counter frequency far
-    from the parent's own measurement, ticks the parent's wall time cannot hold."""
+    from the parent's own measurement, ticks the parent's wall time cannot hold. A
+    trial on another counter (:data:`OTHER_COUNTER_RATES`) is held to that counter's
+    rates instead; one on a counter the host has not (an emulated driver's) is not."""
     name, floor, frequency = counter_floor()
-    if wire.COUNTERS[int(f["counter_id"])][0] != name:
-        # another counter asked for (--counter clock|perf): the parent's floor and rate are
-        # of its native counter, so only the native counter's figures are checked here
-        return ""
+    counter = wire.COUNTERS[int(f["counter_id"])][0]
+    ticks = f["loop_ticks"] + f["batch_ticks"]
+    if counter != name:
+        slowest, fastest = OTHER_COUNTER_RATES.get(counter, (0.0, math.inf))
+        least_ns = ticks / fastest * 1e9
+        checks = [(slowest <= f["frequency_hz"] <= fastest, "a %s counter of %.4g Hz"
+                   % (counter, f["frequency_hz"])),
+                  (least_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns "
+                   "at least, on %s) in a child that ran %d ns" % (ticks, least_ns, counter,
+                                                                   run.wall_ns))]
+        return next((defect for ok, defect in checks if not ok), "")
     least = int(cycles.min()) if len(cycles) else floor
-    ticks_ns = (f["loop_ticks"] + f["batch_ticks"]) / frequency * 1e9
+    ticks_ns = ticks / frequency * 1e9
     checks = [
         (least >= floor, "a per-call reading of %d ticks, below the %d ticks the counter "
          "needs to read itself" % (least, floor)),
@@ -551,8 +567,7 @@ def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str
         (0.5 <= f["frequency_hz"] / frequency <= 2.0, "a counter of %.4g Hz, where ngcc "
          "measures %.4g Hz" % (f["frequency_hz"], frequency)),
         (ticks_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns at this "
-         "host's rate) in a child that ran %d ns" % (f["loop_ticks"] + f["batch_ticks"],
-                                                     ticks_ns, run.wall_ns)),
+         "host's rate) in a child that ran %d ns" % (ticks, ticks_ns, run.wall_ns)),
     ]
     return next((defect for ok, defect in checks if not ok), "")
 

@@ -479,6 +479,36 @@ def test_a_fake_driver_that_claims_more_time_than_it_took_is_caught(tmp_path, mo
     assert "3600000000000 ns of timed loops in a child that ran" in error.message
 
 
+@pytest.mark.parametrize(("counter_id", "frequency_hz", "loop_ticks", "defect"), [
+    (3, 1e9, 3_600 * 10**9, "3600000000000 ticks of timed loops (3428571428571 ns at least, "
+                             "on clock_monotonic_raw) in a child that ran"),
+    (4, 2e9, 10**14, "100000000000000 ticks of timed loops (10000000000000 ns at least, on "
+                     "perf_cycles_rdpmc) in a child that ran"),
+    (4, 3e10, 1000, "a perf_cycles_rdpmc counter of 3e+10 Hz"),
+    (3, 2e8, 1000, "a clock_monotonic_raw counter of 2e+08 Hz"),
+])
+def test_a_trial_on_another_counter_is_held_to_that_counters_rates(
+        tmp_path, monkeypatch, counter_id, frequency_hz, loop_ticks, defect):
+    # --counter clock|perf: not the parent's own counter, so not its floor and rate, but
+    # nanoseconds, or core cycles of a core slower than 10 GHz, within the child's time.
+    fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
+    fields.update(cpu=0, counter_id=counter_id, calls=1, batch_calls=0,
+                  frequency_hz=frequency_hz, loop_ticks=loop_ticks, loop_ns=1000,
+                  overhead_min_ticks=1, overhead_median_ticks=1, baseline_rss_kib=1,
+                  peak_rss_kib=1)
+    values = [fields[name] for name, _ in _protocol.TRIAL_FIELDS]
+    body = textwrap.dedent("""
+        frame(1, struct.pack('<II', 1, pid)); frame(2)
+        facts = %r
+        facts[0] = pid
+        frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000)); frame(13)
+    """) % (values, _protocol.TRIAL_LAYOUT.format)
+    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
+    error = _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)
+    assert error.status == "protocol"
+    assert defect in error.message, error.message
+
+
 def test_a_kat_write_error_is_the_parents_clean_error_with_the_errno(tmp_path):
     script = textwrap.dedent("""
         import resource, signal, sys
