@@ -36,7 +36,9 @@ LEADING_WORDS = {"harness_mean": "the harness mean (Σ ticks / Σ calls)",
 #: How each trial flag reads in a reason: ``12/160 trials preempted``.
 FLAG_WORDS = {"preempted": "preempted", "counter_rate": "off their counter's rate",
               "slow_trial": "slower than the others", "fast_trial": "faster than the others",
-              "outlying_trial": "outlying"}
+              "outlying_trial": "outlying", "slow_process": "in processes slow as a whole",
+              "affinity_changed": "whose library changed their CPU affinity",
+              "coarse_counter": "too short for the counter's resolution"}
 
 
 @dataclass(frozen=True)
