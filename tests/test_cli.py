@@ -161,4 +161,6 @@ def test_version(capsys):
 
 def test_the_console_script_is_this_main():
     scripts = (REPO / "pyproject.toml").read_text().partition("[project.scripts]")[2]
-    assert scripts.split("[")[0].strip() == 'ngcc = "ngcc._cli:main"'
+    assert scripts.split("[")[0].strip().split("#")[0].strip() == 'ngcc = "ngcc_script:main"'
+    import ngcc_script
+    assert ngcc_script.main.__doc__ and "ngcc._cli" in (ngcc_script.__doc__ or "")

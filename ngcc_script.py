@@ -1,0 +1,23 @@
+"""The ``ngcc`` console script: :func:`ngcc._cli.main`, imported inside a guard.
+
+It lies outside the package because importing any ``ngcc`` module first imports the
+whole package (numpy, matplotlib: most of the first second of a command); a Ctrl-C
+then would end in a traceback. Here it ends with one line and exit status 130, as a
+Ctrl-C later in a command does.
+"""
+
+import sys
+
+
+def main() -> int:
+    """Run the ``ngcc`` command line; 130 when interrupted while it starts."""
+    try:
+        from ngcc._cli import main as command_line
+    except KeyboardInterrupt:
+        print("ngcc: interrupted while starting; nothing was done", file=sys.stderr)
+        return 130
+    return command_line()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
