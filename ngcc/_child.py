@@ -514,7 +514,8 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     _judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
-    defect = _implausible(facts, cycles, run, cpu, calls, warmup, batch)
+    defect = _implausible(facts, cycles, run, cpu, calls, warmup, batch) \
+        or _unasked_counter(wire.COUNTERS.get(int(facts["counter_id"]), ("?",))[0], counter)
     if defect:
         raise _protocol(run, what, defect)
     return _measurement(facts, cycles, cpu, run.wall_ns)
@@ -573,6 +574,17 @@ def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str
          "host's rate) in a child that ran %d ns" % (ticks, ticks_ns, run.wall_ns)),
     ]
     return next((defect for ok, defect in checks if not ok), "")
+
+
+def _unasked_counter(claimed: str, asked: str | None) -> str:
+    """Why a trial's counter cannot be the one asked for (``--counter``), or "": perf
+    only for perf or auto, the clock for clock (or tsc, where the machine has no
+    counter of its own)."""
+    perf = claimed.startswith("perf_")
+    fits = {"perf": perf, "clock": claimed == "clock_monotonic_raw", "auto": True}
+    if fits.get(asked or "tsc", not perf):
+        return ""
+    return "a %s counter, where %s was asked for" % (claimed, asked or "tsc")
 
 
 def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: int | None,

@@ -489,6 +489,7 @@ def test_a_fake_driver_that_claims_more_time_than_it_took_is_caught(tmp_path, mo
     (3, 2e8, 1000, "a clock_monotonic_raw counter of 2e+08 Hz"),
     (2 if platform.machine() == "x86_64" else 1, 2e9, 1000, "counter, which this host has "
                                                              "not"),  # forged, not emulated
+    (5, 2e9, 1000, "a perf_cycles_read counter, where tsc was asked for"),
 ])
 def test_a_trial_on_another_counter_is_held_to_that_counters_rates(
         tmp_path, monkeypatch, counter_id, frequency_hz, loop_ticks, defect):
