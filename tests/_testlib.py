@@ -81,9 +81,11 @@ CHANNEL_FD_SOURCE = r"""
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 static int channel_fd(void)
 {
@@ -94,8 +96,7 @@ static int channel_fd(void)
         char path[64], target[64];
         int fd = atoi(entry->d_name);
         ssize_t n;
-        strcpy(path, "/proc/self/fd/");
-        strncat(path, entry->d_name, 40);
+        snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
         n = readlink(path, target, sizeof target - 1);
         if (fd > 2 && n > 0 && (target[n] = 0, strncmp(target, "pipe:", 5) == 0))
             found = fd;

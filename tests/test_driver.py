@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _testlib import build_library, fake_driver
+from _testlib import CHANNEL_FD_SOURCE, build_library, fake_driver
 
 import ngcc
 import ngcc.kat
@@ -33,17 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]
 
 # One template, one behaviour each: BODY runs at the start of every CryptHash call.
-TEMPLATE = r"""
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
-
+TEMPLATE = CHANNEL_FD_SOURCE + r"""
 /* Append "<pid> <forked child>" to $NGCC_TEST_PIDS, for the test to check on them. */
 static void note_pids(pid_t child)
 {
@@ -53,26 +43,6 @@ static void note_pids(pid_t child)
         fprintf(file, "%d %d\n", (int)getpid(), (int)child);
         fclose(file);
     }
-}
-
-/* The result channel, found as an attacker would: the pipe above fd 2. */
-static int channel_fd(void)
-{
-    DIR *fds = opendir("/proc/self/fd");
-    struct dirent *entry;
-    int found = -1;
-    while (fds && (entry = readdir(fds)) != NULL) {
-        char path[64], target[64];
-        int fd = atoi(entry->d_name);
-        ssize_t n;
-        snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
-        n = readlink(path, target, sizeof target - 1);
-        if (fd > 2 && n > 0 && (target[n] = 0, strncmp(target, "pipe:", 5) == 0))
-            found = fd;
-    }
-    if (fds)
-        closedir(fds);
-    return found;
 }
 
 __attribute__((visibility("default")))
@@ -461,12 +431,11 @@ def test_timeouts_must_be_positive_numbers(libs):
             ngcc.kat.check("SM3", timeout=bad, progress=False)
 
 
-def test_a_fake_driver_that_claims_more_time_than_it_took_is_caught(tmp_path, monkeypatch):
-    # A TRIAL frame whose loops took an hour, from a child that ran a fraction of a second.
+def _forged_trial_error(tmp_path, monkeypatch, **facts: float) -> DriverError:
+    """The error of a one-call trial at 32 B whose driver (a fake) sends a TRIAL frame of
+    ``facts`` (every other field 0) and one call of 1000 ticks."""
     fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
-    fields.update(cpu=0, counter_id=1, calls=1, batch_calls=0, frequency_hz=2e9,
-                  loop_ticks=10**13, loop_ns=3_600 * 10**9, baseline_rss_kib=1,
-                  peak_rss_kib=1)
+    fields.update(cpu=0, calls=1, batch_calls=0, baseline_rss_kib=1, peak_rss_kib=1, **facts)
     values = [fields[name] for name, _ in _protocol.TRIAL_FIELDS]
     body = textwrap.dedent("""
         frame(1, struct.pack('<II', 1, pid)); frame(2)
@@ -475,7 +444,13 @@ def test_a_fake_driver_that_claims_more_time_than_it_took_is_caught(tmp_path, mo
         frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000)); frame(13)
     """) % (values, _protocol.TRIAL_LAYOUT.format)
     monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
-    error = _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)
+    return _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)
+
+
+def test_a_fake_driver_that_claims_more_time_than_it_took_is_caught(tmp_path, monkeypatch):
+    # A TRIAL frame whose loops took an hour, from a child that ran a fraction of a second.
+    error = _forged_trial_error(tmp_path, monkeypatch, counter_id=1, frequency_hz=2e9,
+                                loop_ticks=10**13, loop_ns=3_600 * 10**9)
     assert error.status == "protocol"
     assert "3600000000000 ns of timed loops in a child that ran" in error.message
 
@@ -495,20 +470,9 @@ def test_a_trial_on_another_counter_is_held_to_that_counters_rates(
         tmp_path, monkeypatch, counter_id, frequency_hz, loop_ticks, defect):
     # --counter clock|perf: not the parent's own counter, so not its floor and rate, but
     # nanoseconds, or core cycles of a core slower than 10 GHz, within the child's time.
-    fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
-    fields.update(cpu=0, counter_id=counter_id, calls=1, batch_calls=0,
-                  frequency_hz=frequency_hz, loop_ticks=loop_ticks, loop_ns=1000,
-                  overhead_min_ticks=1, overhead_median_ticks=1, baseline_rss_kib=1,
-                  peak_rss_kib=1)
-    values = [fields[name] for name, _ in _protocol.TRIAL_FIELDS]
-    body = textwrap.dedent("""
-        frame(1, struct.pack('<II', 1, pid)); frame(2)
-        facts = %r
-        facts[0] = pid
-        frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000)); frame(13)
-    """) % (values, _protocol.TRIAL_LAYOUT.format)
-    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
-    error = _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)
+    error = _forged_trial_error(tmp_path, monkeypatch, counter_id=counter_id,
+                                frequency_hz=frequency_hz, loop_ticks=loop_ticks, loop_ns=1000,
+                                overhead_min_ticks=1, overhead_median_ticks=1)
     assert error.status == "protocol"
     assert defect in error.message, error.message
 
