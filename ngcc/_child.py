@@ -515,7 +515,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
     defect = _implausible(facts, cycles, run, cpu, calls, warmup, batch) \
-        or _unasked_counter(wire.COUNTERS.get(int(facts["counter_id"]), ("?",))[0], counter)
+        or _unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter)
     if defect:
         raise _protocol(run, what, defect)
     return _measurement(facts, cycles, cpu, run.wall_ns)
@@ -531,6 +531,13 @@ def counter_floor() -> tuple[str, int, float]:
     calibration = _core.counter_calibrate()
     return (calibration["name"], max(1, calibration["overhead_min"] // 4),
             calibration["frequency_hz"])
+
+
+def _below_floor(least: int, floor: int) -> str:
+    """Why a per-call reading of ``least`` ticks cannot be (below the counter's
+    ``floor``), or ""."""
+    return ("a per-call reading of %d ticks, below the %d ticks the counter needs to read "
+            "itself" % (least, floor)) if least < floor else ""
 
 
 #: The fastest a counter other than the host's own may tick, in Hz, and the slowest its
@@ -564,8 +571,6 @@ def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str
     least = int(cycles.min()) if len(cycles) else floor
     ticks_ns = ticks / frequency * 1e9
     checks = [
-        (least >= floor, "a per-call reading of %d ticks, below the %d ticks the counter "
-         "needs to read itself" % (least, floor)),
         (f["overhead_min_ticks"] >= floor, "a counter overhead of %d ticks, below the %d "
          "ticks it needs" % (f["overhead_min_ticks"], floor)),
         (0.5 <= f["frequency_hz"] / frequency <= 2.0, "a counter of %.4g Hz, where ngcc "
@@ -573,7 +578,7 @@ def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str
         (ticks_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns at this "
          "host's rate) in a child that ran %d ns" % (ticks, ticks_ns, run.wall_ns)),
     ]
-    return next((defect for ok, defect in checks if not ok), "")
+    return _below_floor(least, floor) or next((defect for ok, defect in checks if not ok), "")
 
 
 def _unasked_counter(claimed: str, asked: str | None) -> str:
@@ -819,10 +824,8 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     defect = _implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls, seed,
                                message_bytes, ticks_total[0])
     name, floor, _ = counter_floor()
-    if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name \
-            and ticks_least[0] < floor:
-        defect = ("a per-call reading of %d ticks, below the %d ticks the counter needs to "
-                  "read itself" % (ticks_least[0], floor))
+    if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name:
+        defect = _below_floor(ticks_least[0], floor)
     if defect:
         raise _protocol(run, what, defect)
     counter, unit = wire.COUNTERS[int(facts["counter_id"])]

@@ -38,7 +38,7 @@ from ngcc._model import (
     Record,
 )
 from ngcc._names import inside
-from ngcc._untrusted import loads_json, read_regular
+from ngcc._untrusted import load_json_file, read_regular
 
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"
@@ -104,7 +104,7 @@ def _read_object(path: Path, remedy: str) -> dict[str, Any]:
     if Path(path).is_dir():
         raise corrupt("is a directory, not a file")
     try:
-        data = loads_json(read_regular(path))
+        data = load_json_file(path)
     except OSError as exc:
         raise corrupt("cannot be read (%s)" % exc) from exc
     except UnicodeDecodeError as exc:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
 import json
 import os
 import warnings
@@ -31,8 +30,9 @@ from ngcc._errors import (
     NgccError,
     UnknownInstanceError,
 )
+from ngcc._files import sha256_file
 from ngcc._names import assign_labels, check_name
-from ngcc._untrusted import loads_json, read_regular
+from ngcc._untrusted import load_json_file
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")  # those of the built-in instances
@@ -272,7 +272,7 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
         raise LibraryError("%s: sidecar larger than %d bytes; rebuild with `ngcc build`"
                            % (sidecar, MAX_SIDECAR_BYTES))
     try:
-        meta = loads_json(read_regular(sidecar))
+        meta = load_json_file(sidecar)
         name, family, label = meta["name"], meta.get("family", meta["name"]), meta.get("label")
         stored = meta.get("candidate")
         digest_bits = int(meta["digest_bits"])
@@ -304,7 +304,7 @@ def _warn_if_rebuilt(library: Path, sidecar: Path, recorded: object) -> None:
     if not isinstance(recorded, str):
         return
     try:
-        digest = hashlib.sha256(read_regular(library)).hexdigest()
+        digest = sha256_file(library)
     except OSError:
         return  # loading it says what is wrong
     if digest != recorded:

@@ -54,7 +54,7 @@ from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, rea
 from ngcc._names import check_name, is_valid_name
 from ngcc._progress import Progress, Task, progress_of
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
-from ngcc._untrusted import loads_json, read_regular
+from ngcc._untrusted import load_json_file
 from ngcc._version import __version__
 
 __all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
@@ -573,7 +573,7 @@ def _source_dir(inst: Instance) -> Path | None:
     if inst.builtin:
         return None
     try:
-        return Path(loads_json(read_regular(sidecar_path(inst.library)))["source_dir"])
+        return Path(load_json_file(sidecar_path(inst.library))["source_dir"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
