@@ -22,7 +22,6 @@ import multiprocessing
 import os
 import sys
 import time
-from pathlib import Path
 
 import ngcc
 from ngcc import _host, _leak
@@ -37,11 +36,6 @@ def _spin(cpu: int) -> None:
     buffer = np.zeros(1 << 21)
     while True:
         buffer += 1.0
-
-
-def _leaky_fixture() -> Path | None:
-    here = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "leaky"
-    return here if here.is_dir() else None
 
 
 def _tally(name: str, results: list[_leak.LeakResult]) -> None:
