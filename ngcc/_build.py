@@ -200,6 +200,9 @@ def _folder_files(folder: Path) -> list[Path]:
         if not path.name.isprintable():
             raise BuildError("%s: file name %r has control characters; rename it"
                              % (folder, path.name))
+        if path.name[:1] in ("@", "-"):  # the compiler would read it as options
+            raise BuildError("%s: file name %r starts with %r, which a C compiler reads as "
+                             "options, not a file; rename it" % (folder, path.name, path.name[0]))
         if (path.is_symlink() and path.resolve().is_file()  # a FIFO or device: read_input
                 and not path.resolve().is_relative_to(folder.resolve())):
             raise BuildError("%s: %s is a symbolic link to %s, outside the folder; a "
@@ -353,10 +356,11 @@ def _compile(folder: Path, sources: list[Path], cflags: list[str], extra: list[s
     warnings: list[str] = []
     failures: list[tuple[str, str]] = []
     for index, source in enumerate(sources):
-        argument = source.name if not source.name.startswith("-") else "./" + source.name
+        argument = "./" + source.name  # a path, never an option or an @response file
         obj = compiler.work_dir / ("%03d.o" % index)
         status, errors = compiler.run([*cflags, *includes, "-c", argument, "-o", str(obj)],
                                       folder, "compiling %s" % source.name)
+        errors = errors.replace(argument + ":", source.name + ":")  # as the user names it
         if status != 0:
             failures.append((source.name, errors))
             continue

@@ -810,3 +810,24 @@ def test_a_library_that_writes_to_stdout_does_not_corrupt_the_result(tmp_path):
     folder = c_folder(tmp_path / "f", PRINTS)
     library = build(folder, flags="-std=gnu99 -O2", out_dir=tmp_path / "o").instance
     assert ngcc.hash(library, b"abc") == b"\x11" * 32
+
+
+@pytest.mark.parametrize("name", ["@opts.c", "-wrapper.c", "@inc.h"])
+def test_a_file_name_the_compiler_would_read_as_options_is_refused(tmp_path, name):
+    # GCC reads an argument @FILE as a response file of options: "@opts.c" beside an
+    # "opts.c" holding "-wrapper" would run a shell command as the evaluator.
+    marker = tmp_path / "ran"
+    folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
+    (folder / "opts.c").write_text('-wrapper "/bin/sh,-c,touch %s"\n' % marker)
+    (folder / name).write_text("")
+    with pytest.raises(BuildError, match=re.escape("file name %r starts with %r"
+                                                   % (name, name[0]))):
+        build(folder, out_dir=tmp_path / "out")
+    assert not marker.exists()
+
+
+def test_sources_reach_the_compiler_as_paths_and_errors_name_them_plainly(tmp_path):
+    folder = c_folder(tmp_path / "f", "int CryptHash(void) { return undeclared_thing; }\n")
+    with pytest.raises(BuildError) as error:
+        build(folder, out_dir=tmp_path / "out")
+    assert "./" not in str(error.value)
