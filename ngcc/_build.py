@@ -272,7 +272,7 @@ def _probe_header(folder: Path, header: Path, cflags: list[str], compiler: Compi
     probe = compiler.work_dir / "instance-probe.c"
     probe.write_text(_PROBE % header.name)
     expanded = compiler.work_dir / "instance-probe.i"
-    status, errors = compiler.run([*cflags, "-I", str(folder), "-E", "-P", "-o",
+    status, errors = compiler.run([*cflags, "-I", str(folder.absolute()), "-E", "-P", "-o",
                                    str(expanded), str(probe)], compiler.work_dir,
                                   "reading %s" % header.name)
     if status != 0:
@@ -706,7 +706,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         header_name, digest_bits, _ = _read_instance_header(folder, cflags, compiler)
         name = name or header_name
         candidate, notes = _candidate_of(name, candidate, digest_bits)
-        includes = ["-I", str(folder), "-idirafter", str(SUPPORT_DIR / "drng" / "iccs")]
+        includes = ["-I", str(folder.absolute()), "-idirafter", str(SUPPORT_DIR / "drng" / "iccs")]
         objects, warnings = _compile(folder, sources, cflags, extra, includes, compiler)
         programs = [o for o in objects if "main" in o.defined]
         skipped.update((o.source, "its object defines main() (a program, not library code)")
