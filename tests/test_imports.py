@@ -19,6 +19,16 @@ PACKAGE = REPO / "ngcc"
 SUBMODULES = {module.name for module in pkgutil.iter_modules([str(PACKAGE)])}  # _core too
 
 
+def _module_name(path) -> str:
+    """``ngcc/base/errors.py`` as ``base.errors``, ``ngcc/_cli.py`` as ``_cli``."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
+#: Every module of the package, by its dotted name below ``ngcc``.
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
 def _imports_of_the_package(path):
     """(line, text) of every import in ``path`` that reaches ``ngcc/__init__.py``'s names."""
     found = []
@@ -32,8 +42,8 @@ def _imports_of_the_package(path):
 
 
 def test_no_module_imports_the_package_itself():
-    offenders = {path.name: found for path in sorted(PACKAGE.glob("*.py"))
-                 if path.name != "__init__.py" and (found := _imports_of_the_package(path))}
+    offenders = {module: found for module, path in MODULES.items()
+                 if module != "__init__" and (found := _imports_of_the_package(path))}
     assert offenders == {}
 
 
@@ -51,7 +61,7 @@ def test_the_version_is_written_once():
 def import_graph() -> dict[str, set[str]]:
     """module → the ngcc modules it imports at run time (function-level imports
     included, ``if TYPE_CHECKING:`` imports left out), read from the source with ast."""
-    graph: dict[str, set[str]] = {path.stem: set() for path in PACKAGE.glob("*.py")}
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
     for (module, target), kinds in imports_by_kind().items():
         if kinds - {"type"}:
             graph[module].add(target)
@@ -139,14 +149,14 @@ def imports_by_kind() -> dict[tuple[str, str], set[str]]:
     """(module, ngcc module it imports) → how: ``module`` (at import time), ``function``
     (inside a function), ``type`` (under ``if TYPE_CHECKING:``)."""
     edges: dict[tuple[str, str], set[str]] = {}
-    for path in sorted(PACKAGE.glob("*.py")):
-        def visit(node: ast.AST, kind: str, module: str = path.stem) -> None:
+    for name, path in MODULES.items():
+        def visit(node: ast.AST, kind: str, module: str = name) -> None:
             if isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
                     and node.test.id == "TYPE_CHECKING":
                 kind = "type"
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 kind = "function" if kind == "module" else kind
-            for target in _targets(node):
+            for target in _targets(node, module):
                 if target != module:
                     edges.setdefault((module, target), set()).add(kind)
             for child in ast.iter_child_nodes(node):
@@ -155,20 +165,69 @@ def imports_by_kind() -> dict[tuple[str, str], set[str]]:
     return edges
 
 
-def _targets(node: ast.AST) -> set[str]:
-    """The ngcc modules one import statement names."""
+def _targets(node: ast.AST, module: str) -> set[str]:
+    """The ngcc modules one import names: an ``import``/``from`` statement, absolute or
+    relative, or a call ``importlib.import_module("ngcc...")``."""
     if isinstance(node, ast.Import):
-        return {a.name.split(".")[1] for a in node.names if a.name.startswith("ngcc.")}
-    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        if node.module == "ngcc":
-            return {a.name for a in node.names if a.name in SUBMODULES}
-        if node.module.startswith("ngcc."):
-            return {node.module.split(".")[1]}
+        return {_known(a.name[len("ngcc."):]) for a in node.names if a.name.startswith("ngcc.")}
+    if isinstance(node, ast.ImportFrom):
+        base = _absolute(node, module)
+        if base is None:
+            return set()
+        if base == "":  # from ngcc import x, y: submodules, or names of __init__
+            return {_known(a.name) if _known(a.name) in MODULES or a.name == "_core"
+                    else "__init__" for a in node.names}
+        return {_known(base + "." + a.name) if _known(base + "." + a.name) in MODULES
+                else _known(base) for a in node.names}
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module" and node.args
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+            and node.args[0].value.startswith("ngcc.")):
+        return {_known(node.args[0].value[len("ngcc."):])}
     return set()
 
 
+def _absolute(node: ast.ImportFrom, module: str) -> str | None:
+    """The ngcc-relative module an ``ImportFrom`` reads from (``""``: the package),
+    or None for another package."""
+    if node.level == 0:
+        if node.module == "ngcc":
+            return ""
+        return node.module[len("ngcc."):] if node.module and node.module.startswith("ngcc.") \
+            else None
+    package = module.split(".")[:-1] if not MODULES[module].name == "__init__.py" \
+        else module.split(".")
+    package = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+    return ".".join([*package, *([node.module] if node.module else [])])
+
+
+def _known(name: str) -> str:
+    """A module's dotted name, or its package's (``base`` for ``base/__init__.py``)."""
+    return name if name in MODULES or name == "_core" or "." not in name \
+        else _known(name.rsplit(".", 1)[0])
+
+
+def test_relative_and_importlib_imports_are_edges():
+    def targets(source: str, module: str = "_model") -> set[str]:
+        return set().union(*(_targets(n, module) for n in ast.walk(ast.parse(source))))
+
+    assert targets("from . import _report") == {"_report"}
+    assert targets("from ._report import write") == {"_report"}
+    assert targets("from ngcc import _report") == {"_report"}
+    assert targets("import importlib\nimportlib.import_module('ngcc._report')") == {"_report"}
+    assert targets("from ngcc import hash") == {"__init__"}
+    assert targets("from numpy import array") == set()
+
+
+def test_no_module_uses_a_relative_import():
+    relative = [(module, node.lineno) for module, path in MODULES.items()
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.ImportFrom) and node.level]
+    assert relative == []
+
+
 def test_every_module_has_its_layer():
-    modules = {path.stem for path in PACKAGE.glob("*.py")} | {"_core"}
+    modules = set(MODULES) | {"_core"}
     assert set(LAYER) == modules
     assert set(LAYER.values()) == set(LAYERS)
 
@@ -194,7 +253,7 @@ def test_the_layer_table_is_the_documented_one():
     rows = [line.split("|")[1:3] for line in table.splitlines()
             if line.startswith("| ") and not line.startswith("| layer ")]
     documented = {module: layer.strip() for layer, modules in rows
-                  for module in re.findall(r"`(\w+)`", modules)}
+                  for module in re.findall(r"`([\w.]+)`", modules)}
     assert [layer.strip() for layer, _ in rows] == list(LAYERS)
     assert documented == LAYER
 
