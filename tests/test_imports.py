@@ -195,7 +195,7 @@ def _absolute(node: ast.ImportFrom, module: str) -> str | None:
             return ""
         return node.module[len("ngcc."):] if node.module and node.module.startswith("ngcc.") \
             else None
-    package = module.split(".")[:-1] if not MODULES[module].name == "__init__.py" \
+    package = module.split(".")[:-1] if MODULES[module].name != "__init__.py" \
         else module.split(".")
     package = package[:len(package) - (node.level - 1)] if node.level > 1 else package
     return ".".join([*package, *([node.module] if node.module else [])])
