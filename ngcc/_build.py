@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _candidates, kat
+from ngcc import _candidates, _katfile
 from ngcc._cc import (
     DEFAULT_TIMEOUT,
     MAX_ERROR_LINES,
@@ -565,16 +565,17 @@ def _kat_basis(name: str, candidate: str, folder: Path,
         lines = read_manifest(manifest)
     except (ValueError, UnicodeDecodeError):
         lines = {}
-    if any(kat.manifest_entry(lines, name, kat.file_name(kind, name)) for kind in kat.FILES):
+    if any(_katfile.manifest_entry(lines, name, _katfile.file_name(kind, name))
+           for kind in _katfile.FILES):
         return "manifest", (str(manifest),)
     names = [name]
     with contextlib.suppress(NgccError):
         listed = _candidates.candidate(candidate).instance(name)
         names += [listed.manifest_folder] if listed is not None else []
-    folders = kat.submission_kat_folders(folder, names)
+    folders = _katfile.submission_kat_folders(folder, names)
     found = []
-    for kind in kat.FILES:
-        file_name = kat.file_name(kind, name)
+    for kind in _katfile.FILES:
+        file_name = _katfile.file_name(kind, name)
         match = next((f / file_name for f in folders if (f / file_name).is_file()), None)
         if match is not None:
             found.append(str(match))

@@ -34,6 +34,7 @@ from ngcc import (
     _gate,
     _host,
     _jobs,
+    _katfile,
     _leak,
     _locks,
     _partial,
@@ -49,6 +50,7 @@ from ngcc import (
 from ngcc._clock import run_id_now, utc_now
 from ngcc._errors import (
     CampaignFailedError,
+    ChildError,
     CorruptRecordError,
     DistributedError,
     ForeignRunDirError,
@@ -60,7 +62,7 @@ from ngcc._errors import (
     RunDirError,
     TrialFlagWarning,
 )
-from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
+from ngcc._measure import TrialRunner
 from ngcc._model import (
     CALLS_RULES,
     COUNTER_CHOICES,
@@ -85,6 +87,7 @@ from ngcc._model import (
     Settings,
     Start,
     Trial,
+    TrialMeasurement,
     operation,
     raw_relpath,
     record_relpath,
@@ -468,7 +471,7 @@ class Campaign:
             _plan.TARGET_CI_MAX_TRIALS if target_ci else self.trials))
         self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
         self.kat_files = list(kat_files)
-        kat._normalise_files(self.kat_files)  # a typo is refused before the run directory
+        _katfile.normalise_files(self.kat_files)  # a typo is refused before the run directory
         self.kat_timeout = kat_timeout
         self.trial_timeout = trial_timeout
         self.reporter = _progress.progress_of(progress)

@@ -53,6 +53,7 @@ import numpy as np
 from ngcc import _core
 from ngcc import _protocol as wire
 from ngcc._errors import (
+    ChildError,
     HashError,
     InstanceCrashError,
     InstanceProtocolError,
@@ -60,7 +61,7 @@ from ngcc._errors import (
     LibraryError,
     NgccError,
 )
-from ngcc._measure import ChildError, TrialMeasurement
+from ngcc._model import TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
 from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 from ngcc._untrusted import plain

@@ -9,6 +9,19 @@ class NgccError(Exception):
     """Base class of every error ngcc raises on purpose."""
 
 
+class ChildError(NgccError):
+    """A child process that did not deliver: ``status`` is ``crash``, ``timeout``,
+    ``error`` or ``protocol``; the message names instance, length, phase and trial.
+
+    Part of the ``TrialRunner`` contract (``_measure``): a runner raises nothing else for a
+    trial that failed."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class UnknownInstanceError(NgccError, LookupError):
     """An instance name that is neither built in nor a library path."""
 

@@ -24,8 +24,9 @@ import numpy as np
 
 from ngcc import _child, _host, _locks, _plan, _stats
 from ngcc._clock import utc_now
-from ngcc._measure import ChildError, TrialMeasurement, TrialRunner
-from ngcc._model import Environment, RejectedTrial, Trial
+from ngcc._errors import ChildError
+from ngcc._measure import TrialRunner
+from ngcc._model import Environment, RejectedTrial, Trial, TrialMeasurement
 from ngcc._registry import Instance
 
 

@@ -1,4 +1,5 @@
-"""Reading official KAT files and manifests: records, canonical digest, first difference.
+"""The official KAT files: their names, where a submission keeps them, and reading
+them and their manifests (records, canonical digest, first difference).
 
 The file format is ``spec/kat-format.md`` §3; the manifest digest is §10.
 """
@@ -6,8 +7,19 @@ The file format is ``spec/kat-format.md`` §3; the manifest digest is §10.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+
+FILES = ("2_12", "2_23", "2_33", "loop")
+"""The four KAT files, in the official generator's order."""
+
+DEFAULT_FILES = ("2_12", "2_23")
+"""The files checked by default: the quick ones (seconds, not minutes)."""
+
+# kind -> the tag in the file name and the DRNG seed ("KAT_" + tag, 8 times)
+TAGS = {"2_12": "2_12", "2_23": "2_23", "2_33": "2_33", "loop": "Loop"}
 
 MANIFEST_MODES = ("strict", "nolen")
 """How a manifest line hashes its file: all lines, or all but the ``*_Len`` lines."""
@@ -167,3 +179,74 @@ def _first_different_line(generated: bytes, official: bytes) -> str:
         if mine != other:
             return "canonical line %d differs: %r vs official %r" % (number, mine[:60], other[:60])
     return "the canonical texts differ in length (%d vs %d lines)" % (len(ours), len(theirs))
+
+
+# ------------------------------------------------------------------ file names
+
+def file_name(kind: str, instance_name: str) -> str:
+    """The official KAT file name: ``file_name("loop", "Wish512") == "KAT_Loop_Wish512.txt"``."""
+    return "KAT_%s_%s.txt" % (TAGS[_normalise_kind(kind)], instance_name)
+
+
+def _normalise_kind(kind: str) -> str:
+    """``"KAT_Loop"``, ``"loop"`` … as the kind's name in :data:`FILES`."""
+    folded = kind.strip().lower()
+    folded = folded[4:] if folded.startswith("kat_") else folded
+    if folded not in TAGS:
+        raise ValueError("unknown KAT file %r: expected one of %s" % (kind, ", ".join(FILES)))
+    return folded
+
+
+def normalise_files(files: str | Iterable[str]) -> list[str]:
+    """The kinds named (a list, or a comma-separated string), in :data:`FILES` order."""
+    wanted = {_normalise_kind(k) for k in (files.split(",") if isinstance(files, str) else files)
+              if k.strip()}
+    if not wanted:
+        raise ValueError("no KAT file asked for: give some of %s" % ", ".join(FILES))
+    return [kind for kind in FILES if kind in wanted]
+
+
+def manifest_entry(manifest: dict[str, ManifestEntry], instance_name: str,
+                   name: str) -> ManifestEntry | None:
+    """The manifest line of the KAT file ``name``: the line ``<instance>/<name>``, else
+    the one line whose file is ``name`` whatever its folder (the harness names folders
+    by its own labels: ``Laurus-512/KAT_2_12_laurus_512.txt``); None when no line or
+    several name it."""
+    exact = manifest.get("%s/%s" % (instance_name, name))
+    if exact is not None:
+        return exact
+    found = [entry for path, entry in manifest.items() if path.rpartition("/")[2] == name]
+    return found[0] if len(found) == 1 else None
+
+
+SUBMISSION_LEVELS = 4
+"""How many folders above an ``ngcc build`` source folder the submission's own KAT files
+are looked for (the official archives keep them in ``Test_Vectors/`` two or three
+levels above the instance folder)."""
+
+_VECTOR_FOLDERS = frozenset({"test_vectors", "testvectors", "kat", "kats", "kat_files"})
+
+
+def submission_kat_folders(source_dir: Path, instance_name: str | Iterable[str]) -> list[Path]:
+    """The folders where a submission's own KAT files may sit, nearest first.
+
+    The source folder and each of its first :data:`SUBMISSION_LEVELS` ancestors,
+    each followed by its test-vector subfolders (``Test_Vectors``, ``KAT``, …, any
+    case, spaces as ``_``) and their subfolders named after the instance
+    (``instance_name``: one name or several) or after the source folder itself
+    (Laurus ships ``laurus_512`` in a folder ``Laurus-512``). Only folders that
+    exist are listed."""
+    names = [instance_name] if isinstance(instance_name, str) else list(instance_name)
+    names = list(dict.fromkeys([*names, source_dir.name]))
+    folders: list[Path] = []
+    for base in [source_dir, *source_dir.parents][:SUBMISSION_LEVELS + 1]:
+        folders.append(base)
+        with suppress(OSError):  # unreadable: nothing to find there
+            for sub in sorted(base.iterdir()):
+                if (sub.name.casefold().replace(" ", "_") in _VECTOR_FOLDERS
+                        and sub.is_dir()):
+                    folders.append(sub)
+                    folders += [sub / name for name in names if (sub / name).is_dir()]
+    return list(dict.fromkeys(folders))
+
+

@@ -22,12 +22,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ngcc._codec import Evidence, FieldError, JsonObject, added
-from ngcc._measure import UNITS
 from ngcc._names import check_name, is_valid_name
 
 if TYPE_CHECKING:
-    from ngcc._measure import TrialMeasurement
     from ngcc._registry import Instance
 
 SCHEMA_CAMPAIGN = "ngcc.campaign/2"
@@ -535,6 +535,81 @@ class CampaignState(Evidence):
             raise FieldError(where + "jobs", "is empty" if not self.jobs else
                              "lacks %d planned job(s): %s at %d B first" % (
                                  len(missing), *missing[0]))
+
+
+# ------------------------------------------------------------------ one trial's facts
+
+#: The units a counter's ticks can be in.
+UNITS = ("tsc-ticks", "timer-ticks", "ns", "core-cycles")
+
+
+@dataclass(frozen=True)
+class TrialMeasurement:
+    """The facts of one trial, as the trial process reported them: facts only (no
+    statistics); a fact a runner cannot observe is ``None`` (for example the context
+    switches of a trial measured by an older runner).
+
+    Attributes:
+        pid: the trial process.
+        cpu: the CPU the process was pinned to.
+        cycles: counter ticks of every timed call (uint64, one per call), each
+            call bracketed by two serialised counter reads (overhead included).
+        loop_ticks, loop_ns: one counter reading and one CLOCK_MONOTONIC_RAW
+            reading around the whole per-call loop.
+        counter: ``rdtsc``, ``cntvct_el0``, ``clock_monotonic_raw``,
+            ``perf_cycles_rdpmc`` or ``perf_cycles_read`` (core cycles by perf).
+        unit: the unit of ``cycles``: one of :data:`UNITS`.
+        frequency_hz: counter ticks per second, calibrated in the trial process.
+        overhead_min_ticks, overhead_median_ticks: an empty timed region.
+        baseline_rss_kib: resident set after loading the library, before any call.
+        peak_rss_kib: peak resident set after the timed loops.
+        load_average: the 1, 5 and 15 minute load averages at the end.
+        batch_calls, batch_ticks, batch_ns: the same calls timed again in a loop
+            without per-call reads (one reading each around it).
+        batch_thread_cpu_ns, batch_involuntary_switches: the thread's CPU time and
+            involuntary context switches over that batch.
+        core_cycles_per_tick: core clock cycles per counter tick, estimated in the
+            trial from a dependency chain of known latency (None where unknown).
+        thread_cpu_ns: CPU time of the thread over the per-call loop.
+        voluntary_switches, involuntary_switches: context switches of the thread
+            over the per-call loop (``getrusage(RUSAGE_THREAD)``).
+        affinity_changed: the process's CPU affinity was no longer ``{cpu}`` after
+            the loops (the library changed it).
+        parent_wall_ns: the parent's own clock around the whole child, for the
+            cross-check of the claimed loop time.
+        counter_resolution_ticks: the smallest step the counter moved in, measured in
+            the trial process (the gcd of the differences of successive reads).
+        batch_min_cpu_ns, batch_min_calls: the batch's sub-batch of least thread CPU
+            time per call (up to 16 of 1 ms or more): its CPU time and its calls.
+    """
+
+    pid: int
+    cpu: int
+    cycles: np.ndarray
+    loop_ticks: int
+    loop_ns: int
+    counter: str
+    unit: str
+    frequency_hz: float
+    overhead_min_ticks: int
+    overhead_median_ticks: int
+    baseline_rss_kib: int
+    peak_rss_kib: int
+    load_average: tuple[float, float, float]
+    batch_calls: int | None = None
+    batch_ticks: int | None = None
+    batch_ns: int | None = None
+    core_cycles_per_tick: float | None = None
+    thread_cpu_ns: int | None = None
+    voluntary_switches: int | None = None
+    involuntary_switches: int | None = None
+    affinity_changed: bool | None = None
+    parent_wall_ns: int | None = None
+    batch_thread_cpu_ns: int | None = None
+    batch_involuntary_switches: int | None = None
+    counter_resolution_ticks: int | None = None
+    batch_min_cpu_ns: int | None = None
+    batch_min_calls: int | None = None
 
 
 # ------------------------------------------------------------------ the record

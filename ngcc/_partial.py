@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ngcc._files import atomic_write_bytes
-from ngcc._measure import TrialMeasurement
+from ngcc._model import TrialMeasurement
 from ngcc._records import path_in
 
 SCHEMA_PARTIAL = "ngcc.partial/1"

@@ -43,7 +43,7 @@ import numpy as np
 from ngcc._model import STATISTICS_VERSIONS, Flag, Statistics, Trial, TrialStatistics
 
 if TYPE_CHECKING:
-    from ngcc._measure import TrialMeasurement
+    from ngcc._model import TrialMeasurement
 
 CONFIDENCE = 0.95
 OUTLIER_TOLERANCE = 0.05      # a trial mean 5 % away from the median of trial means

@@ -50,7 +50,19 @@ from ngcc import _candidates, _child
 from ngcc._clock import utc_now
 from ngcc._errors import KatError
 from ngcc._files import atomic_write_bytes, sha256_file
-from ngcc._katfile import ManifestEntry, canonical_sha256, first_difference, read_manifest
+from ngcc._katfile import (
+    DEFAULT_FILES,
+    FILES,
+    TAGS,
+    ManifestEntry,
+    canonical_sha256,
+    file_name,
+    first_difference,
+    manifest_entry,
+    normalise_files,
+    read_manifest,
+    submission_kat_folders,
+)
 from ngcc._names import check_name, is_valid_name
 from ngcc._progress import Progress, Task, progress_of
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
@@ -59,12 +71,6 @@ from ngcc._version import __version__
 
 __all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
            "KatResult", "check", "file_name"]
-
-FILES = ("2_12", "2_23", "2_33", "loop")
-"""The four KAT files, in the official generator's order."""
-
-DEFAULT_FILES = ("2_12", "2_23")
-"""The files checked by default: the quick ones (seconds, not minutes)."""
 
 VERDICTS = ("PASS", "MISMATCH", "NOKAT", "CRASH", "TIMEOUT", "ERROR")
 """Every verdict. An instance's verdict is its files' worst, in the order CRASH, TIMEOUT,
@@ -78,8 +84,6 @@ submission ships, or nothing (``NOKAT``)."""
 _PathArg = str | os.PathLike[str]  # a path given as str or Path
 
 _SEVERITY = ("CRASH", "TIMEOUT", "MISMATCH", "ERROR", "NOKAT", "PASS")
-# kind -> the tag in the file name and the DRNG seed ("KAT_" + tag, 8 times)
-_TAGS = {"2_12": "2_12", "2_23": "2_23", "2_33": "2_33", "loop": "Loop"}
 
 
 @dataclass(frozen=True)
@@ -171,11 +175,6 @@ class KatResult:
         return self.verdict == "PASS"
 
 
-def file_name(kind: str, instance_name: str) -> str:
-    """The official KAT file name: ``file_name("loop", "Wish512") == "KAT_Loop_Wish512.txt"``."""
-    return "KAT_%s_%s.txt" % (_TAGS[_normalise_kind(kind)], instance_name)
-
-
 def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
           files: str | Iterable[str] = DEFAULT_FILES,
           out_dir: _PathArg | None = None,
@@ -236,7 +235,7 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
     """
     chosen = _resolve_instances(instances, candidate)
     named = run_labels(chosen, list(labels))
-    kinds = _normalise_files(files)
+    kinds = normalise_files(files)
     if timeout is not None and not timeout > 0:  # NaN too
         raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
     if official_dir is not None and not Path(official_dir).is_dir():
@@ -257,22 +256,6 @@ def _resolve_instances(instances: object, candidate: str | None) -> list[Instanc
     return [instance(item, candidate) for item in instances]  # type: ignore[attr-defined]
 
 
-def _normalise_kind(kind: str) -> str:
-    folded = kind.strip().lower()
-    folded = folded[4:] if folded.startswith("kat_") else folded
-    if folded not in _TAGS:
-        raise ValueError("unknown KAT file %r: expected one of %s" % (kind, ", ".join(FILES)))
-    return folded
-
-
-def _normalise_files(files: str | Iterable[str]) -> list[str]:
-    wanted = {_normalise_kind(k) for k in (files.split(",") if isinstance(files, str) else files)
-              if k.strip()}
-    if not wanted:
-        raise ValueError("no KAT file asked for: give some of %s" % ", ".join(FILES))
-    return [kind for kind in FILES if kind in wanted]
-
-
 def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, keep: bool,
                     progress: Progress, timeout: float | None,
                     official_dir: _PathArg | None, given: Path | None) -> KatResult:
@@ -284,8 +267,8 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
     manifest = _manifest(manifest_file)
     outcomes = []
     for kind, path in jobs:
-        with progress.task("KAT_%s_%s" % (_TAGS[kind], label)) as task:
-            outcome = _generate(inst, _TAGS[kind], path, timeout, task)
+        with progress.task("KAT_%s_%s" % (TAGS[kind], label)) as task:
+            outcome = _generate(inst, TAGS[kind], path, timeout, task)
             task.finished("generated in %.2f s" % outcome.seconds
                           if outcome.status == "done" and outcome.seconds is not None
                           else outcome.status)
@@ -400,19 +383,6 @@ def _manifest(path: Path) -> dict[str, ManifestEntry]:
         return read_manifest(path)
     except (ValueError, UnicodeDecodeError) as exc:
         raise KatError("the KAT manifest %s is corrupt: %s" % (path, exc)) from exc
-
-
-def manifest_entry(manifest: dict[str, ManifestEntry], instance_name: str,
-                   name: str) -> ManifestEntry | None:
-    """The manifest line of the KAT file ``name``: the line ``<instance>/<name>``, else
-    the one line whose file is ``name`` whatever its folder (the harness names folders
-    by its own labels: ``Laurus-512/KAT_2_12_laurus_512.txt``); None when no line or
-    several name it."""
-    exact = manifest.get("%s/%s" % (instance_name, name))
-    if exact is not None:
-        return exact
-    found = [entry for path, entry in manifest.items() if path.rpartition("/")[2] == name]
-    return found[0] if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -535,37 +505,6 @@ def _official_file(inst: Instance, name: str, official_dir: Path | None
         if (folder / name).is_file():
             return folder / name, tried
     return None, tried
-
-
-SUBMISSION_LEVELS = 4
-"""How many folders above an ``ngcc build`` source folder the submission's own KAT files
-are looked for (the official archives keep them in ``Test_Vectors/`` two or three
-levels above the instance folder)."""
-
-_VECTOR_FOLDERS = frozenset({"test_vectors", "testvectors", "kat", "kats", "kat_files"})
-
-
-def submission_kat_folders(source_dir: Path, instance_name: str | Iterable[str]) -> list[Path]:
-    """The folders where a submission's own KAT files may sit, nearest first.
-
-    The source folder and each of its first :data:`SUBMISSION_LEVELS` ancestors,
-    each followed by its test-vector subfolders (``Test_Vectors``, ``KAT``, …, any
-    case, spaces as ``_``) and their subfolders named after the instance
-    (``instance_name``: one name or several) or after the source folder itself
-    (Laurus ships ``laurus_512`` in a folder ``Laurus-512``). Only folders that
-    exist are listed."""
-    names = [instance_name] if isinstance(instance_name, str) else list(instance_name)
-    names = list(dict.fromkeys([*names, source_dir.name]))
-    folders: list[Path] = []
-    for base in [source_dir, *source_dir.parents][:SUBMISSION_LEVELS + 1]:
-        folders.append(base)
-        with suppress(OSError):  # unreadable: nothing to find there
-            for sub in sorted(base.iterdir()):
-                if (sub.name.casefold().replace(" ", "_") in _VECTOR_FOLDERS
-                        and sub.is_dir()):
-                    folders.append(sub)
-                    folders += [sub / name for name in names if (sub / name).is_dir()]
-    return list(dict.fromkeys(folders))
 
 
 def _source_dir(inst: Instance) -> Path | None:

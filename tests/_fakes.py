@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from ngcc import _child, _files, _host, _locks, kat
-from ngcc._measure import TrialMeasurement
-from ngcc._model import Counter, Environment
+from ngcc._model import Counter, Environment, TrialMeasurement
 from ngcc._registry import Instance, run_labels
 
 FREQUENCY_HZ = 2.1e9

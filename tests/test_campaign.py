@@ -41,6 +41,7 @@ from ngcc import (
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._errors import (
+    ChildError,
     CorruptRecordError,
     ForeignRunDirError,
     HostError,
@@ -49,7 +50,6 @@ from ngcc._errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
-from ngcc._measure import ChildError
 from ngcc._model import Record, Statistics
 from ngcc._plan import calls_per_trial, warmup_calls
 

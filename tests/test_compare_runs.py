@@ -23,13 +23,14 @@ from _fakes import ENVIRONMENT, FakeKat, fixed_host
 import ngcc
 from ngcc import _cli, _compare_runs, _host, _locks
 from ngcc._errors import (
+    ChildError,
     CorruptRecordError,
     InvalidNameError,
     NothingToCompareError,
     UnitMismatchError,
     UnknownLabelError,
 )
-from ngcc._measure import ChildError, TrialMeasurement
+from ngcc._model import TrialMeasurement
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 

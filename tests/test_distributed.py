@@ -174,7 +174,7 @@ def test_a_result_that_breaks_the_plan_is_refused(tmp_path, monkeypatch, change,
 
 def test_a_failed_child_fails_its_job_only(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    from ngcc._measure import ChildError
+    from ngcc._errors import ChildError
 
     runner = FakeRunner(fail={("SM3", 64, 1): ChildError("crash", "SM3 at 64 B crashed")})
     run = _campaign(tmp_path / "run", runner=runner, executor=_jobs.SerialExecutor()).run()

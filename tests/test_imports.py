@@ -108,40 +108,51 @@ def test_nothing_imports_the_package_init():
     assert not [module for module, targets in import_graph().items() if "__init__" in targets]
 
 
-# ------------------------------------------------------------------- the layers
+# ------------------------------------------------------------------- the stages
 
-#: The layers in order, each importing only from itself and the ones before it.
-LAYERS = ("foundations", "libraries and foreign code", "evidence", "analysis",
-          "orchestration", "rendering", "surfaces")
-#: Every module of ``ngcc/`` and its layer: the table of docs/architecture.md, "Layers".
-LAYER = {
-    "_version": "foundations", "_errors": "foundations", "_names": "foundations",
-    "_clock": "foundations", "_untrusted": "foundations", "_files": "foundations",
-    "_codec": "foundations",
-    "_format": "foundations", "_progress": "foundations", "_katfile": "foundations",
-    "_protocol": "foundations", "_elf": "foundations", "_cc": "foundations",
-    "_core": "libraries and foreign code", "_candidates": "libraries and foreign code",
-    "_registry": "libraries and foreign code",
-    "_measure": "libraries and foreign code", "_child": "libraries and foreign code",
-    "_hashing": "libraries and foreign code", "_timing": "libraries and foreign code",
-    "kat": "libraries and foreign code", "_build": "libraries and foreign code",
-    "_model": "evidence", "_schema1": "evidence", "_records": "evidence",
-    "_partial": "evidence", "_archive": "evidence", "_run": "evidence",
-    "_stats": "analysis", "_analysis": "analysis", "_frames": "analysis",
-    "_compare": "analysis", "_recheck": "analysis",
-    "_host": "orchestration", "_locks": "orchestration", "_plan": "orchestration",
-    "_gate": "orchestration", "_leak": "orchestration", "_jobs": "orchestration",
-    "_distributed": "orchestration", "_campaign": "orchestration",
-    "_plot": "rendering", "_export": "rendering", "_verdict": "rendering",
-    "_report": "rendering", "_jupyter": "rendering", "_validate": "rendering",
-    "_compare_runs": "rendering", "_published": "rendering", "_evaluate": "rendering",
-    "__init__": "surfaces", "_cli": "surfaces", "__main__": "surfaces",
-}
-#: The only imports of a later layer: the run object's methods that open frames, plots,
+#: The stages in order: a module imports only from its own stage and earlier ones.
+#: A module's stage is its folder (``ngcc/<stage>/``); the package root is the surface.
+STAGES = ("base", "library", "evidence", "stats", "driver", "measure", "campaign", "report",
+          "app", "cli", "surface")
+#: Stages that never import each other: statistics never load the code that runs
+#: foreign libraries, and the campaign and the pages stand side by side.
+APART = ({"stats", "driver"}, {"campaign", "report"})
+#: The modules of the package root and their stage (``_core``: the compiled extension).
+ROOT_STAGE = {"_core": "library", "__init__": "surface", "__main__": "surface",
+              "kat": "surface"}
+#: The only imports of a later stage: the run object's methods that open frames, plots,
 #: comparisons, reports, Jupyter tables and leak evidence, imported when called (so
 #: loading a run, or running a campaign, loads none of them).
 DOORS = {("_run", "_frames"), ("_run", "_plot"), ("_run", "_compare_runs"),
          ("_run", "_report"), ("_run", "_jupyter"), ("_run", "_leak")}
+#: While modules move into their folders: the stage of each module still at the root.
+FLAT_STAGE = {
+    "_version": "base", "_errors": "base", "_names": "base", "_clock": "base",
+    "_untrusted": "base", "_files": "base", "_codec": "base", "_format": "base",
+    "_progress": "base",
+    "_candidates": "library", "_registry": "library", "_katfile": "library", "_elf": "library",
+    "_cc": "library", "_build": "library",
+    "_model": "evidence", "_schema1": "evidence", "_records": "evidence", "_archive": "evidence",
+    "_run": "evidence",
+    "_stats": "stats", "_analysis": "stats", "_frames": "stats", "_compare": "stats",
+    "_recheck": "stats",
+    "_protocol": "driver", "_measure": "driver", "_child": "driver", "_hashing": "driver",
+    "_timing": "driver", "kat": "driver",
+    "_host": "measure", "_locks": "measure", "_plan": "measure", "_gate": "measure",
+    "_leak": "measure", "_jobs": "measure", "_distributed": "measure", "_partial": "measure",
+    "_campaign": "campaign",
+    "_plot": "report", "_export": "report", "_verdict": "report", "_report": "report",
+    "_jupyter": "report", "_validate": "report", "_compare_runs": "report",
+    "_published": "report",
+    "_evaluate": "app", "_cli": "cli",
+}
+
+
+def stage(module: str) -> str:
+    """A module's stage: its folder, else the root's table."""
+    if "." in module:
+        return module.split(".")[0]
+    return FLAT_STAGE.get(module) or ROOT_STAGE[module]
 
 
 @functools.cache
@@ -226,19 +237,28 @@ def test_no_module_uses_a_relative_import():
     assert relative == []
 
 
-def test_every_module_has_its_layer():
-    modules = set(MODULES) | {"_core"}
-    assert set(LAYER) == modules
-    assert set(LAYER.values()) == set(LAYERS)
+def test_every_module_has_its_stage():
+    assert {module: stage(module) in STAGES for module in [*MODULES, "_core"]} \
+        == {module: True for module in [*MODULES, "_core"]}
+    assert not set(FLAT_STAGE) - set(MODULES), "a module moved: take it out of FLAT_STAGE"
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    assert folders <= set(STAGES)
 
 
-def test_no_module_imports_a_later_layer():
-    rank = {module: LAYERS.index(layer) for module, layer in LAYER.items()}
-    later = sorted("%s (%s) imports %s (%s) %s" % (module, LAYER[module], target,
-                                                     LAYER[target], "/".join(sorted(kinds)))
+def test_no_module_imports_a_later_stage():
+    rank = {name: index for index, name in enumerate(STAGES)}
+    later = sorted("%s (%s) imports %s (%s) %s" % (module, stage(module), target,
+                                                     stage(target), "/".join(sorted(kinds)))
                    for (module, target), kinds in imports_by_kind().items()
-                   if rank[target] > rank[module] and (module, target) not in DOORS)
+                   if rank[stage(target)] > rank[stage(module)] and (module, target) not in DOORS)
     assert later == []
+
+
+def test_stages_set_apart_never_import_each_other():
+    crossing = sorted("%s (%s) imports %s (%s)" % (module, stage(module), target, stage(target))
+                      for (module, target) in imports_by_kind()
+                      if {stage(module), stage(target)} in APART)
+    assert crossing == []
 
 
 def test_the_doors_open_only_when_called():
@@ -246,16 +266,21 @@ def test_the_doors_open_only_when_called():
     assert {door: kinds.get(door) for door in DOORS} == {door: {"function"} for door in DOORS}
 
 
-def test_the_layer_table_is_the_documented_one():
-    """docs/architecture.md's table lists the same modules in the same layers, in order."""
+def test_the_stage_table_is_the_documented_one():
+    """docs/architecture.md's table lists the same modules in the same stages, in order."""
     text = (REPO / "docs" / "architecture.md").read_text()
-    table = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    table = text.split("\n## Stages\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|")[1:3] for line in table.splitlines()
-            if line.startswith("| ") and not line.startswith("| layer ")]
-    documented = {module: layer.strip() for layer, modules in rows
-                  for module in re.findall(r"`([\w.]+)`", modules)}
-    assert [layer.strip() for layer, _ in rows] == list(LAYERS)
-    assert documented == LAYER
+            if line.startswith("| ") and not line.startswith("| stage ")]
+    documented = {_documented(name.strip().strip("`/"), module): name.strip().strip("`/")
+                  for name, modules in rows for module in re.findall(r"`([\w.]+)`", modules)}
+    assert [name.strip().strip("`/") for name, _ in rows] == list(STAGES)
+    assert documented == {module: stage(module) for module in [*MODULES, "_core"]}
+
+
+def _documented(stage_name: str, name: str) -> str:
+    """A module as the table names it: ``errors`` in the row of ``base/`` is ``base.errors``."""
+    return name if name in MODULES or name == "_core" else "%s.%s" % (stage_name, name)
 
 
 def _loaded_at_import(module: str) -> set[str]:
@@ -276,8 +301,8 @@ def test_the_evidence_model_loads_nothing_compiled():
     assert "_core" not in _loaded_at_import("_run")
 
 
-def test_nothing_below_rendering_loads_a_renderer():
-    renderers = {module for module, layer in LAYER.items() if layer == "rendering"}
-    below = [m for m, layer in LAYER.items() if LAYERS.index(layer) < LAYERS.index("rendering")]
+def test_nothing_below_the_pages_loads_a_renderer():
+    renderers = {module for module in MODULES if stage(module) == "report"}
+    below = [m for m in MODULES if STAGES.index(stage(m)) < STAGES.index("report")]
     assert {m: _loaded_at_import(m) & renderers for m in below
             if _loaded_at_import(m) & renderers} == {}

@@ -16,7 +16,7 @@ import ngcc
 from ngcc import _files, _model, _records, _stats
 from ngcc._cli import main
 from ngcc._errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
-from ngcc._measure import TrialMeasurement
+from ngcc._model import TrialMeasurement
 
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURE_RUN = DATA / "run-quick"                  # schema 2

@@ -439,8 +439,7 @@ def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
     from _fakes import FakeKat, FakeRunner, fixed_host
 
     import ngcc
-    from ngcc._errors import NgccError
-    from ngcc._measure import ChildError
+    from ngcc._errors import ChildError, NgccError
     from ngcc._validate import check_links
 
     class Crashing(FakeRunner):
