@@ -186,7 +186,7 @@ def _targets(node: ast.AST, module: str) -> set[str]:
         if base is None:
             return set()
         if base == "":  # from ngcc import x, y: submodules, or names of __init__
-            return {_known(a.name) if _known(a.name) in MODULES or a.name == "_core"
+            return {_known(a.name) if _known(a.name) in MODULES or a.name.startswith("_")
                     else "__init__" for a in node.names}
         return {_known(base + "." + a.name) if _known(base + "." + a.name) in MODULES
                 else _known(base) for a in node.names}
@@ -222,10 +222,11 @@ def test_relative_and_importlib_imports_are_edges():
     def targets(source: str, module: str = "_model") -> set[str]:
         return set().union(*(_targets(n, module) for n in ast.walk(ast.parse(source))))
 
-    assert targets("from . import _report") == {"_report"}
-    assert targets("from ._report import write") == {"_report"}
-    assert targets("from ngcc import _report") == {"_report"}
-    assert targets("import importlib\nimportlib.import_module('ngcc._report')") == {"_report"}
+    assert targets("from . import _elsewhere") == {"_elsewhere"}
+    assert targets("from ._elsewhere import write") == {"_elsewhere"}
+    assert targets("from ngcc import _elsewhere") == {"_elsewhere"}
+    assert targets("import importlib\nimportlib.import_module('ngcc._elsewhere')") \
+        == {"_elsewhere"}
     assert targets("from ngcc import hash") == {"__init__"}
     assert targets("from numpy import array") == set()
 
