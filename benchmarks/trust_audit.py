@@ -102,7 +102,7 @@ def api(expression: str, exceptions: str = ERRORS) -> list[str]:
     """Python that must raise one of ``exceptions`` (printed as one ngcc: line)."""
     return py("""
         import sys, ngcc, numpy as np
-        from ngcc._errors import *
+        from ngcc.base.errors import *
         try:
             %s
         except (%s) as exc:
@@ -347,7 +347,7 @@ def _pages_inert(run_dir: Path) -> Callable[[subprocess.CompletedProcess[str]], 
                                 capture_output=True, text=True, timeout=120)
         if report.returncode not in (0, 1):
             return "silent wrong: ngcc report exited %d" % report.returncode
-        from ngcc import _untrusted
+        from ngcc.base import untrusted as _untrusted
         for page in sorted((run_dir / "report").glob("*.*")):
             text = page.read_text(encoding="utf-8", errors="replace")
             if CONTROL.search(text.replace("\n", "").replace("\t", "")):

@@ -8,7 +8,14 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 from ngcc import kat
 from ngcc._build import BuildResult, build
 from ngcc._campaign import Campaign, CostEstimate
-from ngcc._errors import (
+from ngcc._evaluate import EvaluationResult, evaluate
+from ngcc._hashing import hash
+from ngcc._leak import LeakResult, leak
+from ngcc._registry import Instance, instance, instances
+from ngcc._run import Run, load_run
+from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
+from ngcc._validate import Validation, validate
+from ngcc.base.errors import (
     ArchiveError,
     BuildError,
     CampaignFailedError,
@@ -43,14 +50,7 @@ from ngcc._errors import (
     UnknownLabelError,
     ValidationError,
 )
-from ngcc._evaluate import EvaluationResult, evaluate
-from ngcc._hashing import hash
-from ngcc._leak import LeakResult, leak
-from ngcc._registry import Instance, instance, instances
-from ngcc._run import Run, load_run
-from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
-from ngcc._validate import Validation, validate
-from ngcc._version import __version__
+from ngcc.base.version import __version__
 
 __all__ = [
     "ArchiveError",

@@ -24,10 +24,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc._codec import Evidence, FieldError
-from ngcc._errors import ArchiveError, InvalidNameError
-from ngcc._names import check_name
 from ngcc._records import EVALUATION_FILE, load_file, write_json
+from ngcc.base.codec import Evidence, FieldError
+from ngcc.base.errors import ArchiveError, InvalidNameError
+from ngcc.base.names import check_name
 
 SCHEMA_EVALUATION = "ngcc.evaluation/1"
 EVALUATION_REMEDY = ("Run `ngcc evaluate` with the same archives and --run-dir again to "

@@ -17,7 +17,7 @@ compiler decides what goes in, with the user's flags and defines:
 
 No foreign code runs here, and the folder is untrusted: only regular files under a
 size limit are read (never a FIFO or a device behind a symlink), names go through
-:func:`ngcc._names.check_name`, the compiler runs with a deadline, memory and
+:func:`ngcc.base.names.check_name`, the compiler runs with a deadline, memory and
 file-size limits (:mod:`ngcc._cc`, which also reads the facts out of its
 diagnostics and objects), and the library and its ``<library>.json`` sidecar (the
 facts :func:`ngcc.instance` reads, and the build's provenance) are written inside
@@ -59,11 +59,7 @@ from ngcc._cc import (
     shorten_link,
     undefined_symbols,
 )
-from ngcc._clock import utc_now
-from ngcc._errors import BuildError, BuildFix, KatError, LibraryError, NgccError
-from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import read_manifest
-from ngcc._names import check_name, inside
 from ngcc._registry import (
     EXTERNAL,
     LIB_DIR,
@@ -73,8 +69,12 @@ from ngcc._registry import (
     manifest_path,
     sidecar_path,
 )
-from ngcc._untrusted import loads_json
-from ngcc._version import __version__
+from ngcc.base.clock import utc_now
+from ngcc.base.errors import BuildError, BuildFix, KatError, LibraryError, NgccError
+from ngcc.base.files import atomic_write_bytes, sha256_file
+from ngcc.base.names import check_name, inside
+from ngcc.base.untrusted import loads_json
+from ngcc.base.version import __version__
 
 # The NGCC guide's three flag sets.
 FLAG_SETS: dict[str, str] = {

@@ -29,8 +29,6 @@ import numpy as np
 
 from ngcc import (
     _child,
-    _files,
-    _format,
     _gate,
     _host,
     _jobs,
@@ -39,28 +37,12 @@ from ngcc import (
     _locks,
     _partial,
     _plan,
-    _progress,
     _recheck,
     _records,
     _schema1,
     _stats,
     _timing,
     kat,
-)
-from ngcc._clock import run_id_now, utc_now
-from ngcc._errors import (
-    CampaignFailedError,
-    ChildError,
-    CorruptRecordError,
-    DistributedError,
-    ForeignRunDirError,
-    HostError,
-    KatGateError,
-    MeasurementWarning,
-    NgccError,
-    PlanMismatchError,
-    RunDirError,
-    TrialFlagWarning,
 )
 from ngcc._measure import TrialRunner
 from ngcc._model import (
@@ -94,6 +76,24 @@ from ngcc._model import (
 )
 from ngcc._registry import Instance
 from ngcc._run import Run, RunRecord
+from ngcc.base import files as _files
+from ngcc.base import format as _format
+from ngcc.base import progress as _progress
+from ngcc.base.clock import run_id_now, utc_now
+from ngcc.base.errors import (
+    CampaignFailedError,
+    ChildError,
+    CorruptRecordError,
+    DistributedError,
+    ForeignRunDirError,
+    HostError,
+    KatGateError,
+    MeasurementWarning,
+    NgccError,
+    PlanMismatchError,
+    RunDirError,
+    TrialFlagWarning,
+)
 
 # ---------------------------------------------------------------- small helpers
 
@@ -362,7 +362,7 @@ class Campaign:
         progress: how the campaign shows its progress on stderr: True (a bar per
             phase on a terminal, otherwise one line per finished job with its figure,
             the elapsed time and the ETA), False (nothing), or a
-            :class:`ngcc._progress.Progress`.
+            :class:`ngcc.base.progress.Progress`.
         on_plan: called with the :class:`CostEstimate` once the calibration has
             planned every job, before any trial (the command line prints it).
         command: the command line recorded as provenance.

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc._errors import InvalidNameError, NgccError
+from ngcc.base.errors import InvalidNameError, NgccError
 
 DATA_DIR = Path(__file__).resolve().parent / "_lib" / "kat"
 TABLE_NAME = "candidates.tsv"

@@ -28,8 +28,8 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from ngcc._errors import BuildError
-from ngcc._untrusted import plain
+from ngcc.base.errors import BuildError
+from ngcc.base.untrusted import plain
 
 # Limits on untrusted input: every file read, and the compiler run on it.
 MAX_INPUT_BYTES = 16 << 20

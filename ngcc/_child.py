@@ -52,7 +52,10 @@ import numpy as np
 
 from ngcc import _core
 from ngcc import _protocol as wire
-from ngcc._errors import (
+from ngcc._model import TrialMeasurement
+from ngcc._protocol import Conversation, ProtocolError
+from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
+from ngcc.base.errors import (
     ChildError,
     HashError,
     InstanceCrashError,
@@ -61,10 +64,7 @@ from ngcc._errors import (
     LibraryError,
     NgccError,
 )
-from ngcc._model import TrialMeasurement
-from ngcc._protocol import Conversation, ProtocolError
-from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
-from ngcc._untrusted import plain
+from ngcc.base.untrusted import plain
 
 DRIVER = LIB_DIR / "ngcc-driver"
 

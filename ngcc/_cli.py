@@ -21,15 +21,17 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _analysis, _build, _campaign, _format, _host, _locks, _plan, _progress, kat
-from ngcc._clock import run_id_now
-from ngcc._errors import MeasurementWarning, NgccError, TrialFlagWarning
+from ngcc import _analysis, _build, _campaign, _host, _locks, _plan, kat
 from ngcc._hashing import hash as hash_data
 from ngcc._model import COUNTER_CHOICES, Job, Record
 from ngcc._registry import Instance, instance, instances, is_library_path
 from ngcc._run import Run, load_run
-from ngcc._untrusted import plain
-from ngcc._version import __version__
+from ngcc.base import format as _format
+from ngcc.base import progress as _progress
+from ngcc.base.clock import run_id_now
+from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
+from ngcc.base.untrusted import plain
+from ngcc.base.version import __version__
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2

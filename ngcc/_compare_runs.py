@@ -11,7 +11,7 @@ The statistics are :mod:`ngcc._compare`'s; this module decides *what* is compare
   (TSC ticks of the same rate, timer ticks of the same rate, or ns). Otherwise each
   trial's figure is converted to core cycles with that trial's core-cycles-per-tick
   estimate when every trial of both sides carries one; else the comparison is refused
-  (:class:`~ngcc._errors.UnitMismatchError`), because a ratio of two units means nothing.
+  (:class:`~ngcc.base.errors.UnitMismatchError`), because a ratio of two units means nothing.
 * **Hosts**: records whose host fingerprints differ (CPU model, counter, frequency,
   kernel …) are compared, and the notes say which fields differ.
 
@@ -33,15 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _compare, _format
-from ngcc._errors import (
+from ngcc import _compare
+from ngcc._host import LOAD_LIMIT
+from ngcc.base import format as _format
+from ngcc.base.errors import (
     NothingToCompareError,
     UnitMismatchError,
     UnknownHostError,
     UnknownLabelError,
 )
-from ngcc._host import LOAD_LIMIT
-from ngcc._names import check_name
+from ngcc.base.names import check_name
 
 if TYPE_CHECKING:
     import pandas as pd

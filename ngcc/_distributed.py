@@ -42,11 +42,11 @@ from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, wai
 from distributed import get_worker as _get_worker
 
 from ngcc import _locks
-from ngcc._errors import CpuBusyError, DistributedError, LibraryMismatchError
-from ngcc._files import sha256_file
 from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
 from ngcc._measure import TrialRunner
-from ngcc._version import __version__
+from ngcc.base.errors import CpuBusyError, DistributedError, LibraryMismatchError
+from ngcc.base.files import sha256_file
+from ngcc.base.version import __version__
 
 #: The environment variable that tells a worker its CPU.
 CPU_ENV = "NGCC_CPU"
@@ -193,7 +193,7 @@ def worker_cpu() -> int:
 
 def worker_version() -> str:
     """The ngcc version of this worker (the client refuses workers of another one)."""
-    from ngcc import _version
+    from ngcc.base import version as _version
 
     return _version.__version__
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from ngcc._errors import LibraryError
+from ngcc.base.errors import LibraryError
 
 
 def elf_image_bytes(path: str | os.PathLike[str]) -> int:

@@ -7,7 +7,7 @@ built, KAT-gated, measured in one interleaved campaign and reported.
    guide's reference flags; optimized: its performance flags); when the build fails
    and its own diagnosis is certain of a fix (a missing ``-m`` flag for the
    intrinsics a file uses, the define that leaves out a guarded ``main``:
-   :class:`ngcc._errors.BuildFix`), the fix is applied and the build run again, and
+   :class:`ngcc.base.errors.BuildFix`), the fix is applied and the build run again, and
    the fix is recorded as an adjustment (in the sidecar, so in the KAT log, and in
    ``evaluation.json``, so on the pages); a folder that still does not build is a row
    with the build's reason;
@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _archive, _build, _campaign, _files, _records, _report
+from ngcc import _archive, _build, _campaign, _records, _report
 from ngcc._archive import Evaluation, Folder, FolderEntry
-from ngcc._clock import run_id_now
-from ngcc._errors import BuildError, ForeignRunDirError, KatGateError
-from ngcc._names import inside
 from ngcc._run import Run
+from ngcc.base import files as _files
+from ngcc.base.clock import run_id_now
+from ngcc.base.errors import BuildError, ForeignRunDirError, KatGateError
+from ngcc.base.names import inside
 
 #: How many times a build is run again with the fixes its diagnosis named.
 MAX_FIX_ROUNDS = 4

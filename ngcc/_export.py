@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from ngcc import _untrusted
 from ngcc._model import Record, Statistics
+from ngcc.base import untrusted as _untrusted
 
 if TYPE_CHECKING:  # pandas loads only when a table is asked for
     import pandas as pd

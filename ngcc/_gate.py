@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ngcc import _files, _records, kat
+from ngcc import _records, kat
 from ngcc._elf import elf_image_bytes
 from ngcc._model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
-from ngcc._progress import Progress
 from ngcc._registry import Instance
+from ngcc.base import files as _files
+from ngcc.base.progress import Progress
 
 
 class KatChecker(Protocol):

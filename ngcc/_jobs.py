@@ -23,11 +23,11 @@ from typing import Protocol
 import numpy as np
 
 from ngcc import _child, _host, _locks, _plan, _stats
-from ngcc._clock import utc_now
-from ngcc._errors import ChildError
 from ngcc._measure import TrialRunner
 from ngcc._model import Environment, RejectedTrial, Trial, TrialMeasurement
 from ngcc._registry import Instance
+from ngcc.base.clock import utc_now
+from ngcc.base.errors import ChildError
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ngcc import _format, _report, _untrusted
+from ngcc import _report
 from ngcc._model import Record
+from ngcc.base import format as _format
+from ngcc.base import untrusted as _untrusted
 
 if TYPE_CHECKING:
     from ngcc._run import Run

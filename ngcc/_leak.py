@@ -49,13 +49,15 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _files, _locks, _records, _untrusted
-from ngcc._clock import utc_now
-from ngcc._errors import CorruptRecordError
-from ngcc._names import check_name, inside
-from ngcc._progress import Task
+from ngcc import _child, _locks, _records
 from ngcc._registry import Instance, instance, run_labels
-from ngcc._version import __version__
+from ngcc.base import files as _files
+from ngcc.base import untrusted as _untrusted
+from ngcc.base.clock import utc_now
+from ngcc.base.errors import CorruptRecordError
+from ngcc.base.names import check_name, inside
+from ngcc.base.progress import Task
+from ngcc.base.version import __version__
 
 SCHEMA_LEAK = "ngcc.leak/1"
 SCHEMA_LEAK_TRACE = "ngcc.leak-trace/1"
@@ -477,7 +479,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         label: the library's name in the evidence files (default: its own label,
             else the instance name, ``name@variant`` for a built-in variant).
         progress: called after every batch with (calls so far, largest |t| or None),
-            or a :class:`ngcc._progress.Task` of ``calls`` to move (its status shows
+            or a :class:`ngcc.base.progress.Task` of ``calls`` to move (its status shows
             the largest |t|).
 
     Returns:

@@ -12,7 +12,7 @@ attributes and ``ngcc validate`` compares them. The files (``docs/evidence-forma
 
 each versioned by its schema string (:data:`SCHEMAS`). The file names of a run
 directory are built here, by string concatenation, from names checked against the
-one name rule (``ngcc._names``); every stored path must equal the one derived from
+one name rule (``ngcc.base.names``); every stored path must equal the one derived from
 its names, so no evidence file can point outside its run directory.
 """
 
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ngcc._codec import Evidence, FieldError, JsonObject, added
-from ngcc._names import check_name, is_valid_name
+from ngcc.base.codec import Evidence, FieldError, JsonObject, added
+from ngcc.base.names import check_name, is_valid_name
 
 if TYPE_CHECKING:
     from ngcc._registry import Instance

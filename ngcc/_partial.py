@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ngcc._files import atomic_write_bytes
 from ngcc._model import TrialMeasurement
 from ngcc._records import path_in
+from ngcc.base.files import atomic_write_bytes
 
 SCHEMA_PARTIAL = "ngcc.partial/1"
 PARTIAL_DIR = "partial"

@@ -26,7 +26,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ngcc._errors import NgccError
 from ngcc._model import Plan, PlanLibrary
 from ngcc._registry import (
     Instance,
@@ -37,6 +36,7 @@ from ngcc._registry import (
     is_library_path,
     run_labels,
 )
+from ngcc.base.errors import NgccError
 
 #: The eight message lengths of the NGCC guide (S1–S8), in bytes.
 DEFAULT_LENGTHS = (32, 128, 512, 1024, 4096, 8192, 16384, 65536)

@@ -40,7 +40,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import blended_transform_factory
 
-from ngcc._errors import PlotDataError
+from ngcc.base.errors import PlotDataError
 
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ngcc._untrusted import plain
+from ngcc.base.untrusted import plain
 
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct("<II")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ngcc import _format
-from ngcc._errors import PublishedError
+from ngcc.base import format as _format
+from ngcc.base.errors import PublishedError
 
 if TYPE_CHECKING:
     from ngcc._run import Run

@@ -7,7 +7,7 @@ directory), so a campaign killed at any instant leaves either the old file, the 
 one, or none; every object is checked by the model before it is written. Every
 load checks the ``schema`` string (schema 1 is converted on read, ``_schema1``) and
 every field, and every path built from the evidence stays inside the run
-directory; a defect raises :class:`~ngcc._errors.CorruptRecordError` naming the
+directory; a defect raises :class:`~ngcc.base.errors.CorruptRecordError` naming the
 file, the defect and the remedy.
 """
 
@@ -24,9 +24,6 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ngcc import _schema1
-from ngcc._codec import Evidence, FieldError
-from ngcc._errors import CorruptRecordError, InvalidNameError
-from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._model import (
     SCHEMA_BUILD,
     SCHEMA_CAMPAIGN,
@@ -37,8 +34,11 @@ from ngcc._model import (
     Job,
     Record,
 )
-from ngcc._names import inside
-from ngcc._untrusted import load_json_file, read_regular
+from ngcc.base.codec import Evidence, FieldError
+from ngcc.base.errors import CorruptRecordError, InvalidNameError
+from ngcc.base.files import atomic_write_bytes, sha256_file
+from ngcc.base.names import inside
+from ngcc.base.untrusted import load_json_file, read_regular
 
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"

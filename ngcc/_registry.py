@@ -23,16 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ngcc import _candidates, _core
-from ngcc._errors import (
+from ngcc.base.errors import (
     LibraryError,
     LibraryNotFoundError,
     MeasurementWarning,
     NgccError,
     UnknownInstanceError,
 )
-from ngcc._files import sha256_file
-from ngcc._names import assign_labels, check_name
-from ngcc._untrusted import load_json_file
+from ngcc.base.files import sha256_file
+from ngcc.base.names import assign_labels, check_name
+from ngcc.base.untrusted import load_json_file
 
 LIB_DIR = Path(__file__).resolve().parent / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")  # those of the built-in instances

@@ -4,7 +4,7 @@ A candidate page has the structure of the independent NGCC performance pages
 (``docs/spec/seeds/``), which follow the NICCS x86 self-assessment guide §3.5: sections
 1 (basic information), 2 (assessment environment), 3 (functional testing), 4
 (performance), 5 (resource consumption) and 7 (raw evidence index), with the same
-columns and number formatting (:mod:`ngcc._format`). What those pages lack — the
+columns and number formatting (:mod:`ngcc.base.format`). What those pages lack — the
 95 % confidence interval of each mean, the per-call median, the ratio to the
 pseudoXOF baseline, the trial flags and the plots — sits in one clearly titled extra
 section after section 4. Trial flags are one line per kind (how many, the worst case);
@@ -29,18 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import (
-    _analysis,
-    _archive,
-    _export,
-    _files,
-    _format,
-    _host,
-    _untrusted,
-    _verdict,
-)
+from ngcc import _analysis, _archive, _export, _host, _verdict
 from ngcc._candidates import title as registry_title
-from ngcc._errors import ReportError
 from ngcc._model import (
     BuildEntry,
     Job,
@@ -50,6 +40,10 @@ from ngcc._model import (
     plot_stem_cpb,
     plot_stem_distribution,
 )
+from ngcc.base import files as _files
+from ngcc.base import format as _format
+from ngcc.base import untrusted as _untrusted
+from ngcc.base.errors import ReportError
 
 if TYPE_CHECKING:
     from ngcc._run import Run, RunRecord

@@ -20,7 +20,6 @@ import numpy as np
 
 from ngcc import _archive, _records
 from ngcc._archive import Evaluation
-from ngcc._errors import ForeignRunDirError, NoRecordError, ReportError
 from ngcc._model import (
     BuildEntry,
     BuildState,
@@ -30,6 +29,7 @@ from ngcc._model import (
     Plan,
     Record,
 )
+from ngcc.base.errors import ForeignRunDirError, NoRecordError, ReportError
 
 if TYPE_CHECKING:  # pandas and matplotlib load only when a frame or a plot is asked for
     import pandas as pd

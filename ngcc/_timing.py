@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ngcc import _child, _core, _registry
-from ngcc._errors import HashError
 from ngcc._hashing import library
 from ngcc._registry import Instance
+from ngcc.base.errors import HashError
 
 #: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
 #: allocated. The official lengths stop at 64 KiB.

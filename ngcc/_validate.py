@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from ngcc import _export, _records, _report, _untrusted
-from ngcc._errors import ValidationError
+from ngcc import _export, _records, _report
 from ngcc._recheck import Difference, record_problems
 from ngcc._run import Run, load_run
+from ngcc.base import untrusted as _untrusted
+from ngcc.base.errors import ValidationError
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Validation:
         return not self.differences
 
     def raise_for_differences(self) -> None:
-        """Raise :class:`~ngcc._errors.ValidationError` listing the differences, if any."""
+        """Raise :class:`~ngcc.base.errors.ValidationError` listing the differences, if any."""
         if self.differences:
             raise ValidationError(self.run_dir, [str(d) for d in self.differences])
 

@@ -47,9 +47,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc import _candidates, _child
-from ngcc._clock import utc_now
-from ngcc._errors import KatError
-from ngcc._files import atomic_write_bytes, sha256_file
 from ngcc._katfile import (
     DEFAULT_FILES,
     FILES,
@@ -63,11 +60,14 @@ from ngcc._katfile import (
     read_manifest,
     submission_kat_folders,
 )
-from ngcc._names import check_name, is_valid_name
-from ngcc._progress import Progress, Task, progress_of
 from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
-from ngcc._untrusted import load_json_file
-from ngcc._version import __version__
+from ngcc.base.clock import utc_now
+from ngcc.base.errors import KatError
+from ngcc.base.files import atomic_write_bytes, sha256_file
+from ngcc.base.names import check_name, is_valid_name
+from ngcc.base.progress import Progress, Task, progress_of
+from ngcc.base.untrusted import load_json_file
+from ngcc.base.version import __version__
 
 __all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
            "KatResult", "check", "file_name"]
@@ -205,7 +205,7 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
         keep: keep the generated files (otherwise they are deleted after the check).
         progress: show a progress bar per file on stderr when it is a terminal,
             else a line per finished file (True); nothing (False); or report to a
-            :class:`ngcc._progress.Progress`.
+            :class:`ngcc.base.progress.Progress`.
         timeout: seconds allowed per file and for the guard probe (None: the defaults
             of ``ngcc._child.KAT_TIMEOUTS``, 10 min for the quick files, 2 h for the
             long ones; ``math.inf``: no limit).

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _files, _host, _locks, kat
+from ngcc import _child, _host, _locks, kat
 from ngcc._model import Counter, Environment, TrialMeasurement
 from ngcc._registry import Instance, run_labels
+from ngcc.base import files as _files
 
 FREQUENCY_HZ = 2.1e9
 #: A fixed host, so a fake campaign neither calibrates a counter nor asks systemd.

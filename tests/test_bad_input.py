@@ -14,8 +14,8 @@ from _fakerun import make_run
 
 import ngcc
 from ngcc._campaign import Campaign
-from ngcc._errors import BuildError, ForeignRunDirError, NoRecordError, ReportError
 from ngcc._run import load_run
+from ngcc.base.errors import BuildError, ForeignRunDirError, NoRecordError, ReportError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,7 +110,7 @@ def test_hashing_beyond_the_memory_limit_is_one_line(tmp_path):
 
 
 def test_a_library_changed_since_its_build_is_warned_about(tmp_path):
-    from ngcc._errors import MeasurementWarning
+    from ngcc.base.errors import MeasurementWarning
 
     built = ngcc.build(REPO / "tests" / "fixtures" / "leaky" / "early_exit",
                        out_dir=tmp_path / "out")

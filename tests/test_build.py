@@ -20,7 +20,7 @@ import pytest
 import ngcc
 from ngcc import _child
 from ngcc._build import build, read_instance_header, read_provenance, select_sources
-from ngcc._errors import (
+from ngcc.base.errors import (
     BuildError,
     InstanceCrashError,
     InstanceTimeoutError,

@@ -25,22 +25,13 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import (
-    _campaign,
-    _child,
-    _files,
-    _host,
-    _jobs,
-    _locks,
-    _plan,
-    _records,
-    _report,
-    _stats,
-    kat,
-)
+from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _records, _report, _stats, kat
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
-from ngcc._errors import (
+from ngcc._model import Record, Statistics
+from ngcc._plan import calls_per_trial, warmup_calls
+from ngcc.base import files as _files
+from ngcc.base.errors import (
     ChildError,
     CorruptRecordError,
     ForeignRunDirError,
@@ -50,8 +41,6 @@ from ngcc._errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
-from ngcc._model import Record, Statistics
-from ngcc._plan import calls_per_trial, warmup_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")  # busy test hosts
 
@@ -1333,7 +1322,7 @@ def test_quiet_prints_nothing(tmp_path, monkeypatch, capsys):
 def test_interleaved_rounds_show_in_progress_lines(fake):
     import io
 
-    from ngcc._progress import Progress
+    from ngcc.base.progress import Progress
     stream = io.StringIO()
     fake(["WChain-V1-512", "SM3"], lengths=[32], trials=3,
          progress=Progress("lines", stream)).run()

@@ -22,8 +22,8 @@ from ngcc import _candidates, _report, kat
 from ngcc._build import build
 from ngcc._candidates import AmbiguousInstanceError, UnknownCandidateError
 from ngcc._cli import main
-from ngcc._errors import BuildError, KatGateError
 from ngcc._katfile import canonical_sha256
+from ngcc.base.errors import BuildError, KatGateError
 from tests._fakes import FakeRunner, fixed_host
 
 REPO = Path(__file__).resolve().parent.parent
@@ -385,7 +385,7 @@ def test_pages_are_titled_by_the_registry_and_say_their_basis(tiny, registry, tm
     assert cells[:4] == ["[hash-90](hash-90.md)", "Tiny", "`tiny_256`", "PASS"]
     record = run.record("tiny_256", 32)
     baseline = run.record("pseudoXOF-256", 32)
-    assert cells[5] == ngcc._format.ratio(record.statistics.mean_cycles
+    assert cells[5] == ngcc.base.format.ratio(record.statistics.mean_cycles
                                           / baseline.statistics.mean_cycles)
     assert cells[8:] == ["—", "—"]  # 65536 B was not measured
 

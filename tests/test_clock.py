@@ -1,4 +1,4 @@
-"""The one form of a time ngcc writes (ngcc/_clock.py), and that it is written only there."""
+"""The one form of a time ngcc writes (ngcc/base/clock.py), and that it is written only there."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import re
 
 from conftest import REPO
 
-from ngcc import _clock, _model
+from ngcc import _model
+from ngcc.base import clock as _clock
 
 
 def test_now_is_the_form_the_model_checks():

@@ -22,7 +22,8 @@ from _fakes import ENVIRONMENT, FakeKat, fixed_host
 
 import ngcc
 from ngcc import _cli, _compare_runs, _host, _locks
-from ngcc._errors import (
+from ngcc._model import TrialMeasurement
+from ngcc.base.errors import (
     ChildError,
     CorruptRecordError,
     InvalidNameError,
@@ -30,7 +31,6 @@ from ngcc._errors import (
     UnitMismatchError,
     UnknownLabelError,
 )
-from ngcc._model import TrialMeasurement
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 

@@ -14,7 +14,7 @@ from _testlib import FAILING_SOURCE, MARKING_SOURCE, NO_ENTRY_SOURCE, build_libr
 
 import ngcc
 from ngcc import _core
-from ngcc._errors import HashError, LibraryError
+from ngcc.base.errors import HashError, LibraryError
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from _fakes import FakeKat, FakeRunner, KillingRunner, fixed_host
 
 import ngcc
 from ngcc import _cli, _jobs, _locks, _plan
-from ngcc._errors import DistributedError, LibraryMismatchError
+from ngcc.base.errors import DistributedError, LibraryMismatchError
 
 HAVE_DASK = importlib.util.find_spec("distributed") is not None
 needs_dask = pytest.mark.skipif(
@@ -174,7 +174,7 @@ def test_a_result_that_breaks_the_plan_is_refused(tmp_path, monkeypatch, change,
 
 def test_a_failed_child_fails_its_job_only(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    from ngcc._errors import ChildError
+    from ngcc.base.errors import ChildError
 
     runner = FakeRunner(fail={("SM3", 64, 1): ChildError("crash", "SM3 at 64 B crashed")})
     run = _campaign(tmp_path / "run", runner=runner, executor=_jobs.SerialExecutor()).run()
@@ -520,7 +520,7 @@ def test_reports_group_figures_by_host_and_take_no_ratio_across_hosts(tmp_path, 
 def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypatch, capsys):
     fixed_host(monkeypatch)
     from ngcc import _compare_runs
-    from ngcc._errors import UnknownHostError
+    from ngcc.base.errors import UnknownHostError
 
     one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())  # host fake-host
     two = _two_host_run(tmp_path / "two")

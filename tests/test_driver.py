@@ -26,8 +26,8 @@ import ngcc
 import ngcc.kat
 from ngcc import _child, _core, _protocol
 from ngcc._child import DriverError
-from ngcc._errors import HashError, InstanceCrashError, InstanceProtocolError
 from ngcc._protocol import Conversation, ProtocolError
+from ngcc.base.errors import HashError, InstanceCrashError, InstanceProtocolError
 
 REPO = Path(__file__).resolve().parents[1]
 SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]
@@ -515,8 +515,8 @@ def test_a_cpu_without_the_librarys_features_is_refused_before_loading(libs):
 
 
 def test_the_driver_runner_names_instance_length_and_trial(libs):
-    from ngcc._errors import ChildError
     from ngcc._model import TrialMeasurement
+    from ngcc.base.errors import ChildError
 
     runner = _child.DriverRunner(memory_limit=None if SANITIZED else 1 << 30)
     assert 0 < runner.cold_call(libs["trivial"], 32, _cpu(), 60) < 1

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from ngcc._elf import elf_image_bytes
-from ngcc._errors import LibraryError
+from ngcc.base.errors import LibraryError
 
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 
 import ngcc
-from ngcc import _errors
+from ngcc.base import errors as _errors
 
 
 def _classes(namespace: dict[str, object]) -> dict[str, type]:

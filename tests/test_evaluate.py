@@ -18,7 +18,7 @@ import ngcc
 from ngcc import _archive, _evaluate
 from ngcc._build import build
 from ngcc._cli import main
-from ngcc._errors import BuildError
+from ngcc.base.errors import BuildError
 from tests._fakes import FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

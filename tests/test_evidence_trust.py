@@ -16,9 +16,9 @@ import pytest
 from _fakerun import make_run
 
 from ngcc import _records, _report
-from ngcc._errors import CorruptRecordError
 from ngcc._run import load_run
 from ngcc._validate import validate
+from ngcc.base.errors import CorruptRecordError
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ngcc import _format
+from ngcc.base import format as _format
 
 PERFORMANCE_ROW = re.compile(
     r"^`?(?P<instance>[\w-]+)`?\s+(?P<bytes>\d+) B\s+(?P<cycles>[\d.]+(?: [kM])?)\s+"

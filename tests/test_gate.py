@@ -8,8 +8,9 @@ import pytest
 from _fakes import FakeKat
 
 import ngcc
-from ngcc import _files, _gate
+from ngcc import _gate
 from ngcc._model import BuildState
+from ngcc.base import files as _files
 
 
 @pytest.mark.parametrize(("candidate", "verdict", "override", "expected"), [

@@ -7,7 +7,7 @@ import pytest
 from _testlib import FAILING_SOURCE, NO_ENTRY_SOURCE, build_library
 
 import ngcc
-from ngcc._errors import HashError, LibraryError, UnknownInstanceError
+from ngcc.base.errors import HashError, LibraryError, UnknownInstanceError
 
 ABC_SM3 = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"
 

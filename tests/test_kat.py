@@ -18,7 +18,7 @@ import ngcc
 import ngcc.kat
 from ngcc import _core
 from ngcc._cli import main
-from ngcc._errors import HashError, UnknownInstanceError
+from ngcc.base.errors import HashError, UnknownInstanceError
 
 #: The seven instances of hash-22, hash-34 and hash-35 and their candidates.
 SHIPPED = {
@@ -367,7 +367,7 @@ MEMORY_CHILD = textwrap.dedent("""
     import resource, sys
     import ngcc, ngcc.kat
     from ngcc import _core
-    from ngcc._errors import KatMemoryError
+    from ngcc.base.errors import KatMemoryError
 
     def vm_size():
         for line in open("/proc/self/status"):

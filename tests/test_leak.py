@@ -34,9 +34,9 @@ from scipy import stats as scipy_stats
 
 import ngcc
 from ngcc import _child, _cli, _leak, _protocol
-from ngcc._errors import CorruptRecordError, HashError, InstanceCrashError
 from ngcc._leak import LeakStatistics, Moments, crop_thresholds, verdict
 from ngcc._protocol import Conversation, ProtocolError
+from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -477,7 +477,7 @@ def test_the_command_prints_a_verdict_line_and_writes_evidence(tmp_path, capsys,
     assert record["max_t"] == pytest.approx(max(abs(t["t"]) for t in record["tests"]
                                                 if t["t"] is not None), abs=1e-3)
     trace_path = out / "baseline" / record["trace"]["path"]
-    assert ngcc._files.sha256_file(trace_path) == record["trace"]["sha256"]
+    assert ngcc.base.files.sha256_file(trace_path) == record["trace"]["sha256"]
     with np.load(trace_path) as trace:
         assert str(trace["schema"]) == "ngcc.leak-trace/1"
         assert trace["calls"][-1] == 20_000 and np.all(np.diff(trace["calls"]) > 0)
@@ -640,7 +640,7 @@ def test_cli_campaign_leak(tmp_path, monkeypatch, capsys):
 
 
 def test_a_progress_task_follows_the_calls():
-    from ngcc._progress import Progress
+    from ngcc.base.progress import Progress
     task = Progress("off").task("SM3", 20_000)
     result = ngcc.leak("SM3", 64, calls=20_000, seed=1, progress=task)
     assert task.done == result.calls == 20_000

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ngcc import _model
-from ngcc._codec import FieldError
+from ngcc.base.codec import FieldError
 
 DATA = Path(__file__).resolve().parent / "data" / "run-quick"
 RECORD = json.loads((DATA / "records/hash-34/WChain-V1-512__hash_32.json").read_text())

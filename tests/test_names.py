@@ -1,9 +1,9 @@
-"""The name rule and the paths built from names (ngcc/_names.py)."""
+"""The name rule and the paths built from names (ngcc/base/names.py)."""
 
 import pytest
 
-from ngcc import _names
-from ngcc._errors import InvalidNameError
+from ngcc.base import names as _names
+from ngcc.base.errors import InvalidNameError
 
 
 @pytest.mark.parametrize("name", ["Wish512", "WChain-V1-512", "Pavelor-512@perf", "a.b+c_d",

@@ -20,9 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ngcc import _plot
-from ngcc._errors import PlotDataError
 from ngcc._plot import CpbSeries, RatioSeries
 from ngcc._run import Run, load_run
+from ngcc.base.errors import PlotDataError
 
 LENGTHS = [32, 128, 1024, 65536]
 

@@ -1,4 +1,4 @@
-"""``ngcc._progress``: a bar on a terminal, plain lines without one, nothing when off."""
+"""``ngcc.base.progress``: a bar on a terminal, plain lines without one, nothing when off."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from ngcc._progress import Progress, clock, progress_of
+from ngcc.base.progress import Progress, clock, progress_of
 
 
 class _Terminal(io.StringIO):
@@ -69,7 +69,7 @@ def test_a_bar_waits_until_the_amount_of_work_is_known():
 
 def test_eta_from_the_pace_so_far(monkeypatch):
     now = [100.0]
-    monkeypatch.setattr("ngcc._progress.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("ngcc.base.progress.time.monotonic", lambda: now[0])
     task = Progress("off").task("measure", total=100.0)
     assert task.eta() is None
     now[0] += 30.0

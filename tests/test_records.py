@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc import _files, _model, _records, _stats
+from ngcc import _model, _records, _stats
 from ngcc._cli import main
-from ngcc._errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
 from ngcc._model import TrialMeasurement
+from ngcc.base import files as _files
+from ngcc.base.errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
 
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURE_RUN = DATA / "run-quick"                  # schema 2

@@ -16,8 +16,8 @@ from _testlib import FAILING_SOURCE, build_library, compiler
 import ngcc
 from ngcc import _core, _registry
 from ngcc._cli import main
-from ngcc._errors import LibraryError, UnknownInstanceError
 from ngcc._registry import CANDIDATES, Instance
+from ngcc.base.errors import LibraryError, UnknownInstanceError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from _fakerun import make_run
 
-from ngcc import _analysis, _format, _report
+from ngcc import _analysis, _report
 from ngcc._cli import main
-from ngcc._errors import CorruptRecordError, ReportError
 from ngcc._model import Flag, Record
 from ngcc._run import Run, load_run
+from ngcc.base import format as _format
+from ngcc.base.errors import CorruptRecordError, ReportError
 
 SEED_TABLE_SEEDS = ("000_401931b3ff49f000.txt", "003_644e4640a805ac3a.txt")  # tab-separated
 SECTION = re.compile(r"^\d\. ")
@@ -439,8 +440,8 @@ def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
     from _fakes import FakeKat, FakeRunner, fixed_host
 
     import ngcc
-    from ngcc._errors import ChildError, NgccError
     from ngcc._validate import check_links
+    from ngcc.base.errors import ChildError, NgccError
 
     class Crashing(FakeRunner):
         def cold_call(self, instance, message_bytes, cpu, timeout):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from _testlib import FAILING_SOURCE, NO_ENTRY_SOURCE, build_library
 
 import ngcc
 from ngcc import _core
-from ngcc._errors import HashError, LibraryError, UnknownInstanceError
+from ngcc.base.errors import HashError, LibraryError, UnknownInstanceError
 
 
 @pytest.fixture()

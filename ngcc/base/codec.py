@@ -7,7 +7,7 @@ is finite; ``X | None``; ``tuple[X, ...]``; nested dataclasses; a JSON object),
 refuses unknown and missing fields, then runs the class's own ``_check`` for
 ranges, names and paths. Every defect is a :class:`FieldError` naming the field by
 its dotted path (``trials[1].cpu``), which the store turns into a
-:class:`~ngcc._errors.CorruptRecordError` naming the file.
+:class:`~ngcc.base.errors.CorruptRecordError` naming the file.
 """
 
 from __future__ import annotations

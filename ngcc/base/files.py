@@ -14,7 +14,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ngcc._untrusted import open_regular
+from ngcc.base.untrusted import open_regular
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -21,7 +21,7 @@ import time
 from types import TracebackType
 from typing import Any, Literal, TextIO
 
-from ngcc._untrusted import plain
+from ngcc.base.untrusted import plain
 
 Mode = Literal["auto", "bar", "lines", "off"]
 #: The bar format of every task: ``measure:  40%|████      | 00:12<00:18 SM3 64 B``.

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ngcc._errors import InvalidNameError
+from ngcc.base.errors import InvalidNameError
 
 #: Letters, digits and ``- _ . + @``, starting with a letter or digit, at most 80 long.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+@-]{0,79}")
