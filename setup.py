@@ -5,7 +5,7 @@ Every hash instance is a shared library exporting only the ICCS ``CryptHash``
 entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
 ``algorithms/<family>/instances.json``; each is compiled with the NGCC guide's
 reference flags and installed in ``ngcc/_lib/`` together with ``registry.json``,
-which the Python registry (``ngcc/_registry.py``) reads at run time, and with
+which the Python registry (``ngcc/library/registry.py``) reads at run time, and with
 ``ngcc-driver`` (csrc/driver/, ngcc/_child.py).
 
 A family builds each of its variants (``ref`` first: the bare instance name means
@@ -117,7 +117,7 @@ def _build_instance_library(cc, folder, family, instance, variant, out_dir):
 
 
 # C that `ngcc build` links into a submission folder's library when the folder
-# calls the ICCS DRNG but ships none (ngcc/_build.py); installed as ngcc/_lib/src/.
+# calls the ICCS DRNG but ships none (ngcc/library/build.py); installed as ngcc/_lib/src/.
 BUILD_SUPPORT = ["sm3/sm3.h", "sm3/sm3.c", "drng/sm3_drng.h", "drng/sm3_drng.c",
                  "drng/iccs/drng.h", "drng/iccs/drng.c"]
 

@@ -35,8 +35,9 @@ from elftools.elf.elffile import ELFFile
 
 import ngcc
 import ngcc.kat
-from ngcc import _child, _host, _registry
+from ngcc import _child, _host
 from ngcc._model import Counter
+from ngcc.library import registry as _registry
 
 LENGTHS_BITS = (0, 3, 800, 8000)
 MESSAGE = bytes((i * 131 + 7) % 256 for i in range(1000))

@@ -99,7 +99,7 @@ def variant_width(inst: ngcc.Instance) -> int:
 
 def aes_rounds_per_tick(cc: list[str], work: Path) -> dict[int, float]:
     """AES rounds per TSC tick at each register width this CPU and compiler have."""
-    from ngcc._registry import cpu_features
+    from ngcc.library.registry import cpu_features
 
     (work / "aes.c").write_text(AES_LOOP)
     floors = {}

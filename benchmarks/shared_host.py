@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import ngcc
 from ngcc import _child, _host, _stats
 from ngcc._jobs import utc_now
-from ngcc._registry import Instance
+from ngcc.library.registry import Instance
 
 INSTANCES = ("SM3", "WChain-V1-512", "Pavelor-512", "Wish512:vaes")
 LENGTHS = (64, 1024, 65536)

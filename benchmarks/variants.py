@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import ngcc
-from ngcc._registry import Instance
+from ngcc.library.registry import Instance
 
 SIZES = (32, 64 * 1024)
 BATCH_TICKS = 50e6  # ticks of hashing per repetition and size (about 20 ms)

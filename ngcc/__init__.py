@@ -6,12 +6,10 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 """
 
 from ngcc import kat
-from ngcc._build import BuildResult, build
 from ngcc._campaign import Campaign, CostEstimate
 from ngcc._evaluate import EvaluationResult, evaluate
 from ngcc._hashing import hash
 from ngcc._leak import LeakResult, leak
-from ngcc._registry import Instance, instance, instances
 from ngcc._run import Run, load_run
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc._validate import Validation, validate
@@ -51,6 +49,8 @@ from ngcc.base.errors import (
     ValidationError,
 )
 from ngcc.base.version import __version__
+from ngcc.library.build import BuildResult, build
+from ngcc.library.registry import Instance, instance, instances
 
 __all__ = [
     "ArchiveError",

@@ -32,7 +32,6 @@ from ngcc import (
     _gate,
     _host,
     _jobs,
-    _katfile,
     _leak,
     _locks,
     _partial,
@@ -74,7 +73,6 @@ from ngcc._model import (
     raw_relpath,
     record_relpath,
 )
-from ngcc._registry import Instance
 from ngcc._run import Run, RunRecord
 from ngcc.base import files as _files
 from ngcc.base import format as _format
@@ -94,6 +92,8 @@ from ngcc.base.errors import (
     RunDirError,
     TrialFlagWarning,
 )
+from ngcc.library import katfile as _katfile
+from ngcc.library.registry import Instance
 
 # ---------------------------------------------------------------- small helpers
 

@@ -54,7 +54,6 @@ from ngcc import _core
 from ngcc import _protocol as wire
 from ngcc._model import TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
-from ngcc._registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 from ngcc.base.errors import (
     ChildError,
     HashError,
@@ -65,6 +64,7 @@ from ngcc.base.errors import (
     NgccError,
 )
 from ngcc.base.untrusted import plain
+from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 
 DRIVER = LIB_DIR / "ngcc-driver"
 

@@ -21,10 +21,9 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _analysis, _build, _campaign, _host, _locks, _plan, kat
+from ngcc import _analysis, _campaign, _host, _locks, _plan, kat
 from ngcc._hashing import hash as hash_data
 from ngcc._model import COUNTER_CHOICES, Job, Record
-from ngcc._registry import Instance, instance, instances, is_library_path
 from ngcc._run import Run, load_run
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
@@ -32,6 +31,8 @@ from ngcc.base.clock import run_id_now
 from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
+from ngcc.library import build as _build
+from ngcc.library.registry import Instance, instance, instances, is_library_path
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
@@ -69,8 +70,8 @@ def _add_list(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_list_candidates() -> int:
-    from ngcc import _candidates
-    from ngcc._katfile import read_manifest
+    from ngcc.library import candidates as _candidates
+    from ngcc.library.katfile import read_manifest
 
     built = {inst.name for inst in instances()}
     rows: list[tuple[str, ...]] = [("id", "algorithm", "instance", "KAT file name",
@@ -851,7 +852,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from ngcc._build import build
+    from ngcc.library.build import build
 
     result = build(args.source_dir, name=args.name, flags=args.flags, out_dir=args.out,
                    candidate=args.candidate, defines=args.define,
@@ -1060,7 +1061,7 @@ def _hex_bytes(text: str) -> bytes:
 
 def _run_leak(args: argparse.Namespace) -> int:
     from ngcc import _leak
-    from ngcc._registry import run_labels
+    from ngcc.library.registry import run_labels
 
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH

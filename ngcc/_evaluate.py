@@ -31,13 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _archive, _build, _campaign, _records, _report
+from ngcc import _archive, _campaign, _records, _report
 from ngcc._archive import Evaluation, Folder, FolderEntry
 from ngcc._run import Run
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, ForeignRunDirError, KatGateError
 from ngcc.base.names import inside
+from ngcc.library import build as _build
 
 #: How many times a build is run again with the fixes its diagnosis named.
 MAX_FIX_ROUNDS = 4

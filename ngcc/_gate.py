@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Protocol
 
 from ngcc import _records, kat
-from ngcc._elf import elf_image_bytes
 from ngcc._model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
-from ngcc._registry import Instance
 from ngcc.base import files as _files
 from ngcc.base.progress import Progress
+from ngcc.library.elf import elf_image_bytes
+from ngcc.library.registry import Instance
 
 
 class KatChecker(Protocol):

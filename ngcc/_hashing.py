@@ -7,8 +7,8 @@ import operator
 import os
 
 from ngcc import _child, _core
-from ngcc._registry import Instance, instance
 from ngcc.base.errors import HashError
+from ngcc.library.registry import Instance, instance
 
 
 @functools.cache

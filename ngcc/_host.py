@@ -149,7 +149,7 @@ def _os_name() -> str | None:
 
 def _compiler() -> str | None:
     try:
-        from ngcc._registry import instances
+        from ngcc.library.registry import instances
         built = instances()
     except Exception:  # the libraries may not be built; the fingerprint still works
         built = []

@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 
 from ngcc import _child, _locks, _records
-from ngcc._registry import Instance, instance, run_labels
 from ngcc.base import files as _files
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.clock import utc_now
@@ -58,6 +57,7 @@ from ngcc.base.errors import CorruptRecordError
 from ngcc.base.names import check_name, inside
 from ngcc.base.progress import Task
 from ngcc.base.version import __version__
+from ngcc.library.registry import Instance, instance, run_labels
 
 SCHEMA_LEAK = "ngcc.leak/1"
 SCHEMA_LEAK_TRACE = "ngcc.leak-trace/1"

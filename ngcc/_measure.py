@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from ngcc._model import TrialMeasurement
 
 if TYPE_CHECKING:
-    from ngcc._registry import Instance
+    from ngcc.library.registry import Instance
 
 
 class TrialRunner(Protocol):

@@ -28,7 +28,7 @@ from ngcc.base.codec import Evidence, FieldError, JsonObject, added
 from ngcc.base.names import check_name, is_valid_name
 
 if TYPE_CHECKING:
-    from ngcc._registry import Instance
+    from ngcc.library.registry import Instance
 
 SCHEMA_CAMPAIGN = "ngcc.campaign/2"
 SCHEMA_BUILD = "ngcc.build/2"

@@ -13,7 +13,7 @@ loop by the same rule with the median warm call for t1 and at most
 :data:`WARM_MAX_CALLS` calls.
 
 The libraries are resolved from names, paths and ``--candidate``/``--all``, each under
-a label unique in the run (:func:`ngcc._registry.run_labels`); the resulting
+a label unique in the run (:func:`ngcc.library.registry.run_labels`); the resulting
 :class:`~ngcc._model.Plan` is what a run directory must keep to be resumed.
 """
 
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ngcc._model import Plan, PlanLibrary
-from ngcc._registry import (
+from ngcc.base.errors import NgccError
+from ngcc.library.registry import (
     Instance,
     check_candidate,
     external_instance,
@@ -36,7 +37,6 @@ from ngcc._registry import (
     is_library_path,
     run_labels,
 )
-from ngcc.base.errors import NgccError
 
 #: The eight message lengths of the NGCC guide (S1–S8), in bytes.
 DEFAULT_LENGTHS = (32, 128, 512, 1024, 4096, 8192, 16384, 65536)
@@ -110,7 +110,7 @@ def resolve_libraries(names: Sequence[str | os.PathLike[str] | Instance],
     (unless library paths are named: ``candidate`` is then their id); then the named
     ones, ``labels[i]`` (if given) labelling ``names[i]``. A library named twice with
     the same label is measured once; different libraries are never merged: each gets
-    its own label (:func:`ngcc._registry.run_labels`)."""
+    its own label (:func:`ngcc.library.registry.run_labels`)."""
     if len(labels) > len(names):
         raise ValueError("%d labels given for %d libraries named; give at most one label "
                          "per library, in their order" % (len(labels), len(names)))

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ngcc import _analysis, _archive, _export, _host, _verdict
-from ngcc._candidates import title as registry_title
 from ngcc._model import (
     BuildEntry,
     Job,
@@ -44,6 +43,7 @@ from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.errors import ReportError
+from ngcc.library.candidates import title as registry_title
 
 if TYPE_CHECKING:
     from ngcc._run import Run, RunRecord

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ngcc import _child, _core, _registry
+from ngcc import _child, _core
 from ngcc._hashing import library
-from ngcc._registry import Instance
 from ngcc.base.errors import HashError
+from ngcc.library import registry as _registry
+from ngcc.library.registry import Instance
 
 #: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
 #: allocated. The official lengths stop at 64 KiB.

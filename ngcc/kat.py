@@ -46,8 +46,16 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc import _candidates, _child
-from ngcc._katfile import (
+from ngcc import _child
+from ngcc.base.clock import utc_now
+from ngcc.base.errors import KatError
+from ngcc.base.files import atomic_write_bytes, sha256_file
+from ngcc.base.names import check_name, is_valid_name
+from ngcc.base.progress import Progress, Task, progress_of
+from ngcc.base.untrusted import load_json_file
+from ngcc.base.version import __version__
+from ngcc.library import candidates as _candidates
+from ngcc.library.katfile import (
     DEFAULT_FILES,
     FILES,
     TAGS,
@@ -60,14 +68,7 @@ from ngcc._katfile import (
     read_manifest,
     submission_kat_folders,
 )
-from ngcc._registry import Instance, instance, manifest_path, run_labels, sidecar_path
-from ngcc.base.clock import utc_now
-from ngcc.base.errors import KatError
-from ngcc.base.files import atomic_write_bytes, sha256_file
-from ngcc.base.names import check_name, is_valid_name
-from ngcc.base.progress import Progress, Task, progress_of
-from ngcc.base.untrusted import load_json_file
-from ngcc.base.version import __version__
+from ngcc.library.registry import Instance, instance, manifest_path, run_labels, sidecar_path
 
 __all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
            "KatResult", "check", "file_name"]
@@ -152,7 +153,7 @@ class KatResult:
         probe: the guard probe (its verdict counts in ``verdict``).
         label: the library's label: the instance name, ``Wish512@opt`` for another
             built-in variant, ``Pavelor-512@perf`` for one of two builds of one
-            instance, or the label given (see :func:`ngcc._registry.run_labels`).
+            instance, or the label given (see :func:`ngcc.library.registry.run_labels`).
         basis: what the files' verdicts rest on: their :data:`BASES`, each once,
             comma-separated (``"shipped manifest"``); empty when unknown.
         reference: the manifest or folder checked against (empty for ``none``).

@@ -19,8 +19,8 @@ import numpy as np
 
 from ngcc import _child, _host, _locks, kat
 from ngcc._model import Counter, Environment, TrialMeasurement
-from ngcc._registry import Instance, run_labels
 from ngcc.base import files as _files
+from ngcc.library.registry import Instance, run_labels
 
 FREQUENCY_HZ = 2.1e9
 #: A fixed host, so a fake campaign neither calibrates a counter nor asks systemd.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ngcc._registry import LIB_DIR, cpu_features
+from ngcc.library.registry import LIB_DIR, cpu_features
 
 ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
 

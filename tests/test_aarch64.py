@@ -21,10 +21,11 @@ from _fakerun import make_run
 from _fakes import ENVIRONMENT
 
 import ngcc
-from ngcc import _child, _host, _protocol, _registry, _report, _timing
+from ngcc import _child, _host, _protocol, _report, _timing
 from ngcc._model import Counter, Environment
 from ngcc._run import load_run
 from ngcc.base.errors import LibraryError, NgccError
+from ngcc.library import registry as _registry
 
 #: What csrc/timer.c answers on an AArch64 Linux host whose firmware set cntfrq_el0
 #: to 19.2 MHz (arm_1's rate).

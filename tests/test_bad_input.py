@@ -121,7 +121,7 @@ def test_a_library_changed_since_its_build_is_warned_about(tmp_path):
 
 
 def test_a_full_disk_is_named_before_the_linkers_status():
-    from ngcc import _cc
+    from ngcc.library import cc as _cc
 
     text = _cc.shorten("/usr/bin/ld: final link failed: No space left on device\n"
                        "collect2: error: ld returned 1 exit status")

@@ -19,7 +19,6 @@ import pytest
 
 import ngcc
 from ngcc import _child
-from ngcc._build import build, read_instance_header, read_provenance, select_sources
 from ngcc.base.errors import (
     BuildError,
     InstanceCrashError,
@@ -28,6 +27,7 @@ from ngcc.base.errors import (
     KatGateError,
     LibraryError,
 )
+from ngcc.library.build import build, read_instance_header, read_provenance, select_sources
 
 # Campaigns on this shared machine warn about load; those warnings are not under test here.
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
@@ -536,7 +536,7 @@ def test_inputs_that_are_not_regular_files_are_refused_quickly(tmp_path, file, m
 
 
 def test_an_oversized_source_is_refused(tmp_path, monkeypatch):
-    from ngcc import _cc
+    from ngcc.library import cc as _cc
 
     folder = c_folder(tmp_path / "f", CRASH_ON_64_BYTES)
     monkeypatch.setattr(_cc, "MAX_INPUT_BYTES", 1000)
@@ -610,7 +610,7 @@ def test_a_header_with_unusable_values_is_refused(tmp_path, header, message):
 
 
 def test_cpu_features_follow_the_m_flags():
-    from ngcc._build import cpu_features
+    from ngcc.library.build import cpu_features
 
     assert cpu_features(["-O2", "-msse4.1", "-maes", "-mavx2", "-mno-aes", "-march=x86-64"]) == (
         "sse4_1", "avx2")

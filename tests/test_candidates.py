@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _candidates, _report, kat
-from ngcc._build import build
-from ngcc._candidates import AmbiguousInstanceError, UnknownCandidateError
+from ngcc import _report, kat
 from ngcc._cli import main
-from ngcc._katfile import canonical_sha256
 from ngcc.base.errors import BuildError, KatGateError
+from ngcc.library import candidates as _candidates
+from ngcc.library.build import build
+from ngcc.library.candidates import AmbiguousInstanceError, UnknownCandidateError
+from ngcc.library.katfile import canonical_sha256
 from tests._fakes import FakeRunner, fixed_host
 
 REPO = Path(__file__).resolve().parent.parent
@@ -178,7 +179,7 @@ def test_the_registry_lists_the_whole_field():
     assert laurus.instances[3].xof and laurus.manifest.is_file()
     # each candidate's manifest has four lines per instance, in the instance's folder
     for c in found:
-        listed = ngcc._katfile.read_manifest(c.manifest)
+        listed = ngcc.library.katfile.read_manifest(c.manifest)
         assert len(listed) == 4 * len(c.instances), c.id
         assert {p.partition("/")[0] for p in listed} == {i.manifest_folder for i in c.instances}
 

@@ -29,7 +29,7 @@ import pytest
 from _testlib import compiler
 
 import ngcc
-from ngcc._registry import LIB_DIR, Instance
+from ngcc.library.registry import LIB_DIR, Instance
 
 pytestmark = pytest.mark.e2e  # every built-in variant under valgrind: the end-to-end tier
 

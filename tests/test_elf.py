@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from ngcc._elf import elf_image_bytes
 from ngcc.base.errors import LibraryError
+from ngcc.library.elf import elf_image_bytes
 
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 

@@ -16,9 +16,9 @@ import pytest
 
 import ngcc
 from ngcc import _archive, _evaluate
-from ngcc._build import build
 from ngcc._cli import main
 from ngcc.base.errors import BuildError
+from ngcc.library.build import build
 from tests._fakes import FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

@@ -127,8 +127,7 @@ DOORS = {("_run", "_frames"), ("_run", "_plot"), ("_run", "_compare_runs"),
          ("_run", "_report"), ("_run", "_jupyter"), ("_run", "_leak")}
 #: While modules move into their folders: the stage of each module still at the root.
 FLAT_STAGE = {
-    "_candidates": "library", "_registry": "library", "_katfile": "library", "_elf": "library",
-    "_cc": "library", "_build": "library",
+
     "_model": "evidence", "_schema1": "evidence", "_records": "evidence", "_archive": "evidence",
     "_run": "evidence",
     "_stats": "stats", "_analysis": "stats", "_frames": "stats", "_compare": "stats",

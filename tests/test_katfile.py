@@ -1,4 +1,4 @@
-"""Reading KAT files and manifests (ngcc/_katfile.py): the canonical digest of every
+"""Reading KAT files and manifests (ngcc/library/katfile.py): the canonical digest of every
 official file equals its manifest line; first differences are named precisely."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import hashlib
 import pytest
 from conftest import KAT_DATA, KAT_KINDS, OFFICIAL_INSTANCES, raw_sha256
 
-from ngcc._katfile import (
+from ngcc.library.katfile import (
     canonical_sha256,
     canonical_text,
     first_difference,
     parse_kat_text,
     read_manifest,
 )
-from ngcc._registry import manifest_path
+from ngcc.library.registry import manifest_path
 
 CANDIDATES = ("hash-22", "hash-34", "hash-35")
 

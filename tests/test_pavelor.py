@@ -30,7 +30,7 @@ from conftest import OfficialKat
 
 import ngcc
 from ngcc import _core
-from ngcc._katfile import KatRecord, parse_kat_file
+from ngcc.library.katfile import KatRecord, parse_kat_file
 
 REPO = Path(__file__).resolve().parents[1]
 PAVELOR = REPO / "algorithms" / "pavelor"

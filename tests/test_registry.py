@@ -14,10 +14,11 @@ import pytest
 from _testlib import FAILING_SOURCE, build_library, compiler
 
 import ngcc
-from ngcc import _core, _registry
+from ngcc import _core
 from ngcc._cli import main
-from ngcc._registry import CANDIDATES, Instance
 from ngcc.base.errors import LibraryError, UnknownInstanceError
+from ngcc.library import registry as _registry
+from ngcc.library.registry import CANDIDATES, Instance
 
 REPO = Path(__file__).resolve().parents[1]
 

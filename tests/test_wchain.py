@@ -24,7 +24,7 @@ from conftest import OfficialKat
 import ngcc
 import ngcc.kat
 from ngcc import _core
-from ngcc._katfile import KatRecord, parse_kat_file
+from ngcc.library.katfile import KatRecord, parse_kat_file
 
 REPO = Path(__file__).resolve().parents[1]
 WCHAIN = REPO / "algorithms" / "wchain"

@@ -33,7 +33,7 @@ from conftest import OfficialKat
 
 import ngcc
 from ngcc import _core
-from ngcc._katfile import KatRecord, parse_kat_file
+from ngcc.library.katfile import KatRecord, parse_kat_file
 
 WISH_DIR = Path(__file__).resolve().parents[1] / "algorithms" / "wish"
 INSTANCES = {"Wish512": 512, "Wish1024": 1024}  # name -> rate in bits (= digest bits)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ngcc import _candidates, _core
+from ngcc import _core
 from ngcc.base.errors import (
     LibraryError,
     LibraryNotFoundError,
@@ -33,8 +33,9 @@ from ngcc.base.errors import (
 from ngcc.base.files import sha256_file
 from ngcc.base.names import assign_labels, check_name
 from ngcc.base.untrusted import load_json_file
+from ngcc.library import candidates as _candidates
 
-LIB_DIR = Path(__file__).resolve().parent / "_lib"
+LIB_DIR = Path(__file__).resolve().parents[1] / "_lib"
 CANDIDATES = ("hash-22", "hash-34", "hash-35", "baseline")  # those of the built-in instances
 EXTERNAL = _candidates.EXTERNAL  # the candidate id of a library no candidate claims
 MAX_SIDECAR_BYTES = 1 << 20
@@ -47,7 +48,7 @@ class Instance:
     Attributes:
         name: the instance name, e.g. ``"Wish512"`` (``ALGORITHM_INSTANCE``).
         family: the hash family, e.g. ``"Wish"``.
-        candidate: its candidate id (``"hash-35"``, any of ``ngcc._candidates``),
+        candidate: its candidate id (``"hash-35"``, any of ``ngcc.library.candidates``),
             ``"baseline"``, or ``"external"`` for a library no candidate claims.
         digest_bits: the digest length in bits (``DIGEST_BIT_LENGTH``).
         variant: the implementation: ``"ref"``, ``"opt"`` or ``"external"``.
@@ -321,7 +322,7 @@ def sidecar_path(library: Path) -> Path:
 
 def candidate_of(instance_name: str) -> str:
     """The one candidate of the registry with an instance of this name
-    (:func:`ngcc._candidates.infer_candidate`), else ``"external"`` (also when several
+    (:func:`ngcc.library.candidates.infer_candidate`), else ``"external"`` (also when several
     candidates have it: only ``--candidate`` can choose then)."""
     try:
         return _candidates.infer_candidate(instance_name) or EXTERNAL
@@ -337,7 +338,7 @@ def known_candidates() -> list[str]:
 
 def check_candidate(text: object, what: str = "candidate id", *also: str) -> str:
     """Return ``text`` when it is a known candidate id (or one of ``also``), else raise
-    :class:`~ngcc._candidates.UnknownCandidateError` (an :class:`InvalidNameError`)
+    :class:`~ngcc.library.candidates.UnknownCandidateError` (an :class:`InvalidNameError`)
     listing the known ones.
 
     A library no candidate claims gets no invented id: it is ``external`` (an invented

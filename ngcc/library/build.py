@@ -18,13 +18,13 @@ compiler decides what goes in, with the user's flags and defines:
 No foreign code runs here, and the folder is untrusted: only regular files under a
 size limit are read (never a FIFO or a device behind a symlink), names go through
 :func:`ngcc.base.names.check_name`, the compiler runs with a deadline, memory and
-file-size limits (:mod:`ngcc._cc`, which also reads the facts out of its
+file-size limits (:mod:`ngcc.library.cc`, which also reads the facts out of its
 diagnostics and objects), and the library and its ``<library>.json`` sidecar (the
 facts :func:`ngcc.instance` reads, and the build's provenance) are written inside
 the output folder.
 
 The candidate id is inferred from the instance name through the candidate registry
-(:func:`ngcc._candidates.infer_candidate`) unless given: ``laurus_512`` is hash-14.
+(:func:`ngcc.library.candidates.infer_candidate`) unless given: ``laurus_512`` is hash-14.
 """
 
 from __future__ import annotations
@@ -41,8 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _candidates, _katfile
-from ngcc._cc import (
+from ngcc.base.clock import utc_now
+from ngcc.base.errors import BuildError, BuildFix, KatError, LibraryError, NgccError
+from ngcc.base.files import atomic_write_bytes, sha256_file
+from ngcc.base.names import check_name, inside
+from ngcc.base.untrusted import loads_json
+from ngcc.base.version import __version__
+from ngcc.library import candidates as _candidates
+from ngcc.library import katfile as _katfile
+from ngcc.library.cc import (
     DEFAULT_TIMEOUT,
     MAX_ERROR_LINES,
     Compiler,
@@ -59,8 +66,8 @@ from ngcc._cc import (
     shorten_link,
     undefined_symbols,
 )
-from ngcc._katfile import read_manifest
-from ngcc._registry import (
+from ngcc.library.katfile import read_manifest
+from ngcc.library.registry import (
     EXTERNAL,
     LIB_DIR,
     Instance,
@@ -69,12 +76,6 @@ from ngcc._registry import (
     manifest_path,
     sidecar_path,
 )
-from ngcc.base.clock import utc_now
-from ngcc.base.errors import BuildError, BuildFix, KatError, LibraryError, NgccError
-from ngcc.base.files import atomic_write_bytes, sha256_file
-from ngcc.base.names import check_name, inside
-from ngcc.base.untrusted import loads_json
-from ngcc.base.version import __version__
 
 # The NGCC guide's three flag sets.
 FLAG_SETS: dict[str, str] = {
@@ -654,7 +655,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
         out_dir: where the library goes; defaults to ``./ngcc-build/<name>/``.
         candidate: the candidate id (any of ``ngcc list --candidates``, or
             ``baseline``); default: the one candidate of the registry with an instance
-            of that name (:func:`ngcc._candidates.infer_candidate`), else ``external``.
+            of that name (:func:`ngcc.library.candidates.infer_candidate`), else ``external``.
         defines: ``NAME`` or ``NAME=VALUE`` macros added to the flags (``-D``).
         extra_cflags: flags added after the set's (a string is split like a shell).
         label: the library's name in files, tables and plots (stored in the sidecar).

@@ -6,7 +6,7 @@ returns its diagnostics; the rest reads facts out of those diagnostics and of th
 objects it wrote: an object's symbols (:func:`object_symbols`), the ``-m`` flags a
 source's intrinsics lack (:func:`missing_target_flags`), the symbols a link left
 undefined (:func:`undefined_symbols`) and the macro guarding a program's ``main``
-(:func:`main_hint`). :mod:`ngcc._build` decides with them.
+(:func:`main_hint`). :mod:`ngcc.library.build` decides with them.
 """
 
 from __future__ import annotations

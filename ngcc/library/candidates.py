@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ngcc.base.errors import InvalidNameError, NgccError
 
-DATA_DIR = Path(__file__).resolve().parent / "_lib" / "kat"
+DATA_DIR = Path(__file__).resolve().parents[1] / "_lib" / "kat"
 TABLE_NAME = "candidates.tsv"
 COLUMNS = ("id", "algorithm", "instance", "manifest_folder", "kat_instance_name",
            "digest_bits")
