@@ -950,7 +950,7 @@ def _add_evaluate(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from ngcc import _archive, _evaluate
+    from ngcc import _evaluate, _folders
 
     if args.dry_run:
         for line in _evaluate.plan_lines(args.archives):
@@ -977,7 +977,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
                 if result.run is not None else {})
     rows = [("folder", "kind", "built with", "library", "outcome")]
-    rows += [(f.folder, f.kind, f.options, f.label or "-", _archive.outcome(f, verdicts))
+    rows += [(f.folder, f.kind, f.options, f.label or "-", _folders.outcome(f, verdicts))
              for f in result.evaluation.folders]
     print(_table(rows))
     if result.run is not None:

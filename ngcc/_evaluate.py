@@ -1,7 +1,7 @@
 """``ngcc evaluate``: every implementation folder of one or more submission archives,
 built, KAT-gated, measured in one interleaved campaign and reported.
 
-1. :func:`ngcc._archive.folders_of` finds the folders (reference and optimized, in
+1. :func:`ngcc.library.archive.folders_of` finds the folders (reference and optimized, in
    the ICCS layouts);
 2. each is built with ``ngcc build`` and the flag set of its kind (reference: the
    guide's reference flags; optimized: its performance flags); when the build fails
@@ -31,14 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _archive, _campaign, _records, _report
-from ngcc._archive import Evaluation, Folder, FolderEntry
+from ngcc import _campaign, _evaluation, _records, _report
+from ngcc._evaluation import Evaluation, FolderEntry
 from ngcc._run import Run
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, ForeignRunDirError, KatGateError
 from ngcc.base.names import inside
+from ngcc.library import archive as _archive
 from ngcc.library import build as _build
+from ngcc.library.archive import Folder
 
 #: How many times a build is run again with the fixes its diagnosis named.
 MAX_FIX_ROUNDS = 4
@@ -197,7 +199,7 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
     pairs = _archive.folders_of(archives)
     path = Path(run_dir)
     _check_run_dir(path)
-    earlier = _archive.load(path) if (path / _records.EVALUATION_FILE).exists() else None
+    earlier = _evaluation.load(path) if (path / _records.EVALUATION_FILE).exists() else None
     previous = {f.folder: f for f in earlier.folders} if earlier else {}
     (path / _records.BUILDS_DIR).mkdir(parents=True, exist_ok=True)
     archive_names = tuple(str(root) for root in dict.fromkeys(root for root, _ in pairs))
@@ -211,7 +213,7 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
         if entry.label is not None:
             taken.add(entry.label)
         entries.append(entry)
-        _archive.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
+        _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
     shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
     return Evaluation(archives=archive_names, folders=tuple(entries))
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _archive, _export, _host, _verdict
+from ngcc import _analysis, _export, _folders, _host, _verdict
 from ngcc._model import (
     BuildEntry,
     Job,
@@ -918,9 +918,9 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
              + (f", {failed} not built (a row each, with the build's reason)" if failed
                 else "") + ". Reference folders are built with the guide's reference "
              "flags, optimized ones with its performance flags.", ""]
-    lines += table(_archive.FOLDER_COLUMNS, _archive.folder_rows(entries, verdicts)) + [""]
+    lines += table(_folders.FOLDER_COLUMNS, _folders.folder_rows(entries, verdicts)) + [""]
     if any(e.adjustments for e in entries):
-        lines += [_archive.ADJUSTMENT_NOTE, ""]
+        lines += [_folders.ADJUSTMENT_NOTE, ""]
     return lines
 # ------------------------------------------------------------------ the field summary
 # One row per library of the run, whatever the number of candidates, like the harness's

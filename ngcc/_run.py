@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _archive, _records
-from ngcc._archive import Evaluation
+from ngcc import _evaluation, _records
+from ngcc._evaluation import Evaluation
 from ngcc._model import (
     BuildEntry,
     BuildState,
@@ -133,7 +133,7 @@ class Run:
         Raises:
             CorruptRecordError: an ``evaluation.json`` that is not sound.
         """
-        return _archive.load(self.path)
+        return _evaluation.load(self.path)
 
     @property
     def leak_tests(self) -> list[dict[str, Any]]:

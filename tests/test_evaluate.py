@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _archive, _evaluate
+from ngcc import _evaluate, _evaluation
 from ngcc._cli import main
 from ngcc.base.errors import BuildError
+from ngcc.library import archive as _archive
 from ngcc.library.build import build
 from tests._fakes import FakeRunner, fixed_host
 
@@ -256,4 +257,4 @@ def test_a_tampered_evaluation_is_refused_naming_the_file(evaluated, tmp_path):
     data["folders"][1]["label"] = "../../etc"
     (run_dir / "evaluation.json").write_text(json.dumps(data))
     with pytest.raises(ngcc.CorruptRecordError, match=r"evaluation\.json.*folders\[1\]\.label"):
-        _archive.load(run_dir)
+        _evaluation.load(run_dir)

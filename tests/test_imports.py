@@ -127,8 +127,7 @@ DOORS = {("_run", "_frames"), ("_run", "_plot"), ("_run", "_compare_runs"),
          ("_run", "_report"), ("_run", "_jupyter"), ("_run", "_leak")}
 #: While modules move into their folders: the stage of each module still at the root.
 FLAT_STAGE = {
-
-    "_model": "evidence", "_schema1": "evidence", "_records": "evidence", "_archive": "evidence",
+    "_model": "evidence", "_schema1": "evidence", "_records": "evidence", "_evaluation": "evidence",
     "_run": "evidence",
     "_stats": "stats", "_analysis": "stats", "_frames": "stats", "_compare": "stats",
     "_recheck": "stats",
@@ -139,7 +138,7 @@ FLAT_STAGE = {
     "_campaign": "campaign",
     "_plot": "report", "_export": "report", "_verdict": "report", "_report": "report",
     "_jupyter": "report", "_validate": "report", "_compare_runs": "report",
-    "_published": "report",
+    "_published": "report", "_folders": "report",
     "_evaluate": "app", "_cli": "cli",
 }
 

@@ -1,0 +1,40 @@
+"""The rows of an evaluation's folders on the report pages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ngcc._evaluation import FolderEntry
+
+FOLDER_COLUMNS = ("submission", "folder", "kind", "built with", "adjustments", "library",
+                  "outcome")
+ADJUSTMENT_NOTE = ("Adjustments: options the build's own diagnosis was certain of "
+                   "(a missing -m flag for the intrinsics a file uses, the define that "
+                   "leaves out a guarded main()); nothing else was changed.")
+
+
+def reason_line(reason: str | None, width: int = 300) -> str:
+    """A build's message on one line: its first line and, when that only introduces
+    them (``does not compile with …:``), the first error line after it."""
+    lines = [line.strip() for line in (reason or "unknown").splitlines() if line.strip()]
+    shown = lines[0] if lines else "unknown"
+    if shown.endswith(":") and len(lines) > 1:
+        shown += " " + next((line for line in lines[1:] if "error" in line), lines[1])
+    return shown if len(shown) <= width else shown[:width - 1] + "…"
+
+
+def outcome(entry: FolderEntry, verdicts: dict[str, str]) -> str:
+    """``KAT PASS`` (the gate's verdict of its library), or ``not built: <why>``."""
+    if entry.status == "build failed":
+        return "not built: " + reason_line(entry.reason)
+    if entry.status != "built":
+        return "not measured: " + reason_line(entry.reason)
+    return "KAT %s" % verdicts.get(entry.label or "", "not checked")
+
+
+def folder_rows(entries: Sequence[FolderEntry], verdicts: dict[str, str]
+                ) -> list[tuple[str, ...]]:
+    """A row per folder: submission, folder, kind, flags, adjustments, label, outcome."""
+    return [(e.submission, "`%s`" % e.folder, e.kind, e.options,
+             "; ".join(e.adjustments) or "none", "`%s`" % e.label if e.label else "—",
+             outcome(e, verdicts)) for e in entries]

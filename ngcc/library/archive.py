@@ -1,0 +1,144 @@
+"""Submission archives: the implementation folders in them.
+
+An ICCS submission archive holds, per candidate, ``<Name>/…/Reference_Implementation/
+<instance>/`` and ``…/Optimized_Implementation/<instance>/`` (often under
+``Implementations and Test_Vectors/API_CryptHash/``; names with spaces, sometimes a
+level more such as ``Optimized_Implementation/avx2/<instance>/``). :func:`find_folders`
+lists every such folder, nearest the kind folder first; a folder is an implementation
+when it holds ``CryptHash_AlgorithmInstance.h``, or when it is a kind folder's child
+holding C files (so that a folder without the header still gets a row, with the
+build's reason). What ``ngcc evaluate`` made of each folder is ``evidence.evaluation``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngcc.base.errors import ArchiveError
+
+#: The folders that say which kind of implementation is below them (case and the
+#: separator aside), and the kind.
+KIND_FOLDERS = {"reference_implementation": "reference",
+                "optimized_implementation": "optimized",
+                "optimised_implementation": "optimized"}
+#: The flag set of ``ngcc build`` each kind is built with (the NGCC guide's).
+KIND_FLAGS = {"reference": "reference", "optimized": "performance"}
+KIND_SUFFIX = {"reference": "ref", "optimized": "opt"}
+INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
+#: Folder names that hold a submission's parts rather than name it.
+_GENERIC_PREFIXES = ("implementation", "api_", "api ", "submission", "source")
+MAX_DEPTH = 8
+"""How deep below an archive folders are looked for (the ICCS layouts need 5)."""
+
+
+@dataclass(frozen=True)
+class Folder:
+    """One implementation folder of a submission archive.
+
+    Attributes:
+        path: the folder, absolute.
+        submission: the submission's name: the archive's top folder (``Pavelor``).
+        kind: ``reference`` or ``optimized``.
+        shown: the folder relative to the archive's parent, as pages show it.
+    """
+
+    path: Path
+    submission: str
+    kind: str
+
+    @property
+    def flags(self) -> str:
+        """The ``ngcc build`` flag set of its kind."""
+        return KIND_FLAGS[self.kind]
+
+    def shown(self, archive: Path) -> str:
+        """The folder relative to the archive's parent (``Pavelor/…/Pavelor-512``)."""
+        return self.path.relative_to(archive.parent).as_posix()
+
+
+def _kind(name: str) -> str | None:
+    return KIND_FOLDERS.get(name.casefold().replace(" ", "_").replace("-", "_"))
+
+
+def _submission(archive: Path, parts: Sequence[str]) -> str:
+    """The submission a folder belongs to: the first folder below the archive unless it
+    is generic (``Implementations and Test_Vectors``), else the archive's own name."""
+    if parts and not parts[0].casefold().startswith(_GENERIC_PREFIXES):
+        return parts[0]
+    return archive.name
+
+
+def _has_c_files(path: Path) -> bool:
+    try:
+        return any(p.suffix == ".c" and p.is_file() for p in path.iterdir())
+    except OSError:
+        return False
+
+
+def find_folders(archive: str | os.PathLike[str]) -> list[Folder]:
+    """Every implementation folder below ``archive`` (see the module's docstring), in
+    path order. Symbolic links to folders are not followed.
+
+    Raises:
+        ArchiveError: ``archive`` is not a folder.
+    """
+    root = Path(archive).resolve()
+    if not root.is_dir():
+        raise ArchiveError("%s is not a folder: give the folder of a submission archive "
+                           "(unpacked)" % archive)
+    found: list[Folder] = []
+    for current, subfolders, files in os.walk(root):
+        here = Path(current)
+        parts = here.relative_to(root).parts
+        subfolders.sort()
+        if len(parts) >= MAX_DEPTH:
+            subfolders.clear()
+        kinds = [(i, _kind(p)) for i, p in enumerate(parts) if _kind(p)]
+        if not kinds or kinds[-1][0] == len(parts) - 1:
+            continue
+        index, kind = kinds[-1]
+        child_of_kind = index == len(parts) - 2
+        if INSTANCE_HEADER in files or (child_of_kind and _has_c_files(here)
+                                        and not _header_below(here)):
+            assert kind is not None
+            found.append(Folder(here, _submission(root, parts[:index]), kind))
+    return found
+
+
+def _header_below(path: Path) -> bool:
+    """Whether a folder below ``path`` holds an instance header (then those are the
+    implementations, not ``path``)."""
+    return any(INSTANCE_HEADER in files for _, _, files in os.walk(path))
+
+
+def folders_of(archives: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, Folder]]:
+    """(archive, folder) of every implementation folder of every archive, in order.
+
+    Raises:
+        ArchiveError: an archive that is not a folder, or none with a folder to build.
+    """
+    roots = [Path(a).resolve() for a in archives]
+    if not roots:
+        raise ArchiveError("name at least one submission archive (a folder)")
+    pairs = [(root, folder) for root in roots for folder in find_folders(root)]
+    if not pairs:
+        raise ArchiveError(
+            "no implementation folder in %s: expected <Name>/…/Reference_Implementation/"
+            "<instance>/ or …/Optimized_Implementation/<instance>/ with %s"
+            % (", ".join(map(str, roots)), INSTANCE_HEADER))
+    return pairs
+
+
+def source_digest(path: Path) -> str:
+    """SHA-256 over the names and bytes of a folder's C sources and headers (a changed
+    folder is built again when an evaluation resumes)."""
+    digest = hashlib.sha256()
+    for file in sorted(path.iterdir()):
+        if file.suffix in (".c", ".h") and file.is_file() and not file.is_symlink():
+            digest.update(file.name.encode() + b"\0")
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
