@@ -36,7 +36,7 @@ from elftools.elf.elffile import ELFFile
 import ngcc
 import ngcc.kat
 from ngcc import _child, _host
-from ngcc._model import Counter
+from ngcc.evidence.model import Counter
 from ngcc.library import registry as _registry
 
 LENGTHS_BITS = (0, 3, 800, 8000)

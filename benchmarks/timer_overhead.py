@@ -28,7 +28,7 @@ import numpy as np
 
 import ngcc
 from ngcc import _child
-from ngcc._model import TrialMeasurement
+from ngcc.evidence.model import TrialMeasurement
 
 
 def undisturbed(t: TrialMeasurement) -> bool:

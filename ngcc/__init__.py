@@ -10,7 +10,6 @@ from ngcc._campaign import Campaign, CostEstimate
 from ngcc._evaluate import EvaluationResult, evaluate
 from ngcc._hashing import hash
 from ngcc._leak import LeakResult, leak
-from ngcc._run import Run, load_run
 from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc._validate import Validation, validate
 from ngcc.base.errors import (
@@ -49,6 +48,7 @@ from ngcc.base.errors import (
     ValidationError,
 )
 from ngcc.base.version import __version__
+from ngcc.evidence.run import Run, load_run
 from ngcc.library.build import BuildResult, build
 from ngcc.library.registry import Instance, instance, instances
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ngcc._model import BuildEntry, Flag, Job, Record, Statistics
+from ngcc.evidence.model import BuildEntry, Flag, Job, Record, Statistics
 
 #: The family whose same-width instance is the speed baseline of every record.
 BASELINE_FAMILY = "pseudoXOF"
@@ -178,7 +178,7 @@ def status_counts(jobs: Sequence[Job]) -> str:
 
 def flag_severity(record: Record, flag: Flag) -> float:
     """How bad a flag is, to pick the worst of its kind: :attr:`Flag.severity
-    <ngcc._model.Flag.severity>`, else (a flag of statistics version 1, without a
+    <ngcc.evidence.model.Flag.severity>`, else (a flag of statistics version 1, without a
     value) the counter rate's distance from 1 for ``counter_rate``, or how far its
     trial's mean lies from the median of trial means (relative)."""
     if flag.severity is not None:

@@ -37,14 +37,32 @@ from ngcc import (
     _partial,
     _plan,
     _recheck,
-    _records,
-    _schema1,
     _stats,
     _timing,
     kat,
 )
 from ngcc._measure import TrialRunner
-from ngcc._model import (
+from ngcc.base import files as _files
+from ngcc.base import format as _format
+from ngcc.base import progress as _progress
+from ngcc.base.clock import run_id_now, utc_now
+from ngcc.base.errors import (
+    CampaignFailedError,
+    ChildError,
+    CorruptRecordError,
+    DistributedError,
+    ForeignRunDirError,
+    HostError,
+    KatGateError,
+    MeasurementWarning,
+    NgccError,
+    PlanMismatchError,
+    RunDirError,
+    TrialFlagWarning,
+)
+from ngcc.evidence import records as _records
+from ngcc.evidence import schema1 as _schema1
+from ngcc.evidence.model import (
     CALLS_RULES,
     COUNTER_CHOICES,
     ORDERS,
@@ -73,25 +91,7 @@ from ngcc._model import (
     raw_relpath,
     record_relpath,
 )
-from ngcc._run import Run, RunRecord
-from ngcc.base import files as _files
-from ngcc.base import format as _format
-from ngcc.base import progress as _progress
-from ngcc.base.clock import run_id_now, utc_now
-from ngcc.base.errors import (
-    CampaignFailedError,
-    ChildError,
-    CorruptRecordError,
-    DistributedError,
-    ForeignRunDirError,
-    HostError,
-    KatGateError,
-    MeasurementWarning,
-    NgccError,
-    PlanMismatchError,
-    RunDirError,
-    TrialFlagWarning,
-)
+from ngcc.evidence.run import Run, RunRecord
 from ngcc.library import katfile as _katfile
 from ngcc.library.registry import Instance
 

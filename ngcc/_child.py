@@ -52,7 +52,6 @@ import numpy as np
 
 from ngcc import _core
 from ngcc import _protocol as wire
-from ngcc._model import TrialMeasurement
 from ngcc._protocol import Conversation, ProtocolError
 from ngcc.base.errors import (
     ChildError,
@@ -64,6 +63,7 @@ from ngcc.base.errors import (
     NgccError,
 )
 from ngcc.base.untrusted import plain
+from ngcc.evidence.model import TrialMeasurement
 from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 
 DRIVER = LIB_DIR / "ngcc-driver"

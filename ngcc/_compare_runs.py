@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from ngcc._model import Environment, Record
-    from ngcc._run import Run
+    from ngcc.evidence.model import Environment, Record
+    from ngcc.evidence.run import Run
 
 #: Output formats of ``ngcc compare``.
 FORMATS = ("table", "markdown", "csv", "json")

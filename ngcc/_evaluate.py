@@ -31,13 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _campaign, _evaluation, _records, _report
-from ngcc._evaluation import Evaluation, FolderEntry
-from ngcc._run import Run
+from ngcc import _campaign, _report
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, ForeignRunDirError, KatGateError
 from ngcc.base.names import inside
+from ngcc.evidence import evaluation as _evaluation
+from ngcc.evidence import records as _records
+from ngcc.evidence.evaluation import Evaluation, FolderEntry
+from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
 from ngcc.library.archive import Folder

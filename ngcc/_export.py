@@ -9,7 +9,7 @@
   what the Markdown says.
 * :func:`statistics_frame` is one row per record (library × message length): the keys
   of the record (candidate, instance, label, implementation, message_bytes, the host
-  when the record names one), every field of :class:`~ngcc._model.Statistics`, and
+  when the record names one), every field of :class:`~ngcc.evidence.model.Statistics`, and
   what ``_frames.summary_frame`` adds; :func:`statistics_csv` and
   :func:`statistics_json` write it. A list-valued field (the trial indices such as
   ``outlying_trials``, and ``flags``) is a JSON list in JSON and the same JSON text in
@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from ngcc._model import Record, Statistics
 from ngcc.base import untrusted as _untrusted
+from ngcc.evidence.model import Record, Statistics
 
 if TYPE_CHECKING:  # pandas loads only when a table is asked for
     import pandas as pd

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ngcc._evaluation import FolderEntry
+from ngcc.evidence.evaluation import FolderEntry
 
 FOLDER_COLUMNS = ("submission", "folder", "kind", "built with", "adjustments", "library",
                   "outcome")

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ngcc._analysis import baseline_ratio, host
-from ngcc._model import Record, Statistics, Trial, TrialStatistics
+from ngcc.evidence.model import Record, Statistics, Trial, TrialStatistics
 
 if TYPE_CHECKING:
-    from ngcc._run import RunRecord
+    from ngcc.evidence.run import RunRecord
 
 #: The columns that say which job a row belongs to, and which implementation it timed.
 KEY_COLUMNS = ("candidate", "instance", "label", "variant", "implementation", "digest_bits",

@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ngcc import _records, kat
-from ngcc._model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
+from ngcc import kat
 from ngcc.base import files as _files
 from ngcc.base.progress import Progress
+from ngcc.evidence import records as _records
+from ngcc.evidence.model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
 from ngcc.library.elf import elf_image_bytes
 from ngcc.library.registry import Instance
 

@@ -20,9 +20,9 @@ import numpy as np
 
 from ngcc import _protocol as wire
 from ngcc._locks import default_cpu
-from ngcc._model import Counter, Environment, HostWarning
 from ngcc.base.format import MISSING, duration, significant
 from ngcc.base.version import __version__
+from ngcc.evidence.model import Counter, Environment, HostWarning
 
 LOAD_LIMIT = 0.5   # 1-minute load average above which other work competes with a trial
 _CPU_SYS = Path("/sys/devices/system/cpu")

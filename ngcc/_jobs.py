@@ -24,9 +24,9 @@ import numpy as np
 
 from ngcc import _child, _host, _locks, _plan, _stats
 from ngcc._measure import TrialRunner
-from ngcc._model import Environment, RejectedTrial, Trial, TrialMeasurement
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import ChildError
+from ngcc.evidence.model import Environment, RejectedTrial, Trial, TrialMeasurement
 from ngcc.library.registry import Instance
 
 

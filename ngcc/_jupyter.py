@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ngcc import _report
-from ngcc._model import Record
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
+from ngcc.evidence.model import Record
 
 if TYPE_CHECKING:
-    from ngcc._run import Run
+    from ngcc.evidence.run import Run
 
 
 def record_html(record: Record) -> str:

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _locks, _records
+from ngcc import _child, _locks
 from ngcc.base import files as _files
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.clock import utc_now
@@ -57,6 +57,7 @@ from ngcc.base.errors import CorruptRecordError
 from ngcc.base.names import check_name, inside
 from ngcc.base.progress import Task
 from ngcc.base.version import __version__
+from ngcc.evidence import records as _records
 from ngcc.library.registry import Instance, instance, run_labels
 
 SCHEMA_LEAK = "ngcc.leak/1"

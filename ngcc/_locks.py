@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc._model import HostWarning
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import CpuBusyError, RunDirBusyError
+from ngcc.evidence.model import HostWarning
 
 #: The run-directory lock, inside the run directory.
 RUN_DIR_LOCK = ".campaign.lock"

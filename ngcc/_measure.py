@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from ngcc._model import TrialMeasurement
+from ngcc.evidence.model import TrialMeasurement
 
 if TYPE_CHECKING:
     from ngcc.library.registry import Instance

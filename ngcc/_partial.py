@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ngcc._model import TrialMeasurement
-from ngcc._records import path_in
 from ngcc.base.files import atomic_write_bytes
+from ngcc.evidence.model import TrialMeasurement
+from ngcc.evidence.records import path_in
 
 SCHEMA_PARTIAL = "ngcc.partial/1"
 PARTIAL_DIR = "partial"

@@ -14,7 +14,7 @@ loop by the same rule with the median warm call for t1 and at most
 
 The libraries are resolved from names, paths and ``--candidate``/``--all``, each under
 a label unique in the run (:func:`ngcc.library.registry.run_labels`); the resulting
-:class:`~ngcc._model.Plan` is what a run directory must keep to be resumed.
+:class:`~ngcc.evidence.model.Plan` is what a run directory must keep to be resumed.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ngcc._model import Plan, PlanLibrary
 from ngcc.base.errors import NgccError
+from ngcc.evidence.model import Plan, PlanLibrary
 from ngcc.library.registry import (
     Instance,
     check_candidate,

@@ -27,7 +27,7 @@ from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError
 
 if TYPE_CHECKING:
-    from ngcc._run import Run
+    from ngcc.evidence.run import Run
 
 PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
 SYSTEMS = ("x86_1", "arm_1")

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from ngcc import _stats
-from ngcc._model import BuildState, Record, Resources
-from ngcc._run import RunRecord
 from ngcc.base.errors import CorruptRecordError
+from ngcc.evidence.model import BuildState, Record, Resources
+from ngcc.evidence.run import RunRecord
 
 RELATIVE_TOLERANCE = 1e-9
 """Floats may differ by this much (another numpy/scipy build rounds differently);

@@ -30,7 +30,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ngcc import _analysis, _export, _folders, _host, _verdict
-from ngcc._model import (
+from ngcc.base import files as _files
+from ngcc.base import format as _format
+from ngcc.base import untrusted as _untrusted
+from ngcc.base.errors import ReportError
+from ngcc.evidence.model import (
     BuildEntry,
     Job,
     KatFacts,
@@ -39,14 +43,10 @@ from ngcc._model import (
     plot_stem_cpb,
     plot_stem_distribution,
 )
-from ngcc.base import files as _files
-from ngcc.base import format as _format
-from ngcc.base import untrusted as _untrusted
-from ngcc.base.errors import ReportError
 from ngcc.library.candidates import title as registry_title
 
 if TYPE_CHECKING:
-    from ngcc._run import Run, RunRecord
+    from ngcc.evidence.run import Run, RunRecord
 
 SECTION_TITLES = (
     "1. Basic information",

@@ -2,7 +2,7 @@
 
 Every function takes plain numbers or numpy arrays (one uint64 array of per-call
 counter ticks per trial) and returns plain Python numbers, or the evidence model's
-:class:`~ngcc._model.TrialStatistics` and :class:`~ngcc._model.Statistics`, so the
+:class:`~ngcc.evidence.model.TrialStatistics` and :class:`~ngcc.evidence.model.Statistics`, so the
 results go straight into the JSON evidence. ``None`` stands for a statistic that is
 undefined (for example a confidence interval from a single trial); NaN never appears.
 
@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ngcc._model import STATISTICS_VERSIONS, Flag, Statistics, Trial, TrialStatistics
+from ngcc.evidence.model import STATISTICS_VERSIONS, Flag, Statistics, Trial, TrialStatistics
 
 if TYPE_CHECKING:
-    from ngcc._model import TrialMeasurement
+    from ngcc.evidence.model import TrialMeasurement
 
 CONFIDENCE = 0.95
 OUTLIER_TOLERANCE = 0.05      # a trial mean 5 % away from the median of trial means
@@ -500,7 +500,7 @@ def rejection(trial: Trial, kept: Sequence[np.ndarray], cpu: int | None = None
 
 def flag_groups(flags: Sequence[Flag]) -> list[tuple[str, int, Flag]]:
     """The flags by code, in order of first appearance: ``(code, count, worst)``, the
-    worst being the flag of the highest :attr:`~ngcc._model.Flag.severity` (the first
+    worst being the flag of the highest :attr:`~ngcc.evidence.model.Flag.severity` (the first
     one where values are missing). For one warning or one line per kind."""
     groups: dict[str, list[Flag]] = {}
     for flag in flags:

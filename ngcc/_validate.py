@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from ngcc import _export, _records, _report
+from ngcc import _export, _report
 from ngcc._recheck import Difference, record_problems
-from ngcc._run import Run, load_run
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.errors import ValidationError
+from ngcc.evidence import records as _records
+from ngcc.evidence.run import Run, load_run
 
 
 @dataclass

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ngcc import _analysis, _host, _stats
-from ngcc._model import Environment, Record
+from ngcc.evidence.model import Environment, Record
 
 if TYPE_CHECKING:
-    from ngcc._run import Run
+    from ngcc.evidence.run import Run
 
 FIT = "fit to publish"
 NOT_FIT = "not fit to publish"

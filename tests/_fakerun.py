@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ngcc import _records, _stats
-from ngcc._model import (
+from ngcc import _stats
+from ngcc.evidence import records as _records
+from ngcc.evidence.model import (
     BuildEntry,
     BuildState,
     CampaignState,

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ngcc import _child, _host, _locks, kat
-from ngcc._model import Counter, Environment, TrialMeasurement
 from ngcc.base import files as _files
+from ngcc.evidence.model import Counter, Environment, TrialMeasurement
 from ngcc.library.registry import Instance, run_labels
 
 FREQUENCY_HZ = 2.1e9

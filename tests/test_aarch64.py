@@ -22,9 +22,9 @@ from _fakes import ENVIRONMENT
 
 import ngcc
 from ngcc import _child, _host, _protocol, _report, _timing
-from ngcc._model import Counter, Environment
-from ngcc._run import load_run
 from ngcc.base.errors import LibraryError, NgccError
+from ngcc.evidence.model import Counter, Environment
+from ngcc.evidence.run import load_run
 from ngcc.library import registry as _registry
 
 #: What csrc/timer.c answers on an AArch64 Linux host whose firmware set cntfrq_el0

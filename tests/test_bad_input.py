@@ -14,8 +14,8 @@ from _fakerun import make_run
 
 import ngcc
 from ngcc._campaign import Campaign
-from ngcc._run import load_run
 from ngcc.base.errors import BuildError, ForeignRunDirError, NoRecordError, ReportError
+from ngcc.evidence.run import load_run
 
 REPO = Path(__file__).resolve().parents[1]
 

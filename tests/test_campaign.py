@@ -25,10 +25,9 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _records, _report, _stats, kat
+from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _report, _stats, kat
 from ngcc._analysis import status_counts
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
-from ngcc._model import Record, Statistics
 from ngcc._plan import calls_per_trial, warmup_calls
 from ngcc.base import files as _files
 from ngcc.base.errors import (
@@ -41,6 +40,8 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
+from ngcc.evidence import records as _records
+from ngcc.evidence.model import Record, Statistics
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")  # busy test hosts
 

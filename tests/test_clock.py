@@ -6,8 +6,8 @@ import re
 
 from conftest import REPO
 
-from ngcc import _model
 from ngcc.base import clock as _clock
+from ngcc.evidence import model as _model
 
 
 def test_now_is_the_form_the_model_checks():

@@ -22,7 +22,6 @@ from _fakes import ENVIRONMENT, FakeKat, fixed_host
 
 import ngcc
 from ngcc import _cli, _compare_runs, _host, _locks
-from ngcc._model import TrialMeasurement
 from ngcc.base.errors import (
     ChildError,
     CorruptRecordError,
@@ -31,6 +30,7 @@ from ngcc.base.errors import (
     UnitMismatchError,
     UnknownLabelError,
 )
+from ngcc.evidence.model import TrialMeasurement
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 

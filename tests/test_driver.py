@@ -515,8 +515,8 @@ def test_a_cpu_without_the_librarys_features_is_refused_before_loading(libs):
 
 
 def test_the_driver_runner_names_instance_length_and_trial(libs):
-    from ngcc._model import TrialMeasurement
     from ngcc.base.errors import ChildError
+    from ngcc.evidence.model import TrialMeasurement
 
     runner = _child.DriverRunner(memory_limit=None if SANITIZED else 1 << 30)
     assert 0 < runner.cold_call(libs["trivial"], 32, _cpu(), 60) < 1

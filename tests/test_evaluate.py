@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _evaluate, _evaluation
+from ngcc import _evaluate
 from ngcc._cli import main
 from ngcc.base.errors import BuildError
+from ngcc.evidence import evaluation as _evaluation
 from ngcc.library import archive as _archive
 from ngcc.library.build import build
 from tests._fakes import FakeRunner, fixed_host

@@ -17,9 +17,9 @@ from _fakerun import make_run
 from ngcc import _export, _report
 from ngcc._cli import main
 from ngcc._frames import KEY_COLUMNS
-from ngcc._model import Statistics
-from ngcc._run import Run, load_run
 from ngcc.base.errors import ReportError
+from ngcc.evidence.model import Statistics
+from ngcc.evidence.run import Run, load_run
 
 PNG = b"\x89PNG\r\n\x1a\n fake image bytes"
 

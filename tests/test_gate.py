@@ -9,8 +9,8 @@ from _fakes import FakeKat
 
 import ngcc
 from ngcc import _gate
-from ngcc._model import BuildState
 from ngcc.base import files as _files
+from ngcc.evidence.model import BuildState
 
 
 @pytest.mark.parametrize(("candidate", "verdict", "override", "expected"), [

@@ -10,7 +10,7 @@ import pytest
 from _fakes import ENVIRONMENT
 
 from ngcc import _host, _locks
-from ngcc._model import Counter, Environment
+from ngcc.evidence.model import Counter, Environment
 
 FIXED = replace(ENVIRONMENT, cpu=2, cpu_count=8, smt_siblings=(2,),
                 load_average_start=(0.05, 0.1, 0.1),

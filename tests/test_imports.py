@@ -95,9 +95,9 @@ def test_the_cycle_finder_finds_cycles():
 
 def test_the_import_graph_has_no_cycle():
     graph = import_graph()
-    assert "_model" in graph["_records"]
-    assert "_frames" in graph["_run"]          # a function-level import is an edge too
-    assert "_run" not in graph["_report"]      # an import under TYPE_CHECKING is not
+    assert "evidence.model" in graph["evidence.records"]
+    assert "_frames" in graph["evidence.run"]          # a function-level import is an edge too
+    assert "evidence.run" not in graph["_report"]      # an import under TYPE_CHECKING is not
     cycles = find_cycles(graph)
     assert cycles == [], " ; ".join(" → ".join(cycle) for cycle in cycles)
 
@@ -123,12 +123,12 @@ ROOT_STAGE = {"_core": "library", "__init__": "surface", "__main__": "surface",
 #: The only imports of a later stage: the run object's methods that open frames, plots,
 #: comparisons, reports, Jupyter tables and leak evidence, imported when called (so
 #: loading a run, or running a campaign, loads none of them).
-DOORS = {("_run", "_frames"), ("_run", "_plot"), ("_run", "_compare_runs"),
-         ("_run", "_report"), ("_run", "_jupyter"), ("_run", "_leak")}
+DOORS = {("evidence.run", "_frames"), ("evidence.run", "_plot"),
+         ("evidence.run", "_compare_runs"), ("evidence.run", "_report"),
+         ("evidence.run", "_jupyter"), ("evidence.run", "_leak")}
 #: While modules move into their folders: the stage of each module still at the root.
 FLAT_STAGE = {
-    "_model": "evidence", "_schema1": "evidence", "_records": "evidence", "_evaluation": "evidence",
-    "_run": "evidence",
+
     "_stats": "stats", "_analysis": "stats", "_frames": "stats", "_compare": "stats",
     "_recheck": "stats",
     "_protocol": "driver", "_measure": "driver", "_child": "driver", "_hashing": "driver",
@@ -214,14 +214,15 @@ def _known(name: str) -> str:
 
 
 def test_relative_and_importlib_imports_are_edges():
-    def targets(source: str, module: str = "_model") -> set[str]:
+    def targets(source: str, module: str = "evidence.model") -> set[str]:
         return set().union(*(_targets(n, module) for n in ast.walk(ast.parse(source))))
 
-    assert targets("from . import _elsewhere") == {"_elsewhere"}
-    assert targets("from ._elsewhere import write") == {"_elsewhere"}
-    assert targets("from ngcc import _elsewhere") == {"_elsewhere"}
-    assert targets("import importlib\nimportlib.import_module('ngcc._elsewhere')") \
-        == {"_elsewhere"}
+    assert targets("from . import records") == {"evidence.records"}
+    assert targets("from .records import write_json") == {"evidence.records"}
+    assert targets("from ..base import errors") == {"base.errors"}
+    assert targets("from ngcc.evidence import records") == {"evidence.records"}
+    assert targets("import importlib\nimportlib.import_module('ngcc.evidence.records')") \
+        == {"evidence.records"}
     assert targets("from ngcc import hash") == {"__init__"}
     assert targets("from numpy import array") == set()
 
@@ -294,8 +295,8 @@ def _loaded_at_import(module: str) -> set[str]:
 
 
 def test_the_evidence_model_loads_nothing_compiled():
-    assert "_core" not in _loaded_at_import("_model")
-    assert "_core" not in _loaded_at_import("_run")
+    assert "_core" not in _loaded_at_import("evidence.model")
+    assert "_core" not in _loaded_at_import("evidence.run")
 
 
 def test_nothing_below_the_pages_loads_a_renderer():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ngcc import _model
 from ngcc.base.codec import FieldError
+from ngcc.evidence import model as _model
 
 DATA = Path(__file__).resolve().parent / "data" / "run-quick"
 RECORD = json.loads((DATA / "records/hash-34/WChain-V1-512__hash_32.json").read_text())

@@ -21,8 +21,8 @@ from matplotlib.lines import Line2D
 
 from ngcc import _plot
 from ngcc._plot import CpbSeries, RatioSeries
-from ngcc._run import Run, load_run
 from ngcc.base.errors import PlotDataError
+from ngcc.evidence.run import Run, load_run
 
 LENGTHS = [32, 128, 1024, 65536]
 

@@ -11,10 +11,10 @@ from _fakerun import make_run
 
 from ngcc import _analysis, _report
 from ngcc._cli import main
-from ngcc._model import Flag, Record
-from ngcc._run import Run, load_run
 from ngcc.base import format as _format
 from ngcc.base.errors import CorruptRecordError, ReportError
+from ngcc.evidence.model import Flag, Record
+from ngcc.evidence.run import Run, load_run
 
 SEED_TABLE_SEEDS = ("000_401931b3ff49f000.txt", "003_644e4640a805ac3a.txt")  # tab-separated
 SECTION = re.compile(r"^\d\. ")
@@ -346,7 +346,7 @@ def fail_jobs(run_dir: Path, labels: set[str], error: str, status: str = "crash"
     in per job, as a campaign's messages name their job) and delete its record."""
     from dataclasses import replace
 
-    from ngcc import _records
+    from ngcc.evidence import records as _records
 
     campaign = _records.load_campaign(run_dir)
     jobs = []

@@ -10,8 +10,8 @@ import pytest
 from _fakerun import LENGTHS, TRIALS, make_run
 
 import ngcc
-from ngcc._run import Run
 from ngcc.base.errors import ForeignRunDirError
+from ngcc.evidence.run import Run
 
 CALLS = 60
 

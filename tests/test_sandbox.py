@@ -21,7 +21,7 @@ from _testlib import build_library
 import ngcc
 from ngcc import _child, _report
 from ngcc._campaign import Campaign
-from ngcc._run import load_run
+from ngcc.evidence.run import load_run
 
 TEMPLATE = r"""
 #define _GNU_SOURCE

@@ -125,7 +125,7 @@ def test_empty_inputs_are_refused():
 
 def _trial(index, cycles, **facts):
     """A trial entry for ``cycles`` with the given facts (the rest of a quiet trial)."""
-    from ngcc._model import Trial
+    from ngcc.evidence.model import Trial
     ticks = int(np.sum(cycles, dtype=np.uint64))
     defaults = dict(index=index, started="2026-09-25T10:02:30Z", pid=1, cpu=2,
                     calls=len(cycles), warmup_calls=3, counter="rdtsc", unit="tsc-ticks",
@@ -274,7 +274,7 @@ def test_stop_rule_precision_by_statistic():
 
 
 def test_flag_groups_count_each_kind_and_keep_the_worst():
-    from ngcc._model import Flag
+    from ngcc.evidence.model import Flag
     flags = [Flag("preempted", 0, "a", 0.9), Flag("slow_trial", 1, "b", 0.2),
              Flag("preempted", 2, "c", 0.5), Flag("preempted", 3, "d", 0.95)]
     groups = _stats.flag_groups(flags)

@@ -11,11 +11,12 @@ import pytest
 from _fakerun import make_run
 
 import ngcc
-from ngcc import _export, _records, _report
+from ngcc import _export, _report
 from ngcc._cli import main
-from ngcc._run import load_run
 from ngcc._validate import Difference, check_links, page_links, validate
 from ngcc.base.errors import ValidationError
+from ngcc.evidence import records as _records
+from ngcc.evidence.run import load_run
 
 RECORD = "records/hash-22/Pavelor-512__hash_1024.json"
 

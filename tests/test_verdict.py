@@ -133,6 +133,6 @@ def test_the_observer_effect_comes_from_undisturbed_trials_only(tmp_path, quiet_
 
 
 def test_every_kind_of_trial_flag_reads_in_words_in_the_verdict():
-    from ngcc._model import FLAG_CODES
+    from ngcc.evidence.model import FLAG_CODES
     assert sorted(_verdict.FLAG_WORDS) == sorted(FLAG_CODES)
     assert not [code for code, words in _verdict.FLAG_WORDS.items() if "_" in words]

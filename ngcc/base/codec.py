@@ -1,6 +1,6 @@
 """Typed JSON for frozen dataclasses: one ``to_json``, one ``from_json``, one check.
 
-The evidence schema (``ngcc/_model.py``) is written once, as dataclasses with type
+The evidence schema (``ngcc/evidence/model.py``) is written once, as dataclasses with type
 annotations; this module turns them into JSON and back. ``from_json`` checks every
 value against its annotation (``int`` is not ``bool`` and not ``5.0``; ``float``
 is finite; ``X | None``; ``tuple[X, ...]``; nested dataclasses; a JSON object),

@@ -13,10 +13,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc._records import EVALUATION_FILE, load_file, write_json
 from ngcc.base.codec import Evidence, FieldError
 from ngcc.base.errors import InvalidNameError
 from ngcc.base.names import check_name
+from ngcc.evidence.records import EVALUATION_FILE, load_file, write_json
 from ngcc.library.archive import KIND_FLAGS
 
 SCHEMA_EVALUATION = "ngcc.evaluation/1"

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _evaluation, _records
-from ngcc._evaluation import Evaluation
-from ngcc._model import (
+from ngcc.base.errors import ForeignRunDirError, NoRecordError, ReportError
+from ngcc.evidence import evaluation as _evaluation
+from ngcc.evidence import records as _records
+from ngcc.evidence.evaluation import Evaluation
+from ngcc.evidence.model import (
     BuildEntry,
     BuildState,
     CampaignState,
@@ -29,7 +31,6 @@ from ngcc._model import (
     Plan,
     Record,
 )
-from ngcc.base.errors import ForeignRunDirError, NoRecordError, ReportError
 
 if TYPE_CHECKING:  # pandas and matplotlib load only when a frame or a plot is asked for
     import pandas as pd
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # pandas and matplotlib load only when a frame or a plot is a
 
 @dataclass(frozen=True, repr=False)
 class RunRecord(Record):
-    """A record of a run: every field of :class:`~ngcc._model.Record`, plus its file and
+    """A record of a run: every field of :class:`~ngcc.evidence.model.Record`, plus its file and
     run directory, so it can load its raw samples."""
 
     path: Path = field(kw_only=True, compare=False, metadata={"json": False})
@@ -66,8 +67,8 @@ class Run:
 
     Attributes:
         path: the run directory.
-        campaign: ``campaign.json`` (:class:`~ngcc._model.CampaignState`).
-        build: ``build.json`` (:class:`~ngcc._model.BuildState`), None if the KAT
+        campaign: ``campaign.json`` (:class:`~ngcc.evidence.model.CampaignState`).
+        build: ``build.json`` (:class:`~ngcc.evidence.model.BuildState`), None if the KAT
             phase did not finish.
         records: every complete job's :class:`RunRecord`, in plan order (library,
             then message length).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ngcc import _model
+from ngcc.evidence import model as _model
 
 SCHEMA_CAMPAIGN = "ngcc.campaign/1"
 SCHEMA_BUILD = "ngcc.build/1"

@@ -1,6 +1,6 @@
 """The store of a run directory: the one module that writes and reads its files.
 
-What the files hold is the evidence model (``ngcc/_model.py``, format in
+What the files hold is the evidence model (``ngcc/evidence/model.py``, format in
 ``docs/evidence-format.md``); this module puts it on disk. Every write is atomic
 (temporary file in the same directory, fsync, ``os.replace``, fsync of the
 directory), so a campaign killed at any instant leaves either the old file, the new
@@ -23,8 +23,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ngcc import _schema1
-from ngcc._model import (
+from ngcc.base.codec import Evidence, FieldError
+from ngcc.base.errors import CorruptRecordError, InvalidNameError
+from ngcc.base.files import atomic_write_bytes, sha256_file
+from ngcc.base.names import inside
+from ngcc.base.untrusted import load_json_file, read_regular
+from ngcc.evidence import schema1 as _schema1
+from ngcc.evidence.model import (
     SCHEMA_BUILD,
     SCHEMA_CAMPAIGN,
     SCHEMA_RAW,
@@ -34,11 +39,6 @@ from ngcc._model import (
     Job,
     Record,
 )
-from ngcc.base.codec import Evidence, FieldError
-from ngcc.base.errors import CorruptRecordError, InvalidNameError
-from ngcc.base.files import atomic_write_bytes, sha256_file
-from ngcc.base.names import inside
-from ngcc.base.untrusted import load_json_file, read_regular
 
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"
