@@ -26,7 +26,7 @@ import argparse
 import numpy as np
 from scipy.special import stdtr, stdtrit
 
-from ngcc import _compare
+from ngcc.stats import compare as _compare
 
 ALPHA = 0.05
 SHIFT = 1.02

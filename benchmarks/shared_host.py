@@ -5,7 +5,7 @@ For each instance (SM3, WChain-V1-512, Pavelor-512, Wish512:vaes) and length (64
 fresh ``ngcc-driver`` processes of an uninstrumented sub-batch mean (ticks per call of
 a loop with no reading between the calls). Then with 0, 1 and 2 busy processes spinning
 on the trials' CPU: ``--trials`` trials (fresh driver processes, as a campaign runs
-them) of about ``--seconds`` of timed loop each, aggregated by ``ngcc._stats`` as a
+them) of about ``--seconds`` of timed loop each, aggregated by ``ngcc.stats.trials`` as a
 campaign's record, and printed as ratios to the reference: the leading figure (which
 one it is: ``CPU`` for the CPU-time figure, ``mean`` for the harness mean), the
 harness mean, and the pooled per-call median. The goal is a leading figure within 5 %
@@ -27,9 +27,10 @@ import time
 from collections.abc import Sequence
 
 import ngcc
-from ngcc import _child, _host, _stats
+from ngcc import _child, _host
 from ngcc._jobs import utc_now
 from ngcc.library.registry import Instance
+from ngcc.stats import trials as _stats
 
 INSTANCES = ("SM3", "WChain-V1-512", "Pavelor-512", "Wish512:vaes")
 LENGTHS = (64, 1024, 65536)
@@ -99,7 +100,7 @@ def main() -> None:
                 ticks, per_call = refs[(inst.key, n)]
                 calls = max(20, round(args.seconds / per_call))
                 stats = measure(inst, n, cpu, calls, args.trials)
-                lead = ngcc._analysis.leading(stats)
+                lead = ngcc.stats.groups.leading(stats)
                 rows.append((inst.key, "%d B" % n, str(load),
                              "CPU" if lead.code == "cpu_time" else "mean",
                              "%.3f" % (lead.ticks / ticks), "%.3f" % (stats.mean_cycles / ticks),

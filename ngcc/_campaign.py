@@ -27,20 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import (
-    _child,
-    _gate,
-    _host,
-    _jobs,
-    _leak,
-    _locks,
-    _partial,
-    _plan,
-    _recheck,
-    _stats,
-    _timing,
-    kat,
-)
+from ngcc import _child, _gate, _host, _jobs, _leak, _locks, _partial, _plan, _timing, kat
 from ngcc._measure import TrialRunner
 from ngcc.base import files as _files
 from ngcc.base import format as _format
@@ -94,6 +81,8 @@ from ngcc.evidence.model import (
 from ngcc.evidence.run import Run, RunRecord
 from ngcc.library import katfile as _katfile
 from ngcc.library.registry import Instance
+from ngcc.stats import recheck as _recheck
+from ngcc.stats import trials as _stats
 
 # ---------------------------------------------------------------- small helpers
 

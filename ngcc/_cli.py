@@ -21,7 +21,7 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _analysis, _campaign, _host, _locks, _plan, kat
+from ngcc import _campaign, _host, _locks, _plan, kat
 from ngcc._hashing import hash as hash_data
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
@@ -33,6 +33,7 @@ from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
 from ngcc.evidence.run import Run, load_run
 from ngcc.library import build as _build
 from ngcc.library.registry import Instance, instance, instances, is_library_path
+from ngcc.stats import groups as _analysis
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
@@ -722,7 +723,8 @@ def _alpha(text: str) -> float:
 
 
 def _add_compare(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc import _compare, _compare_runs
+    from ngcc import _compare_runs
+    from ngcc.stats import compare as _compare
 
     parser = subcommands.add_parser(
         "compare", help="is A faster than B, and is the difference real?",

@@ -1,6 +1,6 @@
 """``ngcc compare``: pair the records of two runs (or two labels of one run) and compare them.
 
-The statistics are :mod:`ngcc._compare`'s; this module decides *what* is compared:
+The statistics are :mod:`ngcc.stats.compare`'s; this module decides *what* is compared:
 
 * **Pairs**: the labels both runs hold (``Wish512`` against ``Wish512``), or the pairs
   asked for (``Wish512@built=Wish512``: that label of run A against this one of run B;
@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _compare
 from ngcc._host import LOAD_LIMIT
 from ngcc.base import format as _format
 from ngcc.base.errors import (
@@ -43,6 +42,7 @@ from ngcc.base.errors import (
     UnknownLabelError,
 )
 from ngcc.base.names import check_name
+from ngcc.stats import compare as _compare
 
 if TYPE_CHECKING:
     import pandas as pd

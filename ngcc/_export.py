@@ -65,7 +65,7 @@ def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     (each as its JSON object) and, when any record names its host, ``host`` (from the
     summary frame). A
     tuple-valued statistic (trial indices) is a list."""
-    from ngcc import _frames
+    from ngcc.stats import tables as _frames
 
     frame = _frames.summary_frame(records)
     for name in (f.name for f in fields(Statistics) if f.name in frame.columns):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _analysis, _export, _folders, _host, _verdict
+from ngcc import _export, _folders, _host, _verdict
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
@@ -44,6 +44,7 @@ from ngcc.evidence.model import (
     plot_stem_distribution,
 )
 from ngcc.library.candidates import title as registry_title
+from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run, RunRecord

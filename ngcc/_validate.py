@@ -1,7 +1,7 @@
 """``ngcc validate``: check a run directory against itself.
 
 Every record's statistics are recomputed from its raw per-call samples with the very
-functions the campaign used (:mod:`ngcc._recheck`, the checks a resumed campaign runs
+functions the campaign used (:mod:`ngcc.stats.recheck`, the checks a resumed campaign runs
 too), and every report page and table is regenerated (in the formats ``report/`` holds) and
 compared byte for byte with the one in ``report/``, and every link of every Markdown
 and HTML page must resolve to an existing file inside the run directory. Each
@@ -18,11 +18,11 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ngcc import _export, _report
-from ngcc._recheck import Difference, record_problems
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.errors import ValidationError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import Run, load_run
+from ngcc.stats.recheck import Difference, record_problems
 
 
 @dataclass

@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ngcc import _analysis, _host, _stats
+from ngcc import _host
 from ngcc.evidence.model import Environment, Record
+from ngcc.stats import groups as _analysis
+from ngcc.stats import trials as _stats
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
@@ -141,7 +143,7 @@ DISTURBED = "—, trials disturbed"
 
 
 def observer_effect(record: Record) -> tuple[float, float | None] | None:
-    """``(ticks, relative)``: the observer effect (:func:`ngcc._stats.observer_effect`)
+    """``(ticks, relative)``: the observer effect (:func:`ngcc.stats.trials.observer_effect`)
     of the record's undisturbed trials only (no flag of any kind): a preempted loop says
     nothing of what the per-call readings cost. None when no trial is undisturbed, or
     the trials timed no batch."""

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ngcc import _stats
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import (
     BuildEntry,
@@ -38,6 +37,7 @@ from ngcc.evidence.model import (
     raw_relpath,
     record_relpath,
 )
+from ngcc.stats import trials as _stats
 
 ENVIRONMENT = Environment(
     cpu_model="12th Gen Intel(R) Core(TM) i7-12700", machine="x86_64", cpu=2, cpu_count=20,

@@ -25,8 +25,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _report, _stats, kat
-from ngcc._analysis import status_counts
+from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _report, kat
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._plan import calls_per_trial, warmup_calls
 from ngcc.base import files as _files
@@ -42,6 +41,8 @@ from ngcc.base.errors import (
 )
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import Record, Statistics
+from ngcc.stats import trials as _stats
+from ngcc.stats.groups import status_counts
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")  # busy test hosts
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ngcc import _compare
+from ngcc.stats import compare as _compare
 
 SIMS = 4000
 ALPHA = 0.05

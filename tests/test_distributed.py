@@ -506,7 +506,7 @@ def test_reports_group_figures_by_host_and_take_no_ratio_across_hosts(tmp_path, 
     assert "| `node-a` | Fake CPU (CPU " in page_two and "| `node-b` |" in page_two
     assert "Measured on host `node-a`:" in page_two
     assert "no ratio is taken across hosts" in page_two
-    from ngcc import _analysis
+    from ngcc.stats import groups as _analysis
     wchain = [r for r in two.records if r.label == "WChain-V1-512"]
     assert [_analysis.baseline_ratio(two.records, r) for r in wchain] == [None, None]
     assert None not in [_analysis.baseline_ratio(one.records, r) for r in one.records

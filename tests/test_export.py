@@ -16,10 +16,10 @@ from _fakerun import make_run
 
 from ngcc import _export, _report
 from ngcc._cli import main
-from ngcc._frames import KEY_COLUMNS
 from ngcc.base.errors import ReportError
 from ngcc.evidence.model import Statistics
 from ngcc.evidence.run import Run, load_run
+from ngcc.stats.tables import KEY_COLUMNS
 
 PNG = b"\x89PNG\r\n\x1a\n fake image bytes"
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc import _stats
 from ngcc._cli import main
 from ngcc.base import files as _files
 from ngcc.base.errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
 from ngcc.evidence import model as _model
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import TrialMeasurement
+from ngcc.stats import trials as _stats
 
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURE_RUN = DATA / "run-quick"                  # schema 2

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from _fakerun import make_run
 
-from ngcc import _analysis, _report
+from ngcc import _report
 from ngcc._cli import main
 from ngcc.base import format as _format
 from ngcc.base.errors import CorruptRecordError, ReportError
 from ngcc.evidence.model import Flag, Record
 from ngcc.evidence.run import Run, load_run
+from ngcc.stats import groups as _analysis
 
 SEED_TABLE_SEEDS = ("000_401931b3ff49f000.txt", "003_644e4640a805ac3a.txt")  # tab-separated
 SECTION = re.compile(r"^\d\. ")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ngcc import _stats
+from ngcc.stats import trials as _stats
 
 T_975_DF2 = 4.302652729911275   # t(0.975, 2), from tables
 T_975_DF4 = 2.7764451051977987  # t(0.975, 4)

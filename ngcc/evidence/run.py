@@ -189,7 +189,7 @@ class Run:
                 with that trial's facts and statistics. True: one row per timed call
                 with its raw ``cycles`` (uint64), read from the raw files.
         """
-        from ngcc import _frames
+        from ngcc.stats import tables as _frames
 
         if per_call:
             return _frames.call_frame(self.records)
@@ -198,7 +198,7 @@ class Run:
     def summary(self) -> pd.DataFrame:
         """One row per library × message length: the records' aggregate statistics,
         cycles/byte with its 95 % CI, the KAT verdict and the ratio to pseudoXOF."""
-        from ngcc import _frames
+        from ngcc.stats import tables as _frames
 
         return _frames.summary_frame(self.records)
 

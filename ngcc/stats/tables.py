@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ngcc._analysis import baseline_ratio, host
 from ngcc.evidence.model import Record, Statistics, Trial, TrialStatistics
+from ngcc.stats.groups import baseline_ratio, host
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import RunRecord

@@ -1,6 +1,6 @@
 """A record checked against itself and its run: every statistic and resource
 recomputed from its raw per-call samples with the very functions the campaign used
-(:mod:`ngcc._stats`, never a second implementation), and what it repeats from its run
+(:mod:`ngcc.stats.trials`, never a second implementation), and what it repeats from its run
 (run id, implementation, KAT facts) compared with ``campaign.json`` and
 ``build.json``. ``ngcc validate`` runs it on every record, a resumed campaign on each
 record it would keep (and measures the job again when anything differs).
@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _stats
 from ngcc.base.errors import CorruptRecordError
 from ngcc.evidence.model import BuildState, Record, Resources
 from ngcc.evidence.run import RunRecord
+from ngcc.stats import trials as _stats
 
 RELATIVE_TOLERANCE = 1e-9
 """Floats may differ by this much (another numpy/scipy build rounds differently);
