@@ -6,7 +6,7 @@ entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
 ``algorithms/<family>/instances.json``; each is compiled with the NGCC guide's
 reference flags and installed in ``ngcc/_lib/`` together with ``registry.json``,
 which the Python registry (``ngcc/library/registry.py``) reads at run time, and with
-``ngcc-driver`` (csrc/driver/, ngcc/_child.py).
+``ngcc-driver`` (csrc/driver/, ngcc/driver/child.py).
 
 A family builds each of its variants (``ref`` first: the bare instance name means
 it) for every instance. A variant says in ``instances.json``:

@@ -13,7 +13,7 @@ say (``.ci/aarch64``: under qemu-aarch64):
 3. the guard pages work there: a library cross-built to read one byte past the
    message gets CRASH (read past the message) from ``ngcc.kat.check``, one that reads
    the byte before it gets CRASH from the guard probe (read before the message);
-4. a trial in the driver (``ngcc._child.trial``) names the counter and unit the
+4. a trial in the driver (``ngcc.driver.child.trial``) names the counter and unit the
    counter probe printed (``.ci/counter_probe.c``: csrc/common/timer.c there), and
    the probe's facts read as the fingerprint shows them (``ngcc._host.counter_text``).
 
@@ -35,7 +35,8 @@ from elftools.elf.elffile import ELFFile
 
 import ngcc
 import ngcc.kat
-from ngcc import _child, _host
+from ngcc import _host
+from ngcc.driver import child as _child
 from ngcc.evidence.model import Counter
 from ngcc.library import registry as _registry
 

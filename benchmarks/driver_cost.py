@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import ngcc
-from ngcc import _child
+from ngcc.driver import child as _child
 
 TRIVIAL = r"""
 #include <string.h>

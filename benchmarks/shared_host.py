@@ -27,8 +27,9 @@ import time
 from collections.abc import Sequence
 
 import ngcc
-from ngcc import _child, _host
+from ngcc import _host
 from ngcc._jobs import utc_now
+from ngcc.driver import child as _child
 from ngcc.library.registry import Instance
 from ngcc.stats import trials as _stats
 

@@ -27,7 +27,7 @@ import statistics
 import numpy as np
 
 import ngcc
-from ngcc import _child
+from ngcc.driver import child as _child
 from ngcc.evidence.model import TrialMeasurement
 
 

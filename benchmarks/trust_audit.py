@@ -315,7 +315,8 @@ def library_cases(tmp: Path) -> list[Case]:
         from _testlib import fake_driver
         from pathlib import Path
         import ngcc
-        from ngcc import _child, _protocol
+        from ngcc.driver import child as _child
+        from ngcc.driver import protocol as _protocol
         _, floor, frequency = _child.counter_floor()
         fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
         fields.update(cpu=-1, counter_id=1, calls=100, frequency_hz=frequency,

@@ -8,9 +8,7 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 from ngcc import kat
 from ngcc._campaign import Campaign, CostEstimate
 from ngcc._evaluate import EvaluationResult, evaluate
-from ngcc._hashing import hash
 from ngcc._leak import LeakResult, leak
-from ngcc._timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc._validate import Validation, validate
 from ngcc.base.errors import (
     ArchiveError,
@@ -48,6 +46,8 @@ from ngcc.base.errors import (
     ValidationError,
 )
 from ngcc.base.version import __version__
+from ngcc.driver.hashing import hash
+from ngcc.driver.timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc.evidence.run import Run, load_run
 from ngcc.library.build import BuildResult, build
 from ngcc.library.registry import Instance, instance, instances

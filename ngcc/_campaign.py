@@ -1,7 +1,7 @@
 """A campaign: KAT gate → calibrate → plan → measure → write, resumable.
 
 ``Campaign(["WChain-V1-512", "SM3"]).run()`` times every library at every message
-length in trials run by a :class:`~ngcc._measure.TrialRunner` (by default each trial a
+length in trials run by a :class:`~ngcc.driver.contract.TrialRunner` (by default each trial a
 fresh ``ngcc-driver`` pinned to one CPU, ``_child``), checks every library with a KAT
 checker first (``ngcc.kat.check``), and leaves the evidence in a run directory
 (``_records``; the evidence model ``_model``, format in ``docs/evidence-format.md``).
@@ -27,8 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _gate, _host, _jobs, _leak, _locks, _partial, _plan, _timing, kat
-from ngcc._measure import TrialRunner
+from ngcc import _gate, _host, _jobs, _leak, _locks, _partial, _plan
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
@@ -47,6 +46,10 @@ from ngcc.base.errors import (
     RunDirError,
     TrialFlagWarning,
 )
+from ngcc.driver import child as _child
+from ngcc.driver import kat
+from ngcc.driver import timing as _timing
+from ngcc.driver.contract import TrialRunner
 from ngcc.evidence import records as _records
 from ngcc.evidence import schema1 as _schema1
 from ngcc.evidence.model import (
@@ -124,7 +127,7 @@ def _per_byte(record: Record) -> str:
 
 
 def _runner_name(runner: object) -> str:
-    """``ngcc._child.DriverRunner``: the runner as records name it."""
+    """``ngcc.driver.child.DriverRunner``: the runner as records name it."""
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
 
 
@@ -344,7 +347,7 @@ class Campaign:
             is then marked ``timed_without_pass``; reports show ⚠).
         kat_files: the official KAT files the gate checks (default KAT_2_12, KAT_2_23).
         kat_timeout: seconds allowed per KAT file before the verdict is TIMEOUT
-            (default: ``ngcc._child.KAT_TIMEOUTS``, 600 s for the quick files).
+            (default: ``ngcc.driver.child.KAT_TIMEOUTS``, 600 s for the quick files).
         trial_timeout: seconds a trial or calibration child may take before it is
             killed (default: ten times the trial's estimate plus 60 s; 120 s for the
             cold call).
@@ -356,7 +359,7 @@ class Campaign:
             planned every job, before any trial (the command line prints it).
         command: the command line recorded as provenance.
         runner: what runs the cold calls and trials (default: each in a fresh
-            ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc._child.DriverRunner`).
+            ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc.driver.child.DriverRunner`).
         kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
         kat_manifest, kat_official: the default checker's ``manifest`` (a manifest
             ngcc does not ship) and ``official_dir`` (the official KAT files, the

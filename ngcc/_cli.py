@@ -21,14 +21,15 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _campaign, _host, _locks, _plan, kat
-from ngcc._hashing import hash as hash_data
+from ngcc import _campaign, _host, _locks, _plan
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
+from ngcc.driver import kat
+from ngcc.driver.hashing import hash as hash_data
 from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
 from ngcc.evidence.run import Run, load_run
 from ngcc.library import build as _build

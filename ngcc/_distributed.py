@@ -43,10 +43,10 @@ from distributed import get_worker as _get_worker
 
 from ngcc import _locks
 from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
-from ngcc._measure import TrialRunner
 from ngcc.base.errors import CpuBusyError, DistributedError, LibraryMismatchError
 from ngcc.base.files import sha256_file
 from ngcc.base.version import __version__
+from ngcc.driver.contract import TrialRunner
 
 #: The environment variable that tells a worker its CPU.
 CPU_ENV = "NGCC_CPU"

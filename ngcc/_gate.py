@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ngcc import kat
 from ngcc.base import files as _files
 from ngcc.base.progress import Progress
+from ngcc.driver import kat
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
 from ngcc.library.elf import elf_image_bytes

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ngcc import _protocol as wire
 from ngcc._locks import default_cpu
 from ngcc.base.format import MISSING, duration, significant
 from ngcc.base.version import __version__
+from ngcc.driver import protocol as wire
 from ngcc.evidence.model import Counter, Environment, HostWarning
 
 LOAD_LIMIT = 0.5   # 1-minute load average above which other work competes with a trial
@@ -173,7 +173,7 @@ def _git() -> tuple[str | None, bool | None]:
 
 def _counter() -> Counter | None:
     try:
-        from ngcc._timing import counter_info
+        from ngcc.driver.timing import counter_info
     except ImportError:  # the timing engine is not built into this copy
         return None
     info = counter_info()

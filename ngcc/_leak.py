@@ -3,7 +3,7 @@
 
 Two classes of messages of one length: class 0 is one fixed message (all zero unless
 given), class 1 a fresh random message per call; the class of each call is drawn at
-random. ``ngcc-driver`` makes the calls (``leak`` mode, :func:`ngcc._child.leak`) and
+random. ``ngcc-driver`` makes the calls (``leak`` mode, :func:`ngcc.driver.child.leak`) and
 streams each call's ticks and class here in batches. If the running time does not
 depend on the message, the two classes have one distribution of ticks, whatever the
 host does meanwhile: load, interrupts and frequency changes hit both classes alike,
@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _locks
+from ngcc import _locks
 from ngcc.base import files as _files
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.clock import utc_now
@@ -57,6 +57,7 @@ from ngcc.base.errors import CorruptRecordError
 from ngcc.base.names import check_name, inside
 from ngcc.base.progress import Task
 from ngcc.base.version import __version__
+from ngcc.driver import child as _child
 from ngcc.evidence import records as _records
 from ngcc.library.registry import Instance, instance, run_labels
 
@@ -301,7 +302,7 @@ class LeakResult:
         crop_fractions, crop_thresholds: the crops (fraction kept, ticks).
         class_means: mean ticks of each class over all calls.
         trace_calls, trace_t: the t of every test after ``trace_calls[i]`` calls.
-        driver: the driver's facts (:class:`ngcc._child.LeakRun`).
+        driver: the driver's facts (:class:`ngcc.driver.child.LeakRun`).
     """
 
     instance: str

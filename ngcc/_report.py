@@ -726,20 +726,29 @@ def _evidence_index(run: Run, records: Sequence[Record],
             f"{run.environment.ngcc_version}{_host.commit_text(run.environment)}."]
 
 
-#: The source files that ran a runner's trials, by the runner a record names.
+#: The campaign module that ran a run's jobs, by the version of the layout.
+CAMPAIGN_SCRIPT = "ngcc/_campaign.py"
+#: Before the stage folders, the campaign and the driver runner lay at the package root
+#: (their records name the runner ``ngcc._child.DriverRunner``).
+_FLAT_LAYOUT = tuple("ngcc/%s.py" % name for name in ("_campaign", "_child"))
+#: The source files that ran a runner's trials, by the runner a record names (each
+#: layout's own paths, so that an old run's pages still regenerate as they were).
 RUNNER_SCRIPTS = {
-    "ngcc._child.DriverRunner": ("ngcc/_child.py", "csrc/driver/driver.c"),
-    "python -m ngcc._isolate → ngcc._worker.trial": ("ngcc/_worker.py", "csrc/bench.c"),
+    "ngcc.driver.child.DriverRunner": (CAMPAIGN_SCRIPT, "ngcc/driver/child.py",
+                                       "csrc/driver/driver.c"),
+    "ngcc._child.DriverRunner": (*_FLAT_LAYOUT, "csrc/driver/driver.c"),
+    "python -m ngcc._isolate → ngcc._worker.trial": (_FLAT_LAYOUT[0], "ngcc/_worker.py",
+                                                      "csrc/bench.c"),
 }
 
 
 def scripts(records: Sequence[Record]) -> list[str]:
     """The campaign and the sources of the runners that timed ``records`` (a runner
     ngcc does not know is named as the record names it)."""
-    found = ["ngcc/_campaign.py"]
-    runners = [r.provenance.runner for r in records] or ["ngcc._child.DriverRunner"]
+    found: list[str] = []
+    runners = [r.provenance.runner for r in records] or ["ngcc.driver.child.DriverRunner"]
     for runner in runners:
-        for script in RUNNER_SCRIPTS.get(runner, (runner,)):
+        for script in RUNNER_SCRIPTS.get(runner, (CAMPAIGN_SCRIPT, runner)):
             if script not in found:
                 found.append(script)
     return found

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _child, _host, _locks, kat
+from ngcc import _host, _locks
 from ngcc.base import files as _files
+from ngcc.driver import child as _child
+from ngcc.driver import kat
 from ngcc.evidence.model import Counter, Environment, TrialMeasurement
 from ngcc.library.registry import Instance, run_labels
 
@@ -47,7 +49,7 @@ def cost_cycles(name: str, message_bytes: int) -> float:
 
 
 class FakeRunner:
-    """A :class:`~ngcc._measure.TrialRunner` whose trials run nothing.
+    """A :class:`~ngcc.driver.contract.TrialRunner` whose trials run nothing.
 
     Args:
         fail: ``(instance name, message bytes, trial index)`` → exception raised instead

@@ -9,7 +9,7 @@ with the guard it touched, instead of killing the test run.
 from __future__ import annotations
 
 import ngcc
-from ngcc import _child
+from ngcc.driver import child as _child
 
 
 def hash_before_guard_page(instance: str, cases: list[tuple[bytes, int]]) -> list[bytes]:

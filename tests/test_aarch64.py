@@ -21,8 +21,11 @@ from _fakerun import make_run
 from _fakes import ENVIRONMENT
 
 import ngcc
-from ngcc import _child, _host, _protocol, _report, _timing
+from ngcc import _host, _report
 from ngcc.base.errors import LibraryError, NgccError
+from ngcc.driver import child as _child
+from ngcc.driver import protocol as _protocol
+from ngcc.driver import timing as _timing
 from ngcc.evidence.model import Counter, Environment
 from ngcc.evidence.run import load_run
 from ngcc.library import registry as _registry

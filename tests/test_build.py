@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _child
 from ngcc.base.errors import (
     BuildError,
     InstanceCrashError,
@@ -27,6 +26,7 @@ from ngcc.base.errors import (
     KatGateError,
     LibraryError,
 )
+from ngcc.driver import child as _child
 from ngcc.library.build import build, read_instance_header, read_provenance, select_sources
 
 # Campaigns on this shared machine warn about load; those warnings are not under test here.
@@ -692,7 +692,7 @@ def test_submission_kat_folders_are_searched_a_bounded_way_up(tmp_path):
     four_up, five_up = source.parents[3], source.parents[4]  # l4, l5
     (four_up / "Test_Vectors").mkdir()
     (five_up / "Test_Vectors").mkdir()
-    folders = ngcc.kat.submission_kat_folders(source, "X-256")
+    folders = ngcc.library.katfile.submission_kat_folders(source, "X-256")
     assert folders[:4] == [source, source.parent, source.parent / "kat",
                            source.parent / "kat" / "X-256"]
     assert four_up / "Test_Vectors" in folders

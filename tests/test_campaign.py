@@ -25,7 +25,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _child, _host, _jobs, _locks, _plan, _report, kat
+from ngcc import _campaign, _host, _jobs, _locks, _plan, _report
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc._plan import calls_per_trial, warmup_calls
 from ngcc.base import files as _files
@@ -39,6 +39,8 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
+from ngcc.driver import child as _child
+from ngcc.driver import kat
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import Record, Statistics
 from ngcc.stats import trials as _stats
@@ -162,7 +164,7 @@ def test_quick_campaign_kat_gate_and_environment(quick_run):
     assert wchain.implementation.description == builtin.description != ""
     assert wchain.implementation.library == str(builtin.library)
     assert wchain.implementation.cflags == builtin.cflags
-    assert wchain.provenance.runner == "ngcc._child.DriverRunner"
+    assert wchain.provenance.runner == "ngcc.driver.child.DriverRunner"
     assert quick_run.campaign.load_average_end is not None
     build = {e.instance: e for e in quick_run.build_entries}
     assert build["WChain-V1-512"].implementation.library_sha256 == _files.sha256_file(
@@ -763,7 +765,7 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
     # What the driver reports when the counter stands still: an ERROR frame (code 6).
     from _testlib import fake_driver
 
-    from ngcc import _child
+    from ngcc.driver import child as _child
     monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, (
         "frame(1, struct.pack('<II', 1, pid))\n"
         "frame(3, struct.pack('<ii', 6, 0) + b'the rdtsc counter did not advance')\n"

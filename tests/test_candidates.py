@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _report, kat
+from ngcc import _report
 from ngcc._cli import main
 from ngcc.base.errors import BuildError, KatGateError
+from ngcc.driver import kat
 from ngcc.library import candidates as _candidates
 from ngcc.library.build import build
 from ngcc.library.candidates import AmbiguousInstanceError, UnknownCandidateError

@@ -1,4 +1,4 @@
-"""ngcc-driver and ngcc._child: the one child runner for foreign code.
+"""ngcc-driver and ngcc.driver.child: the one child runner for foreign code.
 
 Fixture libraries written here misbehave on purpose (crash, hang, exit, fork, forge
 frames, read past the message, change their affinity, allocate 20 GiB); each must
@@ -24,10 +24,12 @@ from _testlib import CHANNEL_FD_SOURCE, build_library, fake_driver
 
 import ngcc
 import ngcc.kat
-from ngcc import _child, _core, _protocol
-from ngcc._child import DriverError
-from ngcc._protocol import Conversation, ProtocolError
+from ngcc import _core
 from ngcc.base.errors import HashError, InstanceCrashError, InstanceProtocolError
+from ngcc.driver import child as _child
+from ngcc.driver import protocol as _protocol
+from ngcc.driver.child import DriverError
+from ngcc.driver.protocol import Conversation, ProtocolError
 
 REPO = Path(__file__).resolve().parents[1]
 SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]

@@ -166,7 +166,7 @@ def test_a_second_evaluation_resumes_without_building_or_measuring_again(evaluat
 def test_the_command_line_prints_a_row_per_folder_and_exits_1_for_the_failures(
         archive, tmp_path, capsys, monkeypatch):
     fixed_host(monkeypatch)
-    monkeypatch.setattr("ngcc._child.DriverRunner", FakeRunner)
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
     assert main(["evaluate", str(archive), "--run-dir", str(tmp_path / "run"), "--quick",
                  "--lengths", "32", "--kat-files", "2_23", "--no-plots", "--quiet"]) == 1
     out = capsys.readouterr().out

@@ -1,7 +1,7 @@
 """The trial's facts (and the leak run's) are listed once per side and cross-checked:
 ``trial_facts``/``leak_facts`` in ``csrc/driver/frames.h``, the order ``frames.c`` packs
 them in, ``_protocol.TRIAL_FIELDS``/``LEAK_FIELDS`` that read them, and the reader in
-``ngcc/_child.py`` that uses them. A field added on one side only fails here, by name."""
+``ngcc/driver/child.py`` that uses them. A field added on one side only fails here, by name."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import re
 import pytest
 from conftest import REPO
 
-from ngcc import _protocol
+from ngcc.driver import protocol as _protocol
 
 FRAMES_H = REPO / "csrc" / "driver" / "frames.h"
 FRAMES_C = REPO / "csrc" / "driver" / "frames.c"
-CHILD = REPO / "ngcc" / "_child.py"
+CHILD = REPO / "ngcc" / "driver" / "child.py"
 
 #: The struct module's code of each C field type (frames.h uses only these).
 STRUCT_CODES = {"uint32_t": "I", "int32_t": "i", "uint64_t": "Q", "double": "d"}
@@ -105,4 +105,4 @@ def test_the_child_uses_every_field_the_driver_sends():
     read = set(re.findall(r"""\[["'](\w+)["']\]""", CHILD.read_text()))
     sent = {name for fields, _, _ in STRUCTS.values() for name, _ in fields}
     assert sent >= UNREAD, "UNREAD names a field the driver no longer sends"
-    assert sent - read <= UNREAD, "sent but never used by ngcc/_child.py"
+    assert sent - read <= UNREAD, "sent but never used by ngcc/driver/child.py"

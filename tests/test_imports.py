@@ -128,9 +128,6 @@ DOORS = {("evidence.run", "stats.tables"), ("evidence.run", "_plot"),
          ("evidence.run", "_jupyter"), ("evidence.run", "_leak")}
 #: While modules move into their folders: the stage of each module still at the root.
 FLAT_STAGE = {
-
-    "_protocol": "driver", "_measure": "driver", "_child": "driver", "_hashing": "driver",
-    "_timing": "driver", "kat": "driver",
     "_host": "measure", "_locks": "measure", "_plan": "measure", "_gate": "measure",
     "_leak": "measure", "_jobs": "measure", "_distributed": "measure", "_partial": "measure",
     "_campaign": "campaign",
@@ -276,7 +273,7 @@ def test_the_stage_table_is_the_documented_one():
 
 def _documented(stage_name: str, name: str) -> str:
     """A module as the table names it: ``errors`` in the row of ``base/`` is ``base.errors``."""
-    return name if name in MODULES or name == "_core" else "%s.%s" % (stage_name, name)
+    return "%s.%s" % (stage_name, name) if "%s.%s" % (stage_name, name) in MODULES else name
 
 
 def _loaded_at_import(module: str) -> set[str]:

@@ -33,10 +33,12 @@ from _testlib import FAILING_SOURCE, build_library, compiler, fake_driver
 from scipy import stats as scipy_stats
 
 import ngcc
-from ngcc import _child, _cli, _leak, _protocol
+from ngcc import _cli, _leak
 from ngcc._leak import LeakStatistics, Moments, crop_thresholds, verdict
-from ngcc._protocol import Conversation, ProtocolError
 from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
+from ngcc.driver import child as _child
+from ngcc.driver import protocol as _protocol
+from ngcc.driver.protocol import Conversation, ProtocolError
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -630,7 +632,7 @@ def test_cli_campaign_leak(tmp_path, monkeypatch, capsys):
 
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner", FakeRunner)
-    monkeypatch.setattr(ngcc.kat, "check", FakeKat())
+    monkeypatch.setattr(ngcc.driver.kat, "check", FakeKat())
     status = _cli.main(["campaign", "SM3", "--quick", "--lengths", "64", "--quiet", "--leak",
                         "--leak-length", "32", "--leak-calls", "20000", "--run-dir",
                         str(tmp_path / "run")])

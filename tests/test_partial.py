@@ -77,8 +77,8 @@ def test_a_kept_trial_of_another_plan_or_a_damaged_one_is_measured_again(tmp_pat
 
 def test_the_interrupt_message_counts_what_is_kept(tmp_path, monkeypatch, capsys):
     fixed_host(monkeypatch)
-    monkeypatch.setattr("ngcc._child.DriverRunner", InterruptingRunner)
-    monkeypatch.setattr("ngcc.kat.check", FakeKat())
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", InterruptingRunner)
+    monkeypatch.setattr("ngcc.driver.kat.check", FakeKat())
     assert main(["campaign", *LIBRARIES, "--lengths", "64", "--trials", "5",
                  "--trial-target", "0.001", "--run-dir", str(tmp_path / "run"),
                  "--quiet"]) == 130

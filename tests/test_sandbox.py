@@ -1,5 +1,5 @@
 """What a library cannot do from inside ngcc-driver (csrc/sandbox.c and the checks of
-ngcc/_child.py): signal a process outside its group, leave the group, widen its CPU
+ngcc/driver/child.py): signal a process outside its group, leave the group, widen its CPU
 affinity unseen, read far past its message, or forge impossible timings.
 
 A hostile call that escaped would end the caller, so each signalling library runs
@@ -19,8 +19,9 @@ from _fakes import FakeKat, fixed_host
 from _testlib import build_library
 
 import ngcc
-from ngcc import _child, _report
+from ngcc import _report
 from ngcc._campaign import Campaign
+from ngcc.driver import child as _child
 from ngcc.evidence.run import load_run
 
 TEMPLATE = r"""
@@ -159,7 +160,7 @@ def _forged_trial(tmp_path, monkeypatch, calls: int, tick: int, **changes):
 
     from _testlib import fake_driver
 
-    from ngcc import _protocol
+    from ngcc.driver import protocol as _protocol
     _, floor, frequency = _child.counter_floor()
     fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
     fields.update(cpu=-1, cpu_at_end=0, counter_id=1, calls=calls, frequency_hz=frequency,

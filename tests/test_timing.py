@@ -143,7 +143,7 @@ def test_time_calls_refuses_a_non_contiguous_message():
         ngcc.time_calls("SM3", 8, 1, message=np.zeros(16, dtype=np.uint8)[::2])
 
 
-@pytest.mark.parametrize("message_bytes", [-1, ngcc._timing.MAX_MESSAGE_BYTES + 1, 10**15])
+@pytest.mark.parametrize("message_bytes", [-1, ngcc.driver.timing.MAX_MESSAGE_BYTES + 1, 10**15])
 def test_time_calls_refuses_message_bytes_out_of_range_before_allocating(message_bytes):
     with pytest.raises(ValueError, match="message_bytes must be between 0 and 1073741824"):
         ngcc.time_calls("SM3", message_bytes, 1)

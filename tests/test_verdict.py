@@ -85,9 +85,9 @@ def test_the_sentence_under_the_verdict_names_each_records_leading_figure(tmp_pa
 
 
 def test_the_command_lines_last_line_is_the_verdict(tmp_path, quiet_host, monkeypatch, capsys):
-    monkeypatch.setattr("ngcc._child.DriverRunner", lambda: FakeRunner(
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", lambda: FakeRunner(
         preempt={("SM3", 32, 0): 1}))
-    monkeypatch.setattr("ngcc.kat.check", FakeKat())
+    monkeypatch.setattr("ngcc.driver.kat.check", FakeKat())
     assert main(["campaign", *LIBRARIES, "--lengths", "32", "--trials", "3",
                  "--trial-target", "0.001", "--run-dir", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out.rstrip().splitlines()

@@ -102,8 +102,8 @@ def test_a_plan_mismatch_is_answered_before_any_wait(tmp_path, holder, monkeypat
 def test_the_command_line_waits_by_default_and_refuses_with_wait_0(tmp_path, holder,
                                                                     monkeypatch, capsys):
     fixed_host(monkeypatch)
-    monkeypatch.setattr("ngcc._child.DriverRunner", FakeRunner)
-    monkeypatch.setattr("ngcc.kat.check", FakeKat())
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
+    monkeypatch.setattr("ngcc.driver.kat.check", FakeKat())
     command = ["campaign", "SM3", "--quick", "--lengths", "64", "--cpu", str(LAST_CPU),
                "--run-dir", str(tmp_path / "run"), "--quiet"]
     assert main([*command, "--wait", "0"]) == 1

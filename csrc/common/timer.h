@@ -164,7 +164,7 @@ const char *source_name(const counter_source *source);
 #define COUNTER_RESOLUTION_READS 4001
 uint64_t counter_resolution(const counter_source *source);
 /* The unit of its ticks as recorded in evidence: "tsc-ticks", "timer-ticks" (the
- * AArch64 generic timer) or "ns" (ngcc/_protocol.py COUNTERS says the same). */
+ * AArch64 generic timer) or "ns" (ngcc/driver/protocol.py COUNTERS says the same). */
 const char *counter_unit(void);
 
 /* The rate the counter ticks at by the architecture's own register, in Hz:

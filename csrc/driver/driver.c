@@ -61,7 +61,7 @@
 #define EXIT_USAGE 120    /* no usable result channel: the message is on stderr */
 #define EXIT_CHANNEL 121  /* the result channel broke (closed, or the parent is gone) */
 
-#define MAX_MESSAGE_BYTES ((uint64_t)1 << 30)  /* ngcc._timing.MAX_MESSAGE_BYTES */
+#define MAX_MESSAGE_BYTES ((uint64_t)1 << 30)  /* ngcc.driver.timing.MAX_MESSAGE_BYTES */
 #define MAX_CALLS ((uint64_t)1 << 26)          /* ngcc._core.MAX_CALLS */
 #define MAX_DIGEST_BITS (1 << 20)              /* as Library.hash accepts */
 #define MAX_PROBE_LENGTHS 4096

@@ -3,7 +3,7 @@
  * A frame is [u32 type][u32 length][payload], little-endian, written with one
  * write() call when it fits in PIPE_BUF (so a fixed frame is never interleaved
  * with another writer's). Fixed facts travel as fixed-size payloads of u32, i32,
- * u64 and f64 fields in the order listed here; ngcc/_protocol.py mirrors this file
+ * u64 and f64 fields in the order listed here; ngcc/driver/protocol.py mirrors this file
  * (tests/test_driver.py checks that the numbers agree, tests/test_frames_h.py the
  * fields and frames.c's order) and refuses anything else.
  *

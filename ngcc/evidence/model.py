@@ -637,7 +637,7 @@ class TrialStatistics(Evidence):
 @dataclass(frozen=True)
 class Trial(Evidence):
     """One trial (a fresh process pinned to ``cpu``): every fact its runner reported
-    (``ngcc._measure.TrialMeasurement``; ``None`` where the runner cannot observe it)
+    (``ngcc.driver.contract.TrialMeasurement``; ``None`` where the runner cannot observe it)
     and the statistics of its calls. The per-call counts are in the raw file."""
 
     index: int

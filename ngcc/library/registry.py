@@ -109,7 +109,7 @@ def cpu_features() -> frozenset[str]:
     return _core.cpu_features()
 
 
-#: The command the driver runs behind (``ngcc/_child.py``), e.g. an emulator of another
+#: The command the driver runs behind (``ngcc/driver/child.py``), e.g. an emulator of another
 #: architecture: a library path then runs on that CPU, not this one, and the driver,
 #: which checks ``--cpu-features`` where it runs, alone judges its CPU features.
 DRIVER_PREFIX_ENV = "NGCC_DRIVER_PREFIX"

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ngcc import _child, _core
-from ngcc._hashing import library
+from ngcc import _core
 from ngcc.base.errors import HashError
+from ngcc.driver import child as _child
+from ngcc.driver.hashing import library
 from ngcc.library import registry as _registry
 from ngcc.library.registry import Instance
 

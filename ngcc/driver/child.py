@@ -3,11 +3,11 @@ cold call, trials, KAT generation, the guard probe — runs in ``ngcc-driver``
 (``csrc/driver/driver.c``), a small C executable, in a process of its own.
 
 The request is the driver's command line and stdin; the answer comes back as frames
-on a pipe of its own (:mod:`ngcc._protocol`), read with bounds derived from the
+on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived from the
 request, every number range-checked. Each run has a deadline; the driver runs in a
 new session, and when it has finished, failed or overrun, its whole process group
 is killed, so no descendant of a library survives it. The outcome is a value or a
-:class:`DriverError` (a :class:`~ngcc._measure.ChildError`) whose ``status`` is
+:class:`DriverError` (a :class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
 
 ``crash``     the process died of a signal (with the guard page it touched when it
               was one: ``read past the message``), or the library ended it, or
@@ -51,8 +51,6 @@ from typing import BinaryIO
 import numpy as np
 
 from ngcc import _core
-from ngcc import _protocol as wire
-from ngcc._protocol import Conversation, ProtocolError
 from ngcc.base.errors import (
     ChildError,
     HashError,
@@ -63,6 +61,8 @@ from ngcc.base.errors import (
     NgccError,
 )
 from ngcc.base.untrusted import plain
+from ngcc.driver import protocol as wire
+from ngcc.driver.protocol import Conversation, ProtocolError
 from ngcc.evidence.model import TrialMeasurement
 from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 
@@ -885,7 +885,7 @@ def _implausible_leak(f: dict[str, int | float], conversation: Conversation, run
 # ------------------------------------------------------------- the runner
 
 class DriverRunner:
-    """The :class:`~ngcc._measure.TrialRunner` of campaigns: every cold call and trial
+    """The :class:`~ngcc.driver.contract.TrialRunner` of campaigns: every cold call and trial
     in a fresh ``ngcc-driver`` pinned to the trial's CPU.
 
     Args:

@@ -6,8 +6,9 @@ import functools
 import operator
 import os
 
-from ngcc import _child, _core
+from ngcc import _core
 from ngcc.base.errors import HashError
+from ngcc.driver import child as _child
 from ngcc.library.registry import Instance, instance
 
 
