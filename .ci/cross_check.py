@@ -15,7 +15,7 @@ say (``.ci/aarch64``: under qemu-aarch64):
    the byte before it gets CRASH from the guard probe (read before the message);
 4. a trial in the driver (``ngcc.driver.child.trial``) names the counter and unit the
    counter probe printed (``.ci/counter_probe.c``: csrc/common/timer.c there), and
-   the probe's facts read as the fingerprint shows them (``ngcc._host.counter_text``).
+   the probe's facts read as the fingerprint shows them (``ngcc.measure.host.counter_text``).
 
 Prints what it checked; exits 1 at the first defect.
 """
@@ -35,10 +35,10 @@ from elftools.elf.elffile import ELFFile
 
 import ngcc
 import ngcc.kat
-from ngcc import _host
 from ngcc.driver import child as _child
 from ngcc.evidence.model import Counter
 from ngcc.library import registry as _registry
+from ngcc.measure import host as _host
 
 LENGTHS_BITS = (0, 3, 800, 8000)
 MESSAGE = bytes((i * 131 + 7) % 256 for i in range(1000))

@@ -29,7 +29,7 @@ import warnings
 from pathlib import Path
 
 import ngcc
-from ngcc import _plan
+from ngcc.measure import plan as _plan
 
 
 def parse_args() -> argparse.Namespace:

@@ -30,7 +30,7 @@ import warnings
 from pathlib import Path
 
 import ngcc
-from ngcc import _distributed
+from ngcc.measure import distributed as _distributed
 
 INSTANCES = ["pseudoXOF-512", "SM3", "WChain-V1-512", "Wish512"]
 

@@ -24,7 +24,8 @@ import sys
 import time
 
 import ngcc
-from ngcc import _host, _leak
+from ngcc.measure import host as _host
+from ngcc.measure import leak as _leak
 
 
 def _spin(cpu: int) -> None:

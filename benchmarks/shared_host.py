@@ -27,10 +27,10 @@ import time
 from collections.abc import Sequence
 
 import ngcc
-from ngcc import _host
-from ngcc._jobs import utc_now
 from ngcc.driver import child as _child
 from ngcc.library.registry import Instance
+from ngcc.measure import host as _host
+from ngcc.measure.job import utc_now
 from ngcc.stats import trials as _stats
 
 INSTANCES = ("SM3", "WChain-V1-512", "Pavelor-512", "Wish512:vaes")

@@ -8,7 +8,6 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 from ngcc import kat
 from ngcc._campaign import Campaign, CostEstimate
 from ngcc._evaluate import EvaluationResult, evaluate
-from ngcc._leak import LeakResult, leak
 from ngcc._validate import Validation, validate
 from ngcc.base.errors import (
     ArchiveError,
@@ -51,6 +50,7 @@ from ngcc.driver.timing import CounterInfo, TimingResult, counter_info, default_
 from ngcc.evidence.run import Run, load_run
 from ngcc.library.build import BuildResult, build
 from ngcc.library.registry import Instance, instance, instances
+from ngcc.measure.leak import LeakResult, leak
 
 __all__ = [
     "ArchiveError",

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _gate, _host, _jobs, _leak, _locks, _partial, _plan
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
@@ -84,6 +83,13 @@ from ngcc.evidence.model import (
 from ngcc.evidence.run import Run, RunRecord
 from ngcc.library import katfile as _katfile
 from ngcc.library.registry import Instance
+from ngcc.measure import gate as _gate
+from ngcc.measure import host as _host
+from ngcc.measure import job as _jobs
+from ngcc.measure import leak as _leak
+from ngcc.measure import locks as _locks
+from ngcc.measure import partial as _partial
+from ngcc.measure import plan as _plan
 from ngcc.stats import recheck as _recheck
 from ngcc.stats import trials as _stats
 
@@ -368,7 +374,8 @@ class Campaign:
             (:func:`ngcc.leak`) at this message length in bytes, after the gate;
             evidence in ``RUN_DIR/leak/``, a ``leak`` section in the report.
         leak_calls, leak_seconds: the limits of each leak test (default
-            :data:`ngcc._leak.DEFAULT_CALLS` calls, :data:`ngcc._leak.DEFAULT_SECONDS` s).
+            :data:`ngcc.measure.leak.DEFAULT_CALLS` calls,
+            :data:`ngcc.measure.leak.DEFAULT_SECONDS` s).
         leak_tester: what runs a leak test (default :func:`ngcc.leak`).
         statistic: what ``target_ci`` aims at: ``mean`` (the t interval of the trial
             means, as ngcc 0.1) or ``median`` (the log-scale interval of the trial
@@ -386,14 +393,14 @@ class Campaign:
             (``tcp://HOST:PORT``), each worker started with a ``cpu`` resource and its
             CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
         executor: what measures whole jobs instead of this process's own trial loop
-            (a :class:`ngcc._jobs.JobExecutor`; ``workers`` and ``scheduler`` make one).
+            (a :class:`ngcc.measure.job.JobExecutor`; ``workers`` and ``scheduler`` make one).
         counter: the counter of the default runner's trials: ``auto`` (perf core
             cycles where RDPMC is allowed, else the TSC), ``perf``, ``tsc`` or
             ``clock`` (``csrc/timer.h``); None: the TSC. Each trial records the
             counter it got.
         wait: seconds to wait for the trial CPU when another ngcc measurement holds it
             (default None: refuse at once with :class:`~ngcc.CpuBusyError`; the command
-            line waits up to :data:`ngcc._locks.DEFAULT_WAIT_SECONDS`). A run with
+            line waits up to :data:`ngcc.measure.locks.DEFAULT_WAIT_SECONDS`). A run with
             nothing to measure, and a plan that does not match its run directory, need
             no CPU: they are answered first, without waiting.
         on_wait: told once, in a line naming the holder, that the campaign waits.
@@ -1162,7 +1169,9 @@ class Campaign:
         """Run with an executor: this process holds the run directory (and a local
         cluster's CPUs, ``_distributed.local_executor``), a remote worker its CPU for each
         job; ``workers``/``scheduler`` make the executor and close it after."""
-        from ngcc import _distributed  # Dask is optional: imported only when asked for
+        from ngcc.measure import (
+            distributed as _distributed,  # Dask is optional: imported only when asked for
+        )
 
         given = self.executor
         try:

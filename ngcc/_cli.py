@@ -21,7 +21,7 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _campaign, _host, _locks, _plan
+from ngcc import _campaign
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
 from ngcc.base.clock import run_id_now
@@ -34,6 +34,9 @@ from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
 from ngcc.evidence.run import Run, load_run
 from ngcc.library import build as _build
 from ngcc.library.registry import Instance, instance, instances, is_library_path
+from ngcc.measure import host as _host
+from ngcc.measure import locks as _locks
+from ngcc.measure import plan as _plan
 from ngcc.stats import groups as _analysis
 
 EXIT_RUNTIME_ERROR = 1
@@ -489,7 +492,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
 
 def _kept_words(run_dir: Path) -> str:
     """``3 finished job(s) and 7 trial(s) of unfinished ones are kept in DIR``."""
-    from ngcc import _partial
+    from ngcc.measure import partial as _partial
 
     try:
         done = sum(job.status == "done" for job in load_run(run_dir).jobs)
@@ -1001,7 +1004,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------- leak
 
 def _add_leak(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc import _leak
+    from ngcc.measure import leak as _leak
 
     parser = subcommands.add_parser(
         "leak", help="test instances for timing leakage (dudect: fixed vs random messages)",
@@ -1063,8 +1066,8 @@ def _hex_bytes(text: str) -> bytes:
 
 
 def _run_leak(args: argparse.Namespace) -> int:
-    from ngcc import _leak
     from ngcc.library.registry import run_labels
+    from ngcc.measure import leak as _leak
 
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
@@ -1086,7 +1089,8 @@ def _run_leak(args: argparse.Namespace) -> int:
 def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
                length: int, cpu: int, reporter: _progress.Progress) -> int:
     """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
-    from ngcc import _leak, _plot
+    from ngcc import _plot
+    from ngcc.measure import leak as _leak
 
     status = 0
     for inst, label in zip(found, labels, strict=True):

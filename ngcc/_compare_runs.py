@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc._host import LOAD_LIMIT
 from ngcc.base import format as _format
 from ngcc.base.errors import (
     NothingToCompareError,
@@ -42,6 +41,7 @@ from ngcc.base.errors import (
     UnknownLabelError,
 )
 from ngcc.base.names import check_name
+from ngcc.measure.host import LOAD_LIMIT
 from ngcc.stats import compare as _compare
 
 if TYPE_CHECKING:

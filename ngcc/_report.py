@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _export, _folders, _host, _verdict
+from ngcc import _export, _folders, _verdict
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
@@ -44,6 +44,7 @@ from ngcc.evidence.model import (
     plot_stem_distribution,
 )
 from ngcc.library.candidates import title as registry_title
+from ngcc.measure import host as _host
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
@@ -1183,7 +1184,8 @@ def write_plots(run: Run, out: Path,
                 ) -> list[Path]:
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
-    from ngcc import _leak, _plot
+    from ngcc import _plot
+    from ngcc.measure import leak as _leak
 
     summary = _leading_summary(run)
     statistic = ("CPU time where preempted, else mean"

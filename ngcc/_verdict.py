@@ -1,7 +1,7 @@
 """Whether a run's figures are fit to publish, and if not, why (counted).
 
 A run is **fit to publish** only when every host it was measured on meets the NGCC
-guide's conditions as ``ngcc check`` reads them (:func:`ngcc._host.host_warnings`: a
+guide's conditions as ``ngcc check`` reads them (:func:`ngcc.measure.host.host_warnings`: a
 fixed clock, turbo off, an idle SMT sibling, not virtual, an idle machine, a counter
 of known rate) and no trial was disturbed (no trial flag of any kind: preempted, off
 its counter's rate, slower or faster than the others, outlying). Otherwise it is
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ngcc import _host
 from ngcc.evidence.model import Environment, Record
+from ngcc.measure import host as _host
 from ngcc.stats import groups as _analysis
 from ngcc.stats import trials as _stats
 

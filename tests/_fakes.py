@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _host, _locks
 from ngcc.base import files as _files
 from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.evidence.model import Counter, Environment, TrialMeasurement
 from ngcc.library.registry import Instance, run_labels
+from ngcc.measure import host as _host
+from ngcc.measure import locks as _locks
 
 FREQUENCY_HZ = 2.1e9
 #: A fixed host, so a fake campaign neither calibrates a counter nor asks systemd.

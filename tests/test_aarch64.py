@@ -21,7 +21,7 @@ from _fakerun import make_run
 from _fakes import ENVIRONMENT
 
 import ngcc
-from ngcc import _host, _report
+from ngcc import _report
 from ngcc.base.errors import LibraryError, NgccError
 from ngcc.driver import child as _child
 from ngcc.driver import protocol as _protocol
@@ -29,6 +29,7 @@ from ngcc.driver import timing as _timing
 from ngcc.evidence.model import Counter, Environment
 from ngcc.evidence.run import load_run
 from ngcc.library import registry as _registry
+from ngcc.measure import host as _host
 
 #: What csrc/timer.c answers on an AArch64 Linux host whose firmware set cntfrq_el0
 #: to 19.2 MHz (arm_1's rate).

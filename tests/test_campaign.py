@@ -25,9 +25,8 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _host, _jobs, _locks, _plan, _report
+from ngcc import _campaign, _report
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
-from ngcc._plan import calls_per_trial, warmup_calls
 from ngcc.base import files as _files
 from ngcc.base.errors import (
     ChildError,
@@ -43,6 +42,11 @@ from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import Record, Statistics
+from ngcc.measure import host as _host
+from ngcc.measure import job as _jobs
+from ngcc.measure import locks as _locks
+from ngcc.measure import plan as _plan
+from ngcc.measure.plan import calls_per_trial, warmup_calls
 from ngcc.stats import trials as _stats
 from ngcc.stats.groups import status_counts
 

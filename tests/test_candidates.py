@@ -236,7 +236,7 @@ def test_nokat_names_every_place_tried_and_the_gate_says_what_to_give(tiny, tmp_
     assert "no line for KAT_2_12_tiny_256.txt in the manifest" in file.detail
     assert "no file KAT_2_12_tiny_256.txt in --official %s" % (tmp_path / "empty") in file.detail
     assert str(source) in file.detail and "subfolders named tiny_256 or Tiny-256" in file.detail
-    from ngcc._gate import NOKAT_ADVICE
+    from ngcc.measure.gate import NOKAT_ADVICE
     assert NOKAT_ADVICE == ("no reference to check against: give --manifest FILE or "
                             "--official DIR, or --allow-kat-fail to time it unchecked")
 

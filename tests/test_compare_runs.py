@@ -21,7 +21,7 @@ import pytest
 from _fakes import ENVIRONMENT, FakeKat, fixed_host
 
 import ngcc
-from ngcc import _cli, _compare_runs, _host, _locks
+from ngcc import _cli, _compare_runs
 from ngcc.base.errors import (
     ChildError,
     CorruptRecordError,
@@ -31,6 +31,8 @@ from ngcc.base.errors import (
     UnknownLabelError,
 )
 from ngcc.evidence.model import TrialMeasurement
+from ngcc.measure import host as _host
+from ngcc.measure import locks as _locks
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 

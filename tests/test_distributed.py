@@ -27,8 +27,11 @@ import pytest
 from _fakes import FakeKat, FakeRunner, KillingRunner, fixed_host
 
 import ngcc
-from ngcc import _cli, _jobs, _locks, _plan
+from ngcc import _cli
 from ngcc.base.errors import DistributedError, LibraryMismatchError
+from ngcc.measure import job as _jobs
+from ngcc.measure import locks as _locks
+from ngcc.measure import plan as _plan
 
 HAVE_DASK = importlib.util.find_spec("distributed") is not None
 needs_dask = pytest.mark.skipif(
@@ -221,7 +224,7 @@ def _order(library: Path, sha: str) -> _jobs.JobOrder:
 
 @needs_dask
 def test_a_worker_refuses_library_bytes_that_differ(tmp_path):
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     library = ngcc.instance("SM3").library
     data = library.read_bytes()
@@ -252,7 +255,7 @@ def test_a_worker_refuses_library_bytes_that_differ(tmp_path):
 def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeypatch):
     import tempfile
 
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -275,7 +278,7 @@ def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeyp
 
 @needs_dask
 def test_a_worker_must_be_told_its_cpu(monkeypatch):
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     monkeypatch.setenv("NGCC_CPU", str(max(os.sched_getaffinity(0))))
     assert _distributed.worker_cpu() == max(os.sched_getaffinity(0))
@@ -292,7 +295,7 @@ def test_a_worker_must_be_told_its_cpu(monkeypatch):
 
 @needs_dask
 def test_workers_beyond_the_cpus_are_refused():
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     allowed = len(os.sched_getaffinity(0))
     with pytest.raises(DistributedError, match="may use only %d CPU" % allowed):
@@ -622,7 +625,7 @@ def test_with_an_executor_the_client_holds_a_cpu_only_for_its_leak_tests(tmp_pat
 def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
     from distributed import Client, LocalCluster
 
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
@@ -639,7 +642,7 @@ def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
 def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
     from distributed import Client, LocalCluster
 
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
@@ -657,7 +660,7 @@ def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
 def test_a_cluster_left_without_workers_is_an_error_not_a_wait(monkeypatch):
     from distributed import Client, LocalCluster
 
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
@@ -677,7 +680,7 @@ def test_a_cluster_left_without_workers_is_an_error_not_a_wait(monkeypatch):
 @real_cluster
 @on_this_host
 def test_a_local_cluster_holds_its_cpus_while_it_runs(tmp_path):
-    from ngcc import _distributed
+    from ngcc.measure import distributed as _distributed
 
     with _distributed.local_executor(2, tmp_path / "run") as executor:
         assert executor.held == tuple(CPUS)

@@ -8,9 +8,9 @@ import pytest
 from _fakes import FakeKat
 
 import ngcc
-from ngcc import _gate
 from ngcc.base import files as _files
 from ngcc.evidence.model import BuildState
+from ngcc.measure import gate as _gate
 
 
 @pytest.mark.parametrize(("candidate", "verdict", "override", "expected"), [

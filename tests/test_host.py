@@ -9,8 +9,9 @@ from dataclasses import replace
 import pytest
 from _fakes import ENVIRONMENT
 
-from ngcc import _host, _locks
 from ngcc.evidence.model import Counter, Environment
+from ngcc.measure import host as _host
+from ngcc.measure import locks as _locks
 
 FIXED = replace(ENVIRONMENT, cpu=2, cpu_count=8, smt_siblings=(2,),
                 load_average_start=(0.05, 0.1, 0.1),

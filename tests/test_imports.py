@@ -125,11 +125,10 @@ ROOT_STAGE = {"_core": "library", "__init__": "surface", "__main__": "surface",
 #: loading a run, or running a campaign, loads none of them).
 DOORS = {("evidence.run", "stats.tables"), ("evidence.run", "_plot"),
          ("evidence.run", "_compare_runs"), ("evidence.run", "_report"),
-         ("evidence.run", "_jupyter"), ("evidence.run", "_leak")}
+         ("evidence.run", "_jupyter"), ("evidence.run", "measure.leak")}
 #: While modules move into their folders: the stage of each module still at the root.
 FLAT_STAGE = {
-    "_host": "measure", "_locks": "measure", "_plan": "measure", "_gate": "measure",
-    "_leak": "measure", "_jobs": "measure", "_distributed": "measure", "_partial": "measure",
+
     "_campaign": "campaign",
     "_plot": "report", "_export": "report", "_verdict": "report", "_report": "report",
     "_jupyter": "report", "_validate": "report", "_compare_runs": "report",

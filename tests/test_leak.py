@@ -1,4 +1,4 @@
-"""ngcc leak: the dudect fixed-vs-random timing test (ngcc/_leak.py, the driver's leak mode).
+"""ngcc leak: the dudect fixed-vs-random timing test (ngcc/measure/leak.py, the driver's leak mode).
 
 Three layers: the statistics on synthetic data (Welch's t against scipy, the crops,
 the second order, the online update against one batch); the driver's leak mode and
@@ -33,12 +33,13 @@ from _testlib import FAILING_SOURCE, build_library, compiler, fake_driver
 from scipy import stats as scipy_stats
 
 import ngcc
-from ngcc import _cli, _leak
-from ngcc._leak import LeakStatistics, Moments, crop_thresholds, verdict
+from ngcc import _cli
 from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
 from ngcc.driver import child as _child
 from ngcc.driver import protocol as _protocol
 from ngcc.driver.protocol import Conversation, ProtocolError
+from ngcc.measure import leak as _leak
+from ngcc.measure.leak import LeakStatistics, Moments, crop_thresholds, verdict
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"

@@ -1,4 +1,4 @@
-"""Concurrent campaigns (ngcc/_locks.py): one per trial CPU, one per run directory; a
+"""Concurrent campaigns (ngcc/measure/locks.py): one per trial CPU, one per run directory; a
 lock of a killed campaign is taken over; unusable CPUs get a clear message."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _locks
 from ngcc._cli import main
+from ngcc.measure import locks as _locks
 
 #: A process that holds a run directory and a CPU, as a running campaign does.
 HOLDER = """
 import sys, time
-from ngcc import _locks
+from ngcc.measure import locks as _locks
 with _locks.hold_campaign(sys.argv[1], int(sys.argv[2])):
     print("held", flush=True)
     time.sleep(600)
@@ -130,7 +130,7 @@ def test_no_free_cpu_names_every_holder(tmp_path, holder, monkeypatch):
 
 # ------------------------------------------------ leak tests hold their CPU too
 
-#: The shortest leak test (ngcc._leak.MIN_CALLS); SM3 at 64 B takes milliseconds.
+#: The shortest leak test (ngcc.measure.leak.MIN_CALLS); SM3 at 64 B takes milliseconds.
 LEAK = {"length": 64, "calls": 2000}
 
 

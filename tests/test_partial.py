@@ -1,4 +1,4 @@
-"""Each trial its own commit point (``ngcc/_partial.py``): an interleaved campaign
+"""Each trial its own commit point (``ngcc/measure/partial.py``): an interleaved campaign
 stopped in round 3 of 5 resumes with the trials it measured, in interleaved order, and
 its records equal those of a campaign never stopped."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc import _partial
 from ngcc._cli import main
 from ngcc._report import write_report
+from ngcc.measure import partial as _partial
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

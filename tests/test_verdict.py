@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc import _host, _verdict
+from ngcc import _verdict
 from ngcc._cli import main
 from ngcc._report import write_report
+from ngcc.measure import host as _host
 from tests._fakes import ENVIRONMENT, FakeKat, FakeRunner
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

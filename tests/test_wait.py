@@ -14,15 +14,15 @@ import time
 import pytest
 
 import ngcc
-from ngcc import _locks
 from ngcc._cli import main
+from ngcc.measure import locks as _locks
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
 HOLDER = """
 import sys, time
-from ngcc import _locks
+from ngcc.measure import locks as _locks
 with _locks.hold_cpu(int(sys.argv[2]), sys.argv[1]):
     print("held", flush=True)
     time.sleep(600)

@@ -102,7 +102,7 @@ class InstanceTimeoutError(NgccError, TimeoutError):
     """An instance library did not return within the time allowed."""
 
 
-# --- campaigns and evidence (ngcc/_campaign.py, ngcc/evidence/records.py, ngcc/_host.py) ---
+# --- campaigns and evidence (ngcc/_campaign.py, ngcc/evidence/records.py, ngcc/measure/host.py) ---
 
 
 class RunDirError(NgccError):

@@ -144,7 +144,7 @@ class Run:
         Raises:
             CorruptRecordError: a leak evidence file that is not sound.
         """
-        from ngcc import _leak
+        from ngcc.measure import leak as _leak
 
         return _leak.run_evidence(self.path)
 

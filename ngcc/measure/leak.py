@@ -49,7 +49,6 @@ from typing import Any
 
 import numpy as np
 
-from ngcc import _locks
 from ngcc.base import files as _files
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.clock import utc_now
@@ -60,6 +59,7 @@ from ngcc.base.version import __version__
 from ngcc.driver import child as _child
 from ngcc.evidence import records as _records
 from ngcc.library.registry import Instance, instance, run_labels
+from ngcc.measure import locks as _locks
 
 SCHEMA_LEAK = "ngcc.leak/1"
 SCHEMA_LEAK_TRACE = "ngcc.leak-trace/1"

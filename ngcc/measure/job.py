@@ -22,13 +22,15 @@ from typing import Protocol
 
 import numpy as np
 
-from ngcc import _host, _locks, _plan
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import ChildError
 from ngcc.driver import child as _child
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence.model import Environment, RejectedTrial, Trial, TrialMeasurement
 from ngcc.library.registry import Instance
+from ngcc.measure import host as _host
+from ngcc.measure import locks as _locks
+from ngcc.measure import plan as _plan
 from ngcc.stats import trials as _stats
 
 

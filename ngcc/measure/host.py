@@ -18,15 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ngcc._locks import default_cpu
 from ngcc.base.format import MISSING, duration, significant
 from ngcc.base.version import __version__
 from ngcc.driver import protocol as wire
 from ngcc.evidence.model import Counter, Environment, HostWarning
+from ngcc.measure.locks import default_cpu
 
 LOAD_LIMIT = 0.5   # 1-minute load average above which other work competes with a trial
 _CPU_SYS = Path("/sys/devices/system/cpu")
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 #: One reason the host is not fixed for measurement: a code and a message that quotes

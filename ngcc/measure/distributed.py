@@ -41,12 +41,12 @@ from typing import Any
 from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, wait
 from distributed import get_worker as _get_worker
 
-from ngcc import _locks
-from ngcc._jobs import JobOrder, JobResult, Lost, measure_job
 from ngcc.base.errors import CpuBusyError, DistributedError, LibraryMismatchError
 from ngcc.base.files import sha256_file
 from ngcc.base.version import __version__
 from ngcc.driver.contract import TrialRunner
+from ngcc.measure import locks as _locks
+from ngcc.measure.job import JobOrder, JobResult, Lost, measure_job
 
 #: The environment variable that tells a worker its CPU.
 CPU_ENV = "NGCC_CPU"
@@ -201,7 +201,7 @@ def worker_version() -> str:
 def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
     """The Dask task of one job: this worker's CPU and copy of the library, the CPU's
     lock for the job (unless a local cluster's client holds it), then
-    :func:`ngcc._jobs.measure_job`. A refusal is the result's
+    :func:`ngcc.measure.job.measure_job`. A refusal is the result's
     error (status ``error``), never an exception."""
     where = _where()
     try:
@@ -218,7 +218,7 @@ def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
 # -------------------------------------------------------------- on the client
 
 class DaskExecutor:
-    """A :class:`~ngcc._jobs.JobExecutor` over a Dask client: one task per job, each
+    """A :class:`~ngcc.measure.job.JobExecutor` over a Dask client: one task per job, each
     asking for one ``cpu`` resource.
 
     Args:
