@@ -27,10 +27,11 @@ import time
 from collections.abc import Sequence
 
 import ngcc
+from ngcc.base.clock import utc_now
 from ngcc.driver import child as _child
 from ngcc.library.registry import Instance
 from ngcc.measure import host as _host
-from ngcc.measure.job import utc_now
+from ngcc.measure.job import take
 from ngcc.stats import trials as _stats
 
 INSTANCES = ("SM3", "WChain-V1-512", "Pavelor-512", "Wish512:vaes")
@@ -68,7 +69,7 @@ def measure(inst: Instance, length: int, cpu: int, calls: int, trials: int
             ) -> ngcc.Statistics:
     """A campaign's statistics of ``trials`` trials of ``calls`` calls (and a batch)."""
     measured = [_child.trial(inst, length, calls, 3, cpu=cpu) for _ in range(trials)]
-    entries = [_stats.trial_entry(i, utc_now(), 3, m, i) for i, m in enumerate(measured)]
+    entries = [take(utc_now(), m, i, i, 3).trial for i, m in enumerate(measured)]
     return _stats.aggregate_trials(entries, [m.cycles for m in measured], length, cpu)
 
 

@@ -25,8 +25,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
@@ -74,8 +72,6 @@ from ngcc.evidence.model import (
     Resubmitted,
     Settings,
     Start,
-    Trial,
-    TrialMeasurement,
     operation,
     raw_relpath,
     record_relpath,
@@ -171,18 +167,6 @@ MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
 #: A campaign stops when its first this many failures share one cause and nothing
 #: succeeded yet: the rest would most likely fail the same way.
 STOP_AFTER_FAILURES = 3
-#: With ``strict``, a disturbed trial is run at most this many times in all.
-STRICT_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class _Taken:
-    """A trial kept for a job: when it started, what it measured, its place in the
-    order of this start's trials."""
-
-    started: str
-    measured: TrialMeasurement
-    position: int
 
 
 # ---------------------------------------------------------------- failure and cost
@@ -449,7 +433,7 @@ class Campaign:
             raise ValueError("order='interleaved' is the trial loop of one process; with "
                              "workers, scheduler or executor every job is measured whole, "
                              "its trials in a row")
-        self._position = 0  # the next trial's place in this start's order
+        self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
                         trial_timeout=trial_timeout)
@@ -804,10 +788,7 @@ class Campaign:
         if dry_run:
             return Run(self.run_dir)
         self._leak_tests()
-        if self.executor is not None:
-            self._measure_jobs(self.executor)
-        else:
-            self._measure()
+        self._measure_jobs(self.executor)
         self._finish()
         return Run(self.run_dir)
 
@@ -907,8 +888,9 @@ class Campaign:
     # calibrate and plan ------------------------------------------------------
 
     def _calibrate(self) -> None:
-        """One cold call per pending job without a t1, in a fresh pinned child; with the
-        warm plan then a short trial of warm calls; plan it."""
+        """Calibrate every pending job that lacks its calibration (``job.calibrate``: the
+        cold call in a fresh pinned child, with the warm plan a short trial of warm
+        calls) and plan it, before any trial: so the cost estimate comes first."""
         warm = self.calls_rule == "warm"
         todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None
                 or (warm and self._jobs[i].warm_call_seconds is None)]
@@ -917,40 +899,25 @@ class Campaign:
                 job = self._jobs[index]
                 bar.status("%s %d B" % (job.label, job.message_bytes))
                 try:
-                    t1 = job.t1_seconds or self.runner.cold_call(
-                        self._by_label[job.label], job.message_bytes, self.cpu,
-                        self.trial_timeout or _child.COLD_TIMEOUT)
-                    warm_call = self._warm_call(job, t1) if warm else None
+                    calibration = _jobs.calibrate(self._order(job), self.runner,
+                                                  self._by_label[job.label], self.cpu,
+                                                  t1=job.t1_seconds)
                 except ChildError as exc:
                     bar.advance(1)
                     self._failed(index, exc)
                 else:
-                    self._jobs[index] = self._planned(job, t1, warm_call)
+                    self._jobs[index] = self._planned(job, calibration)
                     self._watch.success(done=False)
                     self._save()
                     bar.advance(1)
 
-    def _warm_call(self, job: Job, t1: float) -> float:
-        """Seconds of a warm call: the median call of a short calibration trial (about
-        ``_plan.WARM_CALIBRATION_SECONDS`` of calls after the usual warm-up)."""
-        calls = _plan.calibration_calls(t1)
-        warmup = max(1, _plan.warmup_calls(t1))
-        measured = self.runner.trial(
-            self._by_label[job.label], job.message_bytes, calls, warmup, self.cpu, 0,
-            self.trial_timeout or _child.trial_timeout(t1, calls, warmup))
-        return max(float(np.median(measured.cycles)), 1.0) / measured.frequency_hz
-
-    def _planned(self, job: Job, t1: float, warm_call: float | None = None) -> Job:
-        if warm_call is None:
-            calls = _plan.calls_per_trial(t1, self.trial_target, self.op_budget, self.trials)
-            warmup = _plan.warmup_calls(t1)
-        else:
-            calls = _plan.warm_calls_per_trial(warm_call, self.trial_target, self.op_budget,
-                                               self.trials)
-            warmup = _plan.warmup_calls(warm_call)
-        return replace(job, t1_seconds=t1, warm_call_seconds=warm_call, calls_per_trial=calls,
-                       warmup_calls=warmup,
-                       estimated_seconds=self.trials * (calls + warmup) * (warm_call or t1))
+    def _planned(self, job: Job, calibration: _jobs.Calibration) -> Job:
+        """The job with its calibration, its plan and the plan's estimated seconds."""
+        c = calibration
+        return replace(job, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
+                       calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls,
+                       estimated_seconds=self.trials * (c.calls_per_trial + c.warmup_calls)
+                       * (c.warm_call_seconds or c.t1_seconds))
 
     # measure and write -------------------------------------------------------
 
@@ -974,124 +941,7 @@ class Campaign:
         return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
             * (job.warm_call_seconds or job.t1_seconds or 0.0)
 
-    def _measure(self) -> None:
-        todo = self._pending()
-        # The bar counts estimated seconds, so jobs of different cost move it fairly.
-        total = sum(self._jobs[i].trials_planned * self._trial_cost(self._jobs[i]) for i in todo)
-        groups = [todo] if self.order == "interleaved" else [[i] for i in todo]
-        with self._task(total, "measure", len(todo)) as bar:
-            for group in groups:
-                self._measure_rounds(group, bar)
-
-    def _measure_rounds(self, group: list[int], bar: _progress.Task) -> None:
-        """Measure the jobs of ``group`` in rounds: round k runs trial k of every job of
-        the group still measuring, in job order, so drift over time hits them alike. A
-        job is committed (raw samples, record, ``campaign.json``) as soon as it has its
-        trials (``_enough``); a job whose trial fails leaves the rounds. Each trial is
-        its own commit point before that (``_partial``): a campaign interrupted
-        mid-round resumes every unfinished job with the trials it kept, and a round
-        runs only the jobs with the fewest trials, so the order stays interleaved."""
-        taken = {index: self._kept_trials(self._jobs[index]) for index in group}
-        rejected: dict[int, list[RejectedTrial]] = {index: [] for index in group}
-        for index in group:
-            bar.advance(min(len(taken[index]), self._jobs[index].trials_planned)
-                        * self._trial_cost(self._jobs[index]))
-        active = list(group)
-        rounds = 0
-        while active:
-            rounds += 1
-            measuring = len(active)
-            fewest = min(len(taken[index]) for index in active)
-            for index in list(active):
-                job = self._jobs[index]
-                if len(taken[index]) > fewest and not self._enough(taken[index]):
-                    continue  # kept from an earlier start: the others catch up first
-                what = "%s %d B" % (job.label, job.message_bytes)
-                bar.status(what)
-                ran = not self._enough(taken[index])  # else whole from kept trials
-                try:
-                    if ran:
-                        self._trial(job, taken[index], rejected[index])
-                        self._keep_trial(job, taken[index])
-                except ChildError as exc:
-                    _partial.discard(self.run_dir, job.raw)
-                    active.remove(index)
-                    bar.advance(max(0, job.trials_planned - len(taken[index]))
-                                * self._trial_cost(job))
-                    bar.item_done(what, exc.status)
-                    self._failed(index, exc)
-                    continue
-                if ran:
-                    self._watch.success(done=False)  # a trial delivered, the job not done yet
-                if ran and len(taken[index]) <= job.trials_planned:  # --target-ci: unplanned
-                    bar.advance(self._trial_cost(job))
-                if not self._enough(taken[index]):
-                    continue
-                active.remove(index)
-                record = self._write_job(job, taken[index], rejected[index])
-                self._jobs[index] = replace(job, status="done", error=None)
-                self._watch.success()
-                self._save()
-                _partial.discard(self.run_dir, job.raw)  # the record supersedes them
-                bar.item_done(what, _per_byte(record))
-            if len(group) > 1 and self.reporter.mode == "lines":  # jobs end together
-                eta = bar.eta()
-                self.reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
-                                   % (rounds, fewest + 1, measuring,
-                                      _progress.clock(bar.elapsed()),
-                                      ", ETA %s" % _progress.clock(eta) if active and eta
-                                      is not None else ""))
-
-    def _kept_trials(self, job: Job) -> list[_Taken]:
-        """The trials an earlier start of this run kept for the job (``_partial``),
-        measured with its plan; later trials of this start come after them in order."""
-        kept = _partial.load(self.run_dir, job.raw, job.calls_per_trial or 1,
-                             job.warmup_calls or 0, self._sha[job.label])
-        if kept:
-            self._position = max(self._position, max(t.position for t in kept) + 1)
-        return [_Taken(t.started, t.measured, t.position) for t in kept]
-
-    def _keep_trial(self, job: Job, taken: list[_Taken]) -> None:
-        """Commit the job's last trial on its own (``_partial``)."""
-        last = taken[-1]
-        _partial.save(self.run_dir, job.raw, len(taken) - 1,
-                      _partial.KeptTrial(last.started, last.position, last.measured),
-                      job.warmup_calls or 0, self._sha[job.label])
-
-    def _trial(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial]) -> None:
-        """Run the job's next trial; with ``strict``, repeat a disturbed one (preempted,
-        or its counter off its rate) up to ``STRICT_ATTEMPTS`` times in all, keeping the
-        last attempt whatever it shows, and list every rejected attempt."""
-        inst = self._by_label[job.label]
-        calls, warmup, t1 = job.calls_per_trial or 1, job.warmup_calls or 0, job.t1_seconds
-        timeout = self.trial_timeout or _child.trial_timeout(t1 or 0.0, calls, warmup)
-        for attempt in range(STRICT_ATTEMPTS):
-            started, position = utc_now(), self._position
-            self._position += 1
-            measured = self.runner.trial(inst, job.message_bytes, calls, warmup, self.cpu,
-                                         len(taken), timeout)
-            attempt_taken = _Taken(started, measured, position)
-            flag = _stats.rejection(self._entry(job, len(taken), attempt_taken),
-                                    [t.measured.cycles for t in taken], self.cpu)
-            if flag is None or not self.strict or attempt == STRICT_ATTEMPTS - 1:
-                taken.append(attempt_taken)
-                return
-            rejected.append(RejectedTrial(trial=len(taken), position=position,
-                                          started=started, code=flag.code,
-                                          message=flag.message))
-
-    def _enough(self, taken: list[_Taken]) -> bool:
-        """Whether a job has its trials: the planned ones, and with ``target_ci`` until
-        the 95 % interval of ``statistic`` is that precise (or ``max_trials``)."""
-        cycles = [t.measured.cycles for t in taken]
-        if len(cycles) < self.trials:
-            return False
-        if self.target_ci is None or len(cycles) >= self.max_trials:
-            return True
-        relative = _stats.stop_rule_precision(cycles, self.statistic)
-        return relative is not None and 100 * relative <= self.target_ci
-
-    def _write_job(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
+    def _write_job(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
                    env: Environment | None = None) -> Record:
         """Raw samples first, then the record (the commit point); return the record.
         ``env`` is the host and CPU the trials ran on (default: this campaign's)."""
@@ -1101,16 +951,11 @@ class Campaign:
         _records.dump_record(self.run_dir, record)
         return record
 
-    @staticmethod
-    def _entry(job: Job, index: int, taken: _Taken) -> Trial:
-        return _stats.trial_entry(index, taken.started, job.warmup_calls or 0, taken.measured,
-                                  taken.position)
-
-    def _record(self, job: Job, taken: list[_Taken], rejected: list[RejectedTrial],
+    def _record(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
                 raw_sha: str, env: Environment | None = None) -> Record:
         env = env or self._env
         build = self._build[job.label]
-        entries = tuple(self._entry(job, index, t) for index, t in enumerate(taken))
+        entries = tuple(t.trial for t in taken)
         statistics = _stats.aggregate_trials(
             entries, [t.measured.cycles for t in taken], job.message_bytes, env.cpu)
         if rejected:
@@ -1186,43 +1031,71 @@ class Campaign:
         finally:
             self.executor = given  # a cluster made here is closed: the next run makes one
 
-    def _order(self, job: Job, token: str) -> _jobs.JobOrder:
+    def _order(self, job: Job, calibrated: bool = False) -> _jobs.JobOrder:
+        """The job as an executor takes it (``calibrated``: with the calibration this
+        campaign made, for its own executor)."""
+        calibration = _jobs.Calibration(job.t1_seconds or 0.0, job.warm_call_seconds,
+                                        job.calls_per_trial or 1, job.warmup_calls or 0)
         return _jobs.JobOrder(
             key="ngcc %s %s %d B %s" % (self._campaign.run_id, job.label, job.message_bytes,
-                                         token),
+                                         self._token),
             label=job.label, instance=self._by_label[job.label],
             library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
             trials=self.trials, max_trials=self.max_trials, target_ci=self.target_ci,
             trial_target=float(self.trial_target), op_budget=float(self.op_budget),
             trial_timeout=self.trial_timeout, run_dir=str(self.run_dir.resolve()),
             calls_rule=self.calls_rule, statistic=self.statistic,
-            attempts=STRICT_ATTEMPTS if self.strict else 1)
+            attempts=_jobs.STRICT_ATTEMPTS if self.strict else 1,
+            calibration=calibration if calibrated else None)
 
-    def _measure_jobs(self, executor: _jobs.JobExecutor) -> None:
-        """Hand every pending job to ``executor`` whole; check each result as it arrives
-        (``_jobs.result_defects``) and write its record as :meth:`_measure` does."""
-        token = uuid.uuid4().hex[:8]
+    def _measure_jobs(self, executor: _jobs.JobExecutor | None) -> None:
+        """Hand every pending job to ``executor`` (None: the campaign's own
+        :class:`~ngcc.measure.job.LocalExecutor`, which keeps each trial as it comes);
+        check each result as it arrives (``job.result_defects``) and write its record."""
         orders = {}
         for index in self._pending():
-            order = self._order(self._jobs[index], token)
+            order = self._order(self._jobs[index], calibrated=executor is None)
             orders[order.key] = (index, order)
-        with self._task(len(orders), "measure", len(orders)) as bar:
-            bar.status("%d jobs on %s" % (len(orders), executor.describe()))
+        local = executor is None
+        # Here the bar counts estimated seconds, so jobs of different cost move it fairly.
+        total = sum(self._jobs[i].trials_planned * self._trial_cost(self._jobs[i])
+                    for i, _ in orders.values()) if local else len(orders)
+        with self._task(total, "measure", len(orders)) as bar:
+            if executor is None:
+                executor = _jobs.LocalExecutor(self.cpu, self.order, self._env, _TrialKeeper(
+                    self, bar, {key: index for key, (index, _) in orders.items()}))
+            else:
+                bar.status("%d jobs on %s" % (len(orders), executor.describe()))
             for result in executor.measure([order for _, order in orders.values()],
                                            self.runner):
                 index, order = orders[result.key]
-                job = self._jobs[index]
-                what = "%s %d B" % (job.label, job.message_bytes)
-                bar.advance(1)
-                record = self._arrived(index, order, result)
-                if isinstance(record, ChildError):
-                    bar.item_done(what, record.status)
-                    self._failed(index, record)
-                    continue
-                self._watch.success()
-                self._save()
-                bar.item_done(what, "%s on %s CPU %d" % (
-                    _per_byte(record), record.environment.host, record.environment.cpu))
+                self._take(index, order, result, bar, local)
+
+    def _take(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult,
+              bar: _progress.Task, local: bool) -> None:
+        """One job's result: its record written, or the job failed (its kept trials
+        discarded); the progress told."""
+        job = self._jobs[index]
+        what = "%s %d B" % (job.label, job.message_bytes)
+        if not local:
+            bar.advance(1)
+        record = self._arrived(index, order, result)
+        if isinstance(record, ChildError):
+            if local:
+                _partial.discard(self.run_dir, job.raw)
+                bar.advance(max(0, job.trials_planned - len(result.trials))
+                            * self._trial_cost(job))
+            bar.item_done(what, record.status)
+            self._failed(index, record)
+            return
+        self._watch.success()
+        self._save()
+        if local:
+            _partial.discard(self.run_dir, job.raw)  # the record supersedes them
+            bar.item_done(what, _per_byte(record))
+        else:
+            bar.item_done(what, "%s on %s CPU %d" % (
+                _per_byte(record), record.environment.host, record.environment.cpu))
 
     def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult
                  ) -> Record | ChildError:
@@ -1240,9 +1113,9 @@ class Campaign:
                           "was measured again from the start" % (
                               job.label, job.message_bytes, lost.worker, lost.reason),
                           MeasurementWarning, stacklevel=5)
-        if result.t1_seconds is not None:
-            job = self._jobs[index] = self._planned(job, result.t1_seconds,
-                                                    result.warm_call_seconds)
+        if result.t1_seconds is not None:  # planned here by the rule, not as it says
+            job = self._jobs[index] = self._planned(job, _jobs.planned(
+                order, result.t1_seconds, result.warm_call_seconds))
         if result.status != "done":
             return ChildError(result.status, result.error or result.status)
         defects = _jobs.result_defects(order, result)
@@ -1251,8 +1124,7 @@ class Campaign:
             warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
                           MeasurementWarning, stacklevel=5)
             return ChildError("error", message)
-        record = self._write_job(job, [_Taken(t.started, t.measured, t.position)
-                                       for t in result.trials], list(result.rejected),
+        record = self._write_job(job, result.trials, list(result.rejected),
                                  result.environment)
         self._jobs[index] = replace(job, status="done", error=None)
         return record
@@ -1261,3 +1133,49 @@ class Campaign:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())
         self._save(load_average_end=(one, five, fifteen),
                    finished=None if self._pending() else utc_now())
+
+
+class _TrialKeeper(_jobs.JobWatcher):
+    """What a campaign does with each trial its own executor measures: the trial kept
+    on disk at once (``partial``: a stop mid-round loses no trial, a resumed job starts
+    with the trials it kept), the failure watch told that a child delivered, and the
+    progress bar moved (by estimated seconds; a line per round of interleaved jobs)."""
+
+    def __init__(self, campaign: Campaign, bar: _progress.Task, index_of: dict[str, int]):
+        self.campaign, self.bar, self.index_of = campaign, bar, index_of
+
+    def _job(self, order: _jobs.JobOrder) -> Job:
+        return self.campaign._jobs[self.index_of[order.key]]
+
+    def kept(self, order: _jobs.JobOrder, calibration: _jobs.Calibration) -> list[_jobs.Taken]:
+        """The trials an earlier start kept, measured with this plan on this CPU."""
+        campaign, job = self.campaign, self._job(order)
+        kept = _partial.load(campaign.run_dir, job.raw, calibration.calls_per_trial,
+                             calibration.warmup_calls, order.library_sha256, cpu=campaign.cpu)
+        self.bar.advance(min(len(kept), job.trials_planned) * campaign._trial_cost(job))
+        return kept
+
+    def status(self, order: _jobs.JobOrder) -> None:
+        """The bar names the job measured now."""
+        self.bar.status("%s %d B" % (order.label, order.message_bytes))
+
+    def trial_done(self, order: _jobs.JobOrder, stepper: _jobs.JobStepper) -> None:
+        """Commit the job's last trial on its own; a trial delivered, the job not done
+        yet; the bar moves by a planned trial (not by one ``target_ci`` added)."""
+        campaign, job = self.campaign, self._job(order)
+        _partial.save(campaign.run_dir, job.raw, len(stepper.taken) - 1, stepper.taken[-1],
+                      stepper.calibration.warmup_calls, order.library_sha256)
+        campaign._watch.success(done=False)
+        if len(stepper.taken) <= job.trials_planned:
+            self.bar.advance(campaign._trial_cost(job))
+
+    def round_done(self, rounds: int, fewest: int, measuring: int, more: bool) -> None:
+        """A line per round (the jobs end together: a bar would say nothing for long)."""
+        reporter = self.campaign.reporter
+        if reporter.mode != "lines":
+            return
+        eta = self.bar.eta()
+        reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
+                      % (rounds, fewest + 1, measuring, _progress.clock(self.bar.elapsed()),
+                         ", ETA %s" % _progress.clock(eta) if more and eta is not None
+                         else ""))

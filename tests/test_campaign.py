@@ -25,7 +25,7 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _campaign, _report
+from ngcc import _report
 from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc.base import files as _files
 from ngcc.base.errors import (
@@ -881,7 +881,7 @@ def test_strict_repeats_are_bounded_and_the_last_attempt_is_kept_flagged(fake):
     with pytest.warns(MeasurementWarning):
         run = fake(["SM3"], runner=runner, lengths=[32], trials=2, strict=True).run()
     [record] = run.records
-    assert len(record.rejected_trials) == _campaign.STRICT_ATTEMPTS - 1 == 2
+    assert len(record.rejected_trials) == _jobs.STRICT_ATTEMPTS - 1 == 2
     assert record.statistics.preempted_trials == (0,)
     assert len(record.trials) == 2
 

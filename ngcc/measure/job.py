@@ -1,16 +1,22 @@
-"""Whole jobs as the unit of work: what a job needs, what it gives back, who measures it.
+"""The one job engine: a job from its calibration to its last trial, and the executors
+that measure jobs.
 
-A campaign's own trial loop (``_campaign``) measures on this host, on its one CPU. With
-an **executor** the campaign hands out whole jobs instead — one library × message
-length, calibrated and measured from start to end on one CPU of one host — and gets
-back, for each, the trial measurements and the facts of the host and CPU they were
-made on (:class:`JobResult`). The campaign checks every arriving result
-(:func:`result_defects`) and writes its record exactly as it writes its own: the
-executor never touches the run directory.
+A job is one library × message length (:class:`JobOrder`). Its calibration (the cold
+call, with the warm plan a short trial of warm calls) gives its plan by one rule
+(:func:`calibrate`, :func:`planned`); a :class:`JobStepper` then runs its trials one
+:meth:`~JobStepper.step` at a time — the strict attempts, each trial's statistics
+computed once (:class:`Taken`) — until the stop rule says :meth:`~JobStepper.enough`.
+Everything that measures jobs is a loop over steppers:
 
-:class:`SerialExecutor` measures the jobs one after another in this process (the
-reference for other executors, and what the tests drive with fake runners);
-``_distributed.DaskExecutor`` sends them to Dask workers, one worker per CPU.
+- :func:`measure_job`: one job whole, as :class:`SerialExecutor` and a Dask worker
+  (``distributed``) run it;
+- :class:`LocalExecutor`: the campaign's own jobs on its CPU, interleaved in rounds or
+  one after another, calibrated in advance, each trial kept as it comes
+  (:class:`JobWatcher`).
+
+A campaign never runs trials itself: it hands its jobs to an executor and gets back a
+:class:`JobResult` per job, checks it (:func:`result_defects`) and writes its record;
+no executor touches the run directory.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
 from ngcc.stats import trials as _stats
 
+#: With ``--strict``, a disturbed trial is run at most this many times in all.
+STRICT_ATTEMPTS = 3
+
 
 @dataclass(frozen=True)
 class JobOrder:
@@ -54,8 +63,10 @@ class JobOrder:
             a short calibration trial of warm calls), as ``_plan`` has them.
         statistic: what ``target_ci`` aims at (``mean`` or ``median``).
         attempts: the most attempts at one trial: 1, or ``--strict``'s
-            ``STRICT_ATTEMPTS`` (a disturbed or slow-process trial is repeated, and
-            listed as rejected: ``_stats.rejection``).
+            :data:`STRICT_ATTEMPTS` (a disturbed or slow-process trial is repeated, and
+            listed as rejected: ``stats.trials.rejection``).
+        calibration: the job's calibration when it was made in advance (the campaign's
+            own executor); None: the executor calibrates where it measures.
     """
 
     key: str
@@ -73,16 +84,45 @@ class JobOrder:
     calls_rule: str = "harness"
     statistic: str = "mean"
     attempts: int = 1
+    calibration: Calibration | None = None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A job's calibration and the plan made from it by the plan rule (:func:`planned`).
+
+    Attributes:
+        t1_seconds: the first call of a freshly loaded library (the cold call).
+        warm_call_seconds: the median call of the warm plan's calibration trial (None
+            with the harness rule).
+        calls_per_trial, warmup_calls: the plan.
+    """
+
+    t1_seconds: float
+    warm_call_seconds: float | None
+    calls_per_trial: int
+    warmup_calls: int
 
 
 @dataclass(frozen=True)
 class Taken:
-    """A trial kept for a job: when it started, what it measured, its place among the
-    job's trials (a job's trials run in a row on its worker)."""
+    """A trial kept for a job: when it started, what it measured, its place in the order
+    of trials, and its entry in the record (its statistics, computed once)."""
 
     started: str
     measured: TrialMeasurement
     position: int
+    trial: Trial
+
+
+def take(started: str, measured: TrialMeasurement, position: int, index: int,
+         warmup: int) -> Taken:
+    """Trial ``index`` of a job as it is kept: the facts, and their statistics."""
+    statistics = _stats.trial_statistics(measured.cycles, measured.loop_ticks,
+                                         measured.loop_ns / 1e9, measured.frequency_hz,
+                                         measured)
+    return Taken(started, measured, position,
+                 Trial.of(index, started, warmup, measured, statistics, position=position))
 
 
 @dataclass(frozen=True)
@@ -142,8 +182,9 @@ class JobExecutor(Protocol):
 
 
 def enough(cycles: Sequence[np.ndarray], order: JobOrder) -> bool:
-    """Whether a job has its trials: the planned ones, then (``target_ci``) more until
-    the CI of the mean is narrow enough or ``max_trials`` are done."""
+    """The stop rule: whether a job has its trials: the planned ones, then
+    (``target_ci``) more until the CI of its statistic is narrow enough or
+    ``max_trials`` are done."""
     if len(cycles) < order.trials:
         return False
     if order.target_ci is None or len(cycles) >= order.max_trials:
@@ -152,63 +193,38 @@ def enough(cycles: Sequence[np.ndarray], order: JobOrder) -> bool:
     return relative is not None and 100 * relative <= order.target_ci
 
 
-def planned(order: JobOrder, t1: float, warm_call: float | None) -> tuple[int, int]:
-    """(calls per trial, warm-up calls) by the order's rule: from the cold call ``t1``,
-    or from the warm call of the warm plan."""
+def planned(order: JobOrder, t1: float, warm_call: float | None) -> Calibration:
+    """The plan rule: calls per trial and warm-up calls from the cold call ``t1``, or
+    (the warm plan) from the warm call."""
     if order.calls_rule == "warm" and warm_call is not None:
-        return (_plan.warm_calls_per_trial(warm_call, order.trial_target, order.op_budget,
-                                           order.trials), _plan.warmup_calls(warm_call))
-    return (_plan.calls_per_trial(t1, order.trial_target, order.op_budget, order.trials),
-            _plan.warmup_calls(t1))
+        calls = _plan.warm_calls_per_trial(warm_call, order.trial_target, order.op_budget,
+                                           order.trials)
+        return Calibration(t1, warm_call, calls, _plan.warmup_calls(warm_call))
+    return Calibration(t1, None,
+                       _plan.calls_per_trial(t1, order.trial_target, order.op_budget,
+                                             order.trials), _plan.warmup_calls(t1))
 
 
-def measure_job(order: JobOrder, runner: TrialRunner, cpu: int, worker: str,
-                library: Path | None = None, library_sha256: str | None = None) -> JobResult:
-    """Calibrate, plan and measure one job on ``cpu`` of this host, as the campaign's
-    own loop does (cold call, the warm plan's calibration trial, the plan rule, the
-    trials with ``--strict``'s repeats and ``--target-ci``'s extra trials).
+def calibrate(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: int,
+              t1: float | None = None) -> Calibration:
+    """Calibrate a job on ``cpu``: the cold call in a fresh child (unless ``t1`` is known
+    already), with the warm plan then a short trial of warm calls; plan it.
 
-    ``library`` is this host's copy of the library (default: the order's path) and
-    ``library_sha256`` its checked sha256. A failed child ends the job with its status.
+    Raises:
+        ChildError: a child did not deliver.
     """
-    instance = order.instance if library is None else replace(order.instance, library=library)
-    done = JobResult(key=order.key, worker=worker, environment=_host.fingerprint(cpu),
-                     library_sha256=library_sha256 or order.library_sha256)
-    n = order.message_bytes
-    try:
-        t1 = runner.cold_call(instance, n, cpu, order.trial_timeout or _child.COLD_TIMEOUT)
-        warm_call = _warm_call(order, runner, instance, cpu, t1) \
-            if order.calls_rule == "warm" else None
-        calls, warmup = planned(order, t1, warm_call)
-        done = replace(done, t1_seconds=t1, warm_call_seconds=warm_call,
-                       calls_per_trial=calls, warmup_calls=warmup)
-        timeout = order.trial_timeout or _child.trial_timeout(t1, calls, warmup)
-        taken: list[Taken] = []
-        rejected: list[RejectedTrial] = []
-        position = 0
-        while not enough([t.measured.cycles for t in taken], order):
-            for attempt in range(order.attempts):
-                started = utc_now()
-                measured = runner.trial(instance, n, calls, warmup, cpu, len(taken), timeout)
-                trial = Taken(started, measured, position)
-                position += 1
-                flag = _stats.rejection(_entry(trial, len(taken), warmup),
-                                        [t.measured.cycles for t in taken], cpu)
-                if flag is None or attempt == order.attempts - 1:
-                    taken.append(trial)
-                    break
-                rejected.append(RejectedTrial(trial=len(taken), position=trial.position,
-                                              started=started, code=flag.code,
-                                              message=flag.message))
-    except ChildError as exc:
-        return replace(done, status=exc.status, error=str(exc))
-    return replace(done, trials=tuple(taken), rejected=tuple(rejected))
+    if t1 is None:
+        t1 = runner.cold_call(instance, order.message_bytes, cpu,
+                              order.trial_timeout or _child.COLD_TIMEOUT)
+    warm_call = _warm_call(order, runner, instance, cpu, t1) \
+        if order.calls_rule == "warm" else None
+    return planned(order, t1, warm_call)
 
 
 def _warm_call(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: int,
                t1: float) -> float:
-    """Seconds of a warm call: the median call of the warm plan's short calibration
-    trial (as the campaign's own calibration takes it)."""
+    """Seconds of a warm call: the median call of a short calibration trial (about
+    ``plan.WARM_CALIBRATION_SECONDS`` of calls after the usual warm-up)."""
     calls = _plan.calibration_calls(t1)
     warmup = max(1, _plan.warmup_calls(t1))
     measured = runner.trial(instance, order.message_bytes, calls, warmup, cpu, 0,
@@ -216,8 +232,146 @@ def _warm_call(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: in
     return max(float(np.median(measured.cycles)), 1.0) / measured.frequency_hz
 
 
-def _entry(trial: Taken, index: int, warmup: int) -> Trial:
-    return _stats.trial_entry(index, trial.started, warmup, trial.measured, trial.position)
+class Positions:
+    """The place of each trial in the order one start measures them: kept trials of an
+    earlier start keep theirs, and every new trial (each attempt) comes after them."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def after(self, kept: Sequence[Taken]) -> None:
+        """Count on after the ``kept`` trials' places."""
+        self.next = max([self.next, *(t.position + 1 for t in kept)])
+
+    def take(self) -> int:
+        """The next trial's place."""
+        self.next += 1
+        return self.next - 1
+
+
+class JobStepper:
+    """One job from its first trial to its last, a trial per :meth:`step`: the strict
+    attempts, each trial's statistics (once), and the stop rule (:meth:`enough`).
+
+    Args:
+        order: the job.
+        runner: what runs its trials.
+        instance: the library to load (a worker's own copy may stand for the order's).
+        cpu: the CPU every trial is pinned to.
+        calibration: the job's calibration and plan.
+        kept: trials kept by an earlier start, measured with this plan.
+        positions: the places of this start's trials (shared by the jobs measured
+            together; default: this job's own, after its kept trials).
+    """
+
+    def __init__(self, order: JobOrder, runner: TrialRunner, instance: Instance, cpu: int,
+                 calibration: Calibration, kept: Sequence[Taken] = (),
+                 positions: Positions | None = None):
+        self.order, self.runner, self.instance, self.cpu = order, runner, instance, cpu
+        self.calibration = calibration
+        self.taken: list[Taken] = list(kept)
+        self.rejected: list[RejectedTrial] = []
+        self.positions = positions or Positions()
+        self.positions.after(self.taken)
+        c = calibration
+        self.timeout = order.trial_timeout or _child.trial_timeout(
+            c.t1_seconds, c.calls_per_trial, c.warmup_calls)
+
+    def enough(self) -> bool:
+        """Whether the job has its trials (:func:`enough`)."""
+        return enough([t.measured.cycles for t in self.taken], self.order)
+
+    def step(self) -> Taken:
+        """Run the job's next trial and keep it. With ``order.attempts`` > 1
+        (``--strict``), a disturbed attempt (preempted, its counter off its rate, or the
+        whole process slow) is set aside as rejected and run again, the last attempt
+        kept whatever it shows.
+
+        Raises:
+            ChildError: the trial's child did not deliver.
+        """
+        index, c = len(self.taken), self.calibration
+        kept_cycles = [t.measured.cycles for t in self.taken]
+        for attempt in range(self.order.attempts):
+            started, position = utc_now(), self.positions.take()
+            measured = self.runner.trial(self.instance, self.order.message_bytes,
+                                         c.calls_per_trial, c.warmup_calls, self.cpu, index,
+                                         self.timeout)
+            taken = take(started, measured, position, index, c.warmup_calls)
+            last = attempt == self.order.attempts - 1
+            flag = None if last else _stats.rejection(taken.trial, kept_cycles, self.cpu)
+            if flag is None:
+                self.taken.append(taken)
+                return taken
+            self.rejected.append(RejectedTrial(trial=index, position=position,
+                                               started=started, code=flag.code,
+                                               message=flag.message))
+        raise AssertionError("order.attempts must be at least 1")
+
+    def result(self, base: JobResult) -> JobResult:
+        """``base`` (the job's key, worker and environment) with the calibration and
+        the trials."""
+        c = self.calibration
+        return replace(base, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
+                       calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls,
+                       trials=tuple(self.taken), rejected=tuple(self.rejected))
+
+
+class JobWatcher:
+    """What whoever started the jobs hears of them while they are measured in this
+    process (an executor on another machine tells nothing but the results): every hook
+    does nothing here, a campaign overrides them to keep each trial (``partial``) and
+    show its progress."""
+
+    def kept(self, order: JobOrder, calibration: Calibration) -> list[Taken]:
+        """The trials an earlier start kept for the job, measured with this plan."""
+        return []
+
+    def status(self, order: JobOrder) -> None:
+        """The job is the one being measured now."""
+
+    def trial_done(self, order: JobOrder, stepper: JobStepper) -> None:
+        """A trial of the job was measured and kept (``stepper.taken[-1]``)."""
+
+    def round_done(self, rounds: int, fewest: int, measuring: int, more: bool) -> None:
+        """Round ``rounds`` of interleaved jobs is done: trial ``fewest`` of
+        ``measuring`` jobs (``more``: some still measure)."""
+
+
+def measure_job(order: JobOrder, runner: TrialRunner, cpu: int, worker: str,
+                library: Path | None = None, library_sha256: str | None = None, *,
+                environment: Environment | None = None, watcher: JobWatcher | None = None,
+                positions: Positions | None = None) -> JobResult:
+    """Calibrate (unless ``order.calibration`` is given), plan and measure one job on
+    ``cpu`` of this host: one loop over a :class:`JobStepper`.
+
+    ``library`` is this host's copy of the library (default: the order's path) and
+    ``library_sha256`` its checked sha256; ``environment`` the fingerprint to record
+    (default: taken now). A failed child ends the job with its status.
+    """
+    watcher = watcher or JobWatcher()
+    instance = order.instance if library is None else replace(order.instance, library=library)
+    done = JobResult(key=order.key, worker=worker,
+                     environment=environment or _host.fingerprint(cpu),
+                     library_sha256=library_sha256 or order.library_sha256)
+    try:
+        calibration = order.calibration or calibrate(order, runner, instance, cpu)
+        done = _calibrated(done, calibration)
+        stepper = JobStepper(order, runner, instance, cpu, calibration,
+                             watcher.kept(order, calibration), positions)
+        while not stepper.enough():
+            watcher.status(order)
+            stepper.step()
+            watcher.trial_done(order, stepper)
+    except ChildError as exc:
+        return replace(done, status=exc.status, error=str(exc))
+    return stepper.result(done)
+
+
+def _calibrated(result: JobResult, calibration: Calibration) -> JobResult:
+    c = calibration
+    return replace(result, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
+                   calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls)
 
 
 def result_defects(order: JobOrder, result: JobResult) -> list[str]:
@@ -242,7 +396,8 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
     if (order.calls_rule == "warm") != (warm_call is not None):
         return [*found, "its warm call (%r) does not fit the %s plan" % (warm_call,
                                                                          order.calls_rule)]
-    calls, warmup = planned(order, t1, warm_call)
+    plan = planned(order, t1, warm_call)
+    calls, warmup = plan.calls_per_trial, plan.warmup_calls
     if (result.calls_per_trial, result.warmup_calls) != (calls, warmup):
         found.append("its plan (%s calls, %s warm-up) is not the plan rule's for t1 %.3g s "
                      "(%d calls, %d warm-up)" % (result.calls_per_trial, result.warmup_calls,
@@ -262,7 +417,8 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
 
 class SerialExecutor:
     """Whole jobs one after another in this process, pinned to one CPU of this host
-    (held with its CPU lock while measuring).
+    (held with its CPU lock while measuring), each job's trials counted from its first
+    (as a remote worker counts them): the reference for other executors.
 
     Args:
         cpu: the CPU (default: the last allowed one no other campaign holds).
@@ -283,3 +439,82 @@ class SerialExecutor:
         with _locks.hold_cpu(self.cpu, orders[0].run_dir) as cpu:
             for order in orders:
                 yield measure_job(order, runner, cpu, "serial")
+
+
+class LocalExecutor:
+    """The campaign's own executor: its jobs on the CPU this process holds for it, with
+    the calibration the campaign made, in its order: ``interleaved`` (round k runs trial k
+    of every job still measuring, in job order, before trial k + 1 of any, so drift over
+    time hits them alike) or ``sequential`` (job after job); trial places are counted over
+    the whole start. A job is handed back as soon as it has its trials, or its trial
+    failed; a job kept whole by an earlier start is handed back in its first round.
+
+    Args:
+        cpu: the CPU, held by the caller.
+        order: ``interleaved`` or ``sequential``.
+        environment: the fingerprint every result records.
+        watcher: told of every trial (the campaign keeps each one and shows progress).
+    """
+
+    def __init__(self, cpu: int, order: str, environment: Environment,
+                 watcher: JobWatcher | None = None):
+        if order not in ("interleaved", "sequential"):
+            raise ValueError("order must be interleaved or sequential, not %r" % order)
+        self.cpu, self.order, self.environment = cpu, order, environment
+        self.watcher = watcher or JobWatcher()
+
+    def describe(self) -> str:
+        """``this process, CPU N`` and the order."""
+        return "this process, CPU %d, %s" % (self.cpu, self.order)
+
+    def measure(self, orders: Sequence[JobOrder], runner: TrialRunner
+                ) -> Iterator[JobResult]:
+        """Every job measured in rounds, in groups of the order's."""
+        positions = Positions()
+        groups = [list(orders)] if self.order == "interleaved" else [[o] for o in orders]
+        for group in groups:
+            yield from self._rounds(group, runner, positions)
+
+    def _rounds(self, group: list[JobOrder], runner: TrialRunner, positions: Positions
+                ) -> Iterator[JobResult]:
+        """The rounds of one group: a round runs only the jobs with the fewest trials (the
+        others kept more from an earlier start), so the order stays interleaved."""
+        steppers = {}
+        for order in group:
+            if order.calibration is None:
+                raise ValueError("%s has no calibration: the campaign calibrates before its "
+                                 "own executor measures" % order.key)
+            steppers[order.key] = JobStepper(
+                order, runner, order.instance, self.cpu, order.calibration,
+                self.watcher.kept(order, order.calibration), positions)
+        active = list(group)
+        rounds = 0
+        while active:
+            rounds += 1
+            measuring = len(active)
+            fewest = min(len(steppers[order.key].taken) for order in active)
+            for order in list(active):
+                stepper = steppers[order.key]
+                if len(stepper.taken) > fewest and not stepper.enough():
+                    continue  # kept from an earlier start: the others catch up first
+                self.watcher.status(order)
+                if not stepper.enough():  # else whole from kept trials
+                    try:
+                        stepper.step()
+                    except ChildError as exc:
+                        active.remove(order)
+                        yield replace(self._base(order, stepper), status=exc.status,
+                                      error=str(exc))
+                        continue
+                    self.watcher.trial_done(order, stepper)
+                if stepper.enough():
+                    active.remove(order)
+                    yield stepper.result(self._base(order, stepper))
+            if len(group) > 1:
+                self.watcher.round_done(rounds, fewest, measuring, bool(active))
+
+    def _base(self, order: JobOrder, stepper: JobStepper) -> JobResult:
+        return _calibrated(JobResult(key=order.key, worker="this process",
+                                     environment=self.environment,
+                                     library_sha256=order.library_sha256),
+                           stepper.calibration)

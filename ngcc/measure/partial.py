@@ -27,20 +27,11 @@ import numpy as np
 from ngcc.base.files import atomic_write_bytes
 from ngcc.evidence.model import TrialMeasurement
 from ngcc.evidence.records import path_in
+from ngcc.measure.job import Taken, take
 
 SCHEMA_PARTIAL = "ngcc.partial/1"
 PARTIAL_DIR = "partial"
 MAX_PARTIAL_TRIALS = 100_000
-
-
-@dataclasses.dataclass(frozen=True)
-class KeptTrial:
-    """A trial of an unfinished job as it was measured: when it started, its place in
-    that start's order, and its facts."""
-
-    started: str
-    position: int
-    measured: TrialMeasurement
 
 
 def job_dir(run_dir: Path, raw_relpath: str) -> Path:
@@ -49,7 +40,7 @@ def job_dir(run_dir: Path, raw_relpath: str) -> Path:
     return path_in(run_dir, "%s/%s" % (PARTIAL_DIR, stem.removesuffix(".npz")))
 
 
-def save(run_dir: Path, raw_relpath: str, index: int, trial: KeptTrial, warmup: int,
+def save(run_dir: Path, raw_relpath: str, index: int, trial: Taken, warmup: int,
          library_sha256: str) -> None:
     """Write trial ``index`` of a job (atomically)."""
     facts = {name: value for name, value in dataclasses.asdict(trial.measured).items()
@@ -72,22 +63,23 @@ def _plain(value: object) -> object:
 
 
 def load(run_dir: Path, raw_relpath: str, calls: int, warmup: int,
-         library_sha256: str) -> list[KeptTrial]:
+         library_sha256: str, cpu: int | None = None) -> list[Taken]:
     """The kept trials of a job, in order, as far as each is sound and was measured
-    with this plan (``calls`` per trial, ``warmup`` calls, this library)."""
+    with this plan (``calls`` per trial, ``warmup`` calls, this library, on ``cpu`` if
+    given)."""
     folder = job_dir(run_dir, raw_relpath)
-    kept: list[KeptTrial] = []
+    kept: list[Taken] = []
     for index in range(MAX_PARTIAL_TRIALS):
         trial = _read(folder / ("trial_%d.npz" % index), index, calls, warmup,
                       library_sha256)
-        if trial is None:
+        if trial is None or cpu not in (None, trial.measured.cpu):
             break
         kept.append(trial)
     return kept
 
 
 def _read(path: Path, index: int, calls: int, warmup: int,
-          library_sha256: str) -> KeptTrial | None:
+          library_sha256: str) -> Taken | None:
     if not path.is_file():
         return None
     try:
@@ -101,7 +93,7 @@ def _read(path: Path, index: int, calls: int, warmup: int,
             return None
         started, position = str(facts.pop("started")), int(facts.pop("position"))
         facts["load_average"] = tuple(facts["load_average"])
-        return KeptTrial(started, position, TrialMeasurement(cycles=cycles, **facts))
+        return take(started, TrialMeasurement(cycles=cycles, **facts), position, index, warmup)
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         return None  # not sound: this trial and those after it are measured again
 

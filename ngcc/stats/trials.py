@@ -236,16 +236,6 @@ def trial_statistics(cycles: np.ndarray, loop_ticks: int, loop_seconds: float,
                    loop_cpu_time_ticks=loop * rate if loop is not None else None)
 
 
-def trial_entry(index: int, started: str, warmup: int, measured: TrialMeasurement,
-                position: int | None) -> Trial:
-    """A trial's entry in its record: every fact of ``measured`` (but the per-call
-    ticks) and its :func:`trial_statistics` (what a campaign's and an executor's trial
-    loops both write)."""
-    stats = trial_statistics(measured.cycles, measured.loop_ticks, measured.loop_ns / 1e9,
-                             measured.frequency_hz, measured)
-    return Trial.of(index, started, warmup, measured, stats, position=position)
-
-
 def bootstrap_indices(n: int, resamples: int = BOOTSTRAP_RESAMPLES,
                       seed: int = BOOTSTRAP_SEED) -> np.ndarray:
     """``resamples`` × ``n`` indices in ``[0, n)``, drawn with replacement.
@@ -486,8 +476,7 @@ def rejection(trial: Trial, kept: Sequence[np.ndarray], cpu: int | None = None
               ) -> Flag | None:
     """Why ``--strict`` repeats a trial: its :func:`disturbance`, else ``slow_process``
     against the trials ``kept`` so far (its per-call minimum more than 10 % above
-    theirs); ``None`` to keep it. The trial loops of a campaign and of an executor
-    both ask this."""
+    theirs); ``None`` to keep it. The job engine (``measure.job``) asks this."""
     flag = disturbance(trial, cpu)
     if flag is not None or not kept:
         return flag
