@@ -1,4 +1,4 @@
-"""The ``ngcc`` console script: :func:`ngcc._cli.main`, imported inside a guard.
+"""The ``ngcc`` console script: :func:`ngcc.cli.main.main`, imported inside a guard.
 
 It lies outside the package because importing any ``ngcc`` module first imports the
 whole package (numpy, matplotlib: most of the first second of a command); a Ctrl-C
@@ -12,7 +12,7 @@ import sys
 def main() -> int:
     """Run the ``ngcc`` command line; 130 when interrupted while it starts."""
     try:
-        from ngcc._cli import main as command_line
+        from ngcc.cli.main import main as command_line
     except KeyboardInterrupt:
         print("ngcc: interrupted while starting; nothing was done", file=sys.stderr)
         return 130

@@ -138,7 +138,7 @@ def cli_cases(tmp: Path) -> list[Case]:
     cases = [Case("cli " + " ".join(a)[:70], cli(*a)) for a in bad]
     cases.append(Case("cli hash /dev/zero under a memory limit", py("""
         import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
-        from ngcc._cli import main; sys.exit(main(['hash', 'SM3', '/dev/zero']))""")))
+        from ngcc.cli.main import main; sys.exit(main(['hash', 'SM3', '/dev/zero']))""")))
     return cases
 
 
@@ -167,8 +167,8 @@ def api_cases(tmp: Path) -> list[Case]:
 def run_dir_cases(tmp: Path) -> list[Case]:
     from _fakerun import make_run
 
-    from ngcc import _report
     from ngcc.evidence.run import load_run
+    from ngcc.report import pages as _report
 
     pristine = make_run(tmp / "pristine")
     _report.write_report(load_run(pristine), plots=False, formats=("markdown", "html"))
@@ -301,7 +301,7 @@ def library_cases(tmp: Path) -> list[Case]:
                 check=_pages_inert(run_dir)))
     cases.append(Case("library widens affinity: flagged", py("""
         import os, sys, warnings
-        from ngcc._campaign import Campaign
+        from ngcc.campaign.campaign import Campaign
         warnings.simplefilter("ignore")
         run = Campaign([%r], lengths=[32], trials=2, quick=True, allow_kat_fail=True,
                        run_dir=%r, progress=False).run()

@@ -6,9 +6,7 @@ cycle counter, and turns the counts into statistics, evidence and reports.
 """
 
 from ngcc import kat
-from ngcc._campaign import Campaign, CostEstimate
-from ngcc._evaluate import EvaluationResult, evaluate
-from ngcc._validate import Validation, validate
+from ngcc.app.evaluate import EvaluationResult, evaluate
 from ngcc.base.errors import (
     ArchiveError,
     BuildError,
@@ -45,12 +43,14 @@ from ngcc.base.errors import (
     ValidationError,
 )
 from ngcc.base.version import __version__
+from ngcc.campaign.campaign import Campaign, CostEstimate
 from ngcc.driver.hashing import hash
 from ngcc.driver.timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc.evidence.run import Run, load_run
 from ngcc.library.build import BuildResult, build
 from ngcc.library.registry import Instance, instance, instances
 from ngcc.measure.leak import LeakResult, leak
+from ngcc.report.validate import Validation, validate
 
 __all__ = [
     "ArchiveError",

@@ -2,6 +2,6 @@
 
 import sys
 
-from ngcc._cli import main
+from ngcc.cli.main import main
 
 sys.exit(main())

@@ -21,7 +21,6 @@ from _fakerun import make_run
 from _fakes import ENVIRONMENT
 
 import ngcc
-from ngcc import _report
 from ngcc.base.errors import LibraryError, NgccError
 from ngcc.driver import child as _child
 from ngcc.driver import protocol as _protocol
@@ -30,6 +29,7 @@ from ngcc.evidence.model import Counter, Environment
 from ngcc.evidence.run import load_run
 from ngcc.library import registry as _registry
 from ngcc.measure import host as _host
+from ngcc.report import pages as _report
 
 #: What csrc/timer.c answers on an AArch64 Linux host whose firmware set cntfrq_el0
 #: to 19.2 MHz (arm_1's rate).
@@ -73,7 +73,7 @@ def test_the_fingerprint_names_the_generic_timer_and_its_tick(aarch64_core: None
 
 def test_info_prints_the_generic_timer(capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: ARM_HOST)
     assert main(["info"]) == 0
     out = capsys.readouterr().out

@@ -13,8 +13,8 @@ import pytest
 from _fakerun import make_run
 
 import ngcc
-from ngcc._campaign import Campaign
 from ngcc.base.errors import BuildError, ForeignRunDirError, NoRecordError, ReportError
+from ngcc.campaign.campaign import Campaign
 from ngcc.evidence.run import load_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,7 +102,7 @@ def test_kat_with_a_missing_official_folder_is_refused(tmp_path):
 
 def test_hashing_beyond_the_memory_limit_is_one_line(tmp_path):
     script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31));"
-              "from ngcc._cli import main; sys.exit(main(['hash', 'SM3', '/dev/zero']))")
+              "from ngcc.cli.main import main; sys.exit(main(['hash', 'SM3', '/dev/zero']))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 1 and "out of memory" in done.stderr, done.stderr

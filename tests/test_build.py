@@ -233,7 +233,7 @@ def test_not_a_folder(tmp_path):
 
 
 def test_cli_build_then_hash(tmp_path, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
 
     folder = iccs_folder(tmp_path / "sm3", "sm3", "SM3", 256)
     assert main(["build", str(folder), "--out", str(tmp_path / "out"), "--name", "MySM3"]) == 0
@@ -245,7 +245,7 @@ def test_cli_build_then_hash(tmp_path, capsys):
 
 
 def test_cli_build_failure_is_one_line_and_nonzero(tmp_path, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
 
     folder = c_folder(tmp_path / "f", "int CryptHash(void) { return undeclared_thing; }\n")
     assert main(["build", str(folder), "--out", str(tmp_path / "out")]) == 1
@@ -307,7 +307,7 @@ int main(void)
 def wchain_like(tmp_path_factory):
     """A WChain folder whose library code shares a file with a guarded main, as the
     submitters' wchain_c.c does; built once with --define FIXTURE_NO_MAIN."""
-    from ngcc._cli import main
+    from ngcc.cli.main import main
 
     root = tmp_path_factory.mktemp("wchain-like")
     folder = iccs_folder(root / "WChain-V1-512", "wchain", "WChain-V1-512", 512)
@@ -463,7 +463,7 @@ def test_intrinsics_without_their_flag_name_it_once_with_the_line(tmp_path, flag
 
 
 def test_intrinsics_build_with_the_flag_added(tmp_path, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
 
     folder = c_folder(tmp_path / "f", AES_NI)
     assert main(["build", str(folder), "--flags", "performance", "--extra-cflags", "-maes",
@@ -623,7 +623,7 @@ def test_a_bad_define_is_refused(tmp_path):
 
 
 def test_build_help_describes_the_options(capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
 
     assert main(["build", "--help"]) == 0
     text = capsys.readouterr().out
@@ -701,7 +701,7 @@ def test_submission_kat_folders_are_searched_a_bounded_way_up(tmp_path):
 
 
 def test_an_unknown_candidate_is_refused_with_the_known_ones(tmp_path, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
 
     folder = iccs_folder(tmp_path / "src", "wchain", "WChain-V1-512", 512)
     known = ", ".join("hash-%02d" % n for n in range(1, 36)) + ", baseline"  # the registry

@@ -25,8 +25,6 @@ import pytest
 from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
-from ngcc import _report
-from ngcc._campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc.base import files as _files
 from ngcc.base.errors import (
     ChildError,
@@ -38,6 +36,7 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
+from ngcc.campaign.campaign import CHILD_STARTUP_SECONDS, STOP_AFTER_FAILURES
 from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.evidence import records as _records
@@ -47,6 +46,7 @@ from ngcc.measure import job as _jobs
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
 from ngcc.measure.plan import calls_per_trial, warmup_calls
+from ngcc.report import pages as _report
 from ngcc.stats import trials as _stats
 from ngcc.stats.groups import status_counts
 
@@ -195,7 +195,7 @@ def test_rerun_of_a_finished_campaign_measures_nothing(quick_run, tmp_path):
 
 
 def test_fresh_campaign_validates_and_tampering_is_found(quick_run, tmp_path):
-    from ngcc._validate import validate
+    from ngcc.report.validate import validate
     run_dir = Path(shutil.copytree(quick_run.path, tmp_path / "run"))
     ngcc.load_run(run_dir).report(plots=False)
     result = validate(run_dir)
@@ -428,7 +428,7 @@ def test_one_library_named_twice_is_measured_once(fake, tmp_path):
 
 
 def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner", FakeRunner)
     monkeypatch.setattr(kat, "check", FakeKat())
@@ -443,7 +443,7 @@ def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
 
 
 def _cli_summary(run) -> str:
-    from ngcc._cli import _campaign_summary
+    from ngcc.cli.main import _campaign_summary
     return _campaign_summary(run)
 
 
@@ -642,7 +642,7 @@ def test_progress_bars_show_each_phase(fake, monkeypatch, capsys):
 
 
 def test_cli_campaign_prints_a_summary(tmp_path, monkeypatch, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner", FakeRunner)
     monkeypatch.setattr(kat, "check", FakeKat())
@@ -655,7 +655,7 @@ def test_cli_campaign_prints_a_summary(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_campaign_interrupted_says_how_to_resume(tmp_path, monkeypatch, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner",
                         lambda: FakeRunner(fail={("SM3", 64, 0): KeyboardInterrupt()}))
@@ -667,7 +667,7 @@ def test_cli_campaign_interrupted_says_how_to_resume(tmp_path, monkeypatch, caps
 
 
 def test_cli_campaign_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner", lambda: FakeRunner(fail={
         ("SM3", 64, 0): ChildError("crash", "SM3 at 64 B (trial 0) crashed: SIGSEGV")}))
@@ -680,7 +680,7 @@ def test_cli_campaign_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_campaign_without_instances_is_an_error(capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     assert main(["campaign"]) == 2  # a usage mistake
     assert "--candidate" in capsys.readouterr().err
 
@@ -929,7 +929,7 @@ def test_a_missed_target_is_said_in_the_record_a_warning_and_the_exit_status(
     assert not reached.records[0].target_missed
     assert not fake(["SM3"], lengths=[32], run_dir=tmp_path / "none").run() \
         .records[0].target_missed  # no target: nothing to miss
-    from ngcc._cli import EXIT_TARGET_MISSED, main
+    from ngcc.cli.main import EXIT_TARGET_MISSED, main
     monkeypatch.setattr(_child, "DriverRunner", lambda: FakeRunner(spikes=50.0))
     monkeypatch.setattr(kat, "check", FakeKat())
     status = main(["campaign", "SM3", "--quick", "--trials", "2", "--lengths", "32",
@@ -1011,7 +1011,7 @@ def test_warm_plan_calibrates_with_warm_calls_and_is_recorded(fake):
 
 
 def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     preempting = FakeRunner(preempt={("SM3", 64, 1): 1})
     monkeypatch.setattr(_child, "DriverRunner", lambda: preempting)
@@ -1172,7 +1172,7 @@ def test_flags_of_a_job_warn_once_per_kind(fake):
 # ------------------------------------------- failure is loud, cost up front (issue 17)
 
 def _cli_campaign(monkeypatch, runner_factory, *extra: str) -> int:
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner", runner_factory)
     monkeypatch.setattr(kat, "check", FakeKat())
@@ -1238,7 +1238,7 @@ def test_a_partly_failed_campaign_ends_with_the_count_and_status_1(tmp_path, mon
 
 
 def test_a_run_that_measured_nothing_prints_no_table(tmp_path, monkeypatch, capsys):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     fixed_host(monkeypatch)
     monkeypatch.setattr(_child, "DriverRunner", CrashingRunner)
     monkeypatch.setattr(kat, "check", FakeKat())

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _report
-from ngcc._cli import main
 from ngcc.base.errors import BuildError, KatGateError
+from ngcc.cli.main import main
 from ngcc.driver import kat
 from ngcc.library import candidates as _candidates
 from ngcc.library.build import build
 from ngcc.library.candidates import AmbiguousInstanceError, UnknownCandidateError
 from ngcc.library.katfile import canonical_sha256
+from ngcc.report import pages as _report
 from tests._fakes import FakeRunner, fixed_host
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 import ngcc
-from ngcc._cli import build_parser, main
+from ngcc.cli.main import build_parser, main
 
 ABC_SM3 = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"
 
@@ -163,4 +163,4 @@ def test_the_console_script_is_this_main():
     scripts = (REPO / "pyproject.toml").read_text().partition("[project.scripts]")[2]
     assert scripts.split("[")[0].strip().split("#")[0].strip() == 'ngcc = "ngcc_script:main"'
     import ngcc_script
-    assert ngcc_script.main.__doc__ and "ngcc._cli" in (ngcc_script.__doc__ or "")
+    assert ngcc_script.main.__doc__ and "ngcc.cli.main" in (ngcc_script.__doc__ or "")

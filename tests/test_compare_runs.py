@@ -21,7 +21,6 @@ import pytest
 from _fakes import ENVIRONMENT, FakeKat, fixed_host
 
 import ngcc
-from ngcc import _cli, _compare_runs
 from ngcc.base.errors import (
     ChildError,
     CorruptRecordError,
@@ -30,9 +29,11 @@ from ngcc.base.errors import (
     UnitMismatchError,
     UnknownLabelError,
 )
+from ngcc.cli import main as _cli
 from ngcc.evidence.model import TrialMeasurement
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
+from ngcc.report import compare as _compare_runs
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 

@@ -27,8 +27,8 @@ import pytest
 from _fakes import FakeKat, FakeRunner, KillingRunner, fixed_host
 
 import ngcc
-from ngcc import _cli
 from ngcc.base.errors import DistributedError, LibraryMismatchError
+from ngcc.cli import main as _cli
 from ngcc.measure import job as _jobs
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
@@ -522,8 +522,8 @@ def test_reports_group_figures_by_host_and_take_no_ratio_across_hosts(tmp_path, 
 
 def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypatch, capsys):
     fixed_host(monkeypatch)
-    from ngcc import _compare_runs
     from ngcc.base.errors import UnknownHostError
+    from ngcc.report import compare as _compare_runs
 
     one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())  # host fake-host
     two = _two_host_run(tmp_path / "two")

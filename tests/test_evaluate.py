@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc import _evaluate
-from ngcc._cli import main
+from ngcc.app import evaluate as _evaluate
 from ngcc.base.errors import BuildError
+from ngcc.cli.main import main
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.library import archive as _archive
 from ngcc.library.build import build

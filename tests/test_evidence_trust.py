@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from _fakerun import make_run
 
-from ngcc import _report
-from ngcc._validate import validate
 from ngcc.base.errors import CorruptRecordError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import load_run
+from ngcc.report import pages as _report
+from ngcc.report.validate import validate
 
 
 @pytest.fixture()

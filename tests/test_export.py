@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 from _fakerun import make_run
 
-from ngcc import _export, _report
-from ngcc._cli import main
 from ngcc.base.errors import ReportError
+from ngcc.cli.main import main
 from ngcc.evidence.model import Statistics
 from ngcc.evidence.run import Run, load_run
+from ngcc.report import export as _export
+from ngcc.report import pages as _report
 from ngcc.stats.tables import KEY_COLUMNS
 
 PNG = b"\x89PNG\r\n\x1a\n fake image bytes"
@@ -151,7 +152,7 @@ def test_report_formats(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_labels_with_dots_and_at_signs(tmp_path: Path) -> None:
     """Labels such as ``Pavelor-512@perf`` and ``Pavelor-1024.external`` (issue 16): each
     plot its own file, every link resolves (Markdown) and every anchor its figure (HTML)."""
-    from ngcc._validate import check_links
+    from ngcc.report.validate import check_links
 
     labels = {"Pavelor-512": "Pavelor-512@perf", "Pavelor-1024": "Pavelor-1024.external"}
     run = load_run(make_run(tmp_path / "run", calls=20, labels=labels))

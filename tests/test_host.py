@@ -83,7 +83,7 @@ def test_one_renderer_in_the_reports_words():
 
 
 def test_check_command(capsys, monkeypatch):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: FIXED)
     assert main(["check", "--strict"]) == 0
     assert "the host is fixed" in capsys.readouterr().out
@@ -94,7 +94,7 @@ def test_check_command(capsys, monkeypatch):
 
 
 def test_info_and_check_describe_the_host_alike(capsys, monkeypatch):
-    from ngcc._cli import main
+    from ngcc.cli.main import main
     monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: FIXED)
     assert main(["info"]) == 0
     info = capsys.readouterr().out

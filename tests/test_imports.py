@@ -20,7 +20,7 @@ SUBMODULES = {module.name for module in pkgutil.iter_modules([str(PACKAGE)])}  #
 
 
 def _module_name(path) -> str:
-    """``ngcc/base/errors.py`` as ``base.errors``, ``ngcc/_cli.py`` as ``_cli``."""
+    """``ngcc/base/errors.py`` as ``base.errors``, ``ngcc/cli/main.py`` as ``_cli``."""
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
 
@@ -97,7 +97,7 @@ def test_the_import_graph_has_no_cycle():
     graph = import_graph()
     assert "evidence.model" in graph["evidence.records"]
     assert "stats.tables" in graph["evidence.run"]          # a function-level import is an edge too
-    assert "evidence.run" not in graph["_report"]      # an import under TYPE_CHECKING is not
+    assert "evidence.run" not in graph["report.pages"]      # an import under TYPE_CHECKING is not
     cycles = find_cycles(graph)
     assert cycles == [], " ; ".join(" → ".join(cycle) for cycle in cycles)
 
@@ -123,25 +123,16 @@ ROOT_STAGE = {"_core": "library", "__init__": "surface", "__main__": "surface",
 #: The only imports of a later stage: the run object's methods that open frames, plots,
 #: comparisons, reports, Jupyter tables and leak evidence, imported when called (so
 #: loading a run, or running a campaign, loads none of them).
-DOORS = {("evidence.run", "stats.tables"), ("evidence.run", "_plot"),
-         ("evidence.run", "_compare_runs"), ("evidence.run", "_report"),
-         ("evidence.run", "_jupyter"), ("evidence.run", "measure.leak")}
-#: While modules move into their folders: the stage of each module still at the root.
-FLAT_STAGE = {
-
-    "_campaign": "campaign",
-    "_plot": "report", "_export": "report", "_verdict": "report", "_report": "report",
-    "_jupyter": "report", "_validate": "report", "_compare_runs": "report",
-    "_published": "report", "_folders": "report",
-    "_evaluate": "app", "_cli": "cli",
-}
+DOORS = {("evidence.run", "stats.tables"), ("evidence.run", "report.plots"),
+         ("evidence.run", "report.compare"), ("evidence.run", "report.pages"),
+         ("evidence.run", "report.jupyter"), ("evidence.run", "measure.leak")}
 
 
 def stage(module: str) -> str:
     """A module's stage: its folder, else the root's table."""
     if "." in module or (PACKAGE / module).is_dir():
         return module.split(".")[0]
-    return FLAT_STAGE.get(module) or ROOT_STAGE[module]
+    return ROOT_STAGE[module]
 
 
 @functools.cache
@@ -231,7 +222,8 @@ def test_no_module_uses_a_relative_import():
 def test_every_module_has_its_stage():
     assert {module: stage(module) in STAGES for module in [*MODULES, "_core"]} \
         == {module: True for module in [*MODULES, "_core"]}
-    assert not set(FLAT_STAGE) - set(MODULES), "a module moved: take it out of FLAT_STAGE"
+    assert set(ROOT_STAGE) - {"_core"} == {m for m in MODULES if "." not in m
+                                           and not (PACKAGE / m).is_dir()}
     folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
     assert folders <= set(STAGES)
 

@@ -17,8 +17,8 @@ from conftest import KAT_DATA, raw_sha256
 import ngcc
 import ngcc.kat
 from ngcc import _core
-from ngcc._cli import main
 from ngcc.base.errors import HashError, UnknownInstanceError
+from ngcc.cli.main import main
 
 #: The seven instances of hash-22, hash-34 and hash-35 and their candidates.
 SHIPPED = {

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import ngcc
-from ngcc._cli import main
+from ngcc.cli.main import main
 from ngcc.measure import locks as _locks
 
 #: A process that holds a run directory and a CPU, as a running campaign does.

@@ -82,7 +82,7 @@ def test_warnings_print_as_one_line_without_source_lines(executed: dict[str, Any
 
 @e2e
 def test_quickstart_made_a_valid_run_and_report(executed: dict[str, Any]) -> None:
-    from ngcc._validate import validate
+    from ngcc.report.validate import validate
 
     run_dir = executed["run_dir"]
     assert (run_dir / "report" / "summary.md").is_file()

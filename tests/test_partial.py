@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc._cli import main
-from ngcc._report import write_report
+from ngcc.cli.main import main
 from ngcc.measure import partial as _partial
+from ngcc.report.pages import write_report
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

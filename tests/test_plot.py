@@ -19,10 +19,10 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ngcc import _plot
-from ngcc._plot import CpbSeries, RatioSeries
 from ngcc.base.errors import PlotDataError
 from ngcc.evidence.run import Run, load_run
+from ngcc.report import plots as _plot
+from ngcc.report.plots import CpbSeries, RatioSeries
 
 LENGTHS = [32, 128, 1024, 65536]
 

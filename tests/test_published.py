@@ -1,4 +1,4 @@
-"""``ngcc compare RUN --published x86_1|arm_1`` (``ngcc/_published.py``) on a fixture
+"""``ngcc compare RUN --published x86_1|arm_1`` (``ngcc/report/published.py``) on a fixture
 run measured with the fake runner at 32 B, 1 KiB and 64 KiB."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import math
 import pytest
 
 import ngcc
-from ngcc import _published
-from ngcc._cli import main
+from ngcc.cli.main import main
+from ngcc.report import published as _published
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

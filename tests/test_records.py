@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc._cli import main
 from ngcc.base import files as _files
 from ngcc.base.errors import CorruptRecordError, ForeignRunDirError, InvalidNameError, RunDirError
+from ngcc.cli.main import main
 from ngcc.evidence import model as _model
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import TrialMeasurement

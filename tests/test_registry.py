@@ -15,8 +15,8 @@ from _testlib import FAILING_SOURCE, build_library, compiler
 
 import ngcc
 from ngcc import _core
-from ngcc._cli import main
 from ngcc.base.errors import LibraryError, UnknownInstanceError
+from ngcc.cli.main import main
 from ngcc.library import registry as _registry
 from ngcc.library.registry import CANDIDATES, Instance
 

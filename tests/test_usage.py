@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ngcc import _export
-from ngcc._cli import main
+from ngcc.cli.main import main
+from ngcc.report import export as _export
 
 
 @pytest.mark.parametrize("argv", [["campaign"], ["kat"], ["leak", "SM3", "--calls", "10"]])
@@ -36,7 +36,7 @@ def test_html_tables_align_figures_right():
 def test_the_rightmost_mean_label_leans_away_from_the_legend():
     import numpy as np
 
-    from ngcc import _plot
+    from ngcc.report import plots as _plot
 
     rng = np.random.default_rng(1)
     quiet = [rng.normal(1000, 10, 2000) for _ in range(3)]

@@ -11,12 +11,13 @@ import pytest
 from _fakerun import make_run
 
 import ngcc
-from ngcc import _export, _report
-from ngcc._cli import main
-from ngcc._validate import Difference, check_links, page_links, validate
 from ngcc.base.errors import ValidationError
+from ngcc.cli.main import main
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import load_run
+from ngcc.report import export as _export
+from ngcc.report import pages as _report
+from ngcc.report.validate import Difference, check_links, page_links, validate
 
 RECORD = "records/hash-22/Pavelor-512__hash_1024.json"
 
@@ -42,7 +43,7 @@ def edit_record(path: Path, edit: object) -> None:
     _records.write_json(path, data)
 
 
-def files(result: ngcc._validate.Validation) -> set[str]:
+def files(result: ngcc.report.validate.Validation) -> set[str]:
     return {difference.file for difference in result.differences}
 
 

@@ -1,4 +1,4 @@
-"""The publishability verdict (``ngcc/_verdict.py``) of a fake clean run and of fake
+"""The publishability verdict (``ngcc/report/verdict.py``) of a fake clean run and of fake
 disturbed ones, on the command line's last line, the index, every candidate page and
 the HTML."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import ngcc
-from ngcc import _verdict
-from ngcc._cli import main
-from ngcc._report import write_report
+from ngcc.cli.main import main
 from ngcc.measure import host as _host
+from ngcc.report import verdict as _verdict
+from ngcc.report.pages import write_report
 from tests._fakes import ENVIRONMENT, FakeKat, FakeRunner
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import ngcc
-from ngcc._cli import main
+from ngcc.cli.main import main
 from ngcc.measure import locks as _locks
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 

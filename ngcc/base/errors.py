@@ -102,7 +102,7 @@ class InstanceTimeoutError(NgccError, TimeoutError):
     """An instance library did not return within the time allowed."""
 
 
-# --- campaigns and evidence (ngcc/_campaign.py, ngcc/evidence/records.py, ngcc/measure/host.py) ---
+# --- campaigns and evidence (campaign/campaign.py, evidence/records.py, measure/host.py) ---
 
 
 class RunDirError(NgccError):
@@ -184,7 +184,7 @@ class TrialFlagWarning(MeasurementWarning):
         self.code = code
 
 
-# --- reports and validation (ngcc/_report.py, ngcc/_validate.py) ---
+# --- reports and validation (ngcc/report/pages.py, ngcc/report/validate.py) ---
 
 
 class ValidationError(NgccError):
@@ -217,7 +217,7 @@ class PlotDataError(NgccError, ValueError):
     length, a ratio that is not positive); the message names the series."""
 
 
-# --- comparisons (ngcc compare, ngcc/_compare_runs.py) ---
+# --- comparisons (ngcc compare, ngcc/report/compare.py) ---
 
 
 class CompareError(NgccError):

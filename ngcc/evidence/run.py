@@ -57,7 +57,7 @@ class RunRecord(Record):
                                                   _records.RAW_REMEDY), self.raw.sha256)
 
     def _repr_html_(self) -> str:  # Jupyter shows a record as a table
-        from ngcc import _jupyter
+        from ngcc.report import jupyter as _jupyter
 
         return _jupyter.record_html(self)
 
@@ -205,7 +205,7 @@ class Run:
     def plot_cpb(self, candidate: str | None = None) -> Figure:
         """Cycles/byte against message length, one line per library, CI error bars
         (all libraries, or those of one ``candidate``)."""
-        from ngcc import _plot
+        from ngcc.report import plots as _plot
 
         points = self.summary()
         if candidate is not None:
@@ -215,7 +215,7 @@ class Run:
 
     def plot_distribution(self, name: str, message_bytes: int) -> Figure:
         """The per-call cycle distribution of one library at one length, per trial."""
-        from ngcc import _plot
+        from ngcc.report import plots as _plot
 
         record = self.record(name, message_bytes)
         return _plot.distribution(record.cycles(), f"{record.label}, {message_bytes} B: "
@@ -242,7 +242,7 @@ class Run:
             CompareError: an unknown label, nothing in common, or units that cannot be
                 converted (the message says which and why).
         """
-        from ngcc import _compare_runs
+        from ngcc.report import compare as _compare_runs
 
         return _compare_runs.compare_runs(self, _other_run(other), instances, statistic,
                                           alpha).to_frame()
@@ -251,7 +251,7 @@ class Run:
                      statistic: str = "median", alpha: float = 0.05) -> Figure:
         """The ratio of :meth:`compare` and its CI against message length, one series
         per pair (not significant points hollow, the geometric mean dashed)."""
-        from ngcc import _compare_runs
+        from ngcc.report import compare as _compare_runs
 
         return _compare_runs.ratio_figure(
             _compare_runs.compare_runs(self, _other_run(other), instances, statistic, alpha))
@@ -261,14 +261,14 @@ class Run:
         """Write the report pages (and plots) to ``out_dir`` (default: ``report/``), in
         ``formats``: any of ``markdown``, ``html`` (self-contained pages), ``csv`` and
         ``json`` (the statistics table)."""
-        from ngcc import _report
+        from ngcc.report import pages as _report
 
         if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
             raise ReportError("%s is a file, not a folder for the report" % out_dir)
         return _report.write_report(self, out_dir, plots=plots, formats=tuple(formats))
 
     def _repr_html_(self) -> str:  # Jupyter shows a run as a table
-        from ngcc import _jupyter
+        from ngcc.report import jupyter as _jupyter
 
         return _jupyter.run_html(self)
 

@@ -11,7 +11,7 @@ built, KAT-gated, measured in one interleaved campaign and reported.
    the fix is recorded as an adjustment (in the sidecar, so in the KAT log, and in
    ``evaluation.json``, so on the pages); a folder that still does not build is a row
    with the build's reason;
-3. the libraries built go into one :class:`~ngcc._campaign.Campaign` (the KAT gate
+3. the libraries built go into one :class:`~ngcc.campaign.campaign.Campaign` (the KAT gate
    refuses what does not pass: a row too; interleaved trials, so drift hits every
    library alike) in the same run directory;
 4. the report is written (``RUN_DIR/report/``: index, a page per candidate, summary).
@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngcc import _campaign, _report
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, ForeignRunDirError, KatGateError
 from ngcc.base.names import inside
+from ngcc.campaign import campaign as _campaign
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.evidence import records as _records
 from ngcc.evidence.evaluation import Evaluation, FolderEntry
@@ -43,6 +43,7 @@ from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
 from ngcc.library.archive import Folder
+from ngcc.report import pages as _report
 
 #: How many times a build is run again with the fixes its diagnosis named.
 MAX_FIX_ROUNDS = 4
@@ -232,7 +233,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             evaluation there is resumed.
         report: write the report (``RUN_DIR/report/``) at the end.
-        formats, plots: what the report holds (:func:`ngcc._report.write_report`).
+        formats, plots: what the report holds (:func:`ngcc.report.pages.write_report`).
         build_timeout: seconds the compiler runs of one build may take together.
         campaign: the settings of :class:`ngcc.Campaign` (``quick``, ``lengths``,
             ``trials``, ``cpu``, ``progress``, ``runner``, ``kat_checker``, …); the

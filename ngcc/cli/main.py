@@ -21,13 +21,13 @@ from typing import NoReturn, TextIO
 
 from tqdm import tqdm
 
-from ngcc import _campaign
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
+from ngcc.campaign import campaign as _campaign
 from ngcc.driver import kat
 from ngcc.driver.hashing import hash as hash_data
 from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
@@ -569,14 +569,14 @@ def _campaign_summary(run: Run) -> str:
 
 def _verdict_text(run: Run) -> str:
     """The run's publishability verdict, the command line's last line."""
-    from ngcc import _verdict
+    from ngcc.report import verdict as _verdict
 
     return _verdict.verdict_line(run)
 
 
 def _observer(record: Record) -> str:
     """The observer effect of the undisturbed trials, relative (``+1.20 %``)."""
-    from ngcc import _verdict
+    from ngcc.report import verdict as _verdict
 
     effect = _verdict.observer_effect(record)
     if effect is None and not {t.index for t in record.trials} - {
@@ -641,7 +641,7 @@ def _distribution_choice(text: str) -> tuple[str, int]:
 
 
 def _add_report(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc import _export
+    from ngcc.report import export as _export
 
     parser = subcommands.add_parser(
         "report", help="write the pages (Markdown or HTML), tables and plots of a run",
@@ -670,7 +670,7 @@ def _add_report(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from ngcc import _report
+    from ngcc.report import pages as _report
 
     run = load_run(args.run_dir)
     written = _report.write_report(run, args.out, plots=not args.no_plots,
@@ -698,7 +698,7 @@ def _add_validate(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    from ngcc import _validate
+    from ngcc.report import validate as _validate
 
     result = _validate.validate(args.run_dir)
     for difference in result.differences:
@@ -727,7 +727,7 @@ def _alpha(text: str) -> float:
 
 
 def _add_compare(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc import _compare_runs
+    from ngcc.report import compare as _compare_runs
     from ngcc.stats import compare as _compare
 
     parser = subcommands.add_parser(
@@ -772,7 +772,8 @@ def _add_compare(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from ngcc import _compare_runs, _published
+    from ngcc.report import compare as _compare_runs
+    from ngcc.report import published as _published
 
     if args.published is not None:
         if args.run_b is not None or args.instance or args.host or args.plot:
@@ -902,7 +903,7 @@ def _glue_flag_values(argv: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------- evaluate
 
 def _add_evaluate(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc import _export
+    from ngcc.report import export as _export
 
     parser = subcommands.add_parser(
         "evaluate", help="build, KAT-check, measure and report every folder of "
@@ -956,7 +957,8 @@ def _add_evaluate(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from ngcc import _evaluate, _folders
+    from ngcc.app import evaluate as _evaluate
+    from ngcc.report import folders as _folders
 
     if args.dry_run:
         for line in _evaluate.plan_lines(args.archives):
@@ -1089,8 +1091,8 @@ def _run_leak(args: argparse.Namespace) -> int:
 def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
                length: int, cpu: int, reporter: _progress.Progress) -> int:
     """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
-    from ngcc import _plot
     from ngcc.measure import leak as _leak
+    from ngcc.report import plots as _plot
 
     status = 0
     for inst, label in zip(found, labels, strict=True):

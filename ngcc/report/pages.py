@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ngcc import _export, _folders, _verdict
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
@@ -45,6 +44,9 @@ from ngcc.evidence.model import (
 )
 from ngcc.library.candidates import title as registry_title
 from ngcc.measure import host as _host
+from ngcc.report import export as _export
+from ngcc.report import folders as _folders
+from ngcc.report import verdict as _verdict
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
@@ -728,7 +730,7 @@ def _evidence_index(run: Run, records: Sequence[Record],
 
 
 #: The campaign module that ran a run's jobs, by the version of the layout.
-CAMPAIGN_SCRIPT = "ngcc/_campaign.py"
+CAMPAIGN_SCRIPT = "ngcc/campaign/campaign.py"
 #: Before the stage folders, the campaign and the driver runner lay at the package root
 #: (their records name the runner ``ngcc._child.DriverRunner``).
 _FLAT_LAYOUT = tuple("ngcc/%s.py" % name for name in ("_campaign", "_child"))
@@ -1061,7 +1063,7 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
 
     Args:
         run: the run.
-        formats: any of :data:`ngcc._export.FORMATS`: ``markdown`` (the pages),
+        formats: any of :data:`ngcc.report.export.FORMATS`: ``markdown`` (the pages),
             ``html`` (the same pages, self-contained), ``csv`` and ``json`` (the
             statistics table, ``statistics.csv``/``.json``).
         plots: whether the plots are drawn beside the pages (else the pages link none).
@@ -1184,8 +1186,8 @@ def write_plots(run: Run, out: Path,
                 ) -> list[Path]:
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
-    from ngcc import _plot
     from ngcc.measure import leak as _leak
+    from ngcc.report import plots as _plot
 
     summary = _leading_summary(run)
     statistic = ("CPU time where preempted, else mean"

@@ -655,7 +655,7 @@ def ratio_figure(result: RunComparison) -> Figure:
     """Each pair's ratio A/B and its CI against message length (``_plot.ratio_plot``):
     hollow where not significant, the geometric mean dashed; lengths without an
     interval are left out."""
-    from ngcc import _plot
+    from ngcc.report import plots as _plot
 
     summaries = {summary.pair: summary for summary in result.summaries}
     series = []
@@ -679,6 +679,6 @@ def ratio_figure(result: RunComparison) -> Figure:
 def write_plot(result: RunComparison, path: Path) -> list[Path]:
     """:func:`ratio_figure` to ``path`` as PNG and SVG (a ``.png``/``.svg`` suffix of
     ``path`` is dropped); return the files written."""
-    from ngcc import _plot
+    from ngcc.report import plots as _plot
 
     return _plot.save(ratio_figure(result), plot_stem(path))

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from ngcc import _export, _report
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.errors import ValidationError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import Run, load_run
+from ngcc.report import export as _export
+from ngcc.report import pages as _report
 from ngcc.stats.recheck import Difference, record_problems
 
 

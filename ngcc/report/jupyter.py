@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ngcc import _report
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.model import Record
+from ngcc.report import pages as _report
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run

@@ -29,7 +29,7 @@ from ngcc.base.errors import PublishedError
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
 
-PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
+PUBLISHED_DIR = Path(__file__).resolve().parents[1] / "published"
 SYSTEMS = ("x86_1", "arm_1")
 SHAPE_LENGTH = 65536
 FORMATS = ("table", "markdown", "csv", "json")

@@ -1,0 +1,1 @@
+"""The command line: ``ngcc`` and ``python -m ngcc``."""
