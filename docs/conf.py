@@ -32,7 +32,6 @@ extensions = [
 
 exclude_patterns = [
     "_build",
-    "spec",  # the specifications and their data: plain files the pages link to
     "**/.ipynb_checkpoints",
 ]
 
@@ -58,13 +57,13 @@ napoleon_numpy_docstring = False
 #: build with a warning: remove it here.
 DOCSTRING_FIXES: list[tuple[str, str, str]] = [
     # `|t|` is a substitution reference in reStructuredText: an inline literal instead.
-    ("ngcc/_leak.py: ngcc.leak, ngcc.LeakResult", r"(?<!`)\|t\|(?!`)", "``|t|``"),
+    ("ngcc.leak, ngcc.LeakResult", r"(?<!`)\|t\|(?!`)", "``|t|``"),
     # kat.check: its return value under Args (no `Returns:` heading).
-    ("ngcc/kat.py:227: ngcc.kat.check",
+    ("ngcc.kat.check",
      r"\n(    One :class:`KatResult` per instance, in the order given\.)",
      "\n\nReturns:\n\\1"),
     # evaluate: a sentence inside `Raises:` that names no exception.
-    ("ngcc/_evaluate.py:238: ngcc.evaluate",
+    ("ngcc.evaluate",
      r"\n    What (:meth:`ngcc\.Campaign\.run` raises) but the KAT gate's refusal of every\n"
      r"    library \(then each is a row, and the report is written\)\.",
      "\n\nIt also raises what \\1, but the KAT gate's refusal of every library (then\n"
@@ -99,7 +98,7 @@ def _public_bases(app: Any, name: str, obj: Any, options: Any, bases: list[Any])
 
 
 def _public_target(app: Any, env: Any, node: Any, contnode: Any) -> Any:
-    """A type named by its defining module (``ngcc._run.Run``) is shown as and links to
+    """A type named by its defining module (``ngcc._<module>.Run``) is shown as and links to
     the name ngcc exports (``ngcc.Run``), where it exports one."""
     target = node.get("reftarget", "")
     short = target.rpartition(".")[2]
