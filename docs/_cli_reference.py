@@ -1,14 +1,16 @@
 """The parser docs/cli.md renders: the ``ngcc`` command's own (from ``_ngcc_paths``).
 
 sphinx-argparse reads every description and help text as reStructuredText, while the
-parser writes them as plain text for a terminal; so the one character of that text
-that reStructuredText would misread, ``|`` (``max |t|`` is a substitution there), is
-escaped here. Nothing else is changed.
+parser writes them as plain text for a terminal. So here ``|`` is escaped (``max |t|``
+would be a substitution), and a `code span` in single backquotes, as the help texts
+write commands, becomes an inline literal (it would be a title reference, in italics).
+Nothing else is changed.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 
 from _ngcc_paths import build_parser as _ngcc_parser
 
@@ -24,7 +26,9 @@ def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 
 def _plain(text: str | None) -> str | None:
-    return None if text is None else text.replace("|", r"\|")
+    if text is None:
+        return None
+    return re.sub(r"(?<!`)`([^`]+)`(?!`)", r"``\1``", text.replace("|", r"\|"))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,7 +40,8 @@ exclude_patterns = [
 nb_execution_mode = "off"
 
 myst_heading_anchors = 3  # `page.md#a-heading` links, as on GitHub
-default_role = "literal"  # `x` in a docstring or a help text is code, as on a terminal
+default_role = "literal"  # `x` in a docstring is code, as on a terminal
+smartquotes_action = "qe"  # quotes and ellipses, never dashes: `--option` stays two hyphens
 
 html_theme = "furo"
 html_title = "ngcc %s" % release

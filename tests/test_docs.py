@@ -95,8 +95,9 @@ def _help(parser) -> str:
 
 
 def _words(text: str) -> str:
-    """``text`` unwrapped, with ``|`` unescaped: what the page's parser says."""
-    return " ".join(text.replace("\\|", "|").split())
+    """``text`` unwrapped, with the page parser's markup undone (``|`` escaped, code
+    spans as inline literals)."""
+    return " ".join(text.replace("\\|", "|").replace("``", "`").split())
 
 
 def test_the_cli_page_is_generated_from_the_parser(monkeypatch):
@@ -116,7 +117,7 @@ def test_the_cli_page_is_generated_from_the_parser(monkeypatch):
                              env=dict(os.environ, COLUMNS="100"), capture_output=True,
                              text=True, check=True).stdout
     assert _help(paths.build_parser()) == printed
-    # the page's parser is that one, with `|` escaped for reStructuredText and nothing else
+    # the page's parser is that one, with its markup for reStructuredText and nothing else
     assert _words(_help(reference.build_parser())) == _words(printed)
     for name, sub in _subcommands(paths.build_parser()).items():
         assert _words(_help(_subcommands(reference.build_parser())[name])) \
