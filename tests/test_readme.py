@@ -1,11 +1,13 @@
-"""The README's examples run, in the order a reader meets them, so they cannot rot.
+"""The examples of the README and of the guide pages run, in the order a reader meets
+them, so they cannot rot.
 
-One test walks the README top to bottom in one fresh folder, as a new user following
-it would: every ```python block runs (one namespace, the folder as working
-directory), and in every ```console block each `$ ` line runs in bash there, with
-`ngcc` meaning this checkout's `python -m ngcc`. Each command must succeed; its
-standard output must be what the README shows, or, where the README elides lines
-with `...`, hold the lines shown in that order (compared by their first word, as
+One test walks the README top to bottom and then each guide page of ``PAGES``, in that
+order, in one fresh folder, as a new user following them would: every ```python block
+runs (one namespace for all the pages, the folder as working directory), and in every
+```console block each `$ ` line runs in bash there, with `ngcc` meaning this
+checkout's `python -m ngcc`. Each command must succeed; its
+standard output must be what the page shows, or, where the page elides lines with
+`...`, hold the lines shown in that order (compared by their first word, as
 figures differ from run to run). So two examples that share a run directory, or an
 example that depends on a file an earlier one did not leave, fail here.
 """
@@ -21,14 +23,23 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-README = (REPO / "README.md").read_text()
+#: The pages whose examples run, in this order (an example may use what an earlier one
+#: made: the names of the Python blocks, the files of the console lines).
+PAGES = ("README.md", "docs/guide/basics.md", "docs/guide/campaigns.md",
+         "docs/guide/submissions.md", "docs/guide/reports.md", "docs/guide/checks.md")
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
 
 
-def _blocks(language: str | None = None) -> list[tuple[str, str]]:
-    """(language, body) of every fenced block, in README order."""
-    return [(lang, body) for lang, body in BLOCK.findall(README)
+def _page_blocks(language: str | None = None) -> list[tuple[str, str, str]]:
+    """(page, language, body) of every fenced block, in reading order."""
+    return [(page, lang, body) for page in PAGES
+            for lang, body in BLOCK.findall((REPO / page).read_text())
             if language is None or lang == language]
+
+
+def _blocks(language: str | None = None) -> list[tuple[str, str]]:
+    """(language, body) of every fenced block, in reading order."""
+    return [(lang, body) for _, lang, body in _page_blocks(language)]
 
 
 def _console_examples(body: str) -> list[tuple[str, list[str]]]:
@@ -66,6 +77,18 @@ def _run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_readme_has_examples():
     assert _blocks("python") and any(_console_examples(body) for _, body in _blocks("console"))
+    readme = [lang for page, lang, _ in _page_blocks() if page == "README.md"]
+    assert "python" in readme and "console" in readme
+
+
+def test_every_page_with_examples_is_walked():
+    """A page of docs/ with a python block or a `$ ` line is in ``PAGES``, so that its
+    examples run too (the pages Sphinx builds into docs/_build are copies)."""
+    pages = sorted(str(path.relative_to(REPO)) for path in (REPO / "docs").rglob("*.md")
+                   if "_build" not in path.relative_to(REPO / "docs").parts
+                   and any(lang == "python" or (lang == "console" and _console_examples(body))
+                           for lang, body in BLOCK.findall(path.read_text())))
+    assert pages and set(pages) <= set(PAGES), sorted(set(pages) - set(PAGES))
 
 
 @pytest.mark.e2e  # every example, campaigns included, as a reader runs them
@@ -73,18 +96,19 @@ def test_the_examples_run_in_order_in_one_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     ran: list[str] = []
-    for language, body in _blocks():
+    for page, language, body in _page_blocks():
         if language == "python":
-            exec(compile(body, "README.md", "exec"), namespace)
-            ran.append("python: " + body.splitlines()[0])
+            exec(compile(body, page, "exec"), namespace)
+            ran.append("%s: python: %s" % (page, body.splitlines()[0]))
         elif language == "console":
             for command, expected in _console_examples(body):
                 shell = _run(command, tmp_path)
-                assert shell.returncode == 0, "%s\nafter %s\n%s" % (command, ran, shell.stderr)
+                assert shell.returncode == 0, "%s (%s)\nafter %s\n%s" % (
+                    command, page, ran, shell.stderr)
                 assert "\r" not in shell.stdout + shell.stderr, command
                 assert _shows(shell.stdout.splitlines(), expected), (
-                    "%s printed:\n%s" % (command, shell.stdout))
-                ran.append(command)
+                    "%s (%s) printed:\n%s" % (command, page, shell.stdout))
+                ran.append("%s: %s" % (page, command))
     assert len(ran) == sum(len(_console_examples(body)) for _, body in _blocks("console")) \
         + len(_blocks("python"))
 
