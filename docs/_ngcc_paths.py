@@ -5,6 +5,6 @@ the ``ngcc`` command itself builds. When that function moves, change the import 
 and nothing else.
 """
 
-from ngcc._cli import build_parser
+from ngcc.cli.main import build_parser
 
 __all__ = ["build_parser"]

@@ -242,8 +242,9 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
     Raises:
         ArchiveError, ForeignRunDirError: no folder to evaluate, or a run directory
             of something else (nothing written).
-        What :meth:`ngcc.Campaign.run` raises but the KAT gate's refusal of every
-        library (then each is a row, and the report is written).
+
+    It also raises what :meth:`ngcc.Campaign.run` raises, but the KAT gate's refusal of
+    every library (then each is a row, and the report is written).
     """
     path = Path(run_dir) if run_dir is not None else Path("runs") / run_id_now()
     evaluation = build_all(archives, path, build_timeout)

@@ -189,6 +189,8 @@ def check(instances: _PathArg | Instance | Iterable[_PathArg | Instance], *,
         manifest: a ``kat.sha256`` manifest ngcc does not ship, checked instead of the
             candidate's (default: the one ``ngcc build --manifest`` recorded, else the
             shipped one); a line matches a file by its name, whatever its folder.
+
+    Returns:
         One :class:`KatResult` per instance, in the order given.
 
     Raises:

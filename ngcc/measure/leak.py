@@ -24,9 +24,9 @@ online figures equal the batch figures up to rounding):
   for one input and misses for another. A test's figure counts once it holds
   :data:`MIN_SAMPLES` calls of each class.
 
-The verdict is read from the largest |t| of the tests that count: below
+The verdict is read from the largest ``|t|`` of the tests that count: below
 :data:`T_POSSIBLE` (4.5) ``no leak detected``, above :data:`T_LEAK` (10) ``LEAK``,
-between ``possible leak``. Under no leak, each |t| is about the absolute value of a
+between ``possible leak``. Under no leak, each ``|t|`` is about the absolute value of a
 standard normal: 4.5 is exceeded with probability 7e-6 per test and look, 10 never.
 So the run may stop early (:data:`T_LEAK` is out of reach of chance however often
 one looks): it stops once a test that counts is above 10 at two looks in a row (a
@@ -65,9 +65,9 @@ SCHEMA_LEAK = "ngcc.leak/1"
 SCHEMA_LEAK_TRACE = "ngcc.leak-trace/1"
 
 T_POSSIBLE = 4.5
-"""|t| at or above which the verdict is ``possible leak``."""
+"""``|t|`` at or above which the verdict is ``possible leak``."""
 T_LEAK = 10.0
-"""|t| above which the verdict is ``LEAK`` (and the run may stop)."""
+"""``|t|`` above which the verdict is ``LEAK`` (and the run may stop)."""
 
 NO_LEAK, POSSIBLE_LEAK, LEAK, TOO_FEW = ("no leak detected", "possible leak", "LEAK",
                                          "too few calls")
@@ -77,7 +77,7 @@ NO_LEAK, POSSIBLE_LEAK, LEAK, TOO_FEW = ("no leak detected", "possible leak", "L
 CROP_FRACTIONS = tuple(1.0 - 0.5 ** x for x in (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5,
                                                 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0))
 MIN_SAMPLES = 1000
-"""Calls of each class a test needs before its |t| counts (towards the verdict and
+"""Calls of each class a test needs before its ``|t|`` counts (towards the verdict and
 the early stop): with fewer, a skewed distribution of ticks makes t less normal."""
 CALIBRATION_CALLS = 1000
 """Calls (both classes) whose percentiles fix the crops' thresholds."""
@@ -179,7 +179,7 @@ class LeakStatistics:
         thresholds: the crops' thresholds in ticks (calls strictly below are kept),
             ascending; :func:`crop_thresholds` makes them from calibration calls.
         fractions: the fraction of calls each threshold was chosen to keep (names).
-        min_samples: calls of each class a test needs before its |t| counts.
+        min_samples: calls of each class a test needs before its ``|t|`` counts.
     """
 
     def __init__(self, thresholds: Sequence[float] | np.ndarray,
@@ -256,7 +256,7 @@ def crop_thresholds(ticks: np.ndarray, fractions: Sequence[float] = CROP_FRACTIO
 
 
 def verdict(max_t: float | None) -> str:
-    """The verdict of a largest |t| (None: no test counts yet)."""
+    """The verdict of a largest ``|t|`` (None: no test counts yet)."""
     if max_t is None:
         return TOO_FEW
     if max_t > T_LEAK:
@@ -265,7 +265,7 @@ def verdict(max_t: float | None) -> str:
 
 
 def strongest(t: np.ndarray, tests: Sequence[str]) -> tuple[float | None, str]:
-    """The largest |t| of the tests that count and its test's name, or (None, "")."""
+    """The largest ``|t|`` of the tests that count and its test's name, or (None, "")."""
     magnitude = np.abs(t)
     if not np.any(np.isfinite(magnitude)):
         return None, ""
@@ -284,7 +284,7 @@ class LeakResult:
         message_bytes: the length of both classes' messages.
         verdict: ``no leak detected``, ``possible leak``, ``LEAK`` or ``too few calls``
             (no test held :data:`MIN_SAMPLES` calls of each class).
-        max_t: the largest |t| of the tests that count (0.0 when none does).
+        max_t: the largest ``|t|`` of the tests that count (0.0 when none does).
         max_test: the test that gave it (``raw``, ``fastest 29.3 %``,
             ``... (2nd order)``).
         calls: the timed calls the figures hold; ``calls_per_class`` (fixed, random) of
@@ -342,7 +342,7 @@ class LeakResult:
         return self.verdict != NO_LEAK
 
     def summary(self) -> str:
-        """One line: label, verdict, max |t| and its test, calls, seconds."""
+        """One line: label, verdict, max ``|t|`` and its test, calls, seconds."""
         strongest_test = " (%s)" % self.max_test if self.max_test else ""
         return "%s%s  %s  max |t| %.2f%s  %d calls  %.1f s" % (
             self.label, " [control]" if self.control else "", self.verdict, self.max_t,
@@ -480,9 +480,9 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
             harness or the host, not the instance.
         label: the library's name in the evidence files (default: its own label,
             else the instance name, ``name@variant`` for a built-in variant).
-        progress: called after every batch with (calls so far, largest |t| or None),
+        progress: called after every batch with (calls so far, largest ``|t|`` or None),
             or a :class:`ngcc.base.progress.Task` of ``calls`` to move (its status shows
-            the largest |t|).
+            the largest ``|t|``).
 
     Returns:
         A :class:`LeakResult`.
@@ -528,7 +528,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
 
 
 def task_progress(task: Task) -> Callable[[int, float | None], None]:
-    """The progress callback that moves ``task``: calls so far, the largest |t|."""
+    """The progress callback that moves ``task``: calls so far, the largest ``|t|``."""
     def show(calls: int, max_t: float | None) -> None:
         task.update_to(calls)
         if max_t is not None:
@@ -612,7 +612,7 @@ def write_evidence(result: LeakResult, out_dir: str | os.PathLike[str],
                    plot: bool = False) -> list[Path]:
     """Write ``OUT/<candidate>/<label>__leak_<bytes>.json`` (``ngcc.leak/1``) and the t
     trace as ``.npz`` beside it, each atomically, the JSON last (it names the trace's
-    sha256). ``plot`` says the caller has drawn the |t| plot beside them (``.png``,
+    sha256). ``plot`` says the caller has drawn the ``|t|`` plot beside them (``.png``,
     ``.svg`` at :func:`evidence_path` with no suffix), so the JSON names it. Returns the
     paths written, the JSON first."""
     base = evidence_stem(result)
