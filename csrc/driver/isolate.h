@@ -42,7 +42,18 @@
  * that refuses unshare or mount, no visible /proc to mount a new one from) ends the
  * driver with ISOLATE_EXIT_UNAVAILABLE and one line on stderr:
  *   ngcc-driver: isolation unavailable: CALL: STRERROR (errno N)
- * before any frame is written: nothing is run without the isolation asked for. */
+ * before any frame is written: nothing is run without the isolation asked for. So
+ * the isolation is all or nothing, and a run under --isolate that sent HELLO had all
+ * of it (there is no frame that says so: ngcc/_protocol.py refuses unknown frames).
+ *
+ * What changes for the parent: nothing on the channel; the worker's exit status or
+ * signal comes back as the outer process's (a forwarded signal death dumps no core
+ * of the outer process; the worker's own core, if the system makes one, is the
+ * library's). Host paths outside the view are absent: /opt, a file beside the
+ * library's folder, and (binds are not recursive) any file system mounted below a
+ * bound folder, such as a separate /usr/local, which shows as the folder beneath
+ * it. Perf counters see a process without capabilities in the initial user
+ * namespace (even when the evaluator is root). */
 #ifndef NGCC_ISOLATE_H
 #define NGCC_ISOLATE_H
 
