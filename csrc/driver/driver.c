@@ -21,7 +21,21 @@
  *                                    --control: class 0 random too (an A/A test)
  *
  * Any mode takes --cpu-features F1,F2,... (the library's needs, by /proc/cpuinfo
- * names): a CPU without them is refused before the library is loaded; and
+ * names): a CPU without them is refused before the library is loaded;
+ * --isolate: the run happens in new user, PID, network, IPC, mount and UTS
+ * namespaces, in a read-only view of the system with no home, no network and one
+ * scratch tmpfs at /tmp, without capabilities (isolate.h says how). Nothing is
+ * written on the channel before it is in place; where the kernel refuses it the
+ * driver exits with status 122 (ISOLATE_EXIT_UNAVAILABLE) and one stderr line
+ * "ngcc-driver: isolation unavailable: CALL: ERROR (errno N)". Frames, exit statuses
+ * and deaths by signal are those of a run without it: the process ngcc started
+ * forwards them, and HELLO, TRIAL and LEAK_DONE name its pid;
+ * --address-space-limit BYTES: the run's RLIMIT_AS (0: none). The address space is
+ * capped at the smaller of --memory-limit (trial's option, kept as it was) and this
+ * cap, which defaults to 4 GiB under --isolate and to none without it. In an
+ * AddressSanitizer build, whose shadow memory alone is terabytes of address space,
+ * the default is none and an explicit nonzero cap is refused like --memory-limit;
+ * and
  * --emulated (the parent runs the driver behind NGCC_DRIVER_PREFIX, an emulator such
  * as qemu-user): the run goes on without the seccomp filter where the emulator
  * refuses it (EINVAL: qemu-user keeps seccomp to itself); any other failure ends it.
@@ -31,8 +45,14 @@
  * message lies in a guarded buffer (guard.h), so reading past it faults at once.
  * The process dies with its parent (PR_SET_PDEATHSIG) and reports any child process
  * the library leaves; before the library is loaded it installs a seccomp filter
- * (sandbox.h) so that the library can signal nothing outside its process group. A
- * mode is one function and its frames.
+ * (sandbox.h) so that the library can signal nothing outside its process group (with
+ * --isolate, after the namespaces: the filter is the second wall). A mode is one
+ * function and its frames.
+ *
+ * Exit statuses of the driver itself: 0 after END; 120 (EXIT_USAGE) no usable result
+ * channel; 121 (EXIT_CHANNEL) the channel broke or the parent is gone; 122
+ * (ISOLATE_EXIT_UNAVAILABLE) --isolate could not be set up. Any other status or
+ * signal is the library's doing.
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  /* fopencookie */
@@ -52,6 +72,7 @@
 #include "cpu_features.h"
 #include "frames.h"
 #include "guard.h"
+#include "isolate.h"
 #include "kat.h"
 #include "loader.h"
 #include "procinfo.h"
@@ -71,6 +92,7 @@
 #define MAX_LEAK_BATCH ((uint64_t)1 << 16)         /* calls of one LEAK_BATCH frame */
 #define MAX_LEAK_STORE_BYTES ((uint64_t)64 << 20)  /* a batch's messages, drawn ahead */
 #define LEAK_FIRST_BATCH 1024  /* batches double from here to --batch-calls: an early look */
+#define ISOLATED_ADDRESS_SPACE ((uint64_t)4 << 30)  /* --isolate's default RLIMIT_AS */
 
 typedef struct {
     const char *mode;
@@ -94,6 +116,10 @@ typedef struct {
     uint64_t time_limit_ms;      /* leak: 0, no limit */
     int control;                 /* leak: class 0 gets random messages too */
     int emulated;                /* behind an emulator: no seccomp filter if it refuses */
+    int isolate;                 /* namespaces and a read-only view (isolate.h) */
+    uint64_t address_space;      /* --address-space-limit: bytes, 0: no limit */
+    int address_space_given;     /* ... else the default: ISOLATED_ADDRESS_SPACE if isolated */
+    long driver_pid;             /* this process as the parent knows it (HELLO, TRIAL, LEAK_DONE) */
 } request;
 
 static int channel = -1;
@@ -194,6 +220,8 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
             req->control = 1;
         else if (strcmp(name, "--emulated") == 0)
             req->emulated = 1;
+        else if (strcmp(name, "--isolate") == 0)
+            req->isolate = 1;
         else {
             flag = 0;
             if (value == NULL) {
@@ -225,6 +253,9 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
             else if (strcmp(name, "--memory-limit") == 0)
                 ok = parse_number(value, UINT64_MAX, &req->memory_limit) == 0
                      && req->memory_limit > 0;
+            else if (strcmp(name, "--address-space-limit") == 0)
+                ok = parse_number(value, UINT64_MAX, &req->address_space) == 0
+                     && (req->address_space_given = 1);
             else if (strcmp(name, "--kat") == 0)
                 req->kat_tag = value;
             else if (strcmp(name, "--instance") == 0)
@@ -273,20 +304,41 @@ static int open_channel(int fd)
     return 0;
 }
 
-static void hello(void)
+static void hello(long driver_pid)
 {
     unsigned char payload[8];
-    frame_put_u32(frame_put_u32(payload, FRAME_PROTOCOL_VERSION), (uint32_t)self_pid);
+    frame_put_u32(frame_put_u32(payload, FRAME_PROTOCOL_VERSION), (uint32_t)driver_pid);
     send_frame(FRAME_HELLO, payload, sizeof payload);
 }
 
-static void limit_memory(uint64_t bytes)
+/* The address space of the run (RLIMIT_AS), 0 for none, and the option that set it:
+ * the smaller of --memory-limit and the cap. The cap is --address-space-limit if
+ * given (0: none); else ISOLATED_ADDRESS_SPACE under --isolate, none without, and
+ * none in an AddressSanitizer build (its shadow memory alone is terabytes of it). */
+static uint64_t address_space_of(const request *req, const char **option)
+{
+    uint64_t cap = req->address_space;
+
+#if !defined(__SANITIZE_ADDRESS__)
+    if (!req->address_space_given && req->isolate)
+        cap = ISOLATED_ADDRESS_SPACE;
+#endif
+    *option = "--memory-limit";
+    if (cap > 0 && (req->memory_limit == 0 || cap < req->memory_limit)) {
+        *option = req->address_space_given ? "--address-space-limit" : "--isolate";
+        return cap;
+    }
+    return req->memory_limit;
+}
+
+static void limit_memory(uint64_t bytes, const char *option)
 {
 #if defined(__SANITIZE_ADDRESS__)
     (void)bytes;
-    fail(DRIVER_ERR_REQUEST, 0, "--memory-limit cannot be enforced in an AddressSanitizer "
-         "build (its shadow memory alone exceeds any limit)");
+    fail(DRIVER_ERR_REQUEST, 0, "%s cannot be enforced in an AddressSanitizer "
+         "build (its shadow memory alone exceeds any limit)", option);
 #else
+    (void)option;
     struct rlimit limit;
     limit.rlim_cur = limit.rlim_max = (rlim_t)bytes;
     if (setrlimit(RLIMIT_AS, &limit) != 0)
@@ -536,7 +588,7 @@ static void run_trial(const request *req)
     load_average(facts.load_average);
     check_descendants();
 
-    facts.pid = (uint32_t)self_pid;
+    facts.pid = (uint32_t)req->driver_pid;
     facts.counter_id = counter_id(&counter);
     facts.calls = (uint32_t)req->calls;
     facts.warmup = (uint32_t)req->warmup;
@@ -927,7 +979,7 @@ static void run_leak(const request *req)
                                 &facts.frequency_hz) != 0)
         fail(DRIVER_ERR_COUNTER, 0, "the %s counter did not advance while CLOCK_MONOTONIC_RAW "
              "did: it cannot time anything", counter_name());
-    facts.pid = (uint32_t)self_pid;
+    facts.pid = (uint32_t)req->driver_pid;
     facts.cpu = req->cpu;
     facts.cpu_at_end = current_cpu();
     facts.still_pinned = req->cpu >= 0 ? (uint32_t)still_pinned(req->cpu) : 0;
@@ -952,9 +1004,12 @@ int main(int argc, char **argv)
 {
     request req;
     char error[512];
+    const char *limit_option;
+    uint64_t address_space;
     int parsed = parse_request(argc, argv, &req, error, sizeof error);
 
     self_pid = getpid();
+    req.driver_pid = (long)self_pid;
     if (open_channel(req.result_fd) != 0) {
         fprintf(stderr, "ngcc-driver: %s\n", parsed == 0 ? "--result-fd is not an open "
                 "descriptor above 2" : error);
@@ -962,13 +1017,17 @@ int main(int argc, char **argv)
     }
     if (parsed == 0 && bind_to_parent(req.parent_pid) != 0)
         return EXIT_CHANNEL;  /* the parent is already gone: nobody to report to */
-    hello();
+    if (parsed == 0 && req.isolate) {
+        isolate_enter(req.library, channel);  /* returns in the worker, or exits */
+        self_pid = getpid();  /* the worker's own: a fork()ed copy still tells itself apart */
+    }
+    hello(req.driver_pid);
     if (parsed != 0)
         fail(DRIVER_ERR_REQUEST, 0, "%s", error);
     if (guard_install_handler(channel) != 0)
         fail(DRIVER_ERR_SYSTEM, 0, "cannot install the fault handler: %s", strerror(errno));
-    if (req.memory_limit > 0)
-        limit_memory(req.memory_limit);
+    if ((address_space = address_space_of(&req, &limit_option)) > 0)
+        limit_memory(address_space, limit_option);
     check_cpu_features(req.cpu_features);
     if (sandbox_install(self_pid, getpgid(0), error, sizeof error) != 0
         && !(req.emulated && errno == EINVAL))

@@ -12,7 +12,8 @@
  *
  * What it does not cover: the library still runs as the evaluator's user, so it can
  * read (and write) what the evaluator can, ptrace another of the user's processes
- * where the kernel allows it (kernel.yama.ptrace_scope 0), and use the network. */
+ * where the kernel allows it (kernel.yama.ptrace_scope 0), and use the network.
+ * ngcc-driver --isolate (isolate.h) takes all of that away first, with namespaces. */
 #ifndef NGCC_SANDBOX_H
 #define NGCC_SANDBOX_H
 

@@ -1,0 +1,68 @@
+/* Kernel isolation of ngcc-driver (--isolate): the library runs inside new user, PID,
+ * network, IPC, mount and UTS namespaces, made with unshare(2) by the driver itself
+ * (no external tool; an unprivileged user where the kernel lets one create user
+ * namespaces, or root).
+ *
+ * Three processes, each with one job:
+ *
+ *   outer   the process ngcc started (its pid is the one ngcc knows: HELLO, TRIAL and
+ *           LEAK_DONE name it). It enters the namespaces, forks `init`, waits, and
+ *           ends as the worker ended: the same exit status, or death by the same
+ *           signal (re-raised with the default action, core dumps off). It stays
+ *           outside the new PID namespace, so nothing inside can name ngcc or it.
+ *   init    pid 1 of the new PID namespace. It builds the read-only view of the
+ *           system, drops every capability, forks `worker` and reaps until the
+ *           worker ends; it then sends the worker's wait status to `outer` on a pipe
+ *           and exits, which makes the kernel kill whatever else is left in the
+ *           namespace (a library's forked child cannot outlive the run). It does not
+ *           run the mode itself because the kernel shields a namespace's pid 1 from
+ *           signals it has no handler for: raise(SIGABRT) or kill(0, SIGTERM) by a
+ *           library would be ignored there, where ngcc expects a death by signal.
+ *   worker  pid 2: returns from isolate_enter and runs the mode as the driver always
+ *           has (channel, fault handler, memory limit, seccomp filter, library).
+ *
+ * The view (a tmpfs root, pivot_root into it, then read-only):
+ *   /usr /bin /sbin /lib /lib32 /lib64 /libx32  read-only binds (symlinks copied)
+ *   /etc        only ld.so.cache, ld.so.conf(.d), localtime, passwd, group, nsswitch.conf
+ *   /dev        null zero full random urandom (binds), fd stdin stdout stderr (symlinks)
+ *   /proc       a new procfs of the new PID namespace
+ *   /tmp        the scratch: a fresh tmpfs of ISOLATE_SCRATCH_SIZE, the one writable place
+ *   /home /root $HOME   empty and read-only
+ *   the library's folder (as given, and that of its real path)  read-only binds
+ *   the working directory   exists (empty unless it is one of the above)
+ * Nothing else (no /var, /run, /sys, /opt, /srv, /mnt): no socket file of the host
+ * can be reached, and the network namespace has only its loopback, left down.
+ *
+ * Afterwards the bounding, ambient, effective, permitted and inheritable capability
+ * sets are empty and no_new_privs is set, so the library cannot remount the view
+ * writable or unmount it; the seccomp filter (sandbox.h) still follows in the worker.
+ *
+ * A failure of any step (a kernel or container that refuses the namespaces:
+ * kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0, a seccomp profile
+ * that refuses unshare or mount, no visible /proc to mount a new one from) ends the
+ * driver with ISOLATE_EXIT_UNAVAILABLE and one line on stderr:
+ *   ngcc-driver: isolation unavailable: CALL: STRERROR (errno N)
+ * before any frame is written: nothing is run without the isolation asked for. So
+ * the isolation is all or nothing, and a run under --isolate that sent HELLO had all
+ * of it (there is no frame that says so: ngcc/_protocol.py refuses unknown frames).
+ *
+ * What changes for the parent: nothing on the channel; the worker's exit status or
+ * signal comes back as the outer process's (a forwarded signal death dumps no core
+ * of the outer process; the worker's own core, if the system makes one, is the
+ * library's). Host paths outside the view are absent: /opt, a file beside the
+ * library's folder, and (binds are not recursive) any file system mounted below a
+ * bound folder, such as a separate /usr/local, which shows as the folder beneath
+ * it. Perf counters see a process without capabilities in the initial user
+ * namespace (even when the evaluator is root). */
+#ifndef NGCC_ISOLATE_H
+#define NGCC_ISOLATE_H
+
+#define ISOLATE_EXIT_UNAVAILABLE 122  /* the isolation could not be set up */
+#define ISOLATE_SCRATCH_SIZE "64m"    /* the size= of the /tmp tmpfs */
+
+/* Enter the isolation for a run of `library` (the path as the parent gave it, which
+ * stays valid inside). Returns only in the worker, with `channel` (the result fd)
+ * still open there; the outer process and init never return. */
+void isolate_enter(const char *library, int channel);
+
+#endif
