@@ -35,7 +35,8 @@ import pytest
 from _testlib import build_library, compiler
 
 import ngcc
-from ngcc import _child, _protocol
+from ngcc.driver import child as _child
+from ngcc.driver import protocol as _protocol
 
 SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]
 EXIT_UNAVAILABLE = 122  # isolate.h: ISOLATE_EXIT_UNAVAILABLE
@@ -349,7 +350,7 @@ def test_a_refused_namespace_is_exit_122_with_one_line_naming_the_call(libs, tmp
 
 @pytest.fixture()
 def isolating(monkeypatch, isolated):
-    """ngcc._child's own runs (its parser and checks) with --isolate added."""
+    """ngcc.driver.child's own runs (its parser and checks) with --isolate added."""
     plain = _child._library_options
     monkeypatch.setattr(_child, "_library_options", lambda inst: plain(inst) + ["--isolate"])
 

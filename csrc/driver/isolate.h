@@ -44,7 +44,7 @@
  *   ngcc-driver: isolation unavailable: CALL: STRERROR (errno N)
  * before any frame is written: nothing is run without the isolation asked for. So
  * the isolation is all or nothing, and a run under --isolate that sent HELLO had all
- * of it (there is no frame that says so: ngcc/_protocol.py refuses unknown frames).
+ * of it (there is no frame that says so: ngcc/driver/protocol.py refuses unknown frames).
  *
  * What changes for the parent: nothing on the channel; the worker's exit status or
  * signal comes back as the outer process's (a forwarded signal death dumps no core
