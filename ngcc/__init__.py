@@ -43,7 +43,9 @@ from ngcc.base.errors import (
     ValidationError,
 )
 from ngcc.base.version import __version__
-from ngcc.campaign.campaign import Campaign, CostEstimate
+from ngcc.campaign.campaign import Campaign
+from ngcc.campaign.cost import CostEstimate
+from ngcc.campaign.settings import CampaignSettings
 from ngcc.driver.hashing import hash
 from ngcc.driver.timing import CounterInfo, TimingResult, counter_info, default_message, time_calls
 from ngcc.evidence.run import Run, load_run
@@ -58,6 +60,7 @@ __all__ = [
     "BuildResult",
     "Campaign",
     "CampaignFailedError",
+    "CampaignSettings",
     "ChildError",
     "CompareError",
     "CorruptRecordError",

@@ -44,7 +44,7 @@ def test_lengths_that_are_no_byte_count_are_refused(lengths):
 
 
 def test_a_numpy_length_is_a_length():
-    assert Campaign(["SM3"], lengths=[np.int64(64)]).lengths == [64]
+    assert Campaign(["SM3"], lengths=[np.int64(64)]).settings.lengths == (64,)
 
 
 def test_fewer_max_trials_than_trials_is_refused():

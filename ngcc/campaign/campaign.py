@@ -17,23 +17,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import sys
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base import progress as _progress
-from ngcc.base.clock import run_id_now, utc_now
+from ngcc.base.clock import utc_now
 from ngcc.base.errors import (
     CampaignFailedError,
     ChildError,
     CorruptRecordError,
-    DistributedError,
     ForeignRunDirError,
     HostError,
     KatGateError,
@@ -43,17 +41,14 @@ from ngcc.base.errors import (
     RunDirError,
     TrialFlagWarning,
 )
+from ngcc.campaign.cost import CostEstimate
+from ngcc.campaign.settings import INTERLEAVED_WHOLE_JOBS, CampaignSettings
 from ngcc.driver import child as _child
 from ngcc.driver import kat
-from ngcc.driver import timing as _timing
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence import records as _records
 from ngcc.evidence import schema1 as _schema1
 from ngcc.evidence.model import (
-    CALLS_RULES,
-    COUNTER_CHOICES,
-    ORDERS,
-    STATISTICS,
     BuildEntry,
     BuildState,
     CampaignState,
@@ -77,7 +72,6 @@ from ngcc.evidence.model import (
     record_relpath,
 )
 from ngcc.evidence.run import Run, RunRecord
-from ngcc.library import katfile as _katfile
 from ngcc.library.registry import Instance
 from ngcc.measure import gate as _gate
 from ngcc.measure import host as _host
@@ -90,32 +84,6 @@ from ngcc.stats import recheck as _recheck
 from ngcc.stats import trials as _stats
 
 # ---------------------------------------------------------------- small helpers
-
-def _check_positive(**settings: float | None) -> None:
-    """Refuse a setting that is given but not a positive finite number (None means
-    default; ``inf`` is no number of seconds or trials)."""
-    for name, value in settings.items():
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError("%s must be positive, got %r" % (name, value))
-        if value == float("inf"):
-            raise ValueError("%s must be a finite number, got inf" % name)
-
-
-def _checked_lengths(lengths: Iterable[object]) -> list[int]:
-    """Message lengths as whole byte counts from 1 to the driver's 1 GiB: ``1.5`` or
-    ``True`` is refused, not planned as 1 B."""
-    checked = []
-    for n in lengths:
-        if isinstance(n, bool) or not hasattr(n, "__index__"):
-            raise ValueError("message lengths must be whole numbers of bytes, got %r" % (n,))
-        checked.append(int(n))  # a numpy integer too
-    if not checked or not all(1 <= n <= _timing.MAX_MESSAGE_BYTES for n in checked):
-        raise ValueError("message lengths must be positive byte counts up to %d, got %s"
-                         % (_timing.MAX_MESSAGE_BYTES, checked))
-    return checked
-
 
 def _is_temp_file(path: Path) -> bool:
     return path.name.startswith(".") and ".tmp-" in path.name
@@ -131,31 +99,6 @@ def _per_byte(record: Record) -> str:
 def _runner_name(runner: object) -> str:
     """``ngcc.driver.child.DriverRunner``: the runner as records name it."""
     return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
-
-
-def _executor_settings(workers: int | None, scheduler: str | None,
-                       executor: _jobs.JobExecutor | None
-                       ) -> tuple[int | None, str | None, _jobs.JobExecutor | None]:
-    """``workers``, ``scheduler`` and ``executor`` checked: at most one, a positive
-    number of workers, a ``tcp://`` address, and Dask installed for the first two."""
-    if sum(x is not None for x in (workers, scheduler, executor)) > 1:
-        raise ValueError("give at most one of workers, scheduler and executor")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise ValueError("workers must be a positive number of CPUs, got %r" % (workers,))
-    if scheduler is not None and "://" not in scheduler:
-        raise ValueError("scheduler must be a Dask scheduler address such as "
-                         "tcp://HOST:8786, got %r" % scheduler)
-    if workers is not None or scheduler is not None:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise DistributedError(
-                "%s needs Dask distributed, which is not installed in this Python (%s): "
-                'pip install "ngcc[distributed]"' % (
-                    "--workers" if workers is not None else "--scheduler", sys.executable)
-            ) from None
-    return workers, scheduler, executor
 
 
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
@@ -219,83 +162,6 @@ def _target_missed(job: Job, trials: int, reached: float | None, target: float,
                "±%.2f %%" % reached if reached is not None else "— (one trial)"))
 
 
-def _duration(seconds: float) -> str:
-    """``40 s``, ``3 min 10 s``, ``2 h 05 min``."""
-    whole = round(seconds)
-    if whole < 60:
-        return "%.0f s" % seconds if seconds >= 1 else "%.1f s" % seconds
-    if whole < 3600:
-        return "%d min %02d s" % divmod(whole, 60)
-    return "%d h %02d min" % divmod(whole // 60, 60)
-
-
-@dataclass(frozen=True)
-class CostEstimate:
-    """What a campaign is about to measure, from its calibration (each job's cold
-    call and plan), before it measures: the plan the command line prints.
-
-    Attributes:
-        jobs: jobs to measure (library × length).
-        libraries, lengths: how many of each have a job to measure.
-        trials: trials per job (the minimum with ``target_ci``).
-        max_trials: the cap on trials with ``target_ci`` (None without).
-        calls: timed calls of all planned trials (warm-up and the uninstrumented batch
-            not counted).
-        seconds: the estimated time of those trials, from each job's t1 (the cold call,
-            usually slower than a warm one, so the estimate tends to be high), the
-            uninstrumented batch and the start of each trial process included.
-        max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
-        leak_seconds: the most time the leak tests may take (0 without ``leak``).
-        kept: jobs already done in the run directory, kept.
-        failed: jobs that failed their calibration or were refused by the KAT gate.
-        calibration: what each job's time per call came from (``cold call``, or
-            ``warm calls`` under ``calls_rule="warm"``).
-        executor: what measures the jobs whole, when not this process
-            (``--workers``/``--scheduler``): each job is then calibrated where it is
-            measured, so ``calls`` and ``seconds`` count only jobs calibrated before.
-    """
-
-    jobs: int
-    libraries: int
-    lengths: int
-    trials: int
-    max_trials: int | None
-    calls: int
-    seconds: float
-    max_seconds: float | None
-    leak_seconds: float
-    kept: int
-    failed: int
-    calibration: str = "cold call"
-    executor: str | None = None
-
-    def __str__(self) -> str:
-        trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
-                  if self.max_trials else "%d trial(s) each" % self.trials)
-        seconds = ("%s (%d trials each) to %s (%d each, if no job reaches --target-ci "
-                   "sooner)" % (_duration(self.seconds), self.trials,
-                                _duration(self.max_seconds), self.max_trials or 0)
-                   if self.max_seconds else _duration(self.seconds))
-        text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
-                "calls: about %s of trials (estimated from each job's %s)"
-                % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                   self.lengths, trials, self.calls, seconds, self.calibration)) \
-            if self.jobs else \
-            "plan: nothing to measure"
-        if self.executor and self.jobs:  # the workers calibrate: no time estimate here
-            text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, whole "
-                    "jobs on %s (each calibrated and timed where it is measured)"
-                    % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                       self.lengths, trials, self.executor))
-        if self.leak_seconds:
-            text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
-        if self.kept:
-            text += "; %d job(s) done earlier are kept" % self.kept
-        if self.failed:
-            text += "; %d job(s) failed or refused" % self.failed
-        return text
-
-
 class Campaign:
     """A measurement campaign over instances × message lengths.
 
@@ -307,184 +173,65 @@ class Campaign:
     Args:
         instances: instance names (``"Wish512"``), :class:`Instance` objects or
             library paths.
-        labels: a label for each of ``instances``, in order (None or missing: the
-            instance's own, else derived: the instance name, ``Wish512@opt`` for
-            another built-in variant, ``Pavelor-512@perf`` for one of several builds
-            of one instance). Labels name the libraries in files, tables and plots;
-            the instance name still selects the KAT manifest line.
-        candidate: also measure every built-in instance of this candidate id, or,
-            when library paths are named, the candidate id of those libraries.
-        all_instances: measure every built-in instance.
-        lengths: message lengths in bytes (default: the eight guide lengths).
-        trials: trials per instance × length (default 5; 3 with ``quick``).
-        trial_target: seconds of calls per trial, T of the plan rule (default 1.0;
-            0.02 with ``quick``).
-        op_budget: seconds allowed for all trials of one instance × length
-            (default 900; 5 with ``quick``).
-        cpu: the CPU every trial is pinned to (default: the last allowed one that no
-            other running ngcc campaign holds; a resumed run keeps its CPU). With
-            ``workers``/``scheduler`` each worker pins to its own CPU, and this one is
-            the CPU of the leak tests, which run here.
-        run_dir: the run directory (default ``runs/<UTC start time>``); an existing
-            run directory with the same plan is resumed.
-        quick: a small plan for smoke tests and CI.
-        strict: make an unfixed host an error instead of a warning, and repeat
-            disturbed trials (below).
-        target_ci: keep adding trials (up to ``max_trials``) until the 95 %
-            confidence interval of ``statistic`` is within this many percent.
-        max_trials: the cap on trials in ``target_ci`` mode (default 20).
-        allow_kat_fail: time instances whose KAT verdict is not PASS (each record
-            is then marked ``timed_without_pass``; reports show ⚠).
-        kat_files: the official KAT files the gate checks (default KAT_2_12, KAT_2_23).
-        kat_timeout: seconds allowed per KAT file before the verdict is TIMEOUT
-            (default: ``ngcc.driver.child.KAT_TIMEOUTS``, 600 s for the quick files).
-        trial_timeout: seconds a trial or calibration child may take before it is
-            killed (default: ten times the trial's estimate plus 60 s; 120 s for the
-            cold call).
+        settings: the campaign's :class:`~ngcc.CampaignSettings` (its fields are
+            documented there); or give them as keyword arguments (``quick=True``,
+            ``lengths=[64]``, ``run_dir=…``), not both.
         progress: how the campaign shows its progress on stderr: True (a bar per
             phase on a terminal, otherwise one line per finished job with its figure,
             the elapsed time and the ETA), False (nothing), or a
             :class:`ngcc.base.progress.Progress`.
         on_plan: called with the :class:`CostEstimate` once the calibration has
             planned every job, before any trial (the command line prints it).
-        command: the command line recorded as provenance.
         runner: what runs the cold calls and trials (default: each in a fresh
-            ``ngcc-driver`` pinned to ``cpu``, :class:`ngcc.driver.child.DriverRunner`).
-        kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`).
-        kat_manifest, kat_official: the default checker's ``manifest`` (a manifest
-            ngcc does not ship) and ``official_dir`` (the official KAT files, the
-            reference where no manifest line is).
-        leak: also test every library the KAT gate lets through for timing leakage
-            (:func:`ngcc.leak`) at this message length in bytes, after the gate;
-            evidence in ``RUN_DIR/leak/``, a ``leak`` section in the report.
-        leak_calls, leak_seconds: the limits of each leak test (default
-            :data:`ngcc.measure.leak.DEFAULT_CALLS` calls,
-            :data:`ngcc.measure.leak.DEFAULT_SECONDS` s).
+            ``ngcc-driver`` pinned to the CPU, :class:`ngcc.driver.child.DriverRunner`).
+        kat_checker: what the KAT gate calls (default :func:`ngcc.kat.check`, with the
+            settings' ``kat_manifest`` and ``kat_official``).
         leak_tester: what runs a leak test (default :func:`ngcc.leak`).
-        statistic: what ``target_ci`` aims at: ``mean`` (the t interval of the trial
-            means, as ngcc 0.1) or ``median`` (the log-scale interval of the trial
-            medians, which rare preemptions hardly move).
-        calls_rule: ``harness`` (the NGCC harness's calls per trial from one cold call,
-            the default) or ``warm`` (a short calibration trial of warm calls, then
-            enough calls for ``trial_target`` seconds of timed loop).
-        order: ``interleaved`` (round k runs trial k of every job before trial k + 1
-            of any) or ``sequential`` (job after job); default: interleaved with more
-            than one library.
-        workers: measure on a local Dask cluster of this many worker processes, one
-            per CPU (the last ones this process may use), whole jobs at a time
-            (``ngcc[distributed]``; ``_distributed``).
-        scheduler: measure on the workers of the Dask scheduler at this address
-            (``tcp://HOST:PORT``), each worker started with a ``cpu`` resource and its
-            CPU in ``$NGCC_CPU`` (README, Distributed campaigns).
-        executor: what measures whole jobs instead of this process's own trial loop
-            (a :class:`ngcc.measure.job.JobExecutor`; ``workers`` and ``scheduler`` make one).
-        counter: the counter of the default runner's trials: ``auto`` (perf core
-            cycles where RDPMC is allowed, else the TSC), ``perf``, ``tsc`` or
-            ``clock`` (``csrc/timer.h``); None: the TSC. Each trial records the
-            counter it got.
-        wait: seconds to wait for the trial CPU when another ngcc measurement holds it
-            (default None: refuse at once with :class:`~ngcc.CpuBusyError`; the command
-            line waits up to :data:`ngcc.measure.locks.DEFAULT_WAIT_SECONDS`). A run with
-            nothing to measure, and a plan that does not match its run directory, need
-            no CPU: they are answered first, without waiting.
-        on_wait: told once, in a line naming the holder, that the campaign waits.
+        executor: what measures whole jobs instead of this process's own executor
+            (a :class:`ngcc.measure.job.JobExecutor`; the settings' ``workers`` and
+            ``scheduler`` make one).
+        on_wait: told once, in a line naming the holder, that the campaign waits for
+            its CPU (``wait``).
 
-    With ``strict``, a trial that was preempted, whose counter ran off its rate, or
-    whose process ran slow as a whole (``slow_process``) is run again (at most
-    :data:`STRICT_ATTEMPTS` times in all; the record's ``rejected_trials`` lists the
-    attempts set aside). A job that stops at ``max_trials`` with its interval wider than
-    ``target_ci`` is said in a warning and in its record (``target_ci_reached_percent``).
+    Raises:
+        ValueError, TypeError: a setting out of range, or no setting at all (named).
     """
 
     def __init__(self, instances: Iterable[str | os.PathLike[str] | Instance] = (), *,
-                 candidate: str | None = None, all_instances: bool = False,
-                 lengths: Iterable[int] = _plan.DEFAULT_LENGTHS, trials: int | None = None,
-                 trial_target: float | None = None, op_budget: float | None = None,
-                 cpu: int | None = None, run_dir: str | os.PathLike[str] | None = None,
-                 quick: bool = False, strict: bool = False, target_ci: float | None = None,
-                 max_trials: int | None = None, allow_kat_fail: bool = False,
-                 kat_files: Sequence[str] = _plan.KAT_FILES, kat_timeout: float | None = None,
-                 trial_timeout: float | None = None,
+                 settings: CampaignSettings | None = None,
                  progress: bool | _progress.Progress = True,
                  on_plan: Callable[[CostEstimate], None] | None = None,
-                 command: Sequence[str] | None = None,
-                 labels: Sequence[str | None] = (), runner: TrialRunner | None = None,
-                 kat_checker: _gate.KatChecker | None = None, leak: int | None = None,
-                 leak_calls: int | None = None, leak_seconds: float | None = None,
+                 runner: TrialRunner | None = None,
+                 kat_checker: _gate.KatChecker | None = None,
                  leak_tester: Callable[..., _leak.LeakResult] | None = None,
-                 statistic: str = "mean", calls_rule: str = "harness",
-                 order: str | None = None,
-                 workers: int | None = None, scheduler: str | None = None,
                  executor: _jobs.JobExecutor | None = None,
-                 kat_manifest: str | os.PathLike[str] | None = None,
-                 kat_official: str | os.PathLike[str] | None = None,
-                 counter: str | None = None,
-                 wait: float | None = None, on_wait: Callable[[str], None] | None = None):
-        for name, value, options in (("statistic", statistic, STATISTICS),
-                                     ("calls_rule", calls_rule, CALLS_RULES),
-                                     ("order", order or ORDERS[0], ORDERS),
-                                     ("counter", counter or "tsc", COUNTER_CHOICES)):
-            if value not in options:
-                raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(options),
-                                                                   value))
-        self.statistic, self.calls_rule = statistic, calls_rule
-        self._order_asked = order
-        if order == "interleaved" and (workers, scheduler, executor) != (None, None, None):
-            raise ValueError("order='interleaved' is the trial loop of one process; with "
-                             "workers, scheduler or executor every job is measured whole, "
-                             "its trials in a row")
-        self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
-        _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
-                        target_ci=target_ci, max_trials=max_trials, kat_timeout=kat_timeout,
-                        trial_timeout=trial_timeout)
-        self.instances, self.labels = _plan.resolve_libraries(
-            list(instances), candidate, all_instances, list(labels))
-        self.lengths = _checked_lengths(lengths)
-        self.trials = trials or (_plan.QUICK_TRIALS if quick else _plan.DEFAULT_TRIALS)
-        self.trial_target = trial_target or (_plan.QUICK_TRIAL_TARGET if quick
-                                             else _plan.DEFAULT_TRIAL_TARGET)
-        self.op_budget = op_budget or (_plan.QUICK_OP_BUDGET if quick else _plan.DEFAULT_OP_BUDGET)
-        self.cpu = _locks.default_cpu() if cpu is None else _locks.check_cpu(cpu)
-        self._cpu_asked = cpu  # None: run() takes a CPU no other campaign holds
-        self.target_ci = target_ci
-        if max_trials is not None and max_trials < self.trials:
-            raise ValueError("max_trials (%r) is fewer than the %d trials planned; raise it or "
-                             "lower trials" % (max_trials, self.trials))
-        self.max_trials = max(self.trials, max_trials or (
-            _plan.TARGET_CI_MAX_TRIALS if target_ci else self.trials))
-        self.quick, self.strict, self.allow_kat_fail = quick, strict, allow_kat_fail
-        self.kat_files = list(kat_files)
-        _katfile.normalise_files(self.kat_files)  # a typo is refused before the run directory
-        self.kat_timeout = kat_timeout
-        self.trial_timeout = trial_timeout
-        self.reporter = _progress.progress_of(progress)
-        self.on_plan = on_plan
-        self._watch = _FailureWatch()
-        self.command = list(command) if command else ["ngcc.Campaign(...)"]
-        if runner is not None and counter is not None:
+                 on_wait: Callable[[str], None] | None = None, **options: Any):
+        if settings is not None and options:
+            raise TypeError("give the campaign's settings or its keyword settings (%s), "
+                            "not both" % ", ".join(sorted(options)))
+        self.settings = s = settings or CampaignSettings.make(**options)
+        if executor is not None and (s.workers, s.scheduler) != (None, None):
+            raise ValueError("give at most one of workers, scheduler and executor")
+        if executor is not None and s.order == "interleaved":
+            raise ValueError(INTERLEAVED_WHOLE_JOBS)
+        if runner is not None and s.counter is not None:
             raise ValueError("counter= sets the default runner's counter; a runner given "
                              "chooses its own")
-        self.counter = counter
+        self.instances, self.labels = _plan.resolve_libraries(
+            list(instances), s.candidate, s.all_instances, list(s.labels))
+        self.run_dir = s.run_dir
+        self.cpu = _locks.default_cpu() if s.cpu is None else s.cpu  # run() may take another
+        self.reporter = _progress.progress_of(progress)
+        self.on_plan, self.on_wait, self.executor = on_plan, on_wait, executor
         self.runner: TrialRunner = runner if runner is not None else (
-            _child.DriverRunner(counter=counter) if counter else _child.DriverRunner())
+            _child.DriverRunner(counter=s.counter) if s.counter else _child.DriverRunner())
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else (
-            functools.partial(kat.check, manifest=kat_manifest, official_dir=kat_official)
-            if (kat_manifest, kat_official) != (None, None) else kat.check)
-        self.leak = leak
-        self.leak_calls = _leak.DEFAULT_CALLS if leak_calls is None else leak_calls
-        self.leak_seconds = _leak.DEFAULT_SECONDS if leak_seconds is None else leak_seconds
-        if leak is not None:  # a mistake is refused now, not after the KAT gate
-            _leak.checked_limits(leak, self.leak_calls, self.leak_seconds, "leak_")
+            functools.partial(kat.check, manifest=s.kat_manifest, official_dir=s.kat_official)
+            if (s.kat_manifest, s.kat_official) != (None, None) else kat.check)
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
-        self.run_dir = Path(run_dir) if run_dir else Path("runs") / run_id_now()
-        if self.run_dir.is_symlink() and not self.run_dir.exists():
-            raise ForeignRunDirError("%s is a symbolic link to %s, which does not exist; "
-                                     "choose another --run-dir" % (self.run_dir,
-                                                                   os.readlink(self.run_dir)))
-        self.workers, self.scheduler, self.executor = _executor_settings(workers, scheduler,
-                                                                         executor)
+        self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
+        self._watch = _FailureWatch()
         self._resubmitted: list[Resubmitted] = []
-        self.wait, self.on_wait = wait, on_wait
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _files.sha256_file(inst.library)
@@ -504,23 +251,24 @@ class Campaign:
                                         library=str(inst.library),
                                         library_sha256=self._sha[label])
                             for label, inst in self._by_label.items()),
-            lengths=tuple(self.lengths), trials=self.trials,
-            trial_target_seconds=float(self.trial_target),
-            op_budget_seconds=float(self.op_budget), max_calls=_plan.MAX_CALLS,
+            lengths=tuple(self.settings.lengths), trials=self.settings.trials,
+            trial_target_seconds=float(self.settings.trial_target),
+            op_budget_seconds=float(self.settings.op_budget), max_calls=_plan.MAX_CALLS,
             min_calls=_plan.MIN_CALLS,
-            cpu=self.cpu, quick=self.quick,
-            target_ci_percent=None if self.target_ci is None else float(self.target_ci),
-            max_trials=self.max_trials, kat_files=tuple(self.kat_files),
-            kat_override=self.allow_kat_fail, statistic=self.statistic,
-            calls_rule=self.calls_rule)
+            cpu=self.cpu, quick=self.settings.quick,
+                target_ci_percent=None if self.settings.target_ci is None
+            else float(self.settings.target_ci),
+            max_trials=self.settings.max_trials, kat_files=tuple(self.settings.kat_files),
+            kat_override=self.settings.allow_kat_fail, statistic=self.settings.statistic,
+            calls_rule=self.settings.calls_rule)
 
     def _fresh_jobs(self) -> list[Job]:
         return [Job(candidate=inst.candidate, instance=inst.name, label=label,
                     message_bytes=n, status="pending", t1_seconds=None, calls_per_trial=None,
-                    warmup_calls=None, trials_planned=self.trials, estimated_seconds=None,
+                    warmup_calls=None, trials_planned=self.settings.trials, estimated_seconds=None,
                     record=record_relpath(inst.candidate, label, n),
                     raw=raw_relpath(inst.candidate, label, n), error=None)
-                for label, inst in self._by_label.items() for n in self.lengths]
+                for label, inst in self._by_label.items() for n in self.settings.lengths]
 
     @property
     def _campaign(self) -> CampaignState:
@@ -540,12 +288,13 @@ class Campaign:
         _records.dump_campaign(self.run_dir, self._state)
 
     def _start(self, environment: Environment, issues: Sequence[HostWarning]) -> Start:
-        return Start(at=utc_now(), command=tuple(self.command),
-                     settings=Settings(kat_timeout_seconds=self.kat_timeout,
-                                       trial_timeout_seconds=self.trial_timeout,
-                                       strict=self.strict, runner=_runner_name(self.runner),
+        return Start(at=utc_now(), command=tuple(self.settings.command),
+                     settings=Settings(kat_timeout_seconds=self.settings.kat_timeout,
+                                       trial_timeout_seconds=self.settings.trial_timeout,
+                                       strict=self.settings.strict,
+                                       runner=_runner_name(self.runner),
                                        order=self.order, executor=self._executor_name(),
-                                       counter=self.counter),
+                                       counter=self.settings.counter),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
@@ -629,7 +378,7 @@ class Campaign:
         except CorruptRecordError:
             return False  # the run says what is wrong once it is opened
         self._check_plan(state, replace(self.plan, cpu=cpu))
-        return self.leak is None and all(job.status != "pending" for job in state.jobs)
+        return self.settings.leak is None and all(job.status != "pending" for job in state.jobs)
 
     def _hold_cpu(self) -> None:
         """Hold the trial CPU (waiting for it with ``wait``) before the first work that
@@ -637,8 +386,8 @@ class Campaign:
         if self._cpu_stack is None:
             return
         stack, self._cpu_stack = self._cpu_stack, None
-        self.cpu = stack.enter_context(_locks.hold_cpu(self.cpu, self.run_dir,
-                                                       wait=self.wait, on_wait=self.on_wait))
+        self.cpu = stack.enter_context(_locks.hold_cpu(
+            self.cpu, self.run_dir, wait=self.settings.wait, on_wait=self.on_wait))
 
     def _reconcile(self) -> None:
         """The records decide: a job whose record passes every check of ``ngcc validate``
@@ -706,7 +455,7 @@ class Campaign:
         A run whose jobs partly failed is returned: its :attr:`Run.failed_jobs` say
         which (the command line then exits with status 1).
         """
-        if self.workers is not None or self.scheduler is not None or self.executor:
+        if (self.settings.workers, self.settings.scheduler, self.executor) != (None, None, None):
             return self._run_distributed()
         return self._locked(dry_run=False)
 
@@ -727,13 +476,13 @@ class Campaign:
         """Hold the run directory, then (unless nothing is left to measure) the trial
         CPU, and run."""
         with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
-            resume = _locks.stored_cpu(self.run_dir) if self._cpu_asked is None else None
-            if self._nothing_to_measure(_locks.choose_cpu(self._cpu_asked, resume)):
-                self.cpu = _locks.choose_cpu(self._cpu_asked, resume)
+            resume = _locks.stored_cpu(self.run_dir) if self.settings.cpu is None else None
+            if self._nothing_to_measure(_locks.choose_cpu(self.settings.cpu, resume)):
+                self.cpu = _locks.choose_cpu(self.settings.cpu, resume)
                 self._cpu_stack = stack  # held only if a defective record is measured again
             else:
                 self.cpu = stack.enter_context(_locks.hold_cpu(
-                    self._cpu_asked, self.run_dir, resume, wait=self.wait,
+                    self.settings.cpu, self.run_dir, resume, wait=self.settings.wait,
                     on_wait=self.on_wait))
             self.plan = replace(self.plan, cpu=self.cpu)
             try:
@@ -744,32 +493,32 @@ class Campaign:
     def estimate(self) -> CostEstimate:
         """The cost of the jobs still to measure, from their calibration (jobs not yet
         calibrated count no time)."""
-        todo = [self._jobs[i] for i in self._pending()]
+        s, todo = self.settings, [self._jobs[i] for i in self._pending()]
         leak = 0.0
-        if self.leak is not None:
+        if s.leak is not None:
             out = self.run_dir / _leak.LEAK_DIR
-            leak = self.leak_seconds * sum(
+            leak = s.leak_seconds * sum(
                 entry.kat.gate != "refused" and not _leak.kept(
-                    out, entry.candidate, label, self.leak, self.leak_calls, self.leak_seconds)
+                    out, entry.candidate, label, s.leak, s.leak_calls, s.leak_seconds)
                 for label, entry in self._build.items())
-        target = self.target_ci is not None and self.max_trials > self.trials
+        target = s.target_ci is not None and s.max_trials > s.trials
         return CostEstimate(
             jobs=len(todo), libraries=len({job.label for job in todo}),
-            lengths=len({job.message_bytes for job in todo}), trials=self.trials,
-            max_trials=self.max_trials if target else None,
+            lengths=len({job.message_bytes for job in todo}), trials=self.settings.trials,
+            max_trials=self.settings.max_trials if target else None,
             calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
             seconds=sum(job.trials_planned * self._trial_cost(job) for job in todo),
-            max_seconds=sum(self.max_trials * self._trial_cost(job) for job in todo)
+            max_seconds=sum(self.settings.max_trials * self._trial_cost(job) for job in todo)
             if target else None,
             leak_seconds=leak, kept=sum(job.status == "done" for job in self._jobs),
             failed=sum(job.status not in ("done", "pending") for job in self._jobs),
-            calibration="warm calls" if self.calls_rule == "warm" else "cold call",
+            calibration="warm calls" if self.settings.calls_rule == "warm" else "cold call",
             executor=self.executor.describe() if self.executor is not None else None)
 
     def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)
         issues = _host.host_warnings(environment)
-        if self.strict and issues:
+        if self.settings.strict and issues:
             raise HostError("the host is not fixed for measurement (--strict): "
                             + "; ".join(issue.message for issue in issues))
         self._open_run_dir(environment, issues)
@@ -814,9 +563,10 @@ class Campaign:
         ``build.json``; the refusals follow in :meth:`_apply_gate`."""
         stored = (_records.load_build(self.run_dir)
                   if (self.run_dir / _records.BUILD_FILE).exists() else None)
-        self._build = _gate.check(self.kat_checker, self._by_label, self._sha, self.kat_files,
-                                  self.run_dir, stored, self.allow_kat_fail, self.reporter,
-                                  self.kat_timeout)
+        s = self.settings
+        self._build = _gate.check(self.kat_checker, self._by_label, self._sha, s.kat_files,
+                                  self.run_dir, stored, s.allow_kat_fail, self.reporter,
+                                  s.kat_timeout)
         _records.dump_build(self.run_dir, BuildState(run_id=self._campaign.run_id,
                                                      libraries=tuple(self._build.values())))
 
@@ -846,28 +596,29 @@ class Campaign:
         """The timing-leakage test of every library the gate let through, at one length,
         into ``RUN_DIR/leak/`` (a result made with the same limits is kept); a test that
         fails is a warning, and the campaign goes on."""
-        if self.leak is None:
+        s, length = self.settings, self.settings.leak
+        if length is None:
             return
         out = self.run_dir / _leak.LEAK_DIR
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
-                and not _leak.kept(out, entry.candidate, label, self.leak, self.leak_calls,
-                                   self.leak_seconds)]
+                and not _leak.kept(out, entry.candidate, label, length, s.leak_calls,
+                                   s.leak_seconds)]
         with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
             for label in todo:
-                bar.status("%s %d B" % (label, self.leak))
+                bar.status("%s %d B" % (label, length))
                 try:
-                    result = self.leak_tester(self._by_label[label], self.leak,
-                                              calls=self.leak_calls, seconds=self.leak_seconds,
+                    result = self.leak_tester(self._by_label[label], length,
+                                              calls=s.leak_calls, seconds=s.leak_seconds,
                                               cpu=self.cpu, label=label)
                 except NgccError as exc:
-                    warnings.warn("%s: the leak test at %d B failed: %s" % (label, self.leak, exc),
+                    warnings.warn("%s: the leak test at %d B failed: %s" % (label, length, exc),
                                   MeasurementWarning, stacklevel=3)
                     outcome = "failed"
                 else:
                     _leak.write_evidence(result, out)
                     outcome = "%s, max |t| %.2f" % (result.verdict, result.max_t)
                 bar.advance(1)
-                bar.item_done("%s %d B" % (label, self.leak), outcome)
+                bar.item_done("%s %d B" % (label, length), outcome)
 
     @contextlib.contextmanager
     def _leak_cpu(self, needed: bool) -> Iterator[None]:
@@ -877,11 +628,11 @@ class Campaign:
             yield
             return
         held = getattr(self.executor, "held", ())
-        if held and self._cpu_asked in (None, *held):
-            self.cpu = self._cpu_asked if self._cpu_asked is not None else held[-1]
+        if held and self.settings.cpu in (None, *held):
+            self.cpu = self.settings.cpu if self.settings.cpu is not None else held[-1]
             yield
             return
-        with _locks.hold_cpu(self._cpu_asked, self.run_dir) as cpu:
+        with _locks.hold_cpu(self.settings.cpu, self.run_dir) as cpu:
             self.cpu = cpu
             yield
 
@@ -891,7 +642,7 @@ class Campaign:
         """Calibrate every pending job that lacks its calibration (``job.calibrate``: the
         cold call in a fresh pinned child, with the warm plan a short trial of warm
         calls) and plan it, before any trial: so the cost estimate comes first."""
-        warm = self.calls_rule == "warm"
+        warm = self.settings.calls_rule == "warm"
         todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None
                 or (warm and self._jobs[i].warm_call_seconds is None)]
         with self._task(len(todo), "calibrate") as bar:
@@ -916,7 +667,7 @@ class Campaign:
         c = calibration
         return replace(job, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
                        calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls,
-                       estimated_seconds=self.trials * (c.calls_per_trial + c.warmup_calls)
+                       estimated_seconds=self.settings.trials * (c.calls_per_trial + c.warmup_calls)
                        * (c.warm_call_seconds or c.t1_seconds))
 
     # measure and write -------------------------------------------------------
@@ -926,9 +677,9 @@ class Campaign:
         """The order of the trials: ``interleaved`` (round k runs trial k of every job
         before trial k + 1 of any; the default with more than one library) or
         ``sequential`` (job after job)."""
-        if self._order_asked is not None:
-            return self._order_asked
-        if (self.workers, self.scheduler, self.executor) != (None, None, None):
+        if self.settings.order is not None:
+            return self.settings.order
+        if (self.settings.workers, self.settings.scheduler, self.executor) != (None, None, None):
             return "sequential"  # whole jobs, each on one worker
         return "interleaved" if len(self._by_label) > 1 else "sequential"
 
@@ -964,11 +715,12 @@ class Campaign:
                               r.message for r in rejected[:2])), MeasurementWarning,
                           stacklevel=5)
         reached = _stats.target_reached_percent([t.measured.cycles for t in taken],
-                                                self.statistic) \
-            if self.target_ci is not None else None
-        if self.target_ci is not None and (reached is None or reached > self.target_ci):
+                                                self.settings.statistic) \
+            if self.settings.target_ci is not None else None
+        target = self.settings.target_ci
+        if target is not None and (reached is None or reached > target):
             warnings.warn(MeasurementWarning(_target_missed(
-                job, len(taken), reached, self.target_ci, self.statistic)), stacklevel=5)
+                job, len(taken), reached, target, self.settings.statistic)), stacklevel=5)
         for code, count, worst in _stats.flag_groups(statistics.flags):
             warnings.warn(TrialFlagWarning(
                 "%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
@@ -982,13 +734,13 @@ class Campaign:
             implementation=build.implementation, kat=build.kat,
             plan=JobPlan(t1_seconds=job.t1_seconds or 0.0,
                          calls_per_trial=job.calls_per_trial or 1,
-                         warmup_calls=job.warmup_calls or 0, trials_planned=self.trials,
-                         trial_target_seconds=float(self.trial_target),
-                         op_budget_seconds=float(self.op_budget),
+                         warmup_calls=job.warmup_calls or 0, trials_planned=self.settings.trials,
+                         trial_target_seconds=float(self.settings.trial_target),
+                         op_budget_seconds=float(self.settings.op_budget),
                          target_ci_percent=self.plan.target_ci_percent,
-                         max_trials=self.max_trials, cpu=env.cpu,
+                         max_trials=self.settings.max_trials, cpu=env.cpu,
                          estimated_seconds=job.estimated_seconds or 0.0,
-                         calls_rule=self.calls_rule, statistic=self.statistic,
+                         calls_rule=self.settings.calls_rule, statistic=self.settings.statistic,
                          order=self.order, warm_call_seconds=job.warm_call_seconds),
             environment=env, trials=entries, statistics=statistics,
             resources=Resources(elf_image_bytes=build.elf_image_bytes,
@@ -997,7 +749,7 @@ class Campaign:
             raw=RawRef(path=job.raw, sha256=raw_sha,
                        calls_per_trial=tuple(t.calls for t in entries)),
             provenance=Provenance(created=utc_now(), ngcc_version=env.ngcc_version,
-                                  git_commit=env.git_commit, command=tuple(self.command),
+                                  git_commit=env.git_commit, command=tuple(self.settings.command),
                                   runner=_runner_name(self.runner), message=MESSAGE),
             rejected_trials=tuple(rejected), target_ci_reached_percent=reached)
 
@@ -1006,9 +758,9 @@ class Campaign:
     def _executor_name(self) -> str | None:
         if self.executor is not None:
             return self.executor.describe()
-        if self.workers is not None:
-            return "dask LocalCluster: %d workers" % self.workers
-        return None if self.scheduler is None else "dask %s" % self.scheduler
+        if self.settings.workers is not None:
+            return "dask LocalCluster: %d workers" % self.settings.workers
+        return None if self.settings.scheduler is None else "dask %s" % self.settings.scheduler
 
     def _run_distributed(self) -> Run:
         """Run with an executor: this process holds the run directory (and a local
@@ -1023,9 +775,9 @@ class Campaign:
             with contextlib.ExitStack() as stack:
                 if self.executor is None:
                     self.executor = stack.enter_context(
-                        _distributed.local_executor(self.workers, self.run_dir)
-                        if self.workers is not None
-                        else _distributed.remote_executor(str(self.scheduler)))
+                        _distributed.local_executor(self.settings.workers, self.run_dir)
+                        if self.settings.workers is not None
+                        else _distributed.remote_executor(str(self.settings.scheduler)))
                 stack.enter_context(_locks.hold_run_dir(self.run_dir))
                 return self._run_held(dry_run=False)
         finally:
@@ -1041,11 +793,12 @@ class Campaign:
                                          self._token),
             label=job.label, instance=self._by_label[job.label],
             library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
-            trials=self.trials, max_trials=self.max_trials, target_ci=self.target_ci,
-            trial_target=float(self.trial_target), op_budget=float(self.op_budget),
-            trial_timeout=self.trial_timeout, run_dir=str(self.run_dir.resolve()),
-            calls_rule=self.calls_rule, statistic=self.statistic,
-            attempts=_jobs.STRICT_ATTEMPTS if self.strict else 1,
+            trials=self.settings.trials, max_trials=self.settings.max_trials,
+            target_ci=self.settings.target_ci, trial_target=float(self.settings.trial_target),
+            op_budget=float(self.settings.op_budget),
+            trial_timeout=self.settings.trial_timeout, run_dir=str(self.run_dir.resolve()),
+            calls_rule=self.settings.calls_rule, statistic=self.settings.statistic,
+            attempts=_jobs.STRICT_ATTEMPTS if self.settings.strict else 1,
             calibration=calibration if calibrated else None)
 
     def _measure_jobs(self, executor: _jobs.JobExecutor | None) -> None:

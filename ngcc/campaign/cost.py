@@ -1,0 +1,83 @@
+"""What a campaign is about to measure, and how long it should take: the plan the command
+line prints before any trial."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _duration(seconds: float) -> str:
+    """``40 s``, ``3 min 10 s``, ``2 h 05 min``."""
+    whole = round(seconds)
+    if whole < 60:
+        return "%.0f s" % seconds if seconds >= 1 else "%.1f s" % seconds
+    if whole < 3600:
+        return "%d min %02d s" % divmod(whole, 60)
+    return "%d h %02d min" % divmod(whole // 60, 60)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a campaign is about to measure, from its calibration (each job's cold
+    call and plan), before it measures: the plan the command line prints.
+
+    Attributes:
+        jobs: jobs to measure (library × length).
+        libraries, lengths: how many of each have a job to measure.
+        trials: trials per job (the minimum with ``target_ci``).
+        max_trials: the cap on trials with ``target_ci`` (None without).
+        calls: timed calls of all planned trials (warm-up and the uninstrumented batch
+            not counted).
+        seconds: the estimated time of those trials, from each job's t1 (the cold call,
+            usually slower than a warm one, so the estimate tends to be high), the
+            uninstrumented batch and the start of each trial process included.
+        max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
+        leak_seconds: the most time the leak tests may take (0 without ``leak``).
+        kept: jobs already done in the run directory, kept.
+        failed: jobs that failed their calibration or were refused by the KAT gate.
+        calibration: what each job's time per call came from (``cold call``, or
+            ``warm calls`` under ``calls_rule="warm"``).
+        executor: what measures the jobs whole, when not this process
+            (``--workers``/``--scheduler``): each job is then calibrated where it is
+            measured, so ``calls`` and ``seconds`` count only jobs calibrated before.
+    """
+
+    jobs: int
+    libraries: int
+    lengths: int
+    trials: int
+    max_trials: int | None
+    calls: int
+    seconds: float
+    max_seconds: float | None
+    leak_seconds: float
+    kept: int
+    failed: int
+    calibration: str = "cold call"
+    executor: str | None = None
+
+    def __str__(self) -> str:
+        trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
+                  if self.max_trials else "%d trial(s) each" % self.trials)
+        seconds = ("%s (%d trials each) to %s (%d each, if no job reaches --target-ci "
+                   "sooner)" % (_duration(self.seconds), self.trials,
+                                _duration(self.max_seconds), self.max_trials or 0)
+                   if self.max_seconds else _duration(self.seconds))
+        text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
+                "calls: about %s of trials (estimated from each job's %s)"
+                % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
+                   self.lengths, trials, self.calls, seconds, self.calibration)) \
+            if self.jobs else \
+            "plan: nothing to measure"
+        if self.executor and self.jobs:  # the workers calibrate: no time estimate here
+            text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, whole "
+                    "jobs on %s (each calibrated and timed where it is measured)"
+                    % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
+                       self.lengths, trials, self.executor))
+        if self.leak_seconds:
+            text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
+        if self.kept:
+            text += "; %d job(s) done earlier are kept" % self.kept
+        if self.failed:
+            text += "; %d job(s) failed or refused" % self.failed
+        return text
