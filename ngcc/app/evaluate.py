@@ -33,9 +33,10 @@ from typing import Any
 
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
-from ngcc.base.errors import BuildError, ForeignRunDirError, KatGateError
+from ngcc.base.errors import BuildError, KatGateError
 from ngcc.base.names import inside
 from ngcc.campaign import campaign as _campaign
+from ngcc.campaign.rundir import refuse_foreign
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.evidence import records as _records
 from ngcc.evidence.evaluation import Evaluation, FolderEntry
@@ -86,28 +87,6 @@ def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
                  "is certain of (a missing -m flag, the define that leaves out a guarded "
                  "main), each recorded as an adjustment; nothing was built")
     return lines
-
-
-def _check_run_dir(run_dir: Path) -> None:
-    """Refuse a folder that is neither new, empty, an evaluation nor a run directory,
-    before anything is written there."""
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ForeignRunDirError("%s is a file, not a run directory; choose another "
-                                 "--run-dir" % run_dir)
-    if not run_dir.exists():
-        return
-    if (run_dir / _records.CAMPAIGN_FILE).exists():
-        if not (run_dir / _records.EVALUATION_FILE).exists():
-            raise ForeignRunDirError("%s is the run directory of a campaign, not of an "
-                                     "evaluation; choose a new --run-dir (nothing was "
-                                     "written)" % run_dir)
-        return
-    strays = [p.name for p in run_dir.iterdir() if p.name not in _records.EVALUATION_NAMES
-              and not p.name.startswith(".")]
-    if strays:
-        raise ForeignRunDirError("%s is not empty and is no ngcc run directory (it holds %s); "
-                                 "choose a new or empty --run-dir (nothing was written)"
-                                 % (run_dir, ", ".join(sorted(strays)[:3])))
 
 
 def _label_for(name: str, folder: Folder, taken: set[str]) -> str:
@@ -201,7 +180,7 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
     """
     pairs = _archive.folders_of(archives)
     path = Path(run_dir)
-    _check_run_dir(path)
+    refuse_foreign(path, evaluation=True)
     earlier = _evaluation.load(path) if (path / _records.EVALUATION_FILE).exists() else None
     previous = {f.folder: f for f in earlier.folders} if earlier else {}
     (path / _records.BUILDS_DIR).mkdir(parents=True, exist_ok=True)

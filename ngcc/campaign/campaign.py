@@ -21,7 +21,6 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from ngcc.base import files as _files
@@ -29,19 +28,18 @@ from ngcc.base import format as _format
 from ngcc.base import progress as _progress
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import (
-    CampaignFailedError,
     ChildError,
     CorruptRecordError,
-    ForeignRunDirError,
     HostError,
     KatGateError,
     MeasurementWarning,
     NgccError,
-    PlanMismatchError,
     RunDirError,
-    TrialFlagWarning,
 )
 from ngcc.campaign.cost import CostEstimate
+from ngcc.campaign.failures import FailureWatch
+from ngcc.campaign.record import runner_name, write_job
+from ngcc.campaign.rundir import check_plan, has_record, record_defect, refuse_foreign
 from ngcc.campaign.settings import INTERLEAVED_WHOLE_JOBS, CampaignSettings
 from ngcc.driver import child as _child
 from ngcc.driver import kat
@@ -55,23 +53,18 @@ from ngcc.evidence.model import (
     Environment,
     HostWarning,
     Job,
-    JobPlan,
     Plan,
     PlanLibrary,
-    Provenance,
-    RawRef,
     Record,
     RejectedTrial,
     Remeasured,
-    Resources,
     Resubmitted,
     Settings,
     Start,
-    operation,
     raw_relpath,
     record_relpath,
 )
-from ngcc.evidence.run import Run, RunRecord
+from ngcc.evidence.run import Run
 from ngcc.library.registry import Instance
 from ngcc.measure import gate as _gate
 from ngcc.measure import host as _host
@@ -80,14 +73,8 @@ from ngcc.measure import leak as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import partial as _partial
 from ngcc.measure import plan as _plan
-from ngcc.stats import recheck as _recheck
-from ngcc.stats import trials as _stats
 
 # ---------------------------------------------------------------- small helpers
-
-def _is_temp_file(path: Path) -> bool:
-    return path.name.startswith(".") and ".tmp-" in path.name
-
 
 def _per_byte(record: Record) -> str:
     """``16.3 ticks/byte``: a finished job's figure for its progress line, in the
@@ -96,70 +83,10 @@ def _per_byte(record: Record) -> str:
                            _format.unit_word(t.unit for t in record.trials))
 
 
-def _runner_name(runner: object) -> str:
-    """``ngcc.driver.child.DriverRunner``: the runner as records name it."""
-    return "%s.%s" % (type(runner).__module__, type(runner).__qualname__)
-
-
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
 #: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
 #: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
 CHILD_STARTUP_SECONDS = 0.05
-#: The message every trial hashes, as records state it.
-MESSAGE = "ngcc.default_message: byte i = (i·131 + message_bytes) mod 256"
-#: A campaign stops when its first this many failures share one cause and nothing
-#: succeeded yet: the rest would most likely fail the same way.
-STOP_AFTER_FAILURES = 3
-
-
-# ---------------------------------------------------------------- failure and cost
-
-def failure_cause(error: ChildError) -> str:
-    """``crash: SIGSEGV``: a failure without the job's name, so that the failures of
-    several jobs can be told alike (the driver's own words where it gave them)."""
-    return "%s: %s" % (error.status, getattr(error, "detail", "") or error.message)
-
-
-class _FailureWatch:
-    """Stops a campaign whose first failures all share one cause, before it works
-    through every job to fail the same way (a library that cannot start, a broken
-    driver): :data:`STOP_AFTER_FAILURES` consecutive failures alike and no job done."""
-
-    def __init__(self) -> None:
-        self.succeeded = False
-        self.causes: list[str] = []
-
-    def success(self, done: bool = True) -> None:
-        """A child delivered: a job ``done``, or only its calibration (which breaks a
-        run of failures, but a library may still fail every trial)."""
-        self.succeeded = self.succeeded or done
-        self.causes = []
-
-    def failure(self, error: ChildError, pending: int) -> None:
-        """Count one failure; raise when the campaign should stop.
-
-        Raises:
-            CampaignFailedError: the last failures share one cause, nothing succeeded.
-        """
-        cause = failure_cause(error)
-        self.causes = [*self.causes, cause] if self.causes[-1:] == [cause] else [cause]
-        if self.succeeded or len(self.causes) < STOP_AFTER_FAILURES:
-            return
-        raise CampaignFailedError(
-            "the first %d jobs tried all failed with the same cause and none succeeded, so "
-            "the campaign stopped (%d job(s) not measured): %s; fix that and run the same "
-            "command again to resume" % (len(self.causes), pending, cause),
-            cause, len(self.causes), pending)
-
-
-def _target_missed(job: Job, trials: int, reached: float | None, target: float,
-                   statistic: str) -> str:
-    """The warning of a job that stopped at ``--max-trials`` above ``--target-ci``."""
-    return ("%s at %d B missed --target-ci %g %%: it stopped at --max-trials %d with the "
-            "95 %% CI of the %s at %s; raise --max-trials, lengthen the trials "
-            "(--trial-target), or measure on an isolated CPU (--cpu N, `ngcc check`)"
-            % (job.label, job.message_bytes, target, trials, statistic,
-               "±%.2f %%" % reached if reached is not None else "— (one trial)"))
 
 
 class Campaign:
@@ -230,7 +157,7 @@ class Campaign:
             if (s.kat_manifest, s.kat_official) != (None, None) else kat.check)
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
-        self._watch = _FailureWatch()
+        self._watch = FailureWatch()
         self._resubmitted: list[Resubmitted] = []
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
@@ -292,33 +219,16 @@ class Campaign:
                      settings=Settings(kat_timeout_seconds=self.settings.kat_timeout,
                                        trial_timeout_seconds=self.settings.trial_timeout,
                                        strict=self.settings.strict,
-                                       runner=_runner_name(self.runner),
+                                       runner=runner_name(self.runner),
                                        order=self.order, executor=self._executor_name(),
                                        counter=self.settings.counter),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
-    def _refuse_foreign(self) -> None:
-        """Refuse a run directory that is a file, or a folder of something else.
-
-        Raises:
-            ForeignRunDirError: saying which (nothing is written there).
-        """
-        path = self.run_dir
-        if path.exists() and not path.is_dir():
-            raise ForeignRunDirError("%s is a file, not a run directory; choose another "
-                                     "--run-dir" % path)
-        if path.exists() and not (path / _records.CAMPAIGN_FILE).exists() and any(
-                not _is_temp_file(p) and p.name != _locks.RUN_DIR_LOCK
-                and p.name not in _records.EVALUATION_NAMES for p in path.iterdir()):
-            raise ForeignRunDirError(
-                "%s is not empty and has no %s, so it is not an ngcc run directory; choose "
-                "a new or empty --run-dir (nothing was written)" % (path, _records.CAMPAIGN_FILE))
-
     def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
         """Start a new run directory, or resume the one there (same plan only)."""
         path = self.run_dir
-        self._refuse_foreign()
+        refuse_foreign(self.run_dir)
         if (path / _records.CAMPAIGN_FILE).exists():
             self._resume(environment, issues)
             return
@@ -339,24 +249,11 @@ class Campaign:
                 "(ngcc report, ngcc validate, ngcc.load_run) but not resumed; start a new "
                 "--run-dir" % self.run_dir)
         state = _records.load_campaign(self.run_dir)
-        self._check_plan(state, self.plan)
+        check_plan(self.run_dir, state, self.plan)
         _files.remove_temp_files(self.run_dir)
         self._state = state
         self._jobs = list(state.jobs)
         self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
-
-    def _check_plan(self, state: CampaignState, plan: Plan) -> None:
-        """Refuse to resume a run directory started with another plan.
-
-        Raises:
-            PlanMismatchError: naming each setting that differs.
-        """
-        differences = _plan.plan_differences(state.plan, plan)
-        if differences:
-            raise PlanMismatchError(
-                "run directory %s was started with another plan (%s); rerun with the run's "
-                "settings to resume it, or choose a new --run-dir"
-                % (self.run_dir, "; ".join(differences)))
 
     def _nothing_to_measure(self, cpu: int) -> bool:
         """Whether the run directory holds a run of this plan with every job finished
@@ -367,7 +264,7 @@ class Campaign:
             PlanMismatchError: the run directory's plan differs.
             ForeignRunDirError: it is no run directory.
         """
-        self._refuse_foreign()
+        refuse_foreign(self.run_dir)
         if not (self.run_dir / _records.CAMPAIGN_FILE).is_file():
             return False
         try:
@@ -377,7 +274,7 @@ class Campaign:
             state = _records.load_campaign(self.run_dir)
         except CorruptRecordError:
             return False  # the run says what is wrong once it is opened
-        self._check_plan(state, replace(self.plan, cpu=cpu))
+        check_plan(self.run_dir, state, replace(self.plan, cpu=cpu))
         return self.settings.leak is None and all(job.status != "pending" for job in state.jobs)
 
     def _hold_cpu(self) -> None:
@@ -396,7 +293,8 @@ class Campaign:
         build.json) is ``done``; any other job is measured (again)."""
         remeasured: list[Remeasured] = []
         for index, job in enumerate(self._jobs):
-            defect = self._record_defect(job) if self._has_record(job) else "no record"
+            defect = record_defect(self.run_dir, job, self._campaign.run_id, self._build) \
+                if has_record(self.run_dir, job) else "no record"
             if defect is None:
                 self._jobs[index] = replace(job, status="done", error=None)
                 continue
@@ -409,32 +307,6 @@ class Campaign:
         if remeasured:
             *earlier, start = self._campaign.starts
             self._save(starts=(*earlier, replace(start, remeasured=tuple(remeasured))))
-
-    def _has_record(self, job: Job) -> bool:
-        """Whether the job's record file exists.
-
-        Raises:
-            CorruptRecordError: a directory where the record or its raw file belongs,
-                which a new measurement could not replace.
-        """
-        for where in (self.run_dir / job.record, self.run_dir / job.raw):
-            if where.is_dir():
-                raise CorruptRecordError(where, "is a directory, not a file",
-                                         "Remove it to measure that job again.")
-        return (self.run_dir / job.record).exists()
-
-    def _record_defect(self, job: Job) -> str | None:
-        """What is wrong with the job's record, or None when ``ngcc validate`` finds
-        nothing."""
-        path = self.run_dir / job.record
-        try:
-            record = RunRecord.located(_records.load_job_record(self.run_dir, job), path,
-                                       self.run_dir)
-        except CorruptRecordError as exc:
-            return exc.defect
-        build = BuildState(run_id=self._campaign.run_id, libraries=tuple(self._build.values()))
-        problems = _recheck.record_problems(record, self._campaign.run_id, build)
-        return "; ".join(str(problem) for problem in problems) or None
 
     # ------------------------------------------------------------ the phases
 
@@ -693,65 +565,11 @@ class Campaign:
             * (job.warm_call_seconds or job.t1_seconds or 0.0)
 
     def _write_job(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
-                   env: Environment | None = None) -> Record:
-        """Raw samples first, then the record (the commit point); return the record.
-        ``env`` is the host and CPU the trials ran on (default: this campaign's)."""
-        raw_sha = _records.dump_raw(_records.path_in(self.run_dir, job.raw), job.message_bytes,
-                                    [t.measured.cycles for t in taken])
-        record = self._record(job, taken, rejected, raw_sha, env)
-        _records.dump_record(self.run_dir, record)
-        return record
-
-    def _record(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
-                raw_sha: str, env: Environment | None = None) -> Record:
-        env = env or self._env
-        build = self._build[job.label]
-        entries = tuple(t.trial for t in taken)
-        statistics = _stats.aggregate_trials(
-            entries, [t.measured.cycles for t in taken], job.message_bytes, env.cpu)
-        if rejected:
-            warnings.warn("%s at %d B: --strict rejected and repeated %d disturbed trial(s) "
-                          "(%s)" % (job.label, job.message_bytes, len(rejected), "; ".join(
-                              r.message for r in rejected[:2])), MeasurementWarning,
-                          stacklevel=5)
-        reached = _stats.target_reached_percent([t.measured.cycles for t in taken],
-                                                self.settings.statistic) \
-            if self.settings.target_ci is not None else None
-        target = self.settings.target_ci
-        if target is not None and (reached is None or reached > target):
-            warnings.warn(MeasurementWarning(_target_missed(
-                job, len(taken), reached, target, self.settings.statistic)), stacklevel=5)
-        for code, count, worst in _stats.flag_groups(statistics.flags):
-            warnings.warn(TrialFlagWarning(
-                "%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
-                if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
-                % (job.label, job.message_bytes, count, code, worst.message), code),
-                stacklevel=5)
-        return Record(
-            run_id=self._campaign.run_id, candidate=job.candidate, instance=job.instance,
-            label=job.label, family=build.family, digest_bits=build.digest_bits,
-            operation=operation(job.message_bytes), message_bytes=job.message_bytes,
-            implementation=build.implementation, kat=build.kat,
-            plan=JobPlan(t1_seconds=job.t1_seconds or 0.0,
-                         calls_per_trial=job.calls_per_trial or 1,
-                         warmup_calls=job.warmup_calls or 0, trials_planned=self.settings.trials,
-                         trial_target_seconds=float(self.settings.trial_target),
-                         op_budget_seconds=float(self.settings.op_budget),
-                         target_ci_percent=self.plan.target_ci_percent,
-                         max_trials=self.settings.max_trials, cpu=env.cpu,
-                         estimated_seconds=job.estimated_seconds or 0.0,
-                         calls_rule=self.settings.calls_rule, statistic=self.settings.statistic,
-                         order=self.order, warm_call_seconds=job.warm_call_seconds),
-            environment=env, trials=entries, statistics=statistics,
-            resources=Resources(elf_image_bytes=build.elf_image_bytes,
-                                baseline_rss_kib=max(t.baseline_rss_kib for t in entries),
-                                peak_rss_kib=max(t.peak_rss_kib for t in entries)),
-            raw=RawRef(path=job.raw, sha256=raw_sha,
-                       calls_per_trial=tuple(t.calls for t in entries)),
-            provenance=Provenance(created=utc_now(), ngcc_version=env.ngcc_version,
-                                  git_commit=env.git_commit, command=tuple(self.settings.command),
-                                  runner=_runner_name(self.runner), message=MESSAGE),
-            rejected_trials=tuple(rejected), target_ci_reached_percent=reached)
+                   env: Environment) -> Record:
+        """The job's raw samples and record (``record.write_job``), as this campaign's."""
+        return write_job(self.run_dir, job, taken, rejected, run_id=self._campaign.run_id,
+                         build=self._build[job.label], settings=self.settings,
+                         order=self.order, runner=runner_name(self.runner), env=env)
 
     # measure on an executor (--workers, --scheduler) ----------------------------
 

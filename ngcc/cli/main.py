@@ -28,6 +28,7 @@ from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
 from ngcc.campaign import campaign as _campaign
+from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.driver import kat
 from ngcc.driver.hashing import hash as hash_data
 from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
@@ -297,7 +298,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
                     "with one cause and none succeeds: the campaign then stops there, naming "
                     "the cause; exit status %d when every job was measured but some missed "
                     "--target-ci (a warning names each, with the CI reached)."
-                    % (_campaign.STOP_AFTER_FAILURES, EXIT_TARGET_MISSED))
+                    % (STOP_AFTER_FAILURES, EXIT_TARGET_MISSED))
     parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
     parser.add_argument("--candidate", metavar="ID",

@@ -19,6 +19,7 @@ its names, so no evidence file can point outside its run directory.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -885,6 +886,13 @@ class Resources(Evidence):
     elf_image_bytes: int | None
     baseline_rss_kib: int
     peak_rss_kib: int
+
+    @classmethod
+    def of(cls, elf_image_bytes: int | None, trials: Sequence[Trial]) -> Resources:
+        """The rule: the maxima over ``trials`` of their resident sets."""
+        return cls(elf_image_bytes=elf_image_bytes,
+                   baseline_rss_kib=max(t.baseline_rss_kib for t in trials),
+                   peak_rss_kib=max(t.peak_rss_kib for t in trials))
 
 
 @dataclass(frozen=True)

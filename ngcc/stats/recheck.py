@@ -58,7 +58,8 @@ def check_record(record: RunRecord) -> list[Difference]:
     found = list(_trial_differences(record, cycles))
     found += _compare("statistics", record.statistics.to_json(),
                       _recompute(record, cycles).to_json())
-    found += _compare("resources", record.resources.to_json(), _resources(record).to_json())
+    found += _compare("resources", record.resources.to_json(),
+                      Resources.of(record.resources.elf_image_bytes, record.trials).to_json())
     found += _compare("raw.calls_per_trial", list(record.raw.calls_per_trial),
                       [len(c) for c in cycles])
     if record.plan.target_ci_percent is not None and record.statistics.version >= 3:
@@ -98,12 +99,6 @@ def _trial_differences(record: Record, cycles: Sequence[np.ndarray]) -> Iterator
                                            record.statistics.version)
         yield from _compare(f"{where}.statistics", trial.statistics.to_json(),
                             expected.to_json())
-
-
-def _resources(record: Record) -> Resources:
-    return Resources(elf_image_bytes=record.resources.elf_image_bytes,
-                     baseline_rss_kib=max(t.baseline_rss_kib for t in record.trials),
-                     peak_rss_kib=max(t.peak_rss_kib for t in record.trials))
 
 
 def _compare(where: str, stored: Any, recomputed: Any,
