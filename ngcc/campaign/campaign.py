@@ -1,11 +1,14 @@
-"""A campaign: KAT gate → calibrate → plan → measure → write, resumable.
+"""A campaign: host → run directory → KAT gate → calibrate → leak tests → jobs handed to
+an executor → records, resumable.
 
 ``Campaign(["WChain-V1-512", "SM3"]).run()`` times every library at every message
-length in trials run by a :class:`~ngcc.driver.contract.TrialRunner` (by default each trial a
-fresh ``ngcc-driver`` pinned to one CPU, ``_child``), checks every library with a KAT
-checker first (``ngcc.kat.check``), and leaves the evidence in a run directory
-(``_records``; the evidence model ``_model``, format in ``docs/evidence-format.md``).
-The plan (libraries, labels, the harness's call-count rule) is ``_plan``.
+length: it checks every library with a KAT checker first (``ngcc.kat.check``),
+calibrates and plans each job (``measure.job``), and hands the jobs to an executor
+(its own ``measure.job.LocalExecutor``, or Dask's), whose trials a
+``driver.contract.TrialRunner`` runs (by default each trial a fresh ``ngcc-driver``
+pinned to one CPU); each result becomes a record (``campaign.record``) in the run
+directory (``campaign.rundir``; format in ``docs/evidence-format.md``). The settings
+are ``campaign.settings``; the plan rule is ``measure.plan``.
 
 The campaign can be stopped at any instant and run again with the same settings:
 it keeps every job whose record passes the checks of ``ngcc validate`` and measures
@@ -29,40 +32,36 @@ from ngcc.base import progress as _progress
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import (
     ChildError,
-    CorruptRecordError,
     HostError,
     KatGateError,
     MeasurementWarning,
     NgccError,
-    RunDirError,
 )
 from ngcc.campaign.cost import CostEstimate
 from ngcc.campaign.failures import FailureWatch
+from ngcc.campaign.keeper import TrialKeeper
 from ngcc.campaign.record import runner_name, write_job
-from ngcc.campaign.rundir import check_plan, has_record, record_defect, refuse_foreign
+from ngcc.campaign.rundir import (
+    RunDirectory,
+    nothing_to_measure,
+)
 from ngcc.campaign.settings import INTERLEAVED_WHOLE_JOBS, CampaignSettings
 from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence import records as _records
-from ngcc.evidence import schema1 as _schema1
 from ngcc.evidence.model import (
     BuildEntry,
     BuildState,
-    CampaignState,
     Environment,
     HostWarning,
     Job,
-    Plan,
     PlanLibrary,
     Record,
     RejectedTrial,
-    Remeasured,
     Resubmitted,
     Settings,
     Start,
-    raw_relpath,
-    record_relpath,
 )
 from ngcc.evidence.run import Run
 from ngcc.library.registry import Instance
@@ -163,56 +162,22 @@ class Campaign:
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _files.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
-        self.plan = self._make_plan()
+        self.plan = s.plan(tuple(
+            PlanLibrary(candidate=inst.candidate, instance=inst.name, label=label,
+                        variant=inst.variant, library=str(inst.library),
+                        library_sha256=self._sha[label])
+            for label, inst in self._by_label.items()), self.cpu)
         self._environment: Environment | None = None
-        self._state: CampaignState | None = None
-        self._jobs: list[Job] = []
+        self._run = RunDirectory(self.run_dir)
         self._build: dict[str, BuildEntry] = {}
 
-    # ------------------------------------------------------------ plan and state
-
-    def _make_plan(self) -> Plan:
-        return Plan(
-            libraries=tuple(PlanLibrary(candidate=inst.candidate, instance=inst.name,
-                                        label=label, variant=inst.variant,
-                                        library=str(inst.library),
-                                        library_sha256=self._sha[label])
-                            for label, inst in self._by_label.items()),
-            lengths=tuple(self.settings.lengths), trials=self.settings.trials,
-            trial_target_seconds=float(self.settings.trial_target),
-            op_budget_seconds=float(self.settings.op_budget), max_calls=_plan.MAX_CALLS,
-            min_calls=_plan.MIN_CALLS,
-            cpu=self.cpu, quick=self.settings.quick,
-                target_ci_percent=None if self.settings.target_ci is None
-            else float(self.settings.target_ci),
-            max_trials=self.settings.max_trials, kat_files=tuple(self.settings.kat_files),
-            kat_override=self.settings.allow_kat_fail, statistic=self.settings.statistic,
-            calls_rule=self.settings.calls_rule)
-
-    def _fresh_jobs(self) -> list[Job]:
-        return [Job(candidate=inst.candidate, instance=inst.name, label=label,
-                    message_bytes=n, status="pending", t1_seconds=None, calls_per_trial=None,
-                    warmup_calls=None, trials_planned=self.settings.trials, estimated_seconds=None,
-                    record=record_relpath(inst.candidate, label, n),
-                    raw=raw_relpath(inst.candidate, label, n), error=None)
-                for label, inst in self._by_label.items() for n in self.settings.lengths]
-
-    @property
-    def _campaign(self) -> CampaignState:
-        if self._state is None:
-            raise RuntimeError("the run directory is not open")
-        return self._state
+    # ------------------------------------------------------------ state
 
     @property
     def _env(self) -> Environment:
         if self._environment is None:
             raise RuntimeError("the campaign has not started")
         return self._environment
-
-    def _save(self, **changes: Any) -> None:
-        self._state = replace(self._campaign, jobs=tuple(self._jobs), updated=utc_now(),
-                              **changes)
-        _records.dump_campaign(self.run_dir, self._state)
 
     def _start(self, environment: Environment, issues: Sequence[HostWarning]) -> Start:
         return Start(at=utc_now(), command=tuple(self.settings.command),
@@ -225,58 +190,6 @@ class Campaign:
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
 
-    def _open_run_dir(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
-        """Start a new run directory, or resume the one there (same plan only)."""
-        path = self.run_dir
-        refuse_foreign(self.run_dir)
-        if (path / _records.CAMPAIGN_FILE).exists():
-            self._resume(environment, issues)
-            return
-        path.mkdir(parents=True, exist_ok=True)
-        _files.remove_temp_files(path)
-        start = self._start(environment, issues)
-        self._jobs = self._fresh_jobs()
-        self._state = CampaignState(
-            run_id=path.name, created=start.at, updated=None, finished=None, plan=self.plan,
-            environment=environment, starts=(start,), load_average_end=None,
-            jobs=tuple(self._jobs))
-        self._save()
-
-    def _resume(self, environment: Environment, issues: Sequence[HostWarning]) -> None:
-        if _records.schema_of(self.run_dir / _records.CAMPAIGN_FILE) == _schema1.SCHEMA_CAMPAIGN:
-            raise RunDirError(
-                "%s was written by an older ngcc (evidence schema 1): it can still be read "
-                "(ngcc report, ngcc validate, ngcc.load_run) but not resumed; start a new "
-                "--run-dir" % self.run_dir)
-        state = _records.load_campaign(self.run_dir)
-        check_plan(self.run_dir, state, self.plan)
-        _files.remove_temp_files(self.run_dir)
-        self._state = state
-        self._jobs = list(state.jobs)
-        self._save(starts=(*state.starts, self._start(environment, issues)), finished=None)
-
-    def _nothing_to_measure(self, cpu: int) -> bool:
-        """Whether the run directory holds a run of this plan with every job finished
-        (then no CPU is needed); refuses a plan that does not match first, before any
-        CPU is waited for.
-
-        Raises:
-            PlanMismatchError: the run directory's plan differs.
-            ForeignRunDirError: it is no run directory.
-        """
-        refuse_foreign(self.run_dir)
-        if not (self.run_dir / _records.CAMPAIGN_FILE).is_file():
-            return False
-        try:
-            if _records.schema_of(self.run_dir / _records.CAMPAIGN_FILE) \
-                    == _schema1.SCHEMA_CAMPAIGN:
-                return False
-            state = _records.load_campaign(self.run_dir)
-        except CorruptRecordError:
-            return False  # the run says what is wrong once it is opened
-        check_plan(self.run_dir, state, replace(self.plan, cpu=cpu))
-        return self.settings.leak is None and all(job.status != "pending" for job in state.jobs)
-
     def _hold_cpu(self) -> None:
         """Hold the trial CPU (waiting for it with ``wait``) before the first work that
         runs on it, if that is not done yet."""
@@ -285,28 +198,6 @@ class Campaign:
         stack, self._cpu_stack = self._cpu_stack, None
         self.cpu = stack.enter_context(_locks.hold_cpu(
             self.cpu, self.run_dir, wait=self.settings.wait, on_wait=self.on_wait))
-
-    def _reconcile(self) -> None:
-        """The records decide: a job whose record passes every check of ``ngcc validate``
-        (it belongs to its job, its raw samples match their sha256 and its statistics
-        recompute from them, its KAT and implementation facts are the library's in
-        build.json) is ``done``; any other job is measured (again)."""
-        remeasured: list[Remeasured] = []
-        for index, job in enumerate(self._jobs):
-            defect = record_defect(self.run_dir, job, self._campaign.run_id, self._build) \
-                if has_record(self.run_dir, job) else "no record"
-            if defect is None:
-                self._jobs[index] = replace(job, status="done", error=None)
-                continue
-            if defect != "no record":
-                remeasured.append(Remeasured(record=job.record, defect=defect))
-                warnings.warn("%s at %d B: measured again, its record %s is defective (%s)"
-                              % (job.label, job.message_bytes, self.run_dir / job.record,
-                                 defect), MeasurementWarning, stacklevel=3)
-            self._jobs[index] = replace(job, status="pending", error=None)
-        if remeasured:
-            *earlier, start = self._campaign.starts
-            self._save(starts=(*earlier, replace(start, remeasured=tuple(remeasured))))
 
     # ------------------------------------------------------------ the phases
 
@@ -349,8 +240,9 @@ class Campaign:
         CPU, and run."""
         with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
             resume = _locks.stored_cpu(self.run_dir) if self.settings.cpu is None else None
-            if self._nothing_to_measure(_locks.choose_cpu(self.settings.cpu, resume)):
-                self.cpu = _locks.choose_cpu(self.settings.cpu, resume)
+            cpu = _locks.choose_cpu(self.settings.cpu, resume)
+            if nothing_to_measure(self.run_dir, self.plan, self.settings.leak, cpu):
+                self.cpu = cpu
                 self._cpu_stack = stack  # held only if a defective record is measured again
             else:
                 self.cpu = stack.enter_context(_locks.hold_cpu(
@@ -365,7 +257,7 @@ class Campaign:
     def estimate(self) -> CostEstimate:
         """The cost of the jobs still to measure, from their calibration (jobs not yet
         calibrated count no time)."""
-        s, todo = self.settings, [self._jobs[i] for i in self._pending()]
+        s, todo = self.settings, [self._run.jobs[i] for i in self._pending()]
         leak = 0.0
         if s.leak is not None:
             out = self.run_dir / _leak.LEAK_DIR
@@ -382,8 +274,8 @@ class Campaign:
             seconds=sum(job.trials_planned * self._trial_cost(job) for job in todo),
             max_seconds=sum(self.settings.max_trials * self._trial_cost(job) for job in todo)
             if target else None,
-            leak_seconds=leak, kept=sum(job.status == "done" for job in self._jobs),
-            failed=sum(job.status not in ("done", "pending") for job in self._jobs),
+            leak_seconds=leak, kept=sum(job.status == "done" for job in self._run.jobs),
+            failed=sum(job.status not in ("done", "pending") for job in self._run.jobs),
             calibration="warm calls" if self.settings.calls_rule == "warm" else "cold call",
             executor=self.executor.describe() if self.executor is not None else None)
 
@@ -393,12 +285,13 @@ class Campaign:
         if self.settings.strict and issues:
             raise HostError("the host is not fixed for measurement (--strict): "
                             + "; ".join(issue.message for issue in issues))
-        self._open_run_dir(environment, issues)
+        self._run.open(self.plan, self._start(environment, issues), environment,
+                       self._by_label, self.settings)
         self._environment = environment
         for issue in issues:
             warnings.warn(issue.message, MeasurementWarning, stacklevel=2)
         self._kat_gate()
-        self._reconcile()
+        self._run.reconcile(self._build)
         self._apply_gate()
         if self._pending() and (self.executor is None or dry_run):
             self._hold_cpu()  # the calibration and the trials run on it
@@ -415,7 +308,7 @@ class Campaign:
 
     def _pending(self) -> list[int]:
         """Indices of the jobs still to measure."""
-        return [i for i, job in enumerate(self._jobs) if job.status == "pending"]
+        return [i for i, job in enumerate(self._run.jobs) if job.status == "pending"]
 
     def _task(self, total: float, name: str, items: int | None = None) -> _progress.Task:
         """The progress of one phase (``self.reporter``): a bar on a terminal, a line
@@ -424,8 +317,9 @@ class Campaign:
 
     def _failed(self, index: int, error: ChildError) -> None:
         """Mark a job failed and save; stop the campaign if its failures look alike."""
-        self._jobs[index] = replace(self._jobs[index], status=error.status, error=str(error))
-        self._save()
+        jobs = self._run.jobs
+        jobs[index] = replace(jobs[index], status=error.status, error=str(error))
+        self._run.save()
         self._watch.failure(error, len(self._pending()))
 
     # KAT gate ----------------------------------------------------------------
@@ -439,7 +333,7 @@ class Campaign:
         self._build = _gate.check(self.kat_checker, self._by_label, self._sha, s.kat_files,
                                   self.run_dir, stored, s.allow_kat_fail, self.reporter,
                                   s.kat_timeout)
-        _records.dump_build(self.run_dir, BuildState(run_id=self._campaign.run_id,
+        _records.dump_build(self.run_dir, BuildState(run_id=self._run.state.run_id,
                                                      libraries=tuple(self._build.values())))
 
     def _apply_gate(self) -> None:
@@ -449,11 +343,11 @@ class Campaign:
                 continue
             refused.append("%s %s" % (label, entry.kat.verdict))
             message = _gate.refusal(label, entry, self.run_dir)
-            self._jobs = [replace(job, status="refused", error=message)
+            self._run.jobs = [replace(job, status="refused", error=message)
                           if job.label == label and job.status != "done" else job
-                          for job in self._jobs]
+                          for job in self._run.jobs]
             warnings.warn(message, MeasurementWarning, stacklevel=4)
-        self._save()
+        self._run.save()
         if refused and len(refused) == len(self._build):
             unchecked = all(entry.kat.verdict == "NOKAT" for entry in self._build.values())
             raise KatGateError(
@@ -515,11 +409,11 @@ class Campaign:
         cold call in a fresh pinned child, with the warm plan a short trial of warm
         calls) and plan it, before any trial: so the cost estimate comes first."""
         warm = self.settings.calls_rule == "warm"
-        todo = [i for i in self._pending() if self._jobs[i].t1_seconds is None
-                or (warm and self._jobs[i].warm_call_seconds is None)]
+        todo = [i for i in self._pending() if self._run.jobs[i].t1_seconds is None
+                or (warm and self._run.jobs[i].warm_call_seconds is None)]
         with self._task(len(todo), "calibrate") as bar:
             for index in todo:
-                job = self._jobs[index]
+                job = self._run.jobs[index]
                 bar.status("%s %d B" % (job.label, job.message_bytes))
                 try:
                     calibration = _jobs.calibrate(self._order(job), self.runner,
@@ -529,9 +423,9 @@ class Campaign:
                     bar.advance(1)
                     self._failed(index, exc)
                 else:
-                    self._jobs[index] = self._planned(job, calibration)
+                    self._run.jobs[index] = self._planned(job, calibration)
                     self._watch.success(done=False)
-                    self._save()
+                    self._run.save()
                     bar.advance(1)
 
     def _planned(self, job: Job, calibration: _jobs.Calibration) -> Job:
@@ -567,7 +461,7 @@ class Campaign:
     def _write_job(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
                    env: Environment) -> Record:
         """The job's raw samples and record (``record.write_job``), as this campaign's."""
-        return write_job(self.run_dir, job, taken, rejected, run_id=self._campaign.run_id,
+        return write_job(self.run_dir, job, taken, rejected, run_id=self._run.state.run_id,
                          build=self._build[job.label], settings=self.settings,
                          order=self.order, runner=runner_name(self.runner), env=env)
 
@@ -607,7 +501,7 @@ class Campaign:
         calibration = _jobs.Calibration(job.t1_seconds or 0.0, job.warm_call_seconds,
                                         job.calls_per_trial or 1, job.warmup_calls or 0)
         return _jobs.JobOrder(
-            key="ngcc %s %s %d B %s" % (self._campaign.run_id, job.label, job.message_bytes,
+            key="ngcc %s %s %d B %s" % (self._run.state.run_id, job.label, job.message_bytes,
                                          self._token),
             label=job.label, instance=self._by_label[job.label],
             library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
@@ -625,15 +519,15 @@ class Campaign:
         check each result as it arrives (``job.result_defects``) and write its record."""
         orders = {}
         for index in self._pending():
-            order = self._order(self._jobs[index], calibrated=executor is None)
+            order = self._order(self._run.jobs[index], calibrated=executor is None)
             orders[order.key] = (index, order)
         local = executor is None
         # Here the bar counts estimated seconds, so jobs of different cost move it fairly.
-        total = sum(self._jobs[i].trials_planned * self._trial_cost(self._jobs[i])
+        total = sum(self._run.jobs[i].trials_planned * self._trial_cost(self._run.jobs[i])
                     for i, _ in orders.values()) if local else len(orders)
         with self._task(total, "measure", len(orders)) as bar:
             if executor is None:
-                executor = _jobs.LocalExecutor(self.cpu, self.order, self._env, _TrialKeeper(
+                executor = _jobs.LocalExecutor(self.cpu, self.order, self._env, TrialKeeper(
                     self, bar, {key: index for key, (index, _) in orders.items()}))
             else:
                 bar.status("%d jobs on %s" % (len(orders), executor.describe()))
@@ -646,7 +540,7 @@ class Campaign:
               bar: _progress.Task, local: bool) -> None:
         """One job's result: its record written, or the job failed (its kept trials
         discarded); the progress told."""
-        job = self._jobs[index]
+        job = self._run.jobs[index]
         what = "%s %d B" % (job.label, job.message_bytes)
         if not local:
             bar.advance(1)
@@ -660,7 +554,7 @@ class Campaign:
             self._failed(index, record)
             return
         self._watch.success()
-        self._save()
+        self._run.save()
         if local:
             _partial.discard(self.run_dir, job.raw)  # the record supersedes them
             bar.item_done(what, _per_byte(record))
@@ -674,18 +568,17 @@ class Campaign:
         ``resubmitted`` in campaign.json), keep its calibration, then write its record
         (``done``) and return it, or return why the job failed (a failed child, or a result
         refused)."""
-        job = self._jobs[index]
+        job = self._run.jobs[index]
         for lost in result.lost:
             self._resubmitted.append(Resubmitted(record=job.record, worker=lost.worker,
                                                  reason=lost.reason))
-            *earlier, start = self._campaign.starts
-            self._save(starts=(*earlier, replace(start, resubmitted=tuple(self._resubmitted))))
+            self._run.change_start(resubmitted=tuple(self._resubmitted))
             warnings.warn("%s at %d B: %s %s; its partial trials were discarded and the job "
                           "was measured again from the start" % (
                               job.label, job.message_bytes, lost.worker, lost.reason),
                           MeasurementWarning, stacklevel=5)
         if result.t1_seconds is not None:  # planned here by the rule, not as it says
-            job = self._jobs[index] = self._planned(job, _jobs.planned(
+            job = self._run.jobs[index] = self._planned(job, _jobs.planned(
                 order, result.t1_seconds, result.warm_call_seconds))
         if result.status != "done":
             return ChildError(result.status, result.error or result.status)
@@ -697,56 +590,10 @@ class Campaign:
             return ChildError("error", message)
         record = self._write_job(job, result.trials, list(result.rejected),
                                  result.environment)
-        self._jobs[index] = replace(job, status="done", error=None)
+        self._run.jobs[index] = replace(job, status="done", error=None)
         return record
 
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())
-        self._save(load_average_end=(one, five, fifteen),
+        self._run.save(load_average_end=(one, five, fifteen),
                    finished=None if self._pending() else utc_now())
-
-
-class _TrialKeeper(_jobs.JobWatcher):
-    """What a campaign does with each trial its own executor measures: the trial kept
-    on disk at once (``partial``: a stop mid-round loses no trial, a resumed job starts
-    with the trials it kept), the failure watch told that a child delivered, and the
-    progress bar moved (by estimated seconds; a line per round of interleaved jobs)."""
-
-    def __init__(self, campaign: Campaign, bar: _progress.Task, index_of: dict[str, int]):
-        self.campaign, self.bar, self.index_of = campaign, bar, index_of
-
-    def _job(self, order: _jobs.JobOrder) -> Job:
-        return self.campaign._jobs[self.index_of[order.key]]
-
-    def kept(self, order: _jobs.JobOrder, calibration: _jobs.Calibration) -> list[_jobs.Taken]:
-        """The trials an earlier start kept, measured with this plan on this CPU."""
-        campaign, job = self.campaign, self._job(order)
-        kept = _partial.load(campaign.run_dir, job.raw, calibration.calls_per_trial,
-                             calibration.warmup_calls, order.library_sha256, cpu=campaign.cpu)
-        self.bar.advance(min(len(kept), job.trials_planned) * campaign._trial_cost(job))
-        return kept
-
-    def status(self, order: _jobs.JobOrder) -> None:
-        """The bar names the job measured now."""
-        self.bar.status("%s %d B" % (order.label, order.message_bytes))
-
-    def trial_done(self, order: _jobs.JobOrder, stepper: _jobs.JobStepper) -> None:
-        """Commit the job's last trial on its own; a trial delivered, the job not done
-        yet; the bar moves by a planned trial (not by one ``target_ci`` added)."""
-        campaign, job = self.campaign, self._job(order)
-        _partial.save(campaign.run_dir, job.raw, len(stepper.taken) - 1, stepper.taken[-1],
-                      stepper.calibration.warmup_calls, order.library_sha256)
-        campaign._watch.success(done=False)
-        if len(stepper.taken) <= job.trials_planned:
-            self.bar.advance(campaign._trial_cost(job))
-
-    def round_done(self, rounds: int, fewest: int, measuring: int, more: bool) -> None:
-        """A line per round (the jobs end together: a bar would say nothing for long)."""
-        reporter = self.campaign.reporter
-        if reporter.mode != "lines":
-            return
-        eta = self.bar.eta()
-        reporter.line("measure: round %d done (trial %d of %d jobs; elapsed %s%s)"
-                      % (rounds, fewest + 1, measuring, _progress.clock(self.bar.elapsed()),
-                         ", ETA %s" % _progress.clock(eta) if more and eta is not None
-                         else ""))

@@ -94,8 +94,7 @@ def job_record(job: Job, taken: Sequence[Taken], rejected: Sequence[RejectedTria
                      warmup_calls=job.warmup_calls or 0, trials_planned=settings.trials,
                      trial_target_seconds=float(settings.trial_target),
                      op_budget_seconds=float(settings.op_budget),
-                     target_ci_percent=None if settings.target_ci is None
-                     else float(settings.target_ci),
+                     target_ci_percent=settings.target_ci_percent,
                      max_trials=settings.max_trials, cpu=env.cpu,
                      estimated_seconds=job.estimated_seconds or 0.0,
                      calls_rule=settings.calls_rule, statistic=settings.statistic,

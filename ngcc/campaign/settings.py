@@ -20,7 +20,14 @@ from pathlib import Path
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import DistributedError, ForeignRunDirError
 from ngcc.driver import timing as _timing
-from ngcc.evidence.model import CALLS_RULES, COUNTER_CHOICES, ORDERS, STATISTICS
+from ngcc.evidence.model import (
+    CALLS_RULES,
+    COUNTER_CHOICES,
+    ORDERS,
+    STATISTICS,
+    Plan,
+    PlanLibrary,
+)
 from ngcc.library import katfile as _katfile
 from ngcc.measure import leak as _leak
 from ngcc.measure import locks as _locks
@@ -183,6 +190,22 @@ class CampaignSettings:
             **fields)  # type: ignore[arg-type]
         settings._check()
         return settings
+
+    @property
+    def target_ci_percent(self) -> float | None:
+        """``target_ci`` as the plan records it."""
+        return None if self.target_ci is None else float(self.target_ci)
+
+    def plan(self, libraries: tuple[PlanLibrary, ...], cpu: int) -> Plan:
+        """The plan of these settings for ``libraries`` on ``cpu``, as the run directory
+        records it (a resumed run must have the same)."""
+        return Plan(libraries=libraries, lengths=self.lengths, trials=self.trials,
+                    trial_target_seconds=float(self.trial_target),
+                    op_budget_seconds=float(self.op_budget), max_calls=_plan.MAX_CALLS,
+                    min_calls=_plan.MIN_CALLS, cpu=cpu, quick=self.quick,
+                    target_ci_percent=self.target_ci_percent, max_trials=self.max_trials,
+                    kat_files=self.kat_files, kat_override=self.allow_kat_fail,
+                    statistic=self.statistic, calls_rule=self.calls_rule)
 
     def _check(self) -> None:
         """The checks of the values that need no defaults resolved."""
