@@ -28,26 +28,29 @@ from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
 from ngcc.campaign import campaign as _campaign
+from ngcc.cli.common import (
+    EXIT_RUNTIME_ERROR,
+    EXIT_TARGET_MISSED,
+    EXIT_USAGE,
+    UsageError,
+    _lengths,
+    _positive_seconds,
+    add_kat_references,
+    add_wait,
+    path_labels,
+    print_wait,
+    table,
+)
 from ngcc.driver import kat
 from ngcc.driver.hashing import hash as hash_data
 from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
 from ngcc.evidence.run import Run, load_run
 from ngcc.library import build as _build
-from ngcc.library.registry import Instance, instance, instances, is_library_path
+from ngcc.library.registry import Instance, instance, instances
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
 from ngcc.stats import groups as _analysis
-
-EXIT_RUNTIME_ERROR = 1
-EXIT_USAGE = 2
-#: ``ngcc campaign``: every job measured, but some stopped at --max-trials above
-#: --target-ci (each named in a warning).
-EXIT_TARGET_MISSED = 3
-
-
-class _UsageError(NgccError):
-    """A command line that asks for nothing or for something out of range: exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,7 +94,7 @@ def _run_list_candidates() -> int:
     baseline = [inst.name for inst in instances() if inst.candidate == _candidates.BASELINE]
     rows += [(_candidates.BASELINE, "ICCS baseline", name, "-", "-",
               "0 (no official KAT)", "yes") for name in baseline]
-    print(_table(rows))
+    print(table(rows))
     return 0
 
 
@@ -106,7 +109,7 @@ def _run_list(args: argparse.Namespace) -> int:
         rows.append((i.name if i in defaults else i.key, i.family, i.candidate,
                      str(i.digest_bits), i.variant, "yes" if i.constant_time else "no",
                      "no (lacks %s)" % ",".join(missing) if missing else "yes"))
-    print(_table(rows))
+    print(table(rows))
     return 0
 
 
@@ -147,7 +150,7 @@ def _add_info(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_info(args: argparse.Namespace) -> int:
     # the same facts, in the same words, as a campaign stores and a report shows them
-    print(_table([("item", "value"), *_host.describe(_host.fingerprint())]))
+    print(table([("item", "value"), *_host.describe(_host.fingerprint())]))
     return 0
 
 
@@ -177,7 +180,7 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="time allowed per file and for the guard probe (default: 600 s "
                              "for 2_12 and 2_23, 7200 s for 2_33 and loop)")
-    _add_kat_references(parser)
+    add_kat_references(parser)
     parser.add_argument("--candidate", metavar="ID",
                         help="every built-in instance of this candidate (any id of `ngcc "
                              "list --candidates`); or, when library paths are named, their "
@@ -194,10 +197,10 @@ def _add_kat(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_kat(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
-        raise _UsageError("name the instances to check, or use --candidate ID or --all "
+        raise UsageError("name the instances to check, or use --candidate ID or --all "
                           "(see `ngcc list`)")
     chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
-                                             _path_labels(args.instances, args.label))
+                                             path_labels(args.instances, args.label))
     results = kat.check(chosen, files=args.files, out_dir=args.out,
                         keep=args.keep, progress=not args.no_progress,
                         timeout=args.timeout, official_dir=args.official, labels=labels,
@@ -206,7 +209,7 @@ def _run_kat(args: argparse.Namespace) -> int:
     rows += [(r.label, r.candidate, r.verdict,
               " ".join("%s:%s" % (f.kind, f.verdict) for f in r.files), r.basis, str(r.log))
              for r in results]
-    print(_table(rows))
+    print(table(rows))
     for r in results:
         for f in r.files:
             if f.verdict != "PASS":
@@ -217,69 +220,7 @@ def _run_kat(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
-def _add_kat_references(parser: argparse.ArgumentParser) -> None:
-    """--manifest and --official: the references a KAT check may rest on."""
-    parser.add_argument("--manifest", type=Path, metavar="FILE",
-                        help="a kat.sha256 manifest ngcc does not ship, checked instead of "
-                             "the candidate's (a line matches a KAT file by its name, "
-                             "whatever folder it names)")
-    parser.add_argument("--official", type=Path, metavar="DIR",
-                        help="your copy of the official KAT files (DIR/<candidate>/<folder>/"
-                             "KAT_*.txt, DIR/<folder>/KAT_*.txt or flat): the reference of a "
-                             "file no manifest line covers (PASS or MISMATCH with the first "
-                             "differing record), and where a MISMATCH names that record")
-
-
-def _path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]:
-    """The ``--label`` values (given in the order of the library paths) aligned with
-    every name of the command line (None for the others)."""
-    paths = [index for index, name in enumerate(names) if is_library_path(name)]
-    if len(labels) > len(paths):
-        raise NgccError("%d --label given for %d library path(s): --label names library "
-                        "paths, one each, in their order" % (len(labels), len(paths)))
-    aligned: list[str | None] = [None] * len(names)
-    for index, label in zip(paths, labels, strict=False):
-        aligned[index] = label
-    return aligned
-
-
 # ---------------------------------------------------------------------- campaign, check
-
-def _lengths(text: str) -> list[int]:
-    try:
-        lengths = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected comma-separated byte counts, e.g. "
-                                         "32,1024,65536; got %r" % text) from None
-    if not lengths or min(lengths) < 1:
-        raise argparse.ArgumentTypeError("message lengths must be positive, got %r" % text)
-    return lengths
-
-
-def _wait_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number of seconds, got %r" % text) from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("expected a number of seconds >= 0, got %r" % text)
-    return value
-
-
-def _add_wait(parser: argparse.ArgumentParser, waits: bool = True) -> None:
-    """``--wait [SECONDS]``: how long to wait for a CPU another ngcc measurement holds."""
-    bound = _locks.DEFAULT_WAIT_SECONDS
-    parser.add_argument(
-        "--wait", type=_wait_seconds, nargs="?", metavar="SECONDS",
-        const=bound, default=bound if waits else None,
-        help="wait up to SECONDS (alone: %g) for a CPU another ngcc measurement holds, "
-             "saying for whom; 0 refuses at once%s" % (
-                 bound, "; default: %g" % bound if waits else "; default: do not wait"))
-
-
-def _print_wait(message: str) -> None:
-    print("ngcc: %s" % message, file=sys.stderr, flush=True)
-
 
 def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
@@ -303,7 +244,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--candidate", metavar="ID",
                         help="every built-in instance of this candidate (any id of `ngcc "
                              "list --candidates`), or the id of the libraries named")
-    _add_kat_references(parser)
+    add_kat_references(parser)
     parser.add_argument("--all", action="store_true", help="every built-in instance")
     parser.add_argument("--lengths", type=_lengths, metavar="LIST",
                         default=list(_plan.DEFAULT_LENGTHS),
@@ -397,7 +338,7 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but warnings and errors: no plan, no progress, "
                              "no summary table")
-    _add_wait(parser)
+    add_wait(parser)
     parser.set_defaults(run=_run_campaign)
 
 
@@ -439,7 +380,7 @@ class _FlagWarnings:
 
 def _run_campaign(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
-        raise _UsageError("name the instances to measure, or use --candidate ID or --all "
+        raise UsageError("name the instances to measure, or use --candidate ID or --all "
                           "(see `ngcc list`)")
     if args.trials == 1 and not args.quiet:
         print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "
@@ -451,12 +392,12 @@ def _run_campaign(args: argparse.Namespace) -> int:
         strict=args.strict, target_ci=args.target_ci, max_trials=args.max_trials,
         allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout, progress=not args.quiet,
-        labels=_path_labels(args.instances, args.label),
+        labels=path_labels(args.instances, args.label),
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
         workers=args.workers, scheduler=args.scheduler, counter=args.counter,
-        wait=args.wait, on_wait=_print_wait,
+        wait=args.wait, on_wait=print_wait,
         kat_manifest=args.manifest, kat_official=args.official,
         on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
         else _print_plan(sys.stderr),
@@ -562,9 +503,7 @@ def _campaign_summary(run: Run) -> str:
             "mean over the uninstrumented batch mean (median of the trials); core c/B: core "
             "cycles per byte, from each trial's estimate of core cycles per tick; MB/s: of "
             "the row's figure\nevidence: %s   (next: ngcc report %s)"
-            % (_table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
-
-
+            % (table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
 
 
 def _verdict_text(run: Run) -> str:
@@ -611,17 +550,17 @@ def _add_check(subcommands: argparse._SubParsersAction) -> None:
                              "that no other running ngcc campaign holds)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 if the host is not fixed")
-    _add_wait(parser, waits=False)
+    add_wait(parser, waits=False)
     parser.set_defaults(run=_run_check)
 
 
 def _run_check(args: argparse.Namespace) -> int:
     cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
     if args.wait is not None:  # read the host once no other measurement runs there
-        with _locks.hold_cpu(cpu, None, wait=args.wait, on_wait=_print_wait):
+        with _locks.hold_cpu(cpu, None, wait=args.wait, on_wait=print_wait):
             pass
     environment = _host.fingerprint(cpu)
-    print(_table([("item", "value"), *_host.describe(environment)]))
+    print(table([("item", "value"), *_host.describe(environment)]))
     issues = [*_host.host_warnings(environment), *_locks.cpu_issues(cpu)]
     for issue in issues:
         print("warning: %s" % issue.message)
@@ -851,13 +790,6 @@ def _add_build(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_build)
 
 
-def _positive_seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("expected a positive number of seconds, got %r" % text)
-    return value
-
-
 def _run_build(args: argparse.Namespace) -> int:
     from ngcc.library.build import build
 
@@ -872,7 +804,7 @@ def _run_build(args: argparse.Namespace) -> int:
         print("skipped %s: %s" % (name, why))
     if result.warnings:
         print(result.warnings.rstrip(), file=sys.stderr)
-    print(_table([
+    print(table([
         ("instance", inst.name),
         ("label", inst.label or inst.name),
         ("candidate", inst.candidate),
@@ -952,7 +884,7 @@ def _add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                              "default: %(default)g")
     parser.add_argument("--quiet", action="store_true",
                         help="no plan and no progress; the table of folders still")
-    _add_wait(parser)
+    add_wait(parser)
     parser.set_defaults(run=_run_evaluate)
 
 
@@ -975,7 +907,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 plots=not args.no_plots, build_timeout=args.build_timeout, quick=args.quick,
                 lengths=args.lengths, trials=args.trials, cpu=args.cpu,
                 kat_files=args.kat_files.split(","), allow_kat_fail=args.allow_kat_fail,
-                progress=not args.quiet, wait=args.wait, on_wait=_print_wait,
+                progress=not args.quiet, wait=args.wait, on_wait=print_wait,
                 on_plan=None if args.quiet else _print_plan(sys.stderr),
                 command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
         except KeyboardInterrupt:
@@ -987,7 +919,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     rows = [("folder", "kind", "built with", "library", "outcome")]
     rows += [(f.folder, f.kind, f.options, f.label or "-", _folders.outcome(f, verdicts))
              for f in result.evaluation.folders]
-    print(_table(rows))
+    print(table(rows))
     if result.run is not None:
         for line in flag_warnings.summary(result.run):
             print("ngcc: warning: %s" % line, file=sys.stderr)
@@ -1056,7 +988,7 @@ def _add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar on a terminal (without one there is none: "
                              "the result line of each instance is the progress)")
-    _add_wait(parser)
+    add_wait(parser)
     parser.set_defaults(run=_run_leak)
 
 
@@ -1076,13 +1008,13 @@ def _run_leak(args: argparse.Namespace) -> int:
     try:  # a setting out of range is a usage mistake, said before any call
         _leak.checked_limits(length, args.calls, args.seconds)
     except ValueError as exc:
-        raise _UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     found = [instance(name) for name in args.instances]  # every typo before any call
-    labels = run_labels(found, _path_labels(args.instances, args.label))
+    labels = run_labels(found, path_labels(args.instances, args.label))
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")
-    with _locks.hold_cpu(args.cpu, None, wait=args.wait, on_wait=_print_wait) as cpu:
+    with _locks.hold_cpu(args.cpu, None, wait=args.wait, on_wait=print_wait) as cpu:
         status = _leak_each(args, found, labels, length, cpu, reporter)
     print("evidence: %s" % args.out)
     return status
@@ -1162,7 +1094,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `ngcc list | head -1`: the reader left; not an error
         _silence_stdout()
         return 0
-    except _UsageError as exc:
+    except UsageError as exc:
         print("ngcc: error: %s" % exc, file=sys.stderr)
         return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
@@ -1175,13 +1107,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ngcc: interrupted", file=sys.stderr)
         return 130
-
-
-def _table(rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns, two spaces apart."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
 
 
 def _silence_stdout() -> None:
