@@ -443,7 +443,7 @@ def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
 
 
 def _cli_summary(run) -> str:
-    from ngcc.cli.main import _campaign_summary
+    from ngcc.cli.summary import campaign_summary as _campaign_summary
     return _campaign_summary(run)
 
 

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import NoReturn
 
-from tqdm import tqdm
-
-from ngcc.base import format as _format
 from ngcc.base import progress as _progress
 from ngcc.base.clock import run_id_now
-from ngcc.base.errors import MeasurementWarning, NgccError, TrialFlagWarning
+from ngcc.base.errors import MeasurementWarning, NgccError
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
 from ngcc.campaign import campaign as _campaign
@@ -41,10 +36,18 @@ from ngcc.cli.common import (
     print_wait,
     table,
 )
+from ngcc.cli.summary import (
+    FlagWarnings,
+    campaign_summary,
+    failure_lines,
+    kept_words,
+    print_plan,
+    verdict_text,
+)
 from ngcc.driver import kat
 from ngcc.driver.hashing import hash as hash_data
-from ngcc.evidence.model import COUNTER_CHOICES, Job, Record
-from ngcc.evidence.run import Run, load_run
+from ngcc.evidence.model import COUNTER_CHOICES
+from ngcc.evidence.run import load_run
 from ngcc.library import build as _build
 from ngcc.library.registry import Instance, instance, instances
 from ngcc.measure import host as _host
@@ -342,42 +345,6 @@ def _add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_campaign)
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str,
-                  lineno: int, file: object = None, line: str | None = None) -> None:
-    tqdm.write("ngcc: warning: %s" % plain(str(message)), file=sys.stderr)
-
-
-class _FlagWarnings:
-    """Shows the first job's warning of each kind of trial flag as it comes and counts
-    the others, which :meth:`summary` then gives as one line per kind for the run (a
-    campaign on a busy host would otherwise print a warning for nearly every job)."""
-
-    def __init__(self) -> None:
-        self.held: dict[str, int] = {}
-
-    def show(self, message: Warning | str, category: type[Warning], filename: str,
-             lineno: int, file: object = None, line: str | None = None) -> None:
-        if isinstance(message, TrialFlagWarning):
-            if message.code in self.held:
-                self.held[message.code] += 1
-                return
-            self.held[message.code] = 0
-            message = "%s (further jobs with %s trials: one line at the end)" % (
-                message, message.code)
-        _show_warning(message, category, filename, lineno, file, line)
-
-    def summary(self, run: Run) -> list[str]:
-        """One line per kind of flag that had jobs held back: trials, jobs, the worst."""
-        lines = []
-        for code, flagged, (worst_record, worst) in _analysis.flag_kinds(run.records):
-            if not self.held.get(code):
-                continue
-            lines.append("%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
-                len(flagged), len({r.relpath for r, _ in flagged}), code, worst_record.label,
-                worst_record.message_bytes, worst.message))
-        return lines
-
-
 def _run_campaign(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
         raise UsageError("name the instances to measure, or use --candidate ID or --all "
@@ -399,10 +366,10 @@ def _run_campaign(args: argparse.Namespace) -> int:
         workers=args.workers, scheduler=args.scheduler, counter=args.counter,
         wait=args.wait, on_wait=print_wait,
         kat_manifest=args.manifest, kat_official=args.official,
-        on_plan=_print_plan(sys.stdout) if args.dry_run else None if args.quiet
-        else _print_plan(sys.stderr),
+        on_plan=print_plan(sys.stdout) if args.dry_run else None if args.quiet
+        else print_plan(sys.stderr),
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
-    flag_warnings = _FlagWarnings()
+    flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
         warnings.showwarning = flag_warnings.show
@@ -416,126 +383,19 @@ def _run_campaign(args: argparse.Namespace) -> int:
             run = campaign.run()
         except KeyboardInterrupt:
             print("ngcc: interrupted; %s: run the same command again to resume"
-                  % _kept_words(campaign.run_dir), file=sys.stderr)
+                  % kept_words(campaign.run_dir), file=sys.stderr)
             return 130
     for line in flag_warnings.summary(run):
         print("ngcc: warning: %s" % plain(line), file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
-        print(_campaign_summary(run))
-        print(_verdict_text(run))
+        print(campaign_summary(run))
+        print(verdict_text(run))
     if not run.failed_jobs:
         return EXIT_TARGET_MISSED if any(r.target_missed for r in run.records) else 0
-    for line in _failure_lines(run.failed_jobs):
+    for line in failure_lines(run.failed_jobs):
         print("ngcc: %s" % plain(line), file=sys.stderr)
     print("ngcc: %s" % _analysis.status_counts(run.jobs), file=sys.stderr)
     return EXIT_RUNTIME_ERROR
-
-
-def _kept_words(run_dir: Path) -> str:
-    """``3 finished job(s) and 7 trial(s) of unfinished ones are kept in DIR``."""
-    from ngcc.measure import partial as _partial
-
-    try:
-        done = sum(job.status == "done" for job in load_run(run_dir).jobs)
-    except (NgccError, OSError):
-        done = 0  # stopped before the run directory was written
-    return "%d finished job(s) and %d trial(s) of unfinished ones are kept in %s" % (
-        done, _partial.count(run_dir), run_dir)
-
-
-def _print_plan(stream: TextIO) -> Callable[[_campaign.CostEstimate], None]:
-    """Print the plan to ``stream``: stderr beside the progress, so that stdout holds the
-    summary table alone; stdout for ``--dry-run``, whose result it is."""
-    def show(estimate: _campaign.CostEstimate) -> None:
-        print(estimate, file=stream, flush=True)
-    return show
-
-
-#: ``SM3 at 64 B (trial 0) ``: the job's own words at the start of a child's error.
-_JOB_PREFIX = re.compile(r"^\S+ at \d+ B \([^)]*\) ")
-
-
-def _failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
-    """One line per status and cause: a job's own error, or ``2 jobs crash (SM3 64 B,
-    SM3 128 B): crashed: SIGSEGV`` (the first ``shown`` jobs named, the others counted)."""
-    lines = []
-    for status, alike in _analysis.failure_groups(jobs):  # the report's grouping
-        if len(alike) == 1:
-            lines.append(alike[0].error or "%s %s" % (alike[0].label, status))
-            continue
-        cause = _JOB_PREFIX.sub("", alike[0].error or status)
-        names = ", ".join("%s %d B" % (job.label, job.message_bytes) for job in alike[:shown])
-        more = " and %d more" % (len(alike) - shown) if len(alike) > shown else ""
-        lines.append("%d jobs %s (%s%s): %s" % (len(alike), status, names, more, cause))
-    return lines
-
-
-def _campaign_summary(run: Run) -> str:
-    unit = _format.unit_word(t.unit for r in run.records for t in r.trials)
-    rows = [("instance", "message", "leads", unit + "/call", unit + "/byte", "95% CI (of)",
-             "harness mean", "median", "95% CI (log-t)", "observer", "core c/B", "MB/s",
-             "n", "KAT", "flags")]
-    for record in run.records:
-        stats = record.statistics
-        lead = _analysis.leading(stats)
-        rows.append((record.label, _format.message(record.message_bytes), lead.name,
-                     _format.cycles(lead.ticks),
-                     _format.cycles_per_byte(lead.ticks / record.message_bytes),
-                     "±%s %s" % (_format.percent(lead.ci_relative), lead.interval)
-                     if lead.ci_relative is not None else _format.MISSING,
-                     _format.cycles(stats.mean_cycles),
-                     _format.cycles(stats.median_cycles),
-                     "±" + _format.percent(stats.median_ci95_relative),
-                     _observer(record),
-                     _format.cycles_per_byte(stats.core_cycles_per_byte),
-                     _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
-                                                  if lead.seconds else None),
-                     _format.call_count(list(record.raw.calls_per_trial)),
-                     record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
-                     _flag_counts(record)))
-    return ("%s\n\nleads: what the row's %s/call, /byte, 95%% CI and MB/s are: %s; "
-            "harness mean: Σ %s / Σ calls "
-            "(the NICCS pages' mean); 95%% CI (of): the interval of the row's figure and "
-            "which it is (bootstrap median: percentile bootstrap of the median of the "
-            "trials' CPU-time figures; bootstrap mean: of the trial means); 95%% CI "
-            "(log-t): of the per-call "
-            "median, t interval of the logarithms of the trial medians; observer: per-call "
-            "mean over the uninstrumented batch mean (median of the trials); core c/B: core "
-            "cycles per byte, from each trial's estimate of core cycles per tick; MB/s: of "
-            "the row's figure\nevidence: %s   (next: ngcc report %s)"
-            % (table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
-
-
-def _verdict_text(run: Run) -> str:
-    """The run's publishability verdict, the command line's last line."""
-    from ngcc.report import verdict as _verdict
-
-    return _verdict.verdict_line(run)
-
-
-def _observer(record: Record) -> str:
-    """The observer effect of the undisturbed trials, relative (``+1.20 %``)."""
-    from ngcc.report import verdict as _verdict
-
-    effect = _verdict.observer_effect(record)
-    if effect is None and not {t.index for t in record.trials} - {
-            f.trial for f in record.statistics.flags}:
-        return _verdict.DISTURBED
-    return _signed_percent(effect[1] if effect is not None else None)
-
-
-def _signed_percent(value: float | None) -> str:
-    return _format.MISSING if value is None else "%+.2f %%" % (100 * value)
-
-
-def _flag_counts(record: Record) -> str:
-    """``2 preempted, 1 slow_trial``: the record's flags by code, and the trials
-    ``--strict`` rejected; ``—`` for none."""
-    counts = Counter(flag.code for flag in record.statistics.flags)
-    parts = ["%d %s" % (n, code) for code, n in counts.items()]
-    if record.rejected_trials:
-        parts.append("%d rejected" % len(record.rejected_trials))
-    return ", ".join(parts) or _format.MISSING
 
 
 def _add_check(subcommands: argparse._SubParsersAction) -> None:
@@ -897,7 +757,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print(line)
         return 0
     run_dir = args.run_dir or Path("runs") / run_id_now()
-    flag_warnings = _FlagWarnings()
+    flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
         warnings.showwarning = flag_warnings.show
@@ -908,11 +768,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 lengths=args.lengths, trials=args.trials, cpu=args.cpu,
                 kat_files=args.kat_files.split(","), allow_kat_fail=args.allow_kat_fail,
                 progress=not args.quiet, wait=args.wait, on_wait=print_wait,
-                on_plan=None if args.quiet else _print_plan(sys.stderr),
+                on_plan=None if args.quiet else print_plan(sys.stderr),
                 command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
         except KeyboardInterrupt:
             print("ngcc: interrupted; the folders built and %s: run the same command "
-                  "again to resume" % _kept_words(run_dir), file=sys.stderr)
+                  "again to resume" % kept_words(run_dir), file=sys.stderr)
             return 130
     verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
                 if result.run is not None else {})
@@ -925,7 +785,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print("ngcc: warning: %s" % line, file=sys.stderr)
         index = next((p for p in result.report if p.name == "index.md"), None)
         print("evidence: %s%s" % (run_dir, "   report: %s" % index if index else ""))
-        print(_verdict_text(result.run))
+        print(verdict_text(result.run))
     else:
         print("ngcc: no folder built, so nothing was measured (each row says why)",
               file=sys.stderr)
