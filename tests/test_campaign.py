@@ -444,7 +444,7 @@ def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
 
 
 def _cli_summary(run) -> str:
-    from ngcc.cli.main import _campaign_summary
+    from ngcc.cli.summary import campaign_summary as _campaign_summary
     return _campaign_summary(run)
 
 
@@ -930,7 +930,8 @@ def test_a_missed_target_is_said_in_the_record_a_warning_and_the_exit_status(
     assert not reached.records[0].target_missed
     assert not fake(["SM3"], lengths=[32], run_dir=tmp_path / "none").run() \
         .records[0].target_missed  # no target: nothing to miss
-    from ngcc.cli.main import EXIT_TARGET_MISSED, main
+    from ngcc.cli.common import EXIT_TARGET_MISSED
+    from ngcc.cli.main import main
     monkeypatch.setattr(_child, "DriverRunner", lambda: FakeRunner(spikes=50.0))
     monkeypatch.setattr(kat, "check", FakeKat())
     status = main(["campaign", "SM3", "--quick", "--trials", "2", "--lengths", "32",

@@ -1,0 +1,102 @@
+"""What the subcommands share: the exit statuses, the usage error, the aligned table,
+the ``--label`` values of library paths, and the options several commands take
+(``--manifest``/``--official``, ``--lengths``, ``--wait``, positive seconds)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ngcc.base.errors import NgccError
+from ngcc.library.registry import is_library_path
+from ngcc.measure import locks as _locks
+
+EXIT_RUNTIME_ERROR = 1
+EXIT_USAGE = 2
+#: ``ngcc campaign``: every job measured, but some stopped at --max-trials above
+#: --target-ci (each named in a warning).
+EXIT_TARGET_MISSED = 3
+
+
+class UsageError(NgccError):
+    """A command line that asks for nothing or for something out of range: exit 2."""
+
+
+def table(rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
+
+
+def path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]:
+    """The ``--label`` values (given in the order of the library paths) aligned with
+    every name of the command line (None for the others)."""
+    paths = [index for index, name in enumerate(names) if is_library_path(name)]
+    if len(labels) > len(paths):
+        raise NgccError("%d --label given for %d library path(s): --label names library "
+                        "paths, one each, in their order" % (len(labels), len(paths)))
+    aligned: list[str | None] = [None] * len(names)
+    for index, label in zip(paths, labels, strict=False):
+        aligned[index] = label
+    return aligned
+
+
+def add_kat_references(parser: argparse.ArgumentParser) -> None:
+    """--manifest and --official: the references a KAT check may rest on."""
+    parser.add_argument("--manifest", type=Path, metavar="FILE",
+                        help="a kat.sha256 manifest ngcc does not ship, checked instead of "
+                             "the candidate's (a line matches a KAT file by its name, "
+                             "whatever folder it names)")
+    parser.add_argument("--official", type=Path, metavar="DIR",
+                        help="your copy of the official KAT files (DIR/<candidate>/<folder>/"
+                             "KAT_*.txt, DIR/<folder>/KAT_*.txt or flat): the reference of a "
+                             "file no manifest line covers (PASS or MISMATCH with the first "
+                             "differing record), and where a MISMATCH names that record")
+
+
+# The type functions of options keep their names: argparse names one in its message
+# for a value it cannot read (`invalid _positive_seconds value: 'abc'`).
+def _lengths(text: str) -> list[int]:
+    try:
+        lengths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected comma-separated byte counts, e.g. "
+                                         "32,1024,65536; got %r" % text) from None
+    if not lengths or min(lengths) < 1:
+        raise argparse.ArgumentTypeError("message lengths must be positive, got %r" % text)
+    return lengths
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a positive number of seconds, got %r" % text)
+    return value
+
+
+def _wait_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds, got %r" % text) from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a number of seconds >= 0, got %r" % text)
+    return value
+
+
+def add_wait(parser: argparse.ArgumentParser, waits: bool = True) -> None:
+    """``--wait [SECONDS]``: how long to wait for a CPU another ngcc measurement holds."""
+    bound = _locks.DEFAULT_WAIT_SECONDS
+    parser.add_argument(
+        "--wait", type=_wait_seconds, nargs="?", metavar="SECONDS",
+        const=bound, default=bound if waits else None,
+        help="wait up to SECONDS (alone: %g) for a CPU another ngcc measurement holds, "
+             "saying for whom; 0 refuses at once%s" % (
+                 bound, "; default: %g" % bound if waits else "; default: do not wait"))
+
+
+def print_wait(message: str) -> None:
+    print("ngcc: %s" % message, file=sys.stderr, flush=True)

@@ -1,0 +1,136 @@
+"""``ngcc leak``: instances tested for timing leakage (fixed against random messages)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ngcc.base import progress as _progress
+from ngcc.base.errors import NgccError
+from ngcc.base.untrusted import plain
+from ngcc.cli.common import (
+    EXIT_RUNTIME_ERROR,
+    UsageError,
+    _positive_seconds,
+    add_wait,
+    path_labels,
+    print_wait,
+)
+from ngcc.library.registry import Instance, instance
+from ngcc.measure import locks as _locks
+
+
+def add_leak(subcommands: argparse._SubParsersAction) -> None:
+    from ngcc.measure import leak as _leak
+
+    parser = subcommands.add_parser(
+        "leak", help="test instances for timing leakage (dudect: fixed vs random messages)",
+        description="Time each instance in ngcc-driver on two classes of messages of one "
+                    "length, the class of each call drawn at random: one fixed message (all "
+                    "zero unless --fixed) and fresh random ones. Welch's t between the classes "
+                    "(every call, the fastest calls under several percentiles, first and "
+                    "second order), updated as calls arrive. Verdict from the largest |t|: "
+                    "'no leak detected' below 4.5, 'LEAK' above 10 (the test stops once a "
+                    "test is above 10 at two looks in a row), "
+                    "'possible leak' between. A pass never proves constant time. Evidence: "
+                    "DIR/<candidate>/<instance>__leak_<bytes>.json, the t trace (.npz) and a "
+                    "plot of |t| against calls. Exit status 0 if no leak was detected in any "
+                    "instance, 1 for a LEAK, a possible leak, too few calls or an error.")
+    parser.add_argument("instances", nargs="+", metavar="INSTANCE",
+                        help="instance name (see `ngcc list`) or library path")
+    parser.add_argument("--length", type=int, metavar="BYTES",
+                        help="message length of both classes, 1 to %d; default: the --fixed "
+                             "message's, else %d" % (_leak.MAX_LENGTH, _leak.DEFAULT_LENGTH))
+    parser.add_argument("--calls", type=int, default=_leak.DEFAULT_CALLS, metavar="N",
+                        help="the most timed calls per instance, %d to %d; default: "
+                             "%%(default)s" % (_leak.MIN_CALLS, _leak.MAX_CALLS))
+    parser.add_argument("--seconds", type=_positive_seconds, default=_leak.DEFAULT_SECONDS,
+                        metavar="S", help="the most seconds of calls per instance; default: "
+                                          "%(default)g")
+    parser.add_argument("--cpu", type=int, metavar="N",
+                        help="pin the calls to CPU N (default: the last CPU allowed)")
+    parser.add_argument("--fixed", type=_hex_bytes, metavar="HEX",
+                        help="the fixed message in hex (its length is the --length); default: "
+                             "all zero")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="seed of the driver's PRNG (classes, random messages); default: "
+                             "a random one, recorded in the evidence")
+    parser.add_argument("--control", action="store_true",
+                        help="also run the A/A control of each instance: both classes random, "
+                             "so only the harness or the host can make them differ; its "
+                             "verdict should be 'no leak detected' (a flagged control makes "
+                             "the exit status 1 too: the host cannot be trusted)")
+    parser.add_argument("--no-early-stop", action="store_true",
+                        help="make every call even once a test is above |t| = 10")
+    parser.add_argument("--label", action="append", default=[], metavar="NAME",
+                        help="the label of a library path in file names (repeatable, in the "
+                             "order of the library paths; default: the instance name, with "
+                             "@<folder> when two builds clash)")
+    parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
+                        help="folder for the evidence; default: %(default)s")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar on a terminal (without one there is none: "
+                             "the result line of each instance is the progress)")
+    add_wait(parser)
+    parser.set_defaults(run=_run_leak)
+
+
+def _hex_bytes(text: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected hex digits, got %r" % text) from None
+
+
+def _run_leak(args: argparse.Namespace) -> int:
+    from ngcc.library.registry import run_labels
+    from ngcc.measure import leak as _leak
+
+    length = args.length if args.length is not None else \
+        len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
+    try:  # a setting out of range is a usage mistake, said before any call
+        _leak.checked_limits(length, args.calls, args.seconds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    found = [instance(name) for name in args.instances]  # every typo before any call
+    labels = run_labels(found, path_labels(args.instances, args.label))
+    # a bar on a terminal only: without one, each instance's result line is its progress
+    reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
+                                  else "bar")
+    with _locks.hold_cpu(args.cpu, None, wait=args.wait, on_wait=print_wait) as cpu:
+        status = _leak_each(args, found, labels, length, cpu, reporter)
+    print("evidence: %s" % args.out)
+    return status
+
+
+def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
+               length: int, cpu: int, reporter: _progress.Progress) -> int:
+    """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
+    from ngcc.measure import leak as _leak
+    from ngcc.report import plots as _plot
+
+    status = 0
+    for inst, label in zip(found, labels, strict=True):
+        for control in (False, True) if args.control else (False,):
+            try:
+                with reporter.task("%s%s" % (label, " (control)" if control else ""),
+                                   args.calls) as task:
+                    result = _leak.leak(inst, length, calls=args.calls, seconds=args.seconds,
+                                        cpu=cpu, fixed=None if control else args.fixed,
+                                        seed=args.seed, early_stop=not args.no_early_stop,
+                                        control=control, label=label,
+                                        progress=task)
+            except NgccError as exc:  # this instance failed; the others still run
+                print("%s  ERROR  %s" % (label, plain(str(exc))), flush=True)
+                status = EXIT_RUNTIME_ERROR
+                break
+            calls, traces = result.trace_series()
+            _plot.save(_plot.leak_trace_plot(calls, traces, title=result.title),
+                       _leak.evidence_path(result, args.out, ""))
+            _leak.write_evidence(result, args.out, plot=True)
+            print(result.summary(), flush=True)
+            if result.leaks:
+                status = EXIT_RUNTIME_ERROR
+    return status

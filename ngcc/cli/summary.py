@@ -1,0 +1,167 @@
+"""What ``ngcc campaign`` and ``ngcc evaluate`` print around a measurement: the plan,
+the trial-flag warnings (the first of each kind, then one line per kind), what an
+interrupted run keeps, the summary table, one line per cause of failure, and the
+publishability verdict."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from tqdm import tqdm
+
+from ngcc.base import format as _format
+from ngcc.base.errors import NgccError, TrialFlagWarning
+from ngcc.base.untrusted import plain
+from ngcc.campaign.cost import CostEstimate
+from ngcc.cli.common import table
+from ngcc.evidence.model import Job, Record
+from ngcc.evidence.run import Run, load_run
+from ngcc.stats import groups as _analysis
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: object = None, line: str | None = None) -> None:
+    tqdm.write("ngcc: warning: %s" % plain(str(message)), file=sys.stderr)
+
+
+class FlagWarnings:
+    """Shows the first job's warning of each kind of trial flag as it comes and counts
+    the others, which :meth:`summary` then gives as one line per kind for the run (a
+    campaign on a busy host would otherwise print a warning for nearly every job)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, int] = {}
+
+    def show(self, message: Warning | str, category: type[Warning], filename: str,
+             lineno: int, file: object = None, line: str | None = None) -> None:
+        if isinstance(message, TrialFlagWarning):
+            if message.code in self.held:
+                self.held[message.code] += 1
+                return
+            self.held[message.code] = 0
+            message = "%s (further jobs with %s trials: one line at the end)" % (
+                message, message.code)
+        _show_warning(message, category, filename, lineno, file, line)
+
+    def summary(self, run: Run) -> list[str]:
+        """One line per kind of flag that had jobs held back: trials, jobs, the worst."""
+        lines = []
+        for code, flagged, (worst_record, worst) in _analysis.flag_kinds(run.records):
+            if not self.held.get(code):
+                continue
+            lines.append("%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
+                len(flagged), len({r.relpath for r, _ in flagged}), code, worst_record.label,
+                worst_record.message_bytes, worst.message))
+        return lines
+
+
+def kept_words(run_dir: Path) -> str:
+    """``3 finished job(s) and 7 trial(s) of unfinished ones are kept in DIR``."""
+    from ngcc.measure import partial as _partial
+
+    try:
+        done = sum(job.status == "done" for job in load_run(run_dir).jobs)
+    except (NgccError, OSError):
+        done = 0  # stopped before the run directory was written
+    return "%d finished job(s) and %d trial(s) of unfinished ones are kept in %s" % (
+        done, _partial.count(run_dir), run_dir)
+
+
+def print_plan(stream: TextIO) -> Callable[[CostEstimate], None]:
+    """Print the plan to ``stream``: stderr beside the progress, so that stdout holds the
+    summary table alone; stdout for ``--dry-run``, whose result it is."""
+    def show(estimate: CostEstimate) -> None:
+        print(estimate, file=stream, flush=True)
+    return show
+
+
+#: ``SM3 at 64 B (trial 0) ``: the job's own words at the start of a child's error.
+_JOB_PREFIX = re.compile(r"^\S+ at \d+ B \([^)]*\) ")
+
+
+def failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
+    """One line per status and cause: a job's own error, or ``2 jobs crash (SM3 64 B,
+    SM3 128 B): crashed: SIGSEGV`` (the first ``shown`` jobs named, the others counted)."""
+    lines = []
+    for status, alike in _analysis.failure_groups(jobs):  # the report's grouping
+        if len(alike) == 1:
+            lines.append(alike[0].error or "%s %s" % (alike[0].label, status))
+            continue
+        cause = _JOB_PREFIX.sub("", alike[0].error or status)
+        names = ", ".join("%s %d B" % (job.label, job.message_bytes) for job in alike[:shown])
+        more = " and %d more" % (len(alike) - shown) if len(alike) > shown else ""
+        lines.append("%d jobs %s (%s%s): %s" % (len(alike), status, names, more, cause))
+    return lines
+
+
+def campaign_summary(run: Run) -> str:
+    unit = _format.unit_word(t.unit for r in run.records for t in r.trials)
+    rows = [("instance", "message", "leads", unit + "/call", unit + "/byte", "95% CI (of)",
+             "harness mean", "median", "95% CI (log-t)", "observer", "core c/B", "MB/s",
+             "n", "KAT", "flags")]
+    for record in run.records:
+        stats = record.statistics
+        lead = _analysis.leading(stats)
+        rows.append((record.label, _format.message(record.message_bytes), lead.name,
+                     _format.cycles(lead.ticks),
+                     _format.cycles_per_byte(lead.ticks / record.message_bytes),
+                     "±%s %s" % (_format.percent(lead.ci_relative), lead.interval)
+                     if lead.ci_relative is not None else _format.MISSING,
+                     _format.cycles(stats.mean_cycles),
+                     _format.cycles(stats.median_cycles),
+                     "±" + _format.percent(stats.median_ci95_relative),
+                     _observer(record),
+                     _format.cycles_per_byte(stats.core_cycles_per_byte),
+                     _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
+                                                  if lead.seconds else None),
+                     _format.call_count(list(record.raw.calls_per_trial)),
+                     record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
+                     _flag_counts(record)))
+    return ("%s\n\nleads: what the row's %s/call, /byte, 95%% CI and MB/s are: %s; "
+            "harness mean: Σ %s / Σ calls "
+            "(the NICCS pages' mean); 95%% CI (of): the interval of the row's figure and "
+            "which it is (bootstrap median: percentile bootstrap of the median of the "
+            "trials' CPU-time figures; bootstrap mean: of the trial means); 95%% CI "
+            "(log-t): of the per-call "
+            "median, t interval of the logarithms of the trial medians; observer: per-call "
+            "mean over the uninstrumented batch mean (median of the trials); core c/B: core "
+            "cycles per byte, from each trial's estimate of core cycles per tick; MB/s: of "
+            "the row's figure\nevidence: %s   (next: ngcc report %s)"
+            % (table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
+
+
+def verdict_text(run: Run) -> str:
+    """The run's publishability verdict, the command line's last line."""
+    from ngcc.report import verdict as _verdict
+
+    return _verdict.verdict_line(run)
+
+
+def _observer(record: Record) -> str:
+    """The observer effect of the undisturbed trials, relative (``+1.20 %``)."""
+    from ngcc.report import verdict as _verdict
+
+    effect = _verdict.observer_effect(record)
+    if effect is None and not {t.index for t in record.trials} - {
+            f.trial for f in record.statistics.flags}:
+        return _verdict.DISTURBED
+    return _signed_percent(effect[1] if effect is not None else None)
+
+
+def _signed_percent(value: float | None) -> str:
+    return _format.MISSING if value is None else "%+.2f %%" % (100 * value)
+
+
+def _flag_counts(record: Record) -> str:
+    """``2 preempted, 1 slow_trial``: the record's flags by code, and the trials
+    ``--strict`` rejected; ``—`` for none."""
+    counts = Counter(flag.code for flag in record.statistics.flags)
+    parts = ["%d %s" % (n, code) for code, n in counts.items()]
+    if record.rejected_trials:
+        parts.append("%d rejected" % len(record.rejected_trials))
+    return ", ".join(parts) or _format.MISSING
