@@ -42,6 +42,7 @@ from ngcc.base.errors import (
 )
 from ngcc.base.names import check_name
 from ngcc.measure.host import LOAD_LIMIT
+from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import compare as _compare
 
 if TYPE_CHECKING:
@@ -565,18 +566,6 @@ def method_text(result: RunComparison) -> str:
                 result.statistic, "/".join(units), 100 * result.confidence, result.alpha))
 
 
-def _aligned(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                     .rstrip() for row in rows)
-
-
-def _markdown(rows: Sequence[Sequence[str]]) -> str:
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
-    return "\n".join([line(rows[0]), line(["---"] * len(rows[0])), *map(line, rows[1:])])
-
-
 def render(result: RunComparison, fmt: str = "table") -> str:
     """The comparison as text: ``table`` (aligned columns), ``markdown``, ``csv`` or ``json``.
 
@@ -601,10 +590,12 @@ def render(result: RunComparison, fmt: str = "table") -> str:
         notes = "".join("- %s\n" % note for note in result.notes)
         return ("%s\n\n%s%s\n\n%s\n\n**Geometric mean over lengths**\n\n%s\n" % (
             head.replace("\n", "  \n"), notes + "\n" if notes else "", method_text(result),
-            _markdown(rows), _markdown(summary)))
+            "\n".join(markdown_table(rows[0], rows[1:], spaced_rule=True)),
+            "\n".join(markdown_table(summary[0], summary[1:], spaced_rule=True))))
     notes = "".join("note: %s\n" % note for note in result.notes)
     return "%s\n%s%s\n\n%s\n\ngeometric mean over lengths\n%s\n" % (
-        head, notes, method_text(result), _aligned(rows), _aligned(summary))
+        head, notes, method_text(result), "\n".join(aligned_table(rows)),
+        "\n".join(aligned_table(summary)))
 
 
 def _csv_cell(value: object) -> object:

@@ -47,6 +47,7 @@ from ngcc.measure import host as _host
 from ngcc.report import export as _export
 from ngcc.report import folders as _folders
 from ngcc.report import verdict as _verdict
+from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
@@ -108,17 +109,6 @@ in ``campaign.json``)."""
 
 
 # ------------------------------------------------------------------ Markdown pieces
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """A Markdown table: header, separator, one line per row."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
-    return lines
-
 
 def code(text: str) -> str:
     """Inline code, as the seeds show instance names and files: `` `Wish512` ``; any
@@ -306,7 +296,7 @@ def _load(start: Sequence[float] | None, end: Sequence[float] | None) -> str:
 
 def _environment(run: Run) -> list[str]:
     lines = ["## " + SECTION_TITLES[1], ""]
-    lines += table(ENVIRONMENT_COLUMNS, environment_items(run)) + [""]
+    lines += markdown_table(ENVIRONMENT_COLUMNS, environment_items(run)) + [""]
     lines += _hosts_table(run.records)
     for warning in run.host_warnings:
         lines += [f"- {WARNING} {warning}"]
@@ -350,7 +340,7 @@ def _functional_testing(run: Run, candidate: str, builds: Sequence[BuildEntry]) 
         lines += [""]
     rows = [(code(b.label), build_flags(b.implementation.cflags), kat_cell(b.kat))
             for b in builds]
-    lines += table(KAT_COLUMNS, rows) + [""]
+    lines += markdown_table(KAT_COLUMNS, rows) + [""]
     return lines + override_notes([b.kat for b in builds])
 
 
@@ -545,7 +535,7 @@ def _robust_statistics(records: Sequence[Record]) -> list[str]:
             "cycles/byte: the harness mean converted with each trial's estimate of core "
             "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
             "counter_rate); rejected: trials --strict measured again.", "",
-            *table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
+            *markdown_table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
 
 
 CPU_TIME_COLUMNS = ("instance", "message", "CPU time/call", "95 % CI (bootstrap median)",
@@ -579,7 +569,7 @@ def _cpu_time_table(records: Sequence[Record]) -> list[str]:
             "from a fixed seed). Per-call loop: the same over the loop "
             "of timed calls, brackets included. Leads: the figure section 4 leads with: "
             f"{_analysis.LEADING_RULE}.", "",
-            *table(CPU_TIME_COLUMNS, [cpu_time_row(r) for r in newer]), ""]
+            *markdown_table(CPU_TIME_COLUMNS, [cpu_time_row(r) for r in newer]), ""]
 
 
 # ------------------------------------------------------------------ warnings, failures
@@ -661,8 +651,8 @@ def _resources(records: Sequence[Record]) -> list[str]:
             "memory sizes of its PT_LOAD segments); peak memory is the process high-water "
             "mark (VmHWM) " + _rss_process(records) + ", so both are upper-bound proxies "
             "rather than isolated algorithm memory. Baseline RSS is taken after loading "
-            "the library, before the warm-up; both are the maxima over the trials.", ""] + table(
-        RESOURCE_COLUMNS, [resource_row(r) for r in records]) + [""]
+            "the library, before the warm-up; both are the maxima over the trials.", ""] + \
+        markdown_table(RESOURCE_COLUMNS, [resource_row(r) for r in records]) + [""]
 
 
 def leak_row(test: dict[str, Any]) -> tuple[str, ...]:
@@ -687,7 +677,7 @@ def _leak_section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str
              "Largest |t| below 4.5: no leak detected; 4.5 to 10: possible leak; above 10: "
              "LEAK. A pass does not prove constant time: a leak below the noise, or one "
              "that depends on other inputs or another machine, passes.", ""]
-    lines += table(LEAK_COLUMNS, [leak_row(t) for t in tests]) + [""]
+    lines += markdown_table(LEAK_COLUMNS, [leak_row(t) for t in tests]) + [""]
     images = [f"![|t| of {t['label']}]({plot_stem_leak(t)}.png)" for t in tests
               if plot_stem_leak(t) in plotted]
     return lines + ([", ".join(images), ""] if images else [])
@@ -723,7 +713,7 @@ def _evidence_index(run: Run, records: Sequence[Record],
     return ["## " + SECTION_TITLES[5], "",
             "Paths are relative to the run directory; each JSON file records its plan, "
             "environment and trials, and the sha256 of its raw samples (format: "
-            f"{code('docs/evidence-format.md')}).", ""] + table(
+            f"{code('docs/evidence-format.md')}).", ""] + markdown_table(
         EVIDENCE_COLUMNS, evidence_rows(records, builds)) + [
         "", f"Scripts: {', '.join(code(s) for s in scripts(records))} in ngcc "
             f"{run.environment.ngcc_version}{_host.commit_text(run.environment)}."]
@@ -787,7 +777,7 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     failed = run.failed_jobs
     if failed:
         lines += ["## Jobs not measured", "", "Their causes are at the top of the page.", ""]
-        lines += table(("candidate", "instance", "message", "status"), [
+        lines += markdown_table(("candidate", "instance", "message", "status"), [
             (job.candidate, code(job.label), _format.message(job.message_bytes),
              job.status) for job in failed]) + [""]
     return "\n".join(lines) + "\n"
@@ -848,7 +838,7 @@ def _hosts_table(records: Sequence[Record]) -> list[str]:
             _host.clock_text(env), str(len(group))))
     return ["The records were measured on %d hosts (the table above describes the "
             "campaign's own); every figure below is of one host:" % len(groups), ""] + \
-        table(HOST_COLUMNS, rows) + [""]
+        markdown_table(HOST_COLUMNS, rows) + [""]
 
 
 def _by_host(columns: Sequence[str], records: Sequence[Record],
@@ -859,7 +849,7 @@ def _by_host(columns: Sequence[str], records: Sequence[Record],
     under its name when ``run`` has records of several hosts."""
     def made(group: Sequence[Record]) -> list[str]:
         body = rows(group) if rows is not None else [row(r) for r in group] if row else []
-        return table(columns, body) + [""]
+        return markdown_table(columns, body) + [""]
     if len(_analysis.hosts(run.records)) < 2:
         return made(records)
     groups = _analysis.by_host(records)
@@ -901,7 +891,7 @@ def index_page(run: Run) -> str:
     lines += failure_banner(run.jobs)
     lines += ["## Candidates", ""]
     hosts = len(_analysis.hosts(run.records)) > 1  # a run of one host reads as before
-    lines += table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
+    lines += markdown_table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
                    [index_row(run, c, hosts) for c in _candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
               f"{field_index_line()} "
@@ -931,7 +921,8 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
              + (f", {failed} not built (a row each, with the build's reason)" if failed
                 else "") + ". Reference folders are built with the guide's reference "
              "flags, optimized ones with its performance flags.", ""]
-    lines += table(_folders.FOLDER_COLUMNS, _folders.folder_rows(entries, verdicts)) + [""]
+    lines += markdown_table(_folders.FOLDER_COLUMNS,
+                            _folders.folder_rows(entries, verdicts)) + [""]
     if any(e.adjustments for e in entries):
         lines += [_folders.ADJUSTMENT_NOTE, ""]
     return lines
