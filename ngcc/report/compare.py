@@ -643,10 +643,10 @@ def plot_stem(path: Path) -> Path:
 
 
 def ratio_figure(result: RunComparison) -> Figure:
-    """Each pair's ratio A/B and its CI against message length (``_plot.ratio_plot``):
+    """Each pair's ratio A/B and its CI against message length (``plots.ratio.ratio_plot``):
     hollow where not significant, the geometric mean dashed; lengths without an
     interval are left out."""
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots.ratio import RatioSeries, ratio_plot
 
     summaries = {summary.pair: summary for summary in result.summaries}
     series = []
@@ -655,7 +655,7 @@ def ratio_figure(result: RunComparison) -> Figure:
         if not rows:
             continue
         summary = summaries.get(pair)
-        series.append(_plot.RatioSeries(
+        series.append(RatioSeries(
             label="%s / %s" % (pair.label_a, pair.label_b),
             message_bytes=[row.message_bytes for row in rows],
             ratio=[row.comparison.ratio for row in rows],
@@ -664,12 +664,12 @@ def ratio_figure(result: RunComparison) -> Figure:
             significant=[row.comparison.significant for row in rows],
             geometric_mean=summary.comparison.ratio if summary else None))
     title = "A/B, %s cycles per call, %g %% CI" % (result.statistic, 100 * result.confidence)
-    return _plot.ratio_plot(series, title=title, a="A", b="B", statistic=result.statistic)
+    return ratio_plot(series, title=title, a="A", b="B", statistic=result.statistic)
 
 
 def write_plot(result: RunComparison, path: Path) -> list[Path]:
     """:func:`ratio_figure` to ``path`` as PNG and SVG (a ``.png``/``.svg`` suffix of
     ``path`` is dropped); return the files written."""
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots.common import save
 
-    return _plot.save(ratio_figure(result), plot_stem(path))
+    return save(ratio_figure(result), plot_stem(path))

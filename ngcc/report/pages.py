@@ -1178,7 +1178,10 @@ def write_plots(run: Run, out: Path,
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
     from ngcc.measure import leak as _leak
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots.common import save
+    from ngcc.report.plots.cycles import cycles_per_byte
+    from ngcc.report.plots.distribution import distribution
+    from ngcc.report.plots.leak import leak_trace_plot
 
     summary = _leading_summary(run)
     statistic = ("CPU time where preempted, else mean"
@@ -1186,24 +1189,24 @@ def write_plots(run: Run, out: Path,
     per_byte = "%s/byte" % _format.unit_word(t.unit for r in run.records for t in r.trials)
     written = []
     if len(summary):
-        written += _plot.save(_plot.cycles_per_byte(summary, f"Run {run.run_id}: {per_byte}",
+        written += save(cycles_per_byte(summary, f"Run {run.run_id}: {per_byte}",
                                                     unit=per_byte, statistic=statistic),
                               out / PLOT_RUN_CPB)
     for candidate in _candidates(run):
         rows = summary[summary["candidate"] == candidate]
         if len(rows):
-            figure = _plot.cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte,
+            figure = cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte,
                                            statistic=statistic)
-            written += _plot.save(figure, out / plot_stem_cpb(candidate))
+            written += save(figure, out / plot_stem_cpb(candidate))
     for (label, length), (record, cycles) in samples.items():
         unit = _format.unit_word(t.unit for t in record.trials)  # counter ticks, or ns
-        figure = _plot.distribution(cycles, f"{label}, {_format.message(length)}: "
+        figure = distribution(cycles, f"{label}, {_format.message(length)}: "
                                     f"{unit} per call", unit=f"{unit}/call")
-        written += _plot.save(figure, out / plot_stem_distribution(label, length))
+        written += save(figure, out / plot_stem_distribution(label, length))
     for test in run.leak_tests:
         calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)
         title = (f"{test['label']} at {_format.message(int(test['message_bytes']))}: "
                  f"{test['verdict']} (max |t| {test['max_t']:.1f})")
-        written += _plot.save(_plot.leak_trace_plot(calls, traces, title=title),
+        written += save(leak_trace_plot(calls, traces, title=title),
                               out / plot_stem_leak(test))
     return written
