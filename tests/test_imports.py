@@ -125,7 +125,7 @@ ROOT_STAGE = {"_core": "library", "__init__": "surface", "__main__": "surface",
 #: loading a run, or running a campaign, loads none of them).
 DOORS = {("evidence.run", "stats.tables"), ("evidence.run", "report.plots.cycles"),
          ("evidence.run", "report.plots.distribution"),
-         ("evidence.run", "report.compare"), ("evidence.run", "report.pages"),
+         ("evidence.run", "report.compare"), ("evidence.run", "report.write"),
          ("evidence.run", "report.jupyter"), ("evidence.run", "measure.leak")}
 
 

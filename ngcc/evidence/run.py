@@ -260,7 +260,7 @@ class Run:
         """Write the report pages (and plots) to ``out_dir`` (default: ``report/``), in
         ``formats``: any of ``markdown``, ``html`` (self-contained pages), ``csv`` and
         ``json`` (the statistics table)."""
-        from ngcc.report import pages as _report
+        from ngcc.report import write as _report
 
         if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
             raise ReportError("%s is a file, not a folder for the report" % out_dir)
