@@ -61,6 +61,7 @@ def kat_cell(kat: KatFacts | None) -> str:
 
 
 def plural(count: int, word: str) -> str:
+    """``1 job``, ``3 jobs``."""
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
@@ -75,10 +76,10 @@ def candidate_title(candidate: str, records: Sequence[Record] = (),
     ``external`` library) the family its libraries give."""
     return registry_title(candidate) or _family(records, builds)
 
+
 # A run measured by Dask workers on several machines (``--scheduler``) has records of
 # more than one host: its tables are split by host, and no figure mixes two hosts. A
 # run of one host reads as before.
-
 
 def by_host(columns: Sequence[str], records: Sequence[Record],
             row: Callable[[Record], Sequence[object]] | None,

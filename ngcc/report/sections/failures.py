@@ -29,6 +29,7 @@ def flag_lines(records: Sequence[Record]) -> list[str]:
 
 
 def clip(text: str, width: int = CAUSE_WIDTH) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 1] + "…"
 
