@@ -168,7 +168,7 @@ def run_dir_cases(tmp: Path) -> list[Case]:
     from _fakerun import make_run
 
     from ngcc.evidence.run import load_run
-    from ngcc.report import pages as _report
+    from ngcc.report import write as _report
 
     pristine = make_run(tmp / "pristine")
     _report.write_report(load_run(pristine), plots=False, formats=("markdown", "html"))

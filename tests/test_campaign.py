@@ -48,6 +48,7 @@ from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
 from ngcc.measure.plan import calls_per_trial, warmup_calls
 from ngcc.report import pages as _report
+from ngcc.report import write as _write
 from ngcc.stats import trials as _stats
 from ngcc.stats.groups import status_counts
 
@@ -900,7 +901,7 @@ def test_a_slow_process_is_flagged_and_strict_repeats_it(fake, tmp_path):
     assert flag.trial == 1 and flag.value == pytest.approx(minima[1] / min(minima[0::2]) - 1)
     assert flag.value > 0.25            # 1.4 times slower, less the spread of the minima
     assert "the whole process ran slow" in flag.message and "--strict" in flag.message
-    _report.write_report(run, plots=False)
+    _write.write_report(run, plots=False)
     page = (run.path / "report" / "baseline.md").read_text()
     assert "`slow_process`: 1 trial in 1 of 1 record" in page
     for executor in (None, _jobs.SerialExecutor()):
@@ -970,7 +971,7 @@ def test_version_2_records_still_validate(fake):
     _records.dump_record(run.path, old)
     text = (run.path / record.relpath).read_text()
     assert '"version": 2' in text and "cpu_time" not in text and "slow_process" not in text
-    _report.write_report(ngcc.load_run(run.path), plots=False)
+    _write.write_report(ngcc.load_run(run.path), plots=False)
     assert ngcc.validate(run.path).ok, ngcc.validate(run.path).differences
 
 
@@ -1132,7 +1133,7 @@ def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_pa
                     "harness mean's move (busy ÷ alone: leading, harness): %s" % pairs)
     # the pages lead with it too, the harness mean beside it under its own name
     run = ngcc.load_run(tmp_path / str(attempt) / "busy")
-    _report.write_report(run, plots=False)
+    _write.write_report(run, plots=False)
     page = (run.path / "report" / "baseline.md").read_text()
     assert "so those rows lead with the CPU-time figure" in page
     assert "| figure | cycles | cycles/byte | time | MB/s | harness mean | n |" in page

@@ -34,6 +34,7 @@ from ngcc.evidence.model import TrialMeasurement
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
 from ngcc.report import compare as _compare_runs
+from ngcc.stats import pairing as _pairing
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
@@ -171,7 +172,7 @@ def test_two_labels_of_one_run(make_run):
                    runner=ScaledRunner(scale={"WChain-V1-512:opt": 0.5}))
     result = _compare_runs.compare_runs(run, pairs=["WChain-V1-512@opt=WChain-V1-512"])
     assert {row.pair for row in result.rows} == {
-        _compare_runs.Pair("WChain-V1-512@opt", "WChain-V1-512")}
+        _pairing.Pair("WChain-V1-512@opt", "WChain-V1-512")}
     assert all(row.comparison.words == "2.00× faster" for row in result.rows)
     assert result.run_a == result.run_b == str(run.path)
 
@@ -284,9 +285,9 @@ def test_a_busy_host_is_noted_with_its_load(make_run):
 def test_host_differences_ignore_calibration_noise_and_software():
     same = replace(ENVIRONMENT, python="3.12.1", load_average_start=(3.0, 2.0, 1.0),
                    counter=replace(ENVIRONMENT.counter, frequency_hz=2.1e9 * 1.004))
-    assert _compare_runs.host_differences(ENVIRONMENT, same) == ()
+    assert _pairing.host_differences(ENVIRONMENT, same) == ()
     faster = replace(ENVIRONMENT, counter=replace(ENVIRONMENT.counter, frequency_hz=3.0e9))
-    assert _compare_runs.host_differences(ENVIRONMENT, faster) == (
+    assert _pairing.host_differences(ENVIRONMENT, faster) == (
         "counter rate: 2.1 GHz vs 3 GHz",)
 
 
@@ -328,7 +329,7 @@ def test_one_side_without_the_estimate_is_refused_naming_it(make_run):
 def test_run_compare_returns_the_frame(two_runs):
     a, b = two_runs
     frame = a.compare(b)
-    assert tuple(frame.columns) == _compare_runs.COLUMNS
+    assert tuple(frame.columns) == _pairing.COLUMNS
     per_length = frame[frame["message_bytes"].notna()]
     summary = frame[frame["message_bytes"].isna()]
     assert len(per_length) == 4 and list(summary["label_a"]) == ["Wish512", "SM3"]
@@ -384,7 +385,7 @@ def test_cli_csv_keeps_notes_off_stdout(two_runs, capsys):
                       "--statistic", "mean"]) == 0
     captured = capsys.readouterr()
     rows = list(csv.DictReader(io.StringIO(captured.out)))
-    assert tuple(rows[0]) == _compare_runs.COLUMNS and len(rows) == 6
+    assert tuple(rows[0]) == _pairing.COLUMNS and len(rows) == 6
     assert {row["statistic"] for row in rows} == {"mean"}
     wish = [row for row in rows if row["label_a"] == "Wish512"]
     assert [row["message_bytes"] for row in wish] == ["32", "1024", ""]

@@ -18,14 +18,14 @@ from _fakerun import make_run
 from ngcc.base.errors import CorruptRecordError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import load_run
-from ngcc.report import pages as _report
+from ngcc.report import write as _write
 from ngcc.report.validate import validate
 
 
 @pytest.fixture()
 def run_dir(tmp_path: Path) -> Path:
     path = make_run(tmp_path / "run")
-    _report.write_report(load_run(path), plots=False)
+    _write.write_report(load_run(path), plots=False)
     return path
 
 

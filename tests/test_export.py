@@ -20,6 +20,7 @@ from ngcc.evidence.model import Statistics
 from ngcc.evidence.run import Run, load_run
 from ngcc.report import export as _export
 from ngcc.report import pages as _report
+from ngcc.report import write as _write
 from ngcc.stats.tables import KEY_COLUMNS
 
 PNG = b"\x89PNG\r\n\x1a\n fake image bytes"
@@ -146,7 +147,7 @@ def test_report_formats(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["report", str(run.path), "--format", "pdf"]) == 2
     assert "invalid choice: 'pdf'" in capsys.readouterr().err
     with pytest.raises(ReportError, match="unknown report format pdf; choose from markdown"):
-        _report.write_report(run, out, formats=["pdf"])
+        _write.write_report(run, out, formats=["pdf"])
 
 
 def test_labels_with_dots_and_at_signs(tmp_path: Path) -> None:
@@ -164,7 +165,7 @@ def test_labels_with_dots_and_at_signs(tmp_path: Path) -> None:
     for stem in stems:  # stand-ins for the plots: the links are what is checked
         images[f"{stem}.png"] = PNG + stem.encode()
         (report / f"{stem}.png").write_bytes(images[f"{stem}.png"])
-    for name, text in _report.report_files(run, ("markdown", "html"), True, images).items():
+    for name, text in _write.report_files(run, ("markdown", "html"), True, images).items():
         (report / name).write_text(text, encoding="utf-8")
     assert check_links(run) == []
     page = (report / "hash-22.html").read_text(encoding="utf-8")

@@ -582,7 +582,7 @@ def test_campaign_leak_tests_what_the_gate_lets_through_and_reports_it(tmp_path,
     assert test["verdict"] == "no leak detected" and test["asked"] == {"calls": 20_000,
                                                                       "seconds": 60.0}
     assert (run.path / "leak" / "baseline" / "SM3__leak_64.npz").is_file()
-    written = ngcc.report.pages.write_report(run, formats=("markdown", "html"))
+    written = ngcc.report.write.write_report(run, formats=("markdown", "html"))
     page = (run.path / "report" / "baseline.md").read_text()
     html = (run.path / "report" / "baseline.html").read_text()
     assert '<img alt="|t| of SM3" src="data:image/png;base64,' in html

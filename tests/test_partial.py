@@ -10,7 +10,7 @@ import pytest
 import ngcc
 from ngcc.cli.main import main
 from ngcc.measure import partial as _partial
-from ngcc.report.pages import write_report
+from ngcc.report.write import write_report
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

@@ -15,6 +15,10 @@ from ngcc.cli.main import main
 from ngcc.evidence.model import Flag, Record
 from ngcc.evidence.run import Run, load_run
 from ngcc.report import pages as _report
+from ngcc.report import write as _write
+from ngcc.report.sections import common as _sections
+from ngcc.report.sections import failures as _failures
+from ngcc.report.sections import statistics as _statistics
 from ngcc.stats import groups as _analysis
 
 SEED_TABLE_SEEDS = ("000_401931b3ff49f000.txt", "003_644e4640a805ac3a.txt")  # tab-separated
@@ -73,13 +77,13 @@ def test_section_titles_are_the_seeds(seeds_dir: Path, page: str) -> None:
     numbered = [title for title in page_sections(page) if SECTION.match(title)]
     for seed in sorted(seeds_dir.glob("*.txt")):
         assert list(seed_sections(seed.read_text(encoding="utf-8"))) == numbered, seed.name
-    assert tuple(numbered) == _report.SECTION_TITLES
+    assert tuple(numbered) == _sections.SECTION_TITLES
 
 
 def test_extra_section_is_separate_and_after_performance(page: str) -> None:
     titles = list(page_sections(page))
-    assert titles.index(_report.EXTRA_TITLE) == titles.index("4. Performance") + 1
-    assert not SECTION.match(_report.EXTRA_TITLE)
+    assert titles.index(_statistics.EXTRA_TITLE) == titles.index("4. Performance") + 1
+    assert not SECTION.match(_statistics.EXTRA_TITLE)
 
 
 def test_column_headers_are_the_seeds(seeds_dir: Path, page: str) -> None:
@@ -124,7 +128,7 @@ def test_performance_rows_format_the_records(run: Run, page: str) -> None:
 
 
 def test_instances_timed_without_kat_pass_carry_a_warning(page: str) -> None:
-    for title in ("4. Performance", _report.EXTRA_TITLE, "5. Resource consumption"):
+    for title in ("4. Performance", _statistics.EXTRA_TITLE, "5. Resource consumption"):
         for row in markdown_rows(page_sections(page)[title]):
             assert ("⚠" in row[0]) == row[0].startswith("`Pavelor-1024`"), (title, row)
     section = page_sections(page)["3. Functional testing (KAT)"]
@@ -134,7 +138,7 @@ def test_instances_timed_without_kat_pass_carry_a_warning(page: str) -> None:
 
 
 def test_extra_statistics(run: Run, page: str) -> None:
-    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_report.EXTRA_TITLE])}
+    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_statistics.EXTRA_TITLE])}
     record = run.record("Pavelor-512", 1024)
     baseline = run.record("pseudoXOF-512", 1024)
     stats = record.statistics
@@ -152,7 +156,7 @@ def test_extra_statistics(run: Run, page: str) -> None:
 
 
 def test_robust_statistics(run: Run, page: str) -> None:
-    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_report.ROBUST_TITLE])}
+    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_statistics.ROBUST_TITLE])}
     stats = run.record("Pavelor-512", 1024).statistics
     row = rows[("`Pavelor-512`", "1024 B")]
     assert row[2] == _format.cycles(stats.per_call_mean_ticks)
@@ -303,7 +307,7 @@ def test_cli_report_unknown_distribution(run: Run, tmp_path: Path,
     assert "no record of Wish512 at 32 B" in capsys.readouterr().err
     assert not out.exists()  # refused before anything was written
     with pytest.raises(ReportError):
-        _report.chosen_records(run, [("Pavelor-512", 4096)])
+        _write.chosen_records(run, [("Pavelor-512", 4096)])
 
 
 # ------------------------------------------------------------------ Jupyter
@@ -373,7 +377,7 @@ def test_a_run_where_every_job_failed_says_so_once(tmp_path: Path) -> None:
                         {"Pavelor-512", "Pavelor-1024", "pseudoXOF-512"}, CAUSE)
     run = load_run(run_dir)
     assert run.records == []
-    written = _report.write_report(run)  # plots asked for, but there is nothing to draw
+    written = _write.write_report(run)  # plots asked for, but there is nothing to draw
     assert [p.suffix for p in written] == [".md"] * 5  # index, 2 candidates, summary, field
     for path in written:
         text = path.read_text(encoding="utf-8")
@@ -422,13 +426,13 @@ def test_flags_are_grouped_one_line_per_kind(run: Run) -> None:
                                  Flag("counter_rate", 1, "trial 1 ran at 80 %"))))
     second = replace(second, statistics=replace(
         second.statistics, flags=(Flag("outlying_trial", 1, "trial 1 was slow"),)))
-    lines = _report.flag_lines([first, second, run.record("Pavelor-512", 65536)])
+    lines = _failures.flag_lines([first, second, run.record("Pavelor-512", 65536)])
     assert lines == [
         "- ⚠ `outlying_trial`: 3 trials in 2 of 3 records; worst: `Pavelor-512` 32 B, "
         "trial 2 was 50 % slow",
         "- ⚠ `counter_rate`: 1 trial in 1 of 3 records; worst: `Pavelor-512` 32 B, "
         "trial 1 ran at 80 %", ""]
-    assert _report.flag_lines([second]) != [] and _report.flag_lines([]) == []
+    assert _failures.flag_lines([second]) != [] and _failures.flag_lines([]) == []
 
 
 def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
@@ -459,7 +463,7 @@ def test_a_campaign_whose_every_job_crashes_reports_it_once(tmp_path: Path,
                       lengths=[32, 64, 1024, 4096], progress=False).run()
     run = load_run(run_dir)
     assert run.records == [] and run.failed_jobs
-    _report.write_report(run)
+    _write.write_report(run)
     summary = (run_dir / "report/summary.md").read_text(encoding="utf-8")
     top = summary.split("## ")[0]
     assert "of 8 jobs not measured**" in top and "SIGSEGV" in top
@@ -485,7 +489,7 @@ def test_the_worst_flag_is_the_one_of_highest_severity(run: Run) -> None:
     rate = [Flag("counter_rate", 2, "2: 97 %", 0.97), Flag("counter_rate", 0, "0: 120 %", 1.2)]
     assert [_analysis.flag_severity(record, f) for f in slow + rate] == pytest.approx(
         [0.06, 0.31, 0.03, 0.2])
-    [line, _] = _report.flag_lines([replace_flags(record, slow)])
+    [line, _] = _failures.flag_lines([replace_flags(record, slow)])
     assert line.endswith("worst: `Pavelor-512` 32 B, 1: +31 %")
 
 

@@ -27,7 +27,8 @@ from ngcc.base.errors import CorruptRecordError, NgccError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import load_run
 from ngcc.report import export as _export
-from ngcc.report import pages as _report
+from ngcc.report import write as _write
+from ngcc.report.sections import common as _sections
 from ngcc.report.validate import check_links, validate
 
 ESCAPES = "\033[2J\033]0;owned\007\033[31mFAKE PASS"
@@ -74,7 +75,7 @@ def test_a_report_links_only_plain_relative_paths(target, ok):
 
 
 def test_the_html_converter_shows_library_text_and_links_nothing_of_it():
-    page = "\n".join(["# page", "", "- crash: " + _report.code(HOSTILE), "",
+    page = "\n".join(["# page", "", "- crash: " + _sections.code(HOSTILE), "",
                       "[live](javascript:alert(1)) [inline](data:text/html,x) "
                       "[up](../../etc/passwd) ![px](https://evil.example/p.png) "
                       "[fine](summary.md)", ""])
@@ -96,7 +97,7 @@ def hostile_run(tmp_path: Path) -> Path:
     jobs = tuple(dataclasses.replace(job, error="Pavelor-1024 at 8192 B failed: " + HOSTILE)
                  if job.status == "crash" else job for job in state.jobs)
     _records.dump_campaign(run_dir, dataclasses.replace(state, jobs=jobs))
-    _report.write_report(load_run(run_dir), plots=False, formats=("markdown", "html"))
+    _write.write_report(load_run(run_dir), plots=False, formats=("markdown", "html"))
     return run_dir
 
 

@@ -36,13 +36,13 @@ def test_html_tables_align_figures_right():
 def test_the_rightmost_mean_label_leans_away_from_the_legend():
     import numpy as np
 
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots import distribution as _distribution
 
     rng = np.random.default_rng(1)
     quiet = [rng.normal(1000, 10, 2000) for _ in range(3)]
     spiky = rng.normal(1000, 10, 2000)
     spiky[:30] = 1e7  # rare slow calls pull the last trial's mean beyond the axis
-    figure = _plot.distribution([*quiet, spiky], "x", unit="ticks/call")
+    figure = _distribution.distribution([*quiet, spiky], "x", unit="ticks/call")
     axes = figure.axes[0]
     (label,) = [t for t in axes.texts if t.get_text().startswith("mean ")]
     assert label.get_horizontalalignment() == "right"

@@ -16,7 +16,7 @@ from ngcc.cli.main import main
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import load_run
 from ngcc.report import export as _export
-from ngcc.report import pages as _report
+from ngcc.report import write as _write
 from ngcc.report.validate import Difference, check_links, page_links, validate
 
 RECORD = "records/hash-22/Pavelor-512__hash_1024.json"
@@ -153,7 +153,7 @@ def plotted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fake run with a full report: plots, and every format (the one validate fixture
     that draws plots: a few seconds)."""
     run_dir = make_run(tmp_path_factory.mktemp("plotted") / "run", calls=50)
-    _report.write_report(load_run(run_dir), formats=_export.FORMATS)
+    _write.write_report(load_run(run_dir), formats=_export.FORMATS)
     return run_dir
 
 
@@ -217,7 +217,7 @@ def test_a_report_without_plots_links_none(run_dir: Path) -> None:
 def test_pages_rewritten_without_plots_beside_old_plots_validate(plotted_dir: Path) -> None:
     """``ngcc report --no-plots`` over a report with plots: the old plots stay, the pages
     link none of them; both are what ngcc writes, so validate accepts them."""
-    _report.write_report(load_run(plotted_dir), plots=False, formats=_export.FORMATS)
+    _write.write_report(load_run(plotted_dir), plots=False, formats=_export.FORMATS)
     assert ".png" not in (plotted_dir / "report/hash-22.md").read_text(encoding="utf-8")
     assert (plotted_dir / "report/hash-22-cpb.png").is_file()
     assert validate(plotted_dir).ok

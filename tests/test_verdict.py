@@ -14,7 +14,7 @@ import ngcc
 from ngcc.cli.main import main
 from ngcc.measure import host as _host
 from ngcc.report import verdict as _verdict
-from ngcc.report.pages import write_report
+from ngcc.report.write import write_report
 from tests._fakes import ENVIRONMENT, FakeKat, FakeRunner
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

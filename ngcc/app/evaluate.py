@@ -44,7 +44,7 @@ from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
 from ngcc.library.archive import Folder
-from ngcc.report import pages as _report
+from ngcc.report import write as _report
 
 #: How many times a build is run again with the fixes its diagnosis named.
 MAX_FIX_ROUNDS = 4
@@ -212,7 +212,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             evaluation there is resumed.
         report: write the report (``RUN_DIR/report/``) at the end.
-        formats, plots: what the report holds (:func:`ngcc.report.pages.write_report`).
+        formats, plots: what the report holds (:func:`ngcc.report.write.write_report`).
         build_timeout: seconds the compiler runs of one build may take together.
         campaign: the settings of :class:`ngcc.Campaign` (``quick``, ``lengths``,
             ``trials``, ``cpu``, ``progress``, ``runner``, ``kat_checker``, …); the

@@ -109,7 +109,8 @@ def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequ
                length: int, cpu: int, reporter: _progress.Progress) -> int:
     """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
     from ngcc.measure import leak as _leak
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots.common import save
+    from ngcc.report.plots.leak import leak_trace_plot
 
     status = 0
     for inst, label in zip(found, labels, strict=True):
@@ -127,8 +128,8 @@ def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequ
                 status = EXIT_RUNTIME_ERROR
                 break
             calls, traces = result.trace_series()
-            _plot.save(_plot.leak_trace_plot(calls, traces, title=result.title),
-                       _leak.evidence_path(result, args.out, ""))
+            save(leak_trace_plot(calls, traces, title=result.title),
+                 _leak.evidence_path(result, args.out, ""))
             _leak.write_evidence(result, args.out, plot=True)
             print(result.summary(), flush=True)
             if result.leaks:

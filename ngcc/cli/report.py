@@ -48,7 +48,7 @@ def add_report(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from ngcc.report import pages as _report
+    from ngcc.report import write as _report
 
     run = load_run(args.run_dir)
     written = _report.write_report(run, args.out, plots=not args.no_plots,

@@ -205,21 +205,20 @@ class Run:
     def plot_cpb(self, candidate: str | None = None) -> Figure:
         """Cycles/byte against message length, one line per library, CI error bars
         (all libraries, or those of one ``candidate``)."""
-        from ngcc.report import plots as _plot
+        from ngcc.report.plots.cycles import cycles_per_byte
 
         points = self.summary()
         if candidate is not None:
             points = points[points["candidate"] == candidate]
-        return _plot.cycles_per_byte(points, f"{candidate or 'Run ' + self.run_id}: "
-                                             "cycles/byte")
+        return cycles_per_byte(points, f"{candidate or 'Run ' + self.run_id}: cycles/byte")
 
     def plot_distribution(self, name: str, message_bytes: int) -> Figure:
         """The per-call cycle distribution of one library at one length, per trial."""
-        from ngcc.report import plots as _plot
+        from ngcc.report.plots.distribution import distribution
 
         record = self.record(name, message_bytes)
-        return _plot.distribution(record.cycles(), f"{record.label}, {message_bytes} B: "
-                                                   "cycles per call")
+        return distribution(record.cycles(), f"{record.label}, {message_bytes} B: "
+                                             "cycles per call")
 
     def compare(self, other: Run | None = None, instances: Iterable[str] = (),
                 statistic: str = "median", alpha: float = 0.05) -> pd.DataFrame:
@@ -261,7 +260,7 @@ class Run:
         """Write the report pages (and plots) to ``out_dir`` (default: ``report/``), in
         ``formats``: any of ``markdown``, ``html`` (self-contained pages), ``csv`` and
         ``json`` (the statistics table)."""
-        from ngcc.report import pages as _report
+        from ngcc.report import write as _report
 
         if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
             raise ReportError("%s is a file, not a folder for the report" % out_dir)

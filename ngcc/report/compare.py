@@ -1,361 +1,43 @@
-"""``ngcc compare``: pair the records of two runs (or two labels of one run) and compare them.
+"""``ngcc compare`` and ``Run.compare`` as text and figure: a comparison of two runs
+(or two labels of one run) rendered as a text table, Markdown, CSV or JSON, and its
+ratio plot.
 
-The statistics are :mod:`ngcc.stats.compare`'s; this module decides *what* is compared:
-
-* **Pairs**: the labels both runs hold (``Wish512`` against ``Wish512``), or the pairs
-  asked for (``Wish512@built=Wish512``: that label of run A against this one of run B;
-  both may be in one run). Every message length that both sides measured is compared;
-  the others are listed with the reason (pending: the run is still in progress,
-  crashed, not planned on that side) and skipped.
-* **Units**: figures are compared in their counter's unit when both sides share it
-  (TSC ticks of the same rate, timer ticks of the same rate, or ns). Otherwise each
-  trial's figure is converted to core cycles with that trial's core-cycles-per-tick
-  estimate when every trial of both sides carries one; else the comparison is refused
-  (:class:`~ngcc.base.errors.UnitMismatchError`), because a ratio of two units means nothing.
-* **Hosts**: records whose host fingerprints differ (CPU model, counter, frequency,
-  kernel …) are compared, and the notes say which fields differ.
-
-The result, :class:`RunComparison`, renders as a text table, Markdown, CSV or JSON, and
-as a pandas DataFrame (``Run.compare``).
+Which records pair, their units, ratios and tests are :mod:`ngcc.stats.pairing`'s
+(:func:`compare_runs` hands it the host's load limit); this module only renders.
 """
 
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ngcc.base import format as _format
-from ngcc.base.errors import (
-    NothingToCompareError,
-    UnitMismatchError,
-    UnknownHostError,
-    UnknownLabelError,
-)
-from ngcc.base.names import check_name
 from ngcc.measure.host import LOAD_LIMIT
+from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import compare as _compare
+from ngcc.stats import pairing as _pairing
+from ngcc.stats.pairing import CORE_CYCLES, Pair, RunComparison
 
 if TYPE_CHECKING:
-    import pandas as pd
     from matplotlib.figure import Figure
 
-    from ngcc.evidence.model import Environment, Record
     from ngcc.evidence.run import Run
 
 #: Output formats of ``ngcc compare``.
 FORMATS = ("table", "markdown", "csv", "json")
-#: Two counter rates within this relative distance are one unit (calibration noise).
-RATE_TOLERANCE = 0.01
-#: The unit of figures converted with each trial's core-cycles-per-tick estimate.
-CORE_CYCLES = "core-cycles"
-#: The DataFrame's columns, one row per pair × length, then one per pair's summary.
-COLUMNS = ("label_a", "label_b", "message_bytes", "statistic", "unit", "trials_a",
-           "trials_b", "figure_a", "figure_b", "ratio", "ci_low", "ci_high", "p_value",
-           "significant", "verdict", "same_host")
-GEOMEAN = "geomean"
 
-#: Host fingerprint fields whose difference makes two records "from different hosts".
-HOST_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
-    ("CPU model", lambda env: env.cpu_model),
-    ("machine", lambda env: env.machine),
-    ("CPU count", lambda env: env.cpu_count),
-    ("max frequency (MHz)", lambda env: env.cpu_max_mhz),
-    ("governor", lambda env: env.governor),
-    ("turbo", lambda env: env.turbo),
-    ("virtualization", lambda env: env.virtualization),
-    ("memory (MiB)", lambda env: env.memory_mib),
-    ("counter", lambda env: env.counter.name if env.counter else None),
-    ("kernel", lambda env: env.kernel),
-    ("OS", lambda env: env.os),
-)
-
-
-# ------------------------------------------------------------------ what is compared
-
-@dataclass(frozen=True)
-class Pair:
-    """A library of run A (``label_a``) against one of run B (``label_b``)."""
-
-    label_a: str
-    label_b: str
-
-    @classmethod
-    def parse(cls, text: str) -> Pair:
-        """``NAME`` (that label on both sides) or ``A=B``; each a valid label.
-
-        Raises:
-            InvalidNameError: a side is empty or breaks the name rule.
-        """
-        a, sep, b = text.partition("=")
-        a = check_name(a.strip(), "label")
-        return cls(a, check_name(b.strip(), "label") if sep else a)
-
-    def __str__(self) -> str:
-        return self.label_a if self.label_a == self.label_b else "%s=%s" % (self.label_a,
-                                                                            self.label_b)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One pair at one message length: the figures, their unit and the comparison."""
-
-    pair: Pair
-    message_bytes: int
-    unit: str
-    trials_a: int
-    trials_b: int
-    figure_a: float
-    figure_b: float
-    comparison: _compare.Comparison
-    host_differences: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One pair's geometric-mean ratio over the lengths compared."""
-
-    pair: Pair
-    lengths: tuple[int, ...]
-    comparison: _compare.Comparison
-
-
-@dataclass(frozen=True)
-class RunComparison:
-    """Every row, summary and note of a comparison of run A with run B.
-
-    Attributes:
-        run_a, run_b: the run directories (the same one for a comparison inside a run).
-        statistic: ``median`` or ``mean``: the per-trial figure compared.
-        alpha: the significance level; the intervals' confidence is 1 − alpha.
-        rows: one per pair × length both sides measured, in run A's plan order.
-        summaries: one per pair with an interval at some length.
-        notes: what the reader must know first (hosts, units, what was skipped).
-    """
-
-    run_a: str
-    run_b: str
-    statistic: str
-    alpha: float
-    rows: tuple[Row, ...]
-    summaries: tuple[Summary, ...]
-    notes: tuple[str, ...]
-
-    @property
-    def confidence(self) -> float:
-        """The intervals' confidence level, 1 − alpha."""
-        return 1.0 - self.alpha
-
-    def records(self) -> list[dict[str, Any]]:
-        """The rows then the summaries as dicts with the keys of :data:`COLUMNS`."""
-        out = []
-        for row in self.rows:
-            out.append(_record(row.pair, row.message_bytes, self.statistic, row.unit,
-                               row.trials_a, row.trials_b, row.figure_a, row.figure_b,
-                               row.comparison, not row.host_differences))
-        for summary in self.summaries:
-            out.append(_record(summary.pair, None, self.statistic, None, None, None, None,
-                               None, summary.comparison, None))
-        return out
-
-    def to_frame(self) -> pd.DataFrame:
-        """A DataFrame with :data:`COLUMNS`; summary rows have ``message_bytes`` <NA>.
-
-        ``frame.attrs`` holds ``notes``, ``statistic``, ``alpha``, ``run_a``, ``run_b``.
-        """
-        import pandas as pd
-
-        frame = pd.DataFrame(self.records(), columns=list(COLUMNS))
-        for column in ("message_bytes", "trials_a", "trials_b"):
-            frame[column] = frame[column].astype("Int64")
-        frame["same_host"] = frame["same_host"].astype("boolean")
-        frame.attrs.update(notes=list(self.notes), statistic=self.statistic,
-                           alpha=self.alpha, run_a=self.run_a, run_b=self.run_b)
-        return frame
-
-
-def _record(pair: Pair, message_bytes: int | None, statistic: str, unit: str | None,
-            trials_a: int | None, trials_b: int | None, figure_a: float | None,
-            figure_b: float | None, comparison: _compare.Comparison,
-            same_host: bool | None) -> dict[str, Any]:
-    return {"label_a": pair.label_a, "label_b": pair.label_b, "message_bytes": message_bytes,
-            "statistic": statistic, "unit": unit, "trials_a": trials_a, "trials_b": trials_b,
-            "figure_a": figure_a, "figure_b": figure_b, "ratio": comparison.ratio,
-            "ci_low": comparison.ci_low, "ci_high": comparison.ci_high,
-            "p_value": comparison.p_value, "significant": comparison.significant,
-            "verdict": comparison.words, "same_host": same_host}
-
-
-# ------------------------------------------------------------------ pairing
-
-def _labels(run: Run) -> list[str]:
-    return [library.label for library in run.plan.libraries]
-
-
-def _check_label(run: Run, side: str, label: str) -> None:
-    labels = _labels(run)
-    if label in labels:
-        return
-    close = difflib.get_close_matches(label, labels, n=3, cutoff=0.5)
-    hint = " Did you mean %s?" % ", ".join(close) if close else ""
-    raise UnknownLabelError("no library labelled %r in run %s (%s); its labels: %s.%s"
-                            % (label, side, run.path, ", ".join(labels) or "none", hint))
-
-
-def _pairs(run_a: Run, run_b: Run, asked: Sequence[Pair | str], one_run: bool) -> list[Pair]:
-    pairs = [p if isinstance(p, Pair) else Pair.parse(p) for p in asked]
-    for pair in pairs:
-        _check_label(run_a, "A", pair.label_a)
-        _check_label(run_b, "B", pair.label_b)
-    if pairs:
-        return list(dict.fromkeys(pairs))
-    if one_run:
-        raise NothingToCompareError(
-            "one run: name the libraries to compare with --instance A=B (labels of %s: %s)"
-            % (run_a.path, ", ".join(_labels(run_a))))
-    in_b = set(_labels(run_b))
-    common = [Pair(label, label) for label in _labels(run_a) if label in in_b]
-    if not common:
-        raise NothingToCompareError(
-            "runs %s and %s have no library label in common (A: %s; B: %s); pair them "
-            "explicitly with --instance A_LABEL=B_LABEL" % (
-                run_a.path, run_b.path, ", ".join(_labels(run_a)) or "none",
-                ", ".join(_labels(run_b)) or "none"))
-    return common
-
-
-def _hosts(run_a: Run, run_b: Run, hosts: Sequence[str]) -> tuple[str | None, str | None]:
-    """A's and B's host from ``hosts`` (none, one for both, or one each), each checked."""
-    if len(hosts) > 2:
-        raise ValueError("give at most two hosts (A's and B's), got %d" % len(hosts))
-    chosen = (None, None) if not hosts else (hosts[0], hosts[-1])
-    for side, run, host in (("A", run_a, chosen[0]), ("B", run_b, chosen[1])):
-        known = list(dict.fromkeys(str(r.environment.host) for r in run.records))
-        if host is not None and host not in known:
-            raise UnknownHostError("no record of run %s (%s) was measured on host %r; its "
-                                   "hosts: %s" % (side, run.path, host,
-                                                  ", ".join(known) or "none"))
-    return chosen
-
-
-def _statuses(run: Run, label: str) -> dict[int, str]:
-    return {job.message_bytes: job.status for job in run.jobs if job.label == label}
-
-
-def _why_missing(side: str, status: str | None, host: str | None = None) -> str:
-    if status == "done" and host is not None:  # a record there, of another host
-        return "measured on host %s in %s" % (host, side)
-    if status is None:
-        return "not planned in %s" % side
-    if status == "pending":
-        return "pending in %s" % side
-    return "%s in %s" % (status, side)
-
-
-# ------------------------------------------------------------------ units and hosts
-
-def _rate_text(hz: float) -> str:
-    for unit, scale in (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3)):
-        if hz >= scale:
-            return "%.3g %s" % (hz / scale, unit)
-    return "%.3g Hz" % hz
-
-
-def _unit_text(record: Record) -> str:
-    units = sorted({trial.unit for trial in record.trials})
-    if units == ["ns"]:
-        return "ns"
-    rate = float(np.median([trial.frequency_hz for trial in record.trials]))
-    return "%s at %s" % ("/".join(units), _rate_text(rate))
-
-
-def _common_unit(a: Record, b: Record) -> str | None:
-    """The unit both records' figures are in, or None when they are not one unit."""
-    units = {trial.unit for trial in (*a.trials, *b.trials)}
-    if len(units) != 1:
-        return None
-    unit = units.pop()
-    if unit == "ns":
-        return unit
-    rates = [trial.frequency_hz for trial in (*a.trials, *b.trials)]
-    return unit if max(rates) <= min(rates) * (1 + RATE_TOLERANCE) else None
-
-
-def _core_cycles_per_tick(record: Record) -> np.ndarray | None:
-    factors = [trial.core_cycles_per_tick for trial in record.trials]
-    if any(f is None or not f > 0 for f in factors):
-        return None
-    return np.asarray(factors, dtype=np.float64)
-
-
-def _figures(record: Record, statistic: str) -> np.ndarray:
-    name = statistic + "_cycles"
-    return np.asarray([getattr(trial.statistics, name) for trial in record.trials],
-                      dtype=np.float64)
-
-
-def _comparable(pair: Pair, length: int, a: Record, b: Record, statistic: str
-                ) -> tuple[np.ndarray, np.ndarray, str, str | None]:
-    """Both sides' per-trial figures in one unit, the unit, and a note if converted.
-
-    Raises:
-        UnitMismatchError: different units and no conversion on both sides.
-    """
-    values_a, values_b = _figures(a, statistic), _figures(b, statistic)
-    unit = _common_unit(a, b)
-    if unit is not None:
-        return values_a, values_b, unit, None
-    factors_a, factors_b = _core_cycles_per_tick(a), _core_cycles_per_tick(b)
-    units = "A is in %s, B in %s" % (_unit_text(a), _unit_text(b))
-    if factors_a is None or factors_b is None:
-        lacking = " and ".join(side for side, f in (("A", factors_a), ("B", factors_b))
-                               if f is None)
-        raise UnitMismatchError(
-            "%s at %d B: %s, and a ratio of two units means nothing; converting to core "
-            "cycles needs each trial's core-cycles-per-tick estimate, which %s lack%s. "
-            "Compare runs measured with the same counter, or measure again with the C "
-            "trial driver, which estimates core cycles per tick on x86"
-            % (pair, length, units, lacking, "" if " and " in lacking else "s"))
-    note = ("%s: %s; compared in core cycles (each trial's figure × that trial's "
-            "core-cycles-per-tick estimate)" % (pair, units))
-    return values_a * factors_a, values_b * factors_b, CORE_CYCLES, note
-
-
-def _show(value: object) -> str:
-    return "unknown" if value is None else str(value)
-
-
-def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
-    """The fingerprint fields in which two hosts differ: ``CPU model: X vs Y`` …
-
-    Counter rates count as equal within :data:`RATE_TOLERANCE` (each run calibrates
-    its own).
-    """
-    out = ["%s: %s vs %s" % (name, _show(get(env_a)), _show(get(env_b)))
-           for name, get in HOST_FIELDS if get(env_a) != get(env_b)]
-    if env_a.host and env_b.host and env_a.host != env_b.host:  # None: a record before hosts
-        out.insert(0, "host: %s vs %s" % (env_a.host, env_b.host))
-    rate_a = env_a.counter.frequency_hz if env_a.counter else None
-    rate_b = env_b.counter.frequency_hz if env_b.counter else None
-    if rate_a and rate_b and abs(rate_a / rate_b - 1) > RATE_TOLERANCE:
-        out.append("counter rate: %s vs %s" % (_rate_text(rate_a), _rate_text(rate_b)))
-    return tuple(out)
-
-
-# ------------------------------------------------------------------ the comparison
 
 def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | str] = (),
                  statistic: str = "median", alpha: float = _compare.ALPHA,
                  hosts: Sequence[str] = ()) -> RunComparison:
-    """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself).
+    """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself):
+    :func:`ngcc.stats.pairing.run_comparison`, with a note when a side's host was busy
+    (1-minute load above ``measure.host.LOAD_LIMIT``).
 
     Args:
         run_a, run_b: the runs; without ``run_b`` the pairs are two labels of ``run_a``.
@@ -374,128 +56,7 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         UnitMismatchError: two figures in different units that cannot be converted.
         ValueError: an unknown statistic, or alpha outside (0, 1).
     """
-    if statistic not in _compare.STATISTICS:
-        raise ValueError("statistic %r: choose one of %s" % (statistic,
-                                                            ", ".join(_compare.STATISTICS)))
-    if not 0 < alpha < 1:
-        raise ValueError("alpha is %r; a significance level lies strictly between 0 and 1, "
-                         "e.g. 0.05" % alpha)
-    one_run = run_b is None
-    other = run_a if run_b is None else run_b
-    chosen = _pairs(run_a, other, list(pairs), one_run)
-    notes = _progress_notes(run_a, other, one_run)
-    host_a, host_b = _hosts(run_a, other, hosts)
-    by_key_a = {(r.label, r.message_bytes): r for r in run_a.records
-                if host_a is None or r.environment.host == host_a}
-    by_key_b = {(r.label, r.message_bytes): r for r in other.records
-                if host_b is None or r.environment.host == host_b}
-    elsewhere = {("A", r.label, r.message_bytes): r.environment.host for r in run_a.records}
-    elsewhere.update({("B", r.label, r.message_bytes): r.environment.host
-                      for r in other.records})
-    rows: list[Row] = []
-    summaries: list[Summary] = []
-    compared_records: list[tuple[Record, Record]] = []
-    for pair in chosen:
-        status_a, status_b = _statuses(run_a, pair.label_a), _statuses(other, pair.label_b)
-        lengths = sorted(set(status_a) | set(status_b))
-        compared, skipped = [], []
-        for length in lengths:
-            a, b = by_key_a.get((pair.label_a, length)), by_key_b.get((pair.label_b, length))
-            if a is None or b is None:
-                reasons = [_why_missing(side, status.get(length), elsewhere.get(
-                               (side, label, length)))
-                           for side, status, record, label in (
-                               ("A", status_a, a, pair.label_a), ("B", status_b, b, pair.label_b))
-                           if record is None]
-                skipped.append("%d B (%s)" % (length, ", ".join(reasons)))
-                continue
-            row, note = _row(pair, length, a, b, statistic, alpha)
-            compared_records.append((a, b))
-            if note is not None:
-                notes.append(note)
-            compared.append(row)
-        if skipped:
-            notes.append("%s: not compared at %s" % (pair, "; ".join(skipped)))
-        rows.extend(compared)
-        summary, note = _summary(pair, compared, alpha, compared_records[-len(compared):]
-                                 if compared else [])
-        if summary is not None:
-            summaries.append(summary)
-        if note is not None:
-            notes.append(note)
-    if not rows:
-        raise NothingToCompareError("nothing to compare: no pair has a length measured on "
-                                    "both sides. " + " ".join(notes))
-    notes[:0] = _host_notes(rows) + _load_notes(compared_records)
-    return RunComparison(str(run_a.path), str(other.path), statistic, alpha, tuple(rows),
-                         tuple(summaries), tuple(dict.fromkeys(notes)))
-
-
-def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float
-         ) -> tuple[Row, str | None]:
-    values_a, values_b, unit, note = _comparable(pair, length, a, b, statistic)
-    comparison = _compare.compare(values_a, values_b, alpha)
-    return Row(pair, length, unit, len(values_a), len(values_b),
-               _compare.geometric_mean(values_a), _compare.geometric_mean(values_b),
-               comparison, host_differences(a.environment, b.environment)), note
-
-
-def _summary(pair: Pair, rows: Sequence[Row], alpha: float,
-             records: Sequence[tuple[Record, Record]] = ()) -> tuple[Summary | None,
-                                                                     str | None]:
-    """The pair's geometric mean over the lengths with an interval, and a note naming the
-    lengths left out (too few trials, or trials without any spread); none when a side's
-    records are of several hosts (one statistic is never pooled across hosts)."""
-    for side, group in zip("AB", zip(*records, strict=True) if records else (), strict=False):
-        several = list(dict.fromkeys(record.environment.host for record in group))
-        if len(several) > 1:
-            return None, ("%s: no geometric mean over the lengths: %s's records were "
-                          "measured on hosts %s, and no statistic is pooled across hosts; "
-                          "choose one with --host" % (pair, side, ", ".join(
-                              str(h) for h in several)))
-    usable = [row for row in rows if row.comparison.has_interval]
-    left_out = ["%d B (%s)" % (row.message_bytes, "fewer than 2 trials on a side"
-                               if row.comparison.p_value is None else
-                               "no spread between trials on either side")
-                for row in rows if not row.comparison.has_interval]
-    note = ("%s: no interval, so left out of the geometric mean, at %s" % (
-        pair, "; ".join(left_out))) if left_out else None
-    if not usable:
-        return None, note
-    return Summary(pair, tuple(row.message_bytes for row in usable),
-                   _compare.summarize([row.comparison for row in usable], alpha)), note
-
-
-def _progress_notes(run_a: Run, run_b: Run, one_run: bool) -> list[str]:
-    notes = []
-    for side, run in (("A", run_a),) if one_run else (("A", run_a), ("B", run_b)):
-        pending = [job for job in run.jobs if job.status == "pending"]
-        if pending:
-            notes.append("run %s (%s) is still in progress: %d of %d jobs pending; they are "
-                         "skipped" % (side, run.path, len(pending), len(run.jobs)))
-    return notes
-
-
-def _host_notes(rows: Sequence[Row]) -> list[str]:
-    differences = list(dict.fromkeys(d for row in rows for d in row.host_differences))
-    if not differences:
-        return []
-    some = sum(bool(row.host_differences) for row in rows)
-    share = "every row" if some == len(rows) else "%d of %d rows" % (some, len(rows))
-    return ["different hosts (%s): the fingerprints differ in %s; a ratio then measures "
-            "the hosts as well as the libraries" % (share, "; ".join(differences))]
-
-
-def _load_notes(pairs: Sequence[tuple[Record, Record]]) -> list[str]:
-    """A note when a side's trials ran on a busy host (1-minute load above the limit)."""
-    peaks = [max(trial.load_average[0] for record in side for trial in record.trials)
-             for side in zip(*pairs, strict=True)]
-    if max(peaks) <= LOAD_LIMIT:
-        return []
-    return ["busy host: the 1-minute load average reached %.2f during A's trials and %.2f "
-            "during B's (above %.1f): other work lands in the figures, and in each side's "
-            "at another time, so a significant ratio may be the load's; measure on an idle "
-            "host (`ngcc check`)" % (peaks[0], peaks[1], LOAD_LIMIT)]
+    return _pairing.run_comparison(run_a, run_b, pairs, statistic, alpha, hosts, LOAD_LIMIT)
 
 
 # ------------------------------------------------------------------ rendering
@@ -565,30 +126,19 @@ def method_text(result: RunComparison) -> str:
                 result.statistic, "/".join(units), 100 * result.confidence, result.alpha))
 
 
-def _aligned(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                     .rstrip() for row in rows)
-
-
-def _markdown(rows: Sequence[Sequence[str]]) -> str:
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
-    return "\n".join([line(rows[0]), line(["---"] * len(rows[0])), *map(line, rows[1:])])
-
-
 def render(result: RunComparison, fmt: str = "table") -> str:
     """The comparison as text: ``table`` (aligned columns), ``markdown``, ``csv`` or ``json``.
 
     ``table`` and ``markdown`` put the notes and the method above the rows and the
-    geometric-mean summary after them; ``csv`` is the :data:`COLUMNS` only (the notes
-    go elsewhere: the CLI prints them to stderr); ``json`` holds everything.
+    geometric-mean summary after them; ``csv`` is the
+    :data:`~ngcc.stats.pairing.COLUMNS` only (the notes go elsewhere: the CLI prints
+    them to stderr); ``json`` holds everything.
     """
     if fmt == "json":
         return json.dumps(_json(result), indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=list(_pairing.COLUMNS), lineterminator="\n")
         writer.writeheader()
         for record in result.records():
             writer.writerow({k: _csv_cell(v) for k, v in record.items()})
@@ -601,10 +151,12 @@ def render(result: RunComparison, fmt: str = "table") -> str:
         notes = "".join("- %s\n" % note for note in result.notes)
         return ("%s\n\n%s%s\n\n%s\n\n**Geometric mean over lengths**\n\n%s\n" % (
             head.replace("\n", "  \n"), notes + "\n" if notes else "", method_text(result),
-            _markdown(rows), _markdown(summary)))
+            "\n".join(markdown_table(rows[0], rows[1:], spaced_rule=True)),
+            "\n".join(markdown_table(summary[0], summary[1:], spaced_rule=True))))
     notes = "".join("note: %s\n" % note for note in result.notes)
     return "%s\n%s%s\n\n%s\n\ngeometric mean over lengths\n%s\n" % (
-        head, notes, method_text(result), _aligned(rows), _aligned(summary))
+        head, notes, method_text(result), "\n".join(aligned_table(rows)),
+        "\n".join(aligned_table(summary)))
 
 
 def _csv_cell(value: object) -> object:
@@ -652,10 +204,10 @@ def plot_stem(path: Path) -> Path:
 
 
 def ratio_figure(result: RunComparison) -> Figure:
-    """Each pair's ratio A/B and its CI against message length (``_plot.ratio_plot``):
+    """Each pair's ratio A/B and its CI against message length (``plots.ratio.ratio_plot``):
     hollow where not significant, the geometric mean dashed; lengths without an
     interval are left out."""
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots.ratio import RatioSeries, ratio_plot
 
     summaries = {summary.pair: summary for summary in result.summaries}
     series = []
@@ -664,7 +216,7 @@ def ratio_figure(result: RunComparison) -> Figure:
         if not rows:
             continue
         summary = summaries.get(pair)
-        series.append(_plot.RatioSeries(
+        series.append(RatioSeries(
             label="%s / %s" % (pair.label_a, pair.label_b),
             message_bytes=[row.message_bytes for row in rows],
             ratio=[row.comparison.ratio for row in rows],
@@ -673,12 +225,12 @@ def ratio_figure(result: RunComparison) -> Figure:
             significant=[row.comparison.significant for row in rows],
             geometric_mean=summary.comparison.ratio if summary else None))
     title = "A/B, %s cycles per call, %g %% CI" % (result.statistic, 100 * result.confidence)
-    return _plot.ratio_plot(series, title=title, a="A", b="B", statistic=result.statistic)
+    return ratio_plot(series, title=title, a="A", b="B", statistic=result.statistic)
 
 
 def write_plot(result: RunComparison, path: Path) -> list[Path]:
     """:func:`ratio_figure` to ``path`` as PNG and SVG (a ``.png``/``.svg`` suffix of
     ``path`` is dropped); return the files written."""
-    from ngcc.report import plots as _plot
+    from ngcc.report.plots.common import save
 
-    return _plot.save(ratio_figure(result), plot_stem(path))
+    return save(ratio_figure(result), plot_stem(path))

@@ -1,10 +1,17 @@
-"""The rows of an evaluation's folders on the report pages."""
+"""The folders ``ngcc evaluate`` found, on the report pages: their rows, and the section
+that lists them on a candidate's page and on the index."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ngcc.evidence.evaluation import FolderEntry
+from ngcc.report.sections.common import plural
+from ngcc.report.tables import markdown_table
+
+if TYPE_CHECKING:
+    from ngcc.evidence.run import Run
 
 FOLDER_COLUMNS = ("submission", "folder", "kind", "built with", "adjustments", "library",
                   "outcome")
@@ -38,3 +45,29 @@ def folder_rows(entries: Sequence[FolderEntry], verdicts: dict[str, str]
     return [(e.submission, "`%s`" % e.folder, e.kind, e.options,
              "; ".join(e.adjustments) or "none", "`%s`" % e.label if e.label else "—",
              outcome(e, verdicts)) for e in entries]
+
+FOLDERS_TITLE = "Submission folders (ngcc evaluate)"
+
+
+def submission_folders(run: Run, candidate: str | None) -> list[str]:
+    """The folders ``ngcc evaluate`` found, with how each was built (its adjustments)
+    or why not: a candidate's submissions on its page, every folder on the index
+    (``candidate`` None); nothing for a run it did not make."""
+    evaluation = run.evaluation
+    if evaluation is None:
+        return []
+    entries = (list(evaluation.folders) if candidate is None
+               else evaluation.of_candidate(candidate))
+    if not entries:
+        return []
+    verdicts = {b.label: b.kat.verdict for b in run.build_entries}
+    failed = sum(e.status == "build failed" for e in entries)
+    lines = [f"## {FOLDERS_TITLE}", "",
+             f"{plural(len(entries), 'folder')} found, {len(entries) - failed} built"
+             + (f", {failed} not built (a row each, with the build's reason)" if failed
+                else "") + ". Reference folders are built with the guide's reference "
+             "flags, optimized ones with its performance flags.", ""]
+    lines += markdown_table(FOLDER_COLUMNS, folder_rows(entries, verdicts)) + [""]
+    if any(e.adjustments for e in entries):
+        lines += [ADJUSTMENT_NOTE, ""]
+    return lines

@@ -1,6 +1,6 @@
 """How Jupyter shows a run and a record (``Run._repr_html_``, ``RunRecord._repr_html_``):
-HTML tables of the rows of report section 4 (``_report``), so a notebook shows what
-the report page says."""
+HTML tables of the rows of report section 4 (``report.sections.performance``), so a
+notebook shows what the report page says."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.model import Record
-from ngcc.report import pages as _report
+from ngcc.report.sections.common import kat_cell
+from ngcc.report.sections.performance import PERFORMANCE_COLUMNS, performance_row
+from ngcc.report.sections.statistics import confidence_interval
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
@@ -18,10 +20,10 @@ if TYPE_CHECKING:
 def record_html(record: Record) -> str:
     """An HTML table of one record: the section 4 row, its CI and median, the KAT
     verdict and the implementation timed."""
-    rows = list(zip(_report.PERFORMANCE_COLUMNS, _report.performance_row(record), strict=True))
-    rows += [("95 % CI of the mean", _report.confidence_interval(record)),
+    rows = list(zip(PERFORMANCE_COLUMNS, performance_row(record), strict=True))
+    rows += [("95 % CI of the mean", confidence_interval(record)),
              ("median cycles/call", _format.cycles(record.statistics.median_cycles)),
-             ("KAT", _report.kat_cell(record.kat))]
+             ("KAT", kat_cell(record.kat))]
     if record.implementation.description:
         rows += [("implementation", record.implementation.description)]
     body = "".join(f"<tr><th style='text-align:left'>{_html(k)}</th>"
@@ -31,8 +33,8 @@ def record_html(record: Record) -> str:
 
 def run_html(run: Run) -> str:
     """An HTML table of a run: the section 4 rows of every record."""
-    head = "".join(f"<th>{_html(c)}</th>" for c in _report.PERFORMANCE_COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{_html(v)}</td>" for v in _report.performance_row(r))
+    head = "".join(f"<th>{_html(c)}</th>" for c in PERFORMANCE_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{_html(v)}</td>" for v in performance_row(r))
                    + "</tr>" for r in run.records)
     caption = f"run {run.run_id}: {len(run.records)}/{len(run.jobs)} jobs measured"
     return (f"<table><caption>{_html(caption)}</caption><thead><tr>{head}</tr></thead>"

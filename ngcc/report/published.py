@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError
+from ngcc.report.tables import aligned_table, markdown_table
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
@@ -221,14 +222,9 @@ def render(result: PublishedComparison, fmt: str = "table") -> str:
         writer.writerows(rows)
         return buffer.getvalue()
     if fmt == "markdown":
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        lines = markdown_table(COLUMNS, rows)
         return "\n".join([head, "", *lines, "", *("- " + n for n in result.notes)]) + "\n"
-    table = [list(COLUMNS), *rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-    text = ["  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
-                      for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-            for row in table]
+    text = aligned_table([list(COLUMNS), *rows], right_from=2)
     return "\n".join([head, "", *text, "", *("note: " + n for n in result.notes)]) + "\n"
 
 

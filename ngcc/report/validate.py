@@ -22,7 +22,8 @@ from ngcc.base.errors import ValidationError
 from ngcc.evidence import records as _records
 from ngcc.evidence.run import Run, load_run
 from ngcc.report import export as _export
-from ngcc.report import pages as _report
+from ngcc.report import pages as _pages
+from ngcc.report import write as _write
 from ngcc.stats.recheck import Difference, record_problems
 
 
@@ -105,7 +106,7 @@ def drawn(run: Run) -> bool:
     """Whether ``report/`` was written with its plots (``ngcc report`` without
     ``--no-plots``): any of the plots its pages would link is there."""
     report_dir = run.path / "report"
-    return any((report_dir / f"{stem}.png").is_file() for stem in _report.plot_stems(run))
+    return any((report_dir / f"{stem}.png").is_file() for stem in _pages.plot_stems(run))
 
 
 def written_formats(run: Run) -> tuple[str, ...]:
@@ -130,8 +131,8 @@ def expected_files(run: Run) -> dict[str, tuple[str, ...]]:
               for path in sorted(report_dir.glob("*.png"))}
     formats = written_formats(run)
     plots = drawn(run)
-    first = _report.report_files(run, formats, plots, images)
-    other = _report.report_files(run, formats, not plots, images)
+    first = _write.report_files(run, formats, plots, images)
+    other = _write.report_files(run, formats, not plots, images)
     return {name: tuple(dict.fromkeys((text, other[name]))) for name, text in first.items()}
 
 

@@ -1,0 +1,51 @@
+"""The timing-leakage section of a candidate page (``--leak``, beyond the guide's
+structure): a row per leak test, and its |t| plot where drawn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ngcc.base import format as _format
+from ngcc.report.sections.common import code
+from ngcc.report.tables import markdown_table
+
+if TYPE_CHECKING:
+    from ngcc.evidence.run import Run
+
+LEAK_TITLE = "Timing leakage (beyond the guide's structure)"
+LEAK_COLUMNS = ("instance", "message", "verdict", "max \\|t\\|", "test",
+                "calls (fixed / random)", "seconds", "evidence")
+
+
+def leak_row(test: dict[str, Any]) -> tuple[str, ...]:
+    """One row of the leak section, from a leak evidence file."""
+    fixed, random = test["calls_per_class"]
+    return (code(test["label"]), _format.message(test["message_bytes"]), test["verdict"],
+            "%.2f" % test["max_t"], test["max_test"] or _format.MISSING,
+            f"{test['calls']} ({fixed} / {random})", "%.1f s" % test["seconds"],
+            code(test["relpath"]))
+
+
+def leak_section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
+    """The ``--leak`` results of the candidate's libraries; nothing when there are none."""
+    tests = [t for t in run.leak_tests if t["candidate"] == candidate]
+    if not tests:
+        return []
+    lines = ["## " + LEAK_TITLE, "",
+             "`ngcc leak`, the dudect method (Reparaz, Balasch, Verbauwhede 2017): Welch's t "
+             "between calls on one fixed message (all zero) and calls on fresh random "
+             "messages of the same length, the class of each call drawn at random, on every "
+             "call and on the fastest calls under 15 percentiles, first and second order. "
+             "Largest |t| below 4.5: no leak detected; 4.5 to 10: possible leak; above 10: "
+             "LEAK. A pass does not prove constant time: a leak below the noise, or one "
+             "that depends on other inputs or another machine, passes.", ""]
+    lines += markdown_table(LEAK_COLUMNS, [leak_row(t) for t in tests]) + [""]
+    images = [f"![|t| of {t['label']}]({plot_stem_leak(t)}.png)" for t in tests
+              if plot_stem_leak(t) in plotted]
+    return lines + ([", ".join(images), ""] if images else [])
+
+
+def plot_stem_leak(test: dict[str, Any]) -> str:
+    """The report's file stem of a leak test's |t| plot: its evidence file's."""
+    return Path(str(test["relpath"])).stem

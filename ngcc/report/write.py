@@ -1,0 +1,202 @@
+"""Writing a run's report folder: the pages (:mod:`ngcc.report.pages`) in the formats
+asked for (:mod:`ngcc.report.export`) and the plots they link (:mod:`ngcc.report.plots`),
+the raw samples a plot draws checked before anything is written."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ngcc.base import files as _files
+from ngcc.base import format as _format
+from ngcc.base.errors import ReportError
+from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
+from ngcc.report import export as _export
+from ngcc.report.pages import PLOT_RUN_CPB, pages, run_candidates
+from ngcc.report.sections.leak import plot_stem_leak
+from ngcc.report.sections.performance import leads_with_cpu_time
+from ngcc.stats import groups as _analysis
+
+if TYPE_CHECKING:
+    from ngcc.evidence.run import Run, RunRecord
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    """``formats`` each once, in order.
+
+    Raises:
+        ReportError: an unknown format (the message lists the known ones).
+    """
+    unknown = [f for f in formats if f not in _export.FORMATS]
+    if unknown or not formats:
+        raise ReportError(f"unknown report format {', '.join(unknown) or '(none)'}; "
+                          f"choose from {', '.join(_export.FORMATS)}")
+    return tuple(dict.fromkeys(formats))
+
+
+def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool = True,
+                 images: Mapping[str, bytes] | None = None) -> dict[str, str]:
+    """Every file of a report but the plots: file name in ``report/`` → text.
+
+    Args:
+        run: the run.
+        formats: any of :data:`ngcc.report.export.FORMATS`: ``markdown`` (the pages),
+            ``html`` (the same pages, self-contained), ``csv`` and ``json`` (the
+            statistics table, ``statistics.csv``/``.json``).
+        plots: whether the plots are drawn beside the pages (else the pages link none).
+        images: the PNG bytes of the drawn plots by file name, which HTML pages inline.
+
+    Raises:
+        ReportError: an unknown format.
+    """
+    formats = check_formats(formats)
+    markdown = pages(run, plots)
+    files: dict[str, str] = {}
+    if "markdown" in formats:
+        files.update(markdown)
+    if "html" in formats:
+        files.update(_export.html_pages(markdown, images or {}))
+    if "csv" in formats:
+        files[_export.STATISTICS_STEM + ".csv"] = _export.statistics_csv(run.records)
+    if "json" in formats:
+        files[_export.STATISTICS_STEM + ".json"] = _export.statistics_json(run.records)
+    return files
+
+
+def write_report(run: Run, out_dir: str | os.PathLike[str] | None = None, plots: bool = True,
+                 distributions: Sequence[tuple[str, int]] = (),
+                 formats: Sequence[str] = ("markdown",)) -> list[Path]:
+    """Write the pages (and, unless ``plots`` is false, the plots) of a run.
+
+    Args:
+        run: the run.
+        out_dir: where to write; default the run's ``report/``.
+        plots: also draw the cycles/byte plots (per candidate and for the run) and
+            the per-call distributions (PNG and SVG).
+        distributions: further (label or instance, message bytes) whose per-call
+            distribution to draw, besides each library's shortest length.
+        formats: what to write (:func:`report_files`); default the Markdown pages.
+
+    Raises:
+        ReportError: an unknown format, or a chosen distribution has no record in the
+            run (checked before anything is written).
+        CorruptRecordError: a raw file to draw is missing or does not match its
+            record (checked before anything is written).
+
+    Returns:
+        The files written, pages and tables first, then the plots.
+    """
+    formats = check_formats(formats)
+    chosen = chosen_records(run, distributions)
+    samples = _distribution_samples(run, chosen) if plots else {}  # raw files checked first
+    out = Path(out_dir) if out_dir is not None else run.path / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    _clear_odd_files(out)
+    drawn = write_plots(run, out, samples) if plots else []
+    images = {path.name: path.read_bytes() for path in drawn if path.suffix == ".png"}
+    written = []
+    for name, text in report_files(run, formats, plots, images).items():
+        path = out / name
+        _files.atomic_write_bytes(path, text.encode("utf-8"))
+        written.append(path)
+    return written + drawn
+
+
+def _clear_odd_files(out: Path) -> None:
+    """Remove what is neither a regular file nor a folder from the report folder (a
+    FIFO would block the write, a symbolic link would send it elsewhere)."""
+    for path in out.iterdir():
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            path.unlink()
+
+
+def _distribution_samples(run: Run, chosen: Sequence[RunRecord]
+                          ) -> dict[tuple[str, int], tuple[RunRecord, list[np.ndarray]]]:
+    """The records whose per-call distributions are drawn (each library's shortest
+    length, and those chosen), with their raw samples, checked against their sha256.
+
+    Raises:
+        CorruptRecordError: a raw file that is missing or does not match its record.
+    """
+    drawn = [r for c in run_candidates(run)
+             for r in _analysis.distribution_records(_analysis.of_candidate(run.records, c))]
+    drawn += [record for record in chosen if record not in drawn]
+    return {(r.label, r.message_bytes): (r, r.cycles()) for r in drawn}
+
+
+def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[RunRecord]:
+    """The records of the (label or instance, message bytes) pairs asked for.
+
+    Raises:
+        ReportError: a pair the run has no record of; the message lists what it has.
+    """
+    chosen = []
+    for name, length in distributions:
+        try:
+            chosen.append(run.record(name, length))
+        except KeyError:
+            measured = sorted({f"{r.label}:{r.message_bytes}" for r in run.records})
+            raise ReportError(f"run {run.run_id} has no record of {name} at {length} B; "
+                              f"measured: {', '.join(measured) or 'nothing'}") from None
+    return chosen
+
+
+def _leading_summary(run: Run) -> Any:
+    """The run's summary table with each row's cycles/byte and CI bars those of its
+    leading figure (``_analysis.leading``): what the cycles/byte plots draw."""
+    summary = run.summary()
+    for index, record in zip(summary.index, run.records, strict=True):
+        lead = _analysis.leading(record.statistics)
+        if lead.code != "cpu_time":
+            continue
+        n = record.message_bytes
+        summary.loc[index, "cycles_per_byte"] = lead.ticks / n
+        summary.loc[index, "cpb_ci_low"] = (lead.ci_low if lead.ci_low is not None
+                                            else lead.ticks) / n
+        summary.loc[index, "cpb_ci_high"] = (lead.ci_high if lead.ci_high is not None
+                                             else lead.ticks) / n
+    return summary
+
+
+def write_plots(run: Run, out: Path,
+                samples: dict[tuple[str, int], tuple[RunRecord, list[np.ndarray]]]
+                ) -> list[Path]:
+    """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
+    distributions of ``samples``; return the files."""
+    from ngcc.measure import leak as _leak
+    from ngcc.report.plots.common import save
+    from ngcc.report.plots.cycles import cycles_per_byte
+    from ngcc.report.plots.distribution import distribution
+    from ngcc.report.plots.leak import leak_trace_plot
+
+    summary = _leading_summary(run)
+    statistic = ("CPU time where preempted, else mean"
+                 if leads_with_cpu_time(run.records) else "mean")
+    per_byte = "%s/byte" % _format.unit_word(t.unit for r in run.records for t in r.trials)
+    written = []
+    if len(summary):
+        written += save(cycles_per_byte(summary, f"Run {run.run_id}: {per_byte}",
+                                                    unit=per_byte, statistic=statistic),
+                              out / PLOT_RUN_CPB)
+    for candidate in run_candidates(run):
+        rows = summary[summary["candidate"] == candidate]
+        if len(rows):
+            figure = cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte,
+                                           statistic=statistic)
+            written += save(figure, out / plot_stem_cpb(candidate))
+    for (label, length), (record, cycles) in samples.items():
+        unit = _format.unit_word(t.unit for t in record.trials)  # counter ticks, or ns
+        figure = distribution(cycles, f"{label}, {_format.message(length)}: "
+                                    f"{unit} per call", unit=f"{unit}/call")
+        written += save(figure, out / plot_stem_distribution(label, length))
+    for test in run.leak_tests:
+        calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)
+        title = (f"{test['label']} at {_format.message(int(test['message_bytes']))}: "
+                 f"{test['verdict']} (max |t| {test['max_t']:.1f})")
+        written += save(leak_trace_plot(calls, traces, title=title),
+                              out / plot_stem_leak(test))
+    return written
