@@ -42,6 +42,7 @@ from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import Record, Statistics
+from ngcc.measure import executors as _executors
 from ngcc.measure import host as _host
 from ngcc.measure import job as _jobs
 from ngcc.measure import locks as _locks
@@ -904,7 +905,7 @@ def test_a_slow_process_is_flagged_and_strict_repeats_it(fake, tmp_path):
     _write.write_report(run, plots=False)
     page = (run.path / "report" / "baseline.md").read_text()
     assert "`slow_process`: 1 trial in 1 of 1 record" in page
-    for executor in (None, _jobs.SerialExecutor()):
+    for executor in (None, _executors.SerialExecutor()):
         runner = FakeRunner(slow={("SM3", 1024, 1): 1.4})
         with pytest.warns(MeasurementWarning, match="--strict rejected and repeated 1"):
             run = fake(["SM3"], runner=runner, lengths=[1024], trials=3, strict=True,

@@ -29,6 +29,7 @@ from _fakes import FakeKat, FakeRunner, KillingRunner, fixed_host
 import ngcc
 from ngcc.base.errors import DistributedError, LibraryMismatchError
 from ngcc.cli import main as _cli
+from ngcc.measure import executors as _executors
 from ngcc.measure import job as _jobs
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
@@ -92,7 +93,7 @@ def test_serial_executor_writes_the_records_of_the_trial_loop(tmp_path, monkeypa
     fixed_host(monkeypatch)
     loop = _campaign(tmp_path / "loop", order="sequential").run()
     plans = []
-    jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
+    jobs = _campaign(tmp_path / "jobs", executor=_executors.SerialExecutor(),
                      on_plan=plans.append).run()
     assert [str(plan) for plan in plans] == [
         "plan: 4 job(s) to measure (2 libraries × 2 length(s)), 3 trial(s) each, whole jobs "
@@ -122,7 +123,7 @@ def test_an_executor_follows_the_plan_settings_as_the_loop_does(tmp_path, monkey
         warnings.simplefilter("ignore")
         loop = _campaign(tmp_path / "loop", order="sequential", runner=runner(),
                          **settings).run()
-        jobs = _campaign(tmp_path / "jobs", executor=_jobs.SerialExecutor(),
+        jobs = _campaign(tmp_path / "jobs", executor=_executors.SerialExecutor(),
                          runner=runner(), **settings).run()
     assert ([_without_times(r.to_json()) for r in jobs.records]
             == [_without_times(r.to_json()) for r in loop.records])
@@ -137,10 +138,10 @@ def test_an_executor_follows_the_plan_settings_as_the_loop_does(tmp_path, monkey
 
 def test_interleaving_is_for_the_trial_loop_of_one_process(tmp_path):
     with pytest.raises(ValueError, match="every job is measured whole"):
-        _campaign(tmp_path / "run", order="interleaved", executor=_jobs.SerialExecutor())
+        _campaign(tmp_path / "run", order="interleaved", executor=_executors.SerialExecutor())
 
 
-class _Tampering(_jobs.SerialExecutor):
+class _Tampering(_executors.SerialExecutor):
     """Changes the result of SM3 at 1024 B on its way back, as a broken worker might."""
 
     def __init__(self, change):
@@ -180,7 +181,7 @@ def test_a_failed_child_fails_its_job_only(tmp_path, monkeypatch):
     from ngcc.base.errors import ChildError
 
     runner = FakeRunner(fail={("SM3", 64, 1): ChildError("crash", "SM3 at 64 B crashed")})
-    run = _campaign(tmp_path / "run", runner=runner, executor=_jobs.SerialExecutor()).run()
+    run = _campaign(tmp_path / "run", runner=runner, executor=_executors.SerialExecutor()).run()
     statuses = {(j.label, j.message_bytes): (j.status, j.error) for j in run.jobs}
     assert statuses.pop(("SM3", 64)) == ("crash", "SM3 at 64 B crashed")
     assert {status for status, _ in statuses.values()} == {"done"}
@@ -476,7 +477,7 @@ def test_a_library_changed_since_the_plan_is_refused_by_the_workers(tmp_path):
 
 # ------------------------------------------------------------ records of several hosts
 
-class _TwoHosts(_jobs.SerialExecutor):
+class _TwoHosts(_executors.SerialExecutor):
     """Says pseudoXOF-512 was measured on host ``node-b`` and the rest on ``node-a``, as
     the workers of two machines would."""
 
@@ -497,7 +498,7 @@ def _two_host_run(run_dir: Path, executor=None) -> ngcc.Run:
 
 def test_reports_group_figures_by_host_and_take_no_ratio_across_hosts(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())
+    one = _two_host_run(tmp_path / "one", _executors.SerialExecutor())
     two = _two_host_run(tmp_path / "two")
     assert {r.label: r.environment.host for r in two.records} == {
         "WChain-V1-512": "node-a", "pseudoXOF-512": "node-b"}
@@ -525,7 +526,7 @@ def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypat
     from ngcc.base.errors import UnknownHostError
     from ngcc.report import compare as _compare_runs
 
-    one = _two_host_run(tmp_path / "one", _jobs.SerialExecutor())  # host fake-host
+    one = _two_host_run(tmp_path / "one", _executors.SerialExecutor())  # host fake-host
     two = _two_host_run(tmp_path / "two")
     both = _compare_runs.compare_runs(one, two)
     assert [s.pair.label_a for s in both.summaries] == ["WChain-V1-512", "pseudoXOF-512"]
@@ -549,7 +550,7 @@ def test_compare_picks_a_host_and_pools_nothing_across_hosts(tmp_path, monkeypat
     assert "pseudoXOF-512" in capsys.readouterr().out
 
 
-class _MixedHosts(_jobs.SerialExecutor):
+class _MixedHosts(_executors.SerialExecutor):
     """WChain-V1-512 at 1024 B on ``node-b``, everything else on ``node-a``."""
 
     def measure(self, orders, runner):
@@ -612,7 +613,7 @@ def test_with_an_executor_the_client_holds_a_cpu_only_for_its_leak_tests(tmp_pat
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        run = _campaign(tmp_path / "run", executor=_jobs.SerialExecutor(), leak=64,
+        run = _campaign(tmp_path / "run", executor=_executors.SerialExecutor(), leak=64,
                         leak_tester=tester).run()
     assert [(label, holder.pid) for label, _, holder in held] == [
         ("pseudoXOF-512", os.getpid()), ("SM3", os.getpid())]

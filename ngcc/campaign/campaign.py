@@ -65,6 +65,7 @@ from ngcc.evidence.model import (
 )
 from ngcc.evidence.run import Run
 from ngcc.library.registry import Instance
+from ngcc.measure import executors as _executors
 from ngcc.measure import gate as _gate
 from ngcc.measure import host as _host
 from ngcc.measure import job as _jobs
@@ -527,7 +528,7 @@ class Campaign:
                     for i, _ in orders.values()) if local else len(orders)
         with self._task(total, "measure", len(orders)) as bar:
             if executor is None:
-                executor = _jobs.LocalExecutor(self.cpu, self.order, self._env, TrialKeeper(
+                executor = _executors.LocalExecutor(self.cpu, self.order, self._env, TrialKeeper(
                     self, bar, {key: index for key, (index, _) in orders.items()}))
             else:
                 bar.status("%d jobs on %s" % (len(orders), executor.describe()))
