@@ -36,6 +36,8 @@ import ngcc
 from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
 from ngcc.cli import main as _cli
 from ngcc.driver import child as _child
+from ngcc.driver import facts as _facts
+from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.driver.protocol import Conversation, ProtocolError
 from ngcc.measure import leak as _leak
@@ -296,14 +298,14 @@ def _forging_driver(tmp_path: Path, **changes: int) -> Path:
     ({"ticks": 1}, "a per-call reading of 1 ticks, below the"),
 ])
 def test_forged_leak_facts_are_a_protocol_error(tmp_path, monkeypatch, changes, defect):
-    if "per-call reading" in defect and _child.counter_floor()[0] != "rdtsc":
+    if "per-call reading" in defect and _facts.counter_floor()[0] != "rdtsc":
         pytest.skip("the forged facts name the x86-64 counter")
-    monkeypatch.setattr(_child, "DRIVER", _forging_driver(tmp_path, **changes))
+    monkeypatch.setattr(_process, "DRIVER", _forging_driver(tmp_path, **changes))
     call = (ngcc.instance("SM3"), LENGTH, 10, 5, 7, lambda ticks, classes: False)
     if not defect:
         assert _child.leak(*call).class_calls == (5, 5)
         return
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.leak(*call)
     assert caught.value.status == "protocol"
     assert defect in caught.value.message
@@ -355,7 +357,7 @@ def test_a_time_limit_stops_the_calls():
 
 
 def test_a_length_and_batch_beyond_the_store_is_the_drivers_request_error():
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.leak(ngcc.instance("SM3"), 1 << 20, 10, 65, 1, lambda t, c: False)
     assert caught.value.reason == "request"
     assert "message bytes x batch calls <= 67108864" in caught.value.message

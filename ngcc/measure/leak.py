@@ -57,6 +57,7 @@ from ngcc.base.names import check_name, inside
 from ngcc.base.progress import Task
 from ngcc.base.version import __version__
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.evidence import records as _records
 from ngcc.library.registry import Instance, instance, run_labels
 from ngcc.measure import locks as _locks
@@ -518,8 +519,8 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
             run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
                               warmup=WARMUP_CALLS, seconds=seconds, cpu=held, fixed=fixed,
                               control=control)
-    except _child.DriverError as error:
-        raise _child.api_error(inst, error) from None
+    except _process.DriverError as error:
+        raise _process.api_error(inst, error) from None
     elapsed = time.monotonic() - started
     if accumulator.statistics is None and accumulator.pending:
         accumulator.calibrate()
