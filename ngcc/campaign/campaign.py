@@ -47,6 +47,7 @@ from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.driver import timing as _timing
 from ngcc.driver.contract import TrialRunner
+from ngcc.evidence import leak as _leak_evidence
 from ngcc.evidence import records as _records
 from ngcc.evidence import schema1 as _schema1
 from ngcc.evidence.model import (
@@ -747,9 +748,9 @@ class Campaign:
         todo = [self._jobs[i] for i in self._pending()]
         leak = 0.0
         if self.leak is not None:
-            out = self.run_dir / _leak.LEAK_DIR
+            out = self.run_dir / _leak_evidence.LEAK_DIR
             leak = self.leak_seconds * sum(
-                entry.kat.gate != "refused" and not _leak.kept(
+                entry.kat.gate != "refused" and not _leak_evidence.kept(
                     out, entry.candidate, label, self.leak, self.leak_calls, self.leak_seconds)
                 for label, entry in self._build.items())
         target = self.target_ci is not None and self.max_trials > self.trials
@@ -848,9 +849,9 @@ class Campaign:
         fails is a warning, and the campaign goes on."""
         if self.leak is None:
             return
-        out = self.run_dir / _leak.LEAK_DIR
+        out = self.run_dir / _leak_evidence.LEAK_DIR
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
-                and not _leak.kept(out, entry.candidate, label, self.leak, self.leak_calls,
+                and not _leak_evidence.kept(out, entry.candidate, label, self.leak, self.leak_calls,
                                    self.leak_seconds)]
         with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
             for label in todo:
@@ -864,7 +865,7 @@ class Campaign:
                                   MeasurementWarning, stacklevel=3)
                     outcome = "failed"
                 else:
-                    _leak.write_evidence(result, out)
+                    _leak_evidence.write_evidence(result.evidence(), out)
                     outcome = "%s, max |t| %.2f" % (result.verdict, result.max_t)
                 bar.advance(1)
                 bar.item_done("%s %d B" % (label, self.leak), outcome)

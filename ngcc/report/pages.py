@@ -1186,7 +1186,7 @@ def write_plots(run: Run, out: Path,
                 ) -> list[Path]:
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
-    from ngcc.measure import leak as _leak
+    from ngcc.evidence import leak as _leak
     from ngcc.report import plots as _plot
 
     summary = _leading_summary(run)
