@@ -851,8 +851,8 @@ class Campaign:
             return
         out = self.run_dir / _leak_evidence.LEAK_DIR
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
-                and not _leak_evidence.kept(out, entry.candidate, label, self.leak, self.leak_calls,
-                                   self.leak_seconds)]
+                and not _leak_evidence.kept(out, entry.candidate, label, self.leak,
+                                            self.leak_calls, self.leak_seconds)]
         with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
             for label in todo:
                 bar.status("%s %d B" % (label, self.leak))
