@@ -24,6 +24,7 @@ import sys
 import time
 
 import ngcc
+from ngcc.evidence import leak as _leak_evidence
 from ngcc.measure import host as _host
 from ngcc.measure import leak as _leak
 
@@ -41,7 +42,7 @@ def _spin(cpu: int) -> None:
 
 def _tally(name: str, results: list[_leak.LeakResult]) -> None:
     verdicts = collections.Counter(r.verdict for r in results)
-    tests = collections.Counter(r.max_test for r in results if r.verdict != _leak.NO_LEAK)
+    tests = collections.Counter(r.max_test for r in results if r.verdict != _leak_evidence.NO_LEAK)
     worst = max(results, key=lambda r: r.max_t)
     print("%-22s %3d runs: %s; largest |t| %.2f (%s)%s" % (
         name, len(results), ", ".join("%s %d" % kv for kv in sorted(verdicts.items())),

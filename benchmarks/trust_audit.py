@@ -316,8 +316,10 @@ def library_cases(tmp: Path) -> list[Case]:
         from pathlib import Path
         import ngcc
         from ngcc.driver import child as _child
+        from ngcc.driver import facts as _facts
+        from ngcc.driver import process as _process
         from ngcc.driver import protocol as _protocol
-        _, floor, frequency = _child.counter_floor()
+        _, floor, frequency = _facts.counter_floor()
         fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
         fields.update(cpu=-1, counter_id=1, calls=100, frequency_hz=frequency,
                       overhead_min_ticks=4 * floor, overhead_median_ticks=4 * floor,
@@ -329,10 +331,10 @@ def library_cases(tmp: Path) -> list[Case]:
             facts[0] = pid
             frame(7, struct.pack(%%r, *facts)); frame(8, struct.pack('<Q', 1) * 100); frame(13)
         ''') %% (values, _protocol.TRIAL_LAYOUT.format)
-        _child.DRIVER = fake_driver(Path(%r), body)
+        _process.DRIVER = fake_driver(Path(%r), body)
         try:
             _child.trial(ngcc.instance("SM3"), 32, 100, 0, batch_calls=0)
-        except _child.DriverError as exc:
+        except _process.DriverError as exc:
             print("ngcc: error: %%s" %% exc, file=sys.stderr)
             sys.exit(1 if exc.status == "protocol" else 3)
         """ % (str(REPO / "tests"), str(tmp)))))

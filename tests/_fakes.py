@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ngcc.base import files as _files
-from ngcc.driver import child as _child
 from ngcc.driver import kat
+from ngcc.driver import process as _process
 from ngcc.evidence.model import Counter, Environment, TrialMeasurement
 from ngcc.library.registry import Instance, run_labels
 from ngcc.measure import host as _host
@@ -138,7 +138,7 @@ class CrashingRunner(FakeRunner):
 
     def _maybe_fail(self, instance: Instance, message_bytes: int, index: int | None) -> None:
         phase = "calibration" if index is None else "trial %d" % index
-        raise _child.DriverError("crash", "%s at %d B (%s) crashed: %s" % (
+        raise _process.DriverError("crash", "%s at %d B (%s) crashed: %s" % (
             instance.name, message_bytes, phase, self.cause), "", self.cause)
 
 

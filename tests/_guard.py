@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ngcc
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 
 
 def hash_before_guard_page(instance: str, cases: list[tuple[bytes, int]]) -> list[bytes]:
@@ -22,6 +23,6 @@ def hash_before_guard_page(instance: str, cases: list[tuple[bytes, int]]) -> lis
     for message, bits in cases:
         try:
             digests.append(_child.hash_in_child(inst, message, bits))
-        except _child.DriverError as exc:
+        except _process.DriverError as exc:
             raise AssertionError("%s at %d bits: %s" % (instance, bits, exc)) from None
     return digests

@@ -23,6 +23,7 @@ from _fakes import ENVIRONMENT
 import ngcc
 from ngcc.base.errors import LibraryError, NgccError
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.driver import timing as _timing
 from ngcc.evidence.model import Counter, Environment
@@ -139,12 +140,12 @@ def test_every_page_carries_the_system_line(tmp_path: Path) -> None:
 def test_the_driver_runs_behind_the_prefix_it_is_given(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     copy = tmp_path / "other-driver"
-    shutil.copy2(_child.driver_path(), copy)
+    shutil.copy2(_process.driver_path(), copy)
     seen = tmp_path / "seen"
-    monkeypatch.setenv(_child.DRIVER_ENV, str(copy))
-    monkeypatch.setenv(_child.PREFIX_ENV, "sh -c 'echo \"$0 $*\" > %s; exec \"$0\" \"$@\"'"
+    monkeypatch.setenv(_process.DRIVER_ENV, str(copy))
+    monkeypatch.setenv(_process.PREFIX_ENV, "sh -c 'echo \"$0 $*\" > %s; exec \"$0\" \"$@\"'"
                        % seen)
-    assert _child.driver_command()[-1] == str(copy)
+    assert _process.driver_command()[-1] == str(copy)
     digest = _child.hash_in_child(ngcc.instance("SM3"), b"abc", 24)
     assert digest.hex().startswith("66c7f0f4")  # GB/T 32905-2016's "abc"
     driver, mode, *options = seen.read_text().split()
@@ -154,19 +155,19 @@ def test_the_driver_runs_behind_the_prefix_it_is_given(tmp_path: Path,
 
 def test_a_bad_driver_setting_is_an_error_naming_it(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(_child.DRIVER_ENV, str(tmp_path / "absent"))
+    monkeypatch.setenv(_process.DRIVER_ENV, str(tmp_path / "absent"))
     with pytest.raises(NgccError, match="absent is not built"):
-        _child.driver_command()
-    monkeypatch.delenv(_child.DRIVER_ENV)
-    monkeypatch.setenv(_child.PREFIX_ENV, "qemu-aarch64 -L 'unclosed")
+        _process.driver_command()
+    monkeypatch.delenv(_process.DRIVER_ENV)
+    monkeypatch.setenv(_process.PREFIX_ENV, "qemu-aarch64 -L 'unclosed")
     with pytest.raises(NgccError, match="NGCC_DRIVER_PREFIX is not a command line"):
-        _child.driver_command()
+        _process.driver_command()
 
 
 def test_without_the_settings_the_installed_driver_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(_child.DRIVER_ENV, raising=False)
-    monkeypatch.delenv(_child.PREFIX_ENV, raising=False)
-    assert _child.driver_command() == [str(_child.DRIVER)]
+    monkeypatch.delenv(_process.DRIVER_ENV, raising=False)
+    monkeypatch.delenv(_process.PREFIX_ENV, raising=False)
+    assert _process.driver_command() == [str(_process.DRIVER)]
 
 
 # ---------------------------------------------------------------------- the CPU's name
@@ -209,12 +210,12 @@ def test_behind_an_emulator_the_driver_judges_a_librarys_cpu_features(
     library.write_bytes(b"\x7fELF")  # never loaded here
     (tmp_path / "Wish512.neon.so.json").write_text(json.dumps(
         {"name": "Wish512", "digest_bits": 512, "cpu_features": ["asimd", "aes"]}))
-    monkeypatch.delenv(_child.PREFIX_ENV, raising=False)
+    monkeypatch.delenv(_process.PREFIX_ENV, raising=False)
     if "asimd" in _registry.cpu_features():
         pytest.skip("this CPU has asimd: nothing to refuse")
     with pytest.raises(LibraryError, match="asimd"):
         ngcc.instance(library)
-    monkeypatch.setenv(_child.PREFIX_ENV, "qemu-aarch64")
+    monkeypatch.setenv(_process.PREFIX_ENV, "qemu-aarch64")
     assert ngcc.instance(library).cpu_features == ("asimd", "aes")
     with pytest.raises(LibraryError, match="asimd"):  # a built-in variant still runs here
         _registry.require_cpu_features(replace(ngcc.instance("Wish512"),
@@ -226,6 +227,6 @@ def test_the_driver_refuses_a_library_whose_features_its_cpu_lacks() -> None:
     if "asimd" in _registry.cpu_features():
         pytest.skip("this CPU has asimd")
     inst = replace(ngcc.instance("SM3"), cpu_features=("asimd",))
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.hash_in_child(inst, b"abc", 24)
     assert caught.value.reason == "feature" and "asimd" in caught.value.detail

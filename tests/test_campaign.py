@@ -773,7 +773,8 @@ def test_a_runtime_error_in_the_child_is_an_error_entry(monkeypatch, tmp_path):
     from _testlib import fake_driver
 
     from ngcc.driver import child as _child
-    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, (
+    from ngcc.driver import process as _process
+    monkeypatch.setattr(_process, "DRIVER", fake_driver(tmp_path, (
         "frame(1, struct.pack('<II', 1, pid))\n"
         "frame(3, struct.pack('<ii', 6, 0) + b'the rdtsc counter did not advance')\n"
         "frame(13)")))

@@ -27,12 +27,13 @@ import ngcc.kat
 from ngcc import _core
 from ngcc.base.errors import HashError, InstanceCrashError, InstanceProtocolError
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
-from ngcc.driver.child import DriverError
+from ngcc.driver.process import DriverError
 from ngcc.driver.protocol import Conversation, ProtocolError
 
 REPO = Path(__file__).resolve().parents[1]
-SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]
+SANITIZED = json.loads((_process.LIB_DIR / "registry.json").read_text())["sanitized"]
 
 # One template, one behaviour each: BODY runs at the start of every CryptHash call.
 TEMPLATE = CHANNEL_FD_SOURCE + r"""
@@ -417,10 +418,10 @@ def test_huge_bit_counts_are_value_errors(libs, bits):
 
 def test_the_driver_refuses_a_bad_request_by_name(libs):
     conversation = Conversation("hash", digest_bytes=32)
-    run = _child._run(conversation, ["--library", str(libs["trivial"].library), "--digest-bits",
-                                     "256", "--bits", str(2**64)], 30)
+    run = _process.run_driver(conversation, ["--library", str(libs["trivial"].library),
+                                             "--digest-bits", "256", "--bits", str(2**64)], 30)
     with pytest.raises(DriverError) as caught:
-        _child._judge(run, "a request")
+        _process.judge(run, "a request")
     assert (caught.value.status, caught.value.reason) == ("error", "request")
     assert 'bad value for --bits: "18446744073709551616"' in caught.value.detail
 
@@ -445,7 +446,7 @@ def _forged_trial_error(tmp_path, monkeypatch, **facts: float) -> DriverError:
         facts[0] = pid
         frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000)); frame(13)
     """) % (values, _protocol.TRIAL_LAYOUT.format)
-    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
+    monkeypatch.setattr(_process, "DRIVER", fake_driver(tmp_path, body))
     return _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)
 
 
@@ -529,7 +530,7 @@ def test_the_driver_runner_names_instance_length_and_trial(libs):
 
 
 def test_without_pidfd_the_runner_polls_for_the_exit(libs, monkeypatch):
-    monkeypatch.setattr(_child, "_pidfd", lambda pid: None)
+    monkeypatch.setattr(_process, "_pidfd", lambda pid: None)
     assert _child.hash_in_child(libs["trivial"], b"abc", 24) == b"a" * 32
     error = _fails(_child.hash_in_child, libs["hang"], b"abc", 24, timeout=1)
     assert error.status == "timeout"

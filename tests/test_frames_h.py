@@ -1,7 +1,8 @@
 """The trial's facts (and the leak run's) are listed once per side and cross-checked:
 ``trial_facts``/``leak_facts`` in ``csrc/driver/frames.h``, the order ``frames.c`` packs
-them in, ``_protocol.TRIAL_FIELDS``/``LEAK_FIELDS`` that read them, and the reader in
-``ngcc/driver/child.py`` that uses them. A field added on one side only fails here, by name."""
+them in, ``_protocol.TRIAL_FIELDS``/``LEAK_FIELDS`` that read them, and the readers in
+``ngcc/driver/child.py`` and ``ngcc/driver/facts.py`` that use them. A field added on one
+side only fails here, by name."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from ngcc.driver import protocol as _protocol
 
 FRAMES_H = REPO / "csrc" / "driver" / "frames.h"
 FRAMES_C = REPO / "csrc" / "driver" / "frames.c"
-CHILD = REPO / "ngcc" / "driver" / "child.py"
+#: The modules that use the facts: the modes (``child``) and their checks (``facts``).
+READERS = [REPO / "ngcc" / "driver" / name for name in ("child.py", "facts.py")]
 
 #: The struct module's code of each C field type (frames.h uses only these).
 STRUCT_CODES = {"uint32_t": "I", "int32_t": "i", "uint64_t": "Q", "double": "d"}
@@ -102,7 +104,8 @@ def test_the_payload_size_is_the_sum_of_the_fields(struct):
 
 
 def test_the_child_uses_every_field_the_driver_sends():
-    read = set(re.findall(r"""\[["'](\w+)["']\]""", CHILD.read_text()))
+    read = {name for path in READERS
+            for name in re.findall(r"""\[["'](\w+)["']\]""", path.read_text())}
     sent = {name for fields, _, _ in STRUCTS.values() for name, _ in fields}
     assert sent >= UNREAD, "UNREAD names a field the driver no longer sends"
-    assert sent - read <= UNREAD, "sent but never used by ngcc/driver/child.py"
+    assert sent - read <= UNREAD, "sent but never used by ngcc/driver/child.py or facts.py"

@@ -121,12 +121,12 @@ APART = ({"stats", "driver"}, {"campaign", "report"})
 ROOT_STAGE = {"_core": "library", "__init__": "surface", "__main__": "surface",
               "kat": "surface"}
 #: The only imports of a later stage: the run object's methods that open frames, plots,
-#: comparisons, reports, Jupyter tables and leak evidence, imported when called (so
+#: comparisons, reports and Jupyter tables, imported when called (so
 #: loading a run, or running a campaign, loads none of them).
 DOORS = {("evidence.run", "stats.tables"), ("evidence.run", "report.plots.cycles"),
          ("evidence.run", "report.plots.distribution"),
          ("evidence.run", "report.compare"), ("evidence.run", "report.write"),
-         ("evidence.run", "report.jupyter"), ("evidence.run", "measure.leak")}
+         ("evidence.run", "report.jupyter")}
 
 
 def stage(module: str) -> str:

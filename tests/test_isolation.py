@@ -36,9 +36,10 @@ from _testlib import build_library, compiler
 
 import ngcc
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 
-SANITIZED = json.loads((_child.LIB_DIR / "registry.json").read_text())["sanitized"]
+SANITIZED = json.loads((_process.LIB_DIR / "registry.json").read_text())["sanitized"]
 EXIT_UNAVAILABLE = 122  # isolate.h: ISOLATE_EXIT_UNAVAILABLE
 
 TEMPLATE = r"""
@@ -256,7 +257,7 @@ def _drive(mode: str, options: list[str], *, isolate: bool = True, stdin: bytes 
     """Run the driver in ``mode``; ``after_exit`` runs once it has exited, before its
     process group is killed (what a test finds then was left alive by the driver)."""
     read_end, write_end = os.pipe()
-    argv = [*prefix, str(_child.driver_path()), mode, "--result-fd", str(write_end),
+    argv = [*prefix, str(_process.driver_path()), mode, "--result-fd", str(write_end),
             "--parent-pid", str(os.getpid()), *options, *(["--isolate"] if isolate else [])]
     chunks: list[bytes] = []
     reader = threading.Thread(target=_read_all, args=(read_end, chunks))
@@ -529,7 +530,7 @@ def test_clearing_the_death_signal_does_not_outlive_ngcc(libs, isolated, tmp_pat
                      "pass_fds=(w, %d), start_new_session=True)\n"
                      "print(child.pid, flush=True)\n"
                      "time.sleep(300)\n" % write_end)
-    argv = [sys.executable, "-c", middle_source, str(_child.driver_path()), "hash",
+    argv = [sys.executable, "-c", middle_source, str(_process.driver_path()), "hash",
             "--library", str(libs["outlives"]), "--digest-bits", "256", "--bits", "0",
             "--isolate"]
     middle = subprocess.Popen(argv, stdout=subprocess.PIPE, pass_fds=(write_end,),

@@ -36,10 +36,14 @@ import ngcc
 from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
 from ngcc.cli import main as _cli
 from ngcc.driver import child as _child
+from ngcc.driver import facts as _facts
+from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.driver.protocol import Conversation, ProtocolError
+from ngcc.evidence import leak as _leak_evidence
 from ngcc.measure import leak as _leak
-from ngcc.measure.leak import LeakStatistics, Moments, crop_thresholds, verdict
+from ngcc.stats import leak as _stats
+from ngcc.stats.leak import LeakStatistics, Moments, crop_thresholds, verdict
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -64,7 +68,7 @@ def _welch(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_welch_t_of_a_small_known_case():
     # means 2 and 5, variances 1 and 1, three samples each: t = -3 / sqrt(2/3)
-    statistics = LeakStatistics([0.0] * len(_leak.CROP_FRACTIONS), min_samples=2)
+    statistics = LeakStatistics([0.0] * len(_stats.CROP_FRACTIONS), min_samples=2)
     statistics.add(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), np.array([0, 0, 0, 1, 1, 1]))
     assert statistics.t()[0] == pytest.approx(-3 / np.sqrt(2 / 3), rel=1e-12)
 
@@ -77,7 +81,7 @@ def test_first_order_second_order_and_crops_equal_scipy_on_the_same_calls():
     t = statistics.t()
     fixed, random = ticks[classes == 0], ticks[classes == 1]
     assert t[0] == pytest.approx(_welch(fixed, random), rel=1e-9)
-    crops = len(_leak.CROP_FRACTIONS)
+    crops = len(_stats.CROP_FRACTIONS)
     for index, threshold in enumerate(thresholds, start=1):
         kept_fixed, kept_random = fixed[fixed < threshold], random[random < threshold]
         assert t[index] == pytest.approx(_welch(kept_fixed, kept_random), rel=1e-9)
@@ -135,7 +139,7 @@ def test_a_crop_finds_a_shift_that_outliers_hide_from_the_raw_test():
     statistics.add(ticks, classes)
     t = np.abs(statistics.t())
     assert t[0] < 4.5                                # raw: the shift drowns in the tail
-    assert np.nanmax(t[1:1 + len(_leak.CROP_FRACTIONS)]) > 10  # a crop: LEAK
+    assert np.nanmax(t[1:1 + len(_stats.CROP_FRACTIONS)]) > 10  # a crop: LEAK
 
 
 def test_the_second_order_finds_a_wider_spread_with_the_same_mean():
@@ -146,7 +150,7 @@ def test_the_second_order_finds_a_wider_spread_with_the_same_mean():
     statistics.add(ticks, classes)
     t = np.abs(statistics.t())
     assert t[0] < 4.5                                # first order: same mean
-    assert t[1 + len(_leak.CROP_FRACTIONS)] > 10     # raw, second order
+    assert t[1 + len(_stats.CROP_FRACTIONS)] > 10     # raw, second order
 
 
 def test_no_difference_gives_small_t_in_every_test():
@@ -166,13 +170,13 @@ def test_a_crop_of_one_tick_value_does_not_count_however_the_batches_fall():
     ticks = 416.0 + 26.0 * rng.integers(0, 5, 40_000)
     ticks[:1024] = 468.0 + 26.0 * rng.integers(0, 3, 1024)  # a slower start
     classes = rng.integers(0, 2, len(ticks)).astype(np.uint8)
-    statistics = LeakStatistics([416.0, 442.0] + [520.0] * (len(_leak.CROP_FRACTIONS) - 2))
+    statistics = LeakStatistics([416.0, 442.0] + [520.0] * (len(_stats.CROP_FRACTIONS) - 2))
     for start, stop in ((0, 1024), (1024, 3072), (3072, 7168), (7168, 15360), (15360, 40_000)):
         statistics.add(ticks[start:stop], classes[start:stop])
     t = statistics.t()
     populations = len(statistics.populations)
-    one_value = statistics.populations.index("fastest %.3g %%" % (100 * _leak.CROP_FRACTIONS[1]))
-    assert statistics.counts()[:, one_value].min() > _leak.MIN_SAMPLES  # it would count
+    one_value = statistics.populations.index("fastest %.3g %%" % (100 * _stats.CROP_FRACTIONS[1]))
+    assert statistics.counts()[:, one_value].min() > _stats.MIN_SAMPLES  # it would count
     assert np.isnan(t[one_value]) and np.isnan(t[populations + one_value])
     assert np.nanmax(np.abs(t)) < 4.5  # the other populations hold several values
 
@@ -184,7 +188,7 @@ def test_a_test_counts_only_with_min_samples_of_each_class():
     t, counts = statistics.t(), statistics.counts()
     populations = counts.shape[1]
     for index in range(2 * populations):
-        enough = counts[:, index % populations].min() >= _leak.MIN_SAMPLES
+        enough = counts[:, index % populations].min() >= _stats.MIN_SAMPLES
         assert np.isfinite(t[index]) == enough
     assert not np.isfinite(t).any()  # 1500 calls: no class has 1000 anywhere
 
@@ -197,8 +201,8 @@ def test_verdict_thresholds(max_t, expected):
 
 
 def test_strongest_ignores_tests_that_do_not_count():
-    assert _leak.strongest(np.array([np.nan, -7.0, 3.0]), ["a", "b", "c"]) == (7.0, "b")
-    assert _leak.strongest(np.array([np.nan, np.nan]), ["a", "b"]) == (None, "")
+    assert _stats.strongest(np.array([np.nan, -7.0, 3.0]), ["a", "b", "c"]) == (7.0, "b")
+    assert _stats.strongest(np.array([np.nan, np.nan]), ["a", "b"]) == (None, "")
 
 
 # ------------------------------------------------------------------- protocol
@@ -296,14 +300,14 @@ def _forging_driver(tmp_path: Path, **changes: int) -> Path:
     ({"ticks": 1}, "a per-call reading of 1 ticks, below the"),
 ])
 def test_forged_leak_facts_are_a_protocol_error(tmp_path, monkeypatch, changes, defect):
-    if "per-call reading" in defect and _child.counter_floor()[0] != "rdtsc":
+    if "per-call reading" in defect and _facts.counter_floor()[0] != "rdtsc":
         pytest.skip("the forged facts name the x86-64 counter")
-    monkeypatch.setattr(_child, "DRIVER", _forging_driver(tmp_path, **changes))
+    monkeypatch.setattr(_process, "DRIVER", _forging_driver(tmp_path, **changes))
     call = (ngcc.instance("SM3"), LENGTH, 10, 5, 7, lambda ticks, classes: False)
     if not defect:
         assert _child.leak(*call).class_calls == (5, 5)
         return
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.leak(*call)
     assert caught.value.status == "protocol"
     assert defect in caught.value.message
@@ -355,7 +359,7 @@ def test_a_time_limit_stops_the_calls():
 
 
 def test_a_length_and_batch_beyond_the_store_is_the_drivers_request_error():
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.leak(ngcc.instance("SM3"), 1 << 20, 10, 65, 1, lambda t, c: False)
     assert caught.value.reason == "request"
     assert "message bytes x batch calls <= 67108864" in caught.value.message
@@ -378,9 +382,9 @@ def leaky(tmp_path_factory) -> dict[str, ngcc.Instance]:
 def test_a_leaky_fixture_is_flagged_within_the_bound(leaky, name):
     result = ngcc.leak(leaky[name], LENGTH, calls=CALLS)
     assert result.verdict == "LEAK", result.summary()
-    assert result.max_t > _leak.T_LEAK and result.stop_reason == "leak"
+    assert result.max_t > _stats.T_LEAK and result.stop_reason == "leak"
     assert result.calls <= result.driver.calls < CALLS  # it stopped early
-    assert min(result.calls_per_class) >= _leak.MIN_SAMPLES
+    assert min(result.calls_per_class) >= _stats.MIN_SAMPLES
 
 
 def test_without_early_stop_every_call_is_made_and_counted(leaky):
@@ -473,7 +477,7 @@ def test_the_command_prints_a_verdict_line_and_writes_evidence(tmp_path, capsys,
                         r"\d+\.\d s", lines[0])
     assert re.match(r"LeakyExit-256  LEAK  max \|t\| \d+\.\d\d", lines[1])
     assert lines[2] == "evidence: %s" % out
-    record = _leak.load_evidence(out / "baseline" / "SM3__leak_64.json")
+    record = _leak_evidence.load_evidence(out / "baseline" / "SM3__leak_64.json")
     assert record["schema"] == "ngcc.leak/1" and record["verdict"] == "no leak detected"
     assert record["seed"] == 99 and record["calls"] == 20_000 and record["message_bytes"] == 64
     assert sum(record["calls_per_class"]) == 20_000 and len(record["tests"]) == 32
@@ -502,8 +506,8 @@ def test_the_command_runs_the_control_beside_the_test(tmp_path, capsys):
     assert status == 0, lines
     assert lines[0].startswith("SM3  no leak detected") and "20000 calls" in lines[0]
     assert lines[1].startswith("SM3 [control]  no leak detected")
-    test = _leak.load_evidence(out / "baseline" / "SM3__leak_32.json")
-    control = _leak.load_evidence(out / "baseline" / "SM3__leak-control_32.json")
+    test = _leak_evidence.load_evidence(out / "baseline" / "SM3__leak_32.json")
+    control = _leak_evidence.load_evidence(out / "baseline" / "SM3__leak-control_32.json")
     assert test["message_bytes"] == control["message_bytes"] == 32  # from --fixed
     assert test["fixed_message"] == "sha256:%s" % hashlib.sha256(b"\xab" * 32).hexdigest()
     assert control["control"] and control["fixed_message"] == "random (control)"
@@ -535,10 +539,10 @@ def test_a_corrupt_evidence_file_is_refused(tmp_path):
     path = tmp_path / "x.json"
     path.write_text('{"schema": "ngcc.record/1"}')
     with pytest.raises(CorruptRecordError, match=r"not an ngcc\.leak/1 file"):
-        _leak.load_evidence(path)
+        _leak_evidence.load_evidence(path)
     path.write_text("{")
     with pytest.raises(CorruptRecordError, match="cannot be read"):
-        _leak.load_evidence(path)
+        _leak_evidence.load_evidence(path)
 
 
 # ------------------------------------------------------------ campaign --leak
@@ -638,7 +642,8 @@ def test_cli_campaign_leak(tmp_path, monkeypatch, capsys):
                         "--leak-length", "32", "--leak-calls", "20000", "--run-dir",
                         str(tmp_path / "run")])
     assert status == 0, capsys.readouterr().err
-    data = _leak.load_evidence(tmp_path / "run" / "leak" / "baseline" / "SM3__leak_32.json")
+    data = _leak_evidence.load_evidence(tmp_path / "run" / "leak" / "baseline"
+                                        / "SM3__leak_32.json")
     assert data["message_bytes"] == 32 and data["calls"] == 20_000
 
 

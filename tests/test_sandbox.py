@@ -21,6 +21,8 @@ from _testlib import build_library
 import ngcc
 from ngcc.campaign.campaign import Campaign
 from ngcc.driver import child as _child
+from ngcc.driver import facts as _facts
+from ngcc.driver import process as _process
 from ngcc.evidence.run import load_run
 from ngcc.report import pages as _report
 
@@ -81,7 +83,7 @@ def test_a_library_signalling_its_parent_fails_its_job_and_the_parent_lives(
 
 
 def test_the_error_says_so_in_the_api(libs):
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.hash_in_child(libs["kills_parent"], b"abc", 24)
     assert (caught.value.status, caught.value.reason) == ("crash", "signal")
 
@@ -90,7 +92,7 @@ def test_the_error_says_so_in_the_api(libs):
                                              ("kills_itself", "SIGTERM"),
                                              ("raises", "SIGSEGV")])
 def test_signals_inside_its_own_group_still_work(libs, behaviour, name):
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _child.hash_in_child(libs[behaviour], b"abc", 24)
     assert caught.value.status == "crash" and name in caught.value.detail
     assert caught.value.reason != "signal"
@@ -102,7 +104,7 @@ def test_a_library_cannot_leave_the_process_group(libs):
 
 def test_the_parent_is_untouched_by_the_attempt(libs):
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(_child.DriverError):
+    with pytest.raises(_process.DriverError):
         _child.hash_in_child(libs["tgkills_parent"], b"abc", 24)
     assert signal.getsignal(signal.SIGTERM) is before and os.getpid() > 0
 
@@ -112,7 +114,7 @@ def test_the_parent_is_untouched_by_the_attempt(libs):
 @pytest.mark.parametrize("run", ["hash", "trial", "probe"])
 def test_a_1_mib_over_read_faults_in_the_guard(libs, run):
     inst = libs["over_1mib"]
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         if run == "hash":
             _child.hash_in_child(inst, b"abc", 24)
         elif run == "trial":
@@ -161,7 +163,7 @@ def _forged_trial(tmp_path, monkeypatch, calls: int, tick: int, **changes):
     from _testlib import fake_driver
 
     from ngcc.driver import protocol as _protocol
-    _, floor, frequency = _child.counter_floor()
+    _, floor, frequency = _facts.counter_floor()
     fields = {name: 0 for name, _ in _protocol.TRIAL_FIELDS}
     fields.update(cpu=-1, cpu_at_end=0, counter_id=1, calls=calls, frequency_hz=frequency,
                   overhead_min_ticks=4 * floor, overhead_median_ticks=4 * floor + 4,
@@ -175,14 +177,14 @@ def _forged_trial(tmp_path, monkeypatch, calls: int, tick: int, **changes):
         facts[0] = pid
         frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', %d) * %d); frame(13)
     """) % (values, _protocol.TRIAL_LAYOUT.format, tick, calls)
-    monkeypatch.setattr(_child, "DRIVER", fake_driver(tmp_path, body))
+    monkeypatch.setattr(_process, "DRIVER", fake_driver(tmp_path, body))
     return _child.trial(ngcc.instance("SM3"), 32, calls, 0, batch_calls=0)
 
 
 def test_a_one_tick_forged_trial_is_a_protocol_failure(tmp_path, monkeypatch):
-    if _child.counter_floor()[0] != "rdtsc":
+    if _facts.counter_floor()[0] != "rdtsc":
         pytest.skip("the forged frame names the x86-64 counter")
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _forged_trial(tmp_path, monkeypatch, 100, 1)
     assert caught.value.status == "protocol"
     assert "a per-call reading of 1 ticks, below the" in caught.value.message
@@ -194,15 +196,15 @@ def test_a_one_tick_forged_trial_is_a_protocol_failure(tmp_path, monkeypatch):
     ({"loop_ticks": 10**14}, "ticks of timed loops"),
 ])
 def test_other_impossible_figures_are_protocol_failures(tmp_path, monkeypatch, changes, words):
-    if _child.counter_floor()[0] != "rdtsc":
+    if _facts.counter_floor()[0] != "rdtsc":
         pytest.skip("the forged frame names the x86-64 counter")
-    with pytest.raises(_child.DriverError) as caught:
+    with pytest.raises(_process.DriverError) as caught:
         _forged_trial(tmp_path, monkeypatch, 100, 10**4, **changes)
     assert caught.value.status == "protocol" and words in caught.value.message
 
 
 def test_the_same_frame_with_possible_figures_is_a_measurement(tmp_path, monkeypatch):
-    if _child.counter_floor()[0] != "rdtsc":
+    if _facts.counter_floor()[0] != "rdtsc":
         pytest.skip("the forged frame names the x86-64 counter")
     measured = _forged_trial(tmp_path, monkeypatch, 100, 10**4)
     assert len(measured.cycles) == 100  # the checks refuse only what cannot be

@@ -49,6 +49,7 @@ from ngcc.campaign.settings import INTERLEAVED_WHOLE_JOBS, CampaignSettings
 from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.driver.contract import TrialRunner
+from ngcc.evidence import leak as _leak_evidence
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import (
     BuildEntry,
@@ -261,9 +262,9 @@ class Campaign:
         s, todo = self.settings, [self._run.jobs[i] for i in self._pending()]
         leak = 0.0
         if s.leak is not None:
-            out = self.run_dir / _leak.LEAK_DIR
+            out = self.run_dir / _leak_evidence.LEAK_DIR
             leak = s.leak_seconds * sum(
-                entry.kat.gate != "refused" and not _leak.kept(
+                entry.kat.gate != "refused" and not _leak_evidence.kept(
                     out, entry.candidate, label, s.leak, s.leak_calls, s.leak_seconds)
                 for label, entry in self._build.items())
         target = s.target_ci is not None and s.max_trials > s.trials
@@ -366,9 +367,9 @@ class Campaign:
         s, length = self.settings, self.settings.leak
         if length is None:
             return
-        out = self.run_dir / _leak.LEAK_DIR
+        out = self.run_dir / _leak_evidence.LEAK_DIR
         todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
-                and not _leak.kept(out, entry.candidate, label, length, s.leak_calls,
+                and not _leak_evidence.kept(out, entry.candidate, label, length, s.leak_calls,
                                    s.leak_seconds)]
         with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
             for label in todo:
@@ -382,7 +383,7 @@ class Campaign:
                                   MeasurementWarning, stacklevel=3)
                     outcome = "failed"
                 else:
-                    _leak.write_evidence(result, out)
+                    _leak_evidence.write_evidence(result.evidence(), out)
                     outcome = "%s, max |t| %.2f" % (result.verdict, result.max_t)
                 bar.advance(1)
                 bar.item_done("%s %d B" % (label, length), outcome)

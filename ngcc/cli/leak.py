@@ -108,6 +108,7 @@ def _run_leak(args: argparse.Namespace) -> int:
 def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
                length: int, cpu: int, reporter: _progress.Progress) -> int:
     """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
+    from ngcc.evidence import leak as _leak_evidence
     from ngcc.measure import leak as _leak
     from ngcc.report.plots.common import save
     from ngcc.report.plots.leak import leak_trace_plot
@@ -128,9 +129,10 @@ def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequ
                 status = EXIT_RUNTIME_ERROR
                 break
             calls, traces = result.trace_series()
+            evidence = result.evidence()
             save(leak_trace_plot(calls, traces, title=result.title),
-                 _leak.evidence_path(result, args.out, ""))
-            _leak.write_evidence(result, args.out, plot=True)
+                 _leak_evidence.evidence_path(evidence, args.out, ""))
+            _leak_evidence.write_evidence(evidence, args.out, plot=True)
             print(result.summary(), flush=True)
             if result.leaks:
                 status = EXIT_RUNTIME_ERROR

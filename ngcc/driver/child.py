@@ -1,31 +1,10 @@
-"""The one child runner: every call ngcc makes into a foreign library — hashing, the
-cold call, trials, KAT generation, the guard probe — runs in ``ngcc-driver``
-(``csrc/driver/driver.c``), a small C executable, in a process of its own.
-
-The request is the driver's command line and stdin; the answer comes back as frames
-on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived from the
-request, every number range-checked. Each run has a deadline; the driver runs in a
-new session, and when it has finished, failed or overrun, its whole process group
-is killed, so no descendant of a library survives it. The outcome is a value or a
-:class:`DriverError` (a :class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
-
-``crash``     the process died of a signal (with the guard page it touched when it
-              was one: ``read past the message``), or the library ended it, or
-              tried to signal a process outside its group (reason ``signal``)
-``timeout``   it did not finish by its deadline
-``error``     the driver reported a failure: CryptHash returned nonzero, the library
-              cannot be loaded, memory, pinning (``reason`` says which)
-``protocol``  the result channel held something this request cannot produce (a
-              library that writes to it, forges a frame, claims a loop time longer
-              than the parent saw the whole child take)
-
-What this protects against: a library cannot run code in this process (nothing it
-writes is unpickled or evaluated), write outside the run directory (the parent
-writes every file), make the caller hang (deadlines, group kill), leave
-processes behind, or signal any process outside its own group (the driver's
-seccomp filter, ``csrc/sandbox.h``). What it cannot: the library shares the trial process, so it can
-still lie — forge the whole rest of a conversation and end the process, or claim any
-speed within the time the parent observed.
+"""The driver's modes: every call ngcc makes into a foreign library — hashing, the
+cold call, trials, KAT generation, the guard probe, the leak test's calls — runs in
+``ngcc-driver`` (``csrc/driver/driver.c``), a small C executable, in a process of its
+own, started, bounded and judged by :mod:`ngcc.driver.process` (a failure is its
+:class:`~ngcc.driver.process.DriverError`); the facts each mode reports are held
+against the request by :mod:`ngcc.driver.facts`. :class:`DriverRunner` is the
+campaigns' trial runner.
 
 Default deadlines, each overridable by the caller: hashing 60 s plus 1 s per MiB,
 the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
@@ -34,14 +13,7 @@ the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
 
 from __future__ import annotations
 
-import functools
-import math
 import os
-import selectors
-import shlex
-import signal
-import subprocess
-import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -50,23 +22,13 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ngcc import _core
-from ngcc.base.errors import (
-    ChildError,
-    HashError,
-    InstanceCrashError,
-    InstanceProtocolError,
-    InstanceTimeoutError,
-    LibraryError,
-    NgccError,
-)
-from ngcc.base.untrusted import plain
+from ngcc.driver import facts as _facts
+from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
-from ngcc.driver.protocol import Conversation, ProtocolError
+from ngcc.driver.process import DriverError
+from ngcc.driver.protocol import Conversation
 from ngcc.evidence.model import TrialMeasurement
-from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
-
-DRIVER = LIB_DIR / "ngcc-driver"
+from ngcc.library.registry import Instance
 
 HASH_TIMEOUT = 60.0             # seconds, plus HASH_SECONDS_PER_MIB per MiB hashed
 HASH_SECONDS_PER_MIB = 1.0
@@ -87,353 +49,12 @@ PROBE_BITS = tuple(sorted({*range(0, 8 * 131, 8), 1, 7, 9, 15, 255, 257, 1001, 2
 #: Seconds a leak run may take beyond its own time limit (start-up, warm-up, the end).
 LEAK_TIMEOUT_SLACK = 120.0
 
-_EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
-_EXIT_CHANNEL = 121  # ... when its result channel broke
-_STDERR_TAIL = 4096
-
-
-class DriverError(ChildError):
-    """A :class:`ChildError` with the driver's own words.
-
-    Attributes:
-        status: ``crash``, ``timeout``, ``error`` or ``protocol``.
-        reason: for ``error``, what failed: ``load``, ``hash``, ``memory``, ``cpu``,
-            ``forked``, ``placement``, ``counter``, ``kat``, ``system``, ``request``,
-            ``feature``, or ``output`` (the parent could not write the KAT file);
-            for ``crash``, the guard page touched (``past the message`` …) or "".
-        detail: the driver's text alone, without the job's name (``feature``: the
-            CPU lacks an instruction-set extension the library was built for).
-        value: a number that goes with it (CryptHash's return, the bit length).
-    """
-
-    def __init__(self, status: str, message: str, reason: str = "", detail: str = "",
-                 value: int = 0):
-        super().__init__(status, message)
-        self.reason = reason
-        self.detail = detail or message
-        self.value = value
-
-
-#: Environment variables that run another build of the driver (CI: the AArch64 one
-#: under qemu-user, ``.ci/aarch64``): ``NGCC_DRIVER`` names the executable, and
-#: ``NGCC_DRIVER_PREFIX`` a command put before it, split like a shell's words
-#: (``qemu-aarch64 -L /usr/aarch64-linux-gnu``). Both are the user's own settings,
-#: like PATH; nothing a library or a record says can set them. Behind a prefix the
-#: driver is told ``--emulated``: where the emulator refuses seccomp filters (qemu-user
-#: does), it runs without one, so the library could signal other processes: an
-#: emulator is for checking a cross-build, not for untrusted code.
-DRIVER_ENV, PREFIX_ENV = "NGCC_DRIVER", DRIVER_PREFIX_ENV
-
-
-def driver_path() -> Path:
-    """The ``ngcc-driver`` to run: the installed one, or the one ``NGCC_DRIVER`` names;
-    NgccError if it is not built."""
-    driver = Path(os.environ.get(DRIVER_ENV) or DRIVER)
-    if not os.access(driver, os.X_OK):
-        raise NgccError("the ngcc trial driver %s is not built (or not executable): reinstall "
-                        "with `pip install .` or run `python setup.py build_ext --inplace`"
-                        % driver)
-    return driver
-
-
-def driver_command() -> list[str]:
-    """The command that starts the driver: ``NGCC_DRIVER_PREFIX``'s words (an emulator,
-    none by default), then :func:`driver_path`."""
-    try:
-        prefix = shlex.split(os.environ.get(PREFIX_ENV, ""))
-    except ValueError as exc:
-        raise NgccError("%s is not a command line: %s" % (PREFIX_ENV, exc)) from None
-    return [*prefix, str(driver_path())]
-
 
 def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None) -> float:
     """A trial's deadline: ten times its estimate (warm-up, per-call loop and batch,
     ``t1`` seconds a call) plus 60 s for start-up."""
     batch = calls if batch_calls is None else batch_calls
     return 60.0 + 10.0 * (calls + warmup + batch) * t1
-
-
-def _checked_timeout(timeout: float) -> float:
-    if not timeout > 0:  # also refuses NaN
-        raise ValueError("a timeout must be a positive number of seconds, got %r" % timeout)
-    return timeout
-
-
-# ------------------------------------------------------------------ one run
-
-@dataclass
-class _Run:
-    """How one driver process ended."""
-
-    conversation: Conversation
-    returncode: int = 0
-    timed_out: bool = False
-    stopped: bool = False          # ngcc killed it before it exited (a defect, a deadline)
-    protocol_error: str = ""
-    output_error: OSError | None = None
-    stderr_tail: str = ""
-    wall_ns: int = 0
-    cpu_ns: int = 0
-    pid: int = 0
-    timeout: float = 0.0
-
-
-class _OutputError(Exception):
-    """The parent could not write what the driver sent (a full disk)."""
-
-    def __init__(self, error: OSError):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _run(conversation: Conversation, options: list[str], timeout: float,
-         stdin: bytes | memoryview = b"", hold_stdin: Callable[[], bool] | None = None) -> _Run:
-    """Run the driver in ``conversation.mode`` with ``options`` until it exits or the
-    deadline passes; then kill its process group and reap it.
-
-    With ``hold_stdin``, stdin is a pipe that stays open after its data while
-    ``hold_stdin()`` is true (it is asked after every read of the channel); its end
-    then tells the driver to stop (the leak mode)."""
-    timeout = _checked_timeout(timeout)
-    command = driver_command()
-    driver = command[-1]
-    read_end, write_end = os.pipe()
-    err_read, err_write = os.pipe()
-    emulated = ["--emulated"] if len(command) > 1 else []  # behind NGCC_DRIVER_PREFIX
-    argv = [*command, conversation.mode, "--result-fd", str(write_end),
-            "--parent-pid", str(os.getpid()), *emulated, *options]
-    run = _Run(conversation, timeout=timeout)
-    started = time.monotonic_ns()
-    try:
-        piped = len(stdin) > 0 or hold_stdin is not None
-        child = subprocess.Popen(argv, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
-                                 stdout=err_write, stderr=err_write, pass_fds=(write_end,),
-                                 start_new_session=True)
-    except OSError as exc:
-        os.close(read_end)
-        os.close(err_read)
-        raise NgccError("cannot start the trial driver %s: %s" % (driver, exc)) from None
-    finally:
-        os.close(write_end)
-        os.close(err_write)
-    run.pid = child.pid
-    try:
-        _follow(child, run, read_end, err_read, memoryview(stdin).cast("B"),
-                started + int(timeout * 1e9) if math.isfinite(timeout) else None, hold_stdin)
-    finally:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(child.pid, signal.SIGKILL)  # the leader is not reaped yet: its group
-        if child.stdin is not None:
-            with suppress(OSError):
-                child.stdin.close()
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = run.returncode = os.waitstatus_to_exitcode(status)
-        run.wall_ns = time.monotonic_ns() - started
-        run.cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
-        os.close(read_end)
-        os.close(err_read)
-    return run
-
-
-def _follow(child: subprocess.Popen[bytes], run: _Run, read_end: int, err_read: int,
-            stdin: memoryview, deadline_ns: int | None,
-            hold_stdin: Callable[[], bool] | None = None) -> None:
-    """Feed the channel to the conversation, keep the stderr tail and write stdin, until
-    the driver exits (a pidfd, or polling where there is none) or the deadline."""
-    tail = bytearray()
-
-    def keep_tail(chunk: bytes) -> None:
-        tail.extend(chunk)
-        del tail[:-_STDERR_TAIL]
-
-    readers: dict[int, Callable[[bytes], None]] = {read_end: run.conversation.feed,
-                                                   err_read: keep_tail}
-    selector = selectors.DefaultSelector()
-    for fd in readers:
-        selector.register(fd, selectors.EVENT_READ, "read")
-    pidfd = _pidfd(child.pid)
-    if pidfd is not None:
-        selector.register(pidfd, selectors.EVENT_READ, "exit")
-    if child.stdin is not None:
-        os.set_blocking(child.stdin.fileno(), False)
-        if len(stdin):
-            selector.register(child.stdin.fileno(), selectors.EVENT_WRITE, "write")
-    try:
-        exited = False
-        while not exited:
-            wait = None
-            if deadline_ns is not None:
-                wait = (deadline_ns - time.monotonic_ns()) / 1e9
-                if wait <= 0:
-                    run.timed_out = run.stopped = True
-                    return
-            if pidfd is None:
-                wait = 0.005 if wait is None else min(wait, 0.005)
-            for key, _ in selector.select(wait):
-                if key.data == "exit":
-                    exited = True
-                elif key.data == "write":
-                    stdin = _write_some(key.fd, stdin)
-                    if not len(stdin):
-                        selector.unregister(key.fd)
-                        if hold_stdin is None:
-                            child.stdin.close()  # type: ignore[union-attr]
-                elif not _read_some(key.fd, readers[key.fd]):
-                    selector.unregister(key.fd)
-                    del readers[key.fd]
-            pipe = child.stdin
-            if hold_stdin is not None and pipe is not None and not pipe.closed \
-                    and not len(stdin) and not hold_stdin():
-                pipe.close()  # the driver's cue to stop
-            if pidfd is None:
-                exited = _has_exited(child.pid)
-        for fd, reader in readers.items():  # what the driver wrote before it exited
-            os.set_blocking(fd, False)
-            with suppress(BlockingIOError):
-                while _read_some(fd, reader):
-                    pass
-        run.conversation.finish()
-    except ProtocolError as exc:
-        run.protocol_error, run.stopped = str(exc), True
-    except _OutputError as exc:
-        run.output_error, run.stopped = exc.error, True
-    finally:
-        selector.close()
-        if pidfd is not None:
-            os.close(pidfd)
-        run.stderr_tail = tail.decode("utf-8", errors="replace")
-
-
-def _read_some(fd: int, reader: Callable[[bytes], None]) -> bool:
-    """Hand what can be read now to ``reader``; False at end of file."""
-    chunk = os.read(fd, 1 << 20)
-    if chunk:
-        reader(chunk)
-    return bool(chunk)
-
-
-def _write_some(fd: int, data: memoryview) -> memoryview:
-    try:
-        written = os.write(fd, data[:1 << 20])
-    except BlockingIOError:
-        return data
-    except BrokenPipeError:  # the driver stopped reading: its frames say why
-        return data[len(data):]
-    return data[written:]
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when pid exits (Linux >= 5.3), or None."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def _has_exited(pid: int) -> bool:
-    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-
-
-# ------------------------------------------------------------- the verdict
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return "signal %d" % number
-
-
-def _stderr_note(run: _Run) -> str:
-    lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()][-3:]
-    return " (stderr: %s)" % plain(" | ".join(lines)) if lines else ""
-
-
-def _exit_text(run: _Run) -> str:
-    if run.stopped and run.returncode == -signal.SIGKILL:
-        return "ngcc stopped the process"
-    if run.returncode < 0:
-        return "the process died of %s" % _signal_name(-run.returncode)
-    return "the process exited with status %d" % run.returncode
-
-
-def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) -> DriverError:
-    """The error of a CRASH frame: which guard page the library touched, if any."""
-    number, guard, access, code, address = crash
-    name = _signal_name(number)
-    if guard in wire.GUARDS:
-        place = wire.GUARDS[guard]
-        verb = wire.ACCESSES.get(access, "wrote" if "digest" in place else "read")
-        reason = "%s %s" % (verb, place)
-        text = "the library %s (%s in the guard page %s it)" % (
-            reason, name, "after" if place.startswith("past") else "before")
-        return DriverError("crash", "%s crashed: %s" % (what, text), reason, text)
-    if code <= 0:
-        text = "the process died of %s (raised by the library)" % name
-    else:
-        text = "the process died of %s (invalid memory access at %#x)" % (name, address)
-        if limit is not None:
-            text += "; it ran under a memory limit of %d MiB: did an allocation fail?" % (
-                limit >> 20)
-    return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
-
-
-def _judge(run: _Run, what: str, memory_limit: int | None = None) -> None:
-    """Raise the DriverError of a run that did not deliver; return if it did."""
-    frames = run.conversation.frames
-    if run.timed_out:
-        raise DriverError("timeout", "%s did not finish within %g s (its process group was "
-                          "killed)" % (what, run.timeout))
-    if wire.CRASH in frames:
-        raise _crash(what, frames[wire.CRASH], memory_limit)
-    if run.output_error is not None:
-        text = "writing the output failed: %s" % run.output_error
-        raise DriverError("error", "%s failed: %s" % (what, text), "output", text)
-    if not run.protocol_error and wire.HELLO in frames and frames[wire.HELLO] != run.pid:
-        run.protocol_error = "HELLO names pid %d, but the child is %d" % (frames[wire.HELLO],
-                                                                          run.pid)
-    if run.protocol_error:
-        text = "the result channel broke the protocol: %s; %s" % (run.protocol_error,
-                                                                   _exit_text(run))
-        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
-    if run.returncode == -signal.SIGSYS:
-        text = ("the library tried to signal another process (ngcc-driver's seccomp "
-                "filter ended it with SIGSYS)")
-        raise DriverError("crash", "%s crashed: %s" % (what, text), "signal", text)
-    if run.returncode < 0:
-        text = "%s%s" % (_exit_text(run), _stderr_note(run))
-        raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)
-    if wire.ERROR in frames:
-        reason, value, text = frames[wire.ERROR]
-        raise DriverError("error", "%s failed: %s" % (what, text), reason, text, value)
-    if not run.conversation.ended:
-        raise _ended_early(run, what)
-    if run.returncode != 0:
-        text = "%s after its END frame" % _exit_text(run)
-        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
-    if not run.conversation.complete:
-        text = "the END frame came without the result of the %s run" % run.conversation.mode
-        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
-
-
-def _ended_early(run: _Run, what: str) -> DriverError:
-    """A driver that exited without its END frame: who ended it, and where."""
-    if run.returncode == _EXIT_USAGE and wire.HELLO not in run.conversation.frames:
-        text = "ngcc-driver refused its command line%s" % _stderr_note(run)
-        return DriverError("error", "%s failed: %s" % (what, text), "request", text)
-    if run.returncode == _EXIT_CHANNEL:
-        text = ("the result channel was closed before the END frame (by the library?)%s"
-                % _stderr_note(run))
-        return DriverError("protocol", "%s: %s" % (what, text), "", text)
-    where = ("inside CryptHash" if wire.LOADED in run.conversation.frames
-             else "while it was being loaded")
-    text = "the library ended the process (exit status %d) %s%s" % (
-        run.returncode, where, _stderr_note(run))
-    return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
-
-
-def _protocol(run: _Run, what: str, defect: str) -> DriverError:
-    text = "the result channel broke the protocol: %s" % defect
-    return DriverError("protocol", "%s: %s" % (what, text), "", text)
 
 
 def _library_options(inst: Instance) -> list[str]:
@@ -455,8 +76,9 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
     timeout = HASH_TIMEOUT + HASH_SECONDS_PER_MIB * len(message) / 2**20 \
         if timeout is None else timeout
     conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8)
-    run = _run(conversation, _library_options(inst) + ["--bits", str(bits)], timeout, message)
-    _judge(run, what)
+    run = _process.run_driver(conversation, _library_options(inst) + ["--bits", str(bits)],
+                              timeout, message)
+    _process.judge(run, what)
     return bytes(conversation.frames[wire.DIGEST])
 
 
@@ -470,12 +92,12 @@ def cold_call(inst: Instance, message_bytes: int, *, cpu: int | None = None,
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
     conversation = Conversation("cold", digest_bytes=inst.digest_bits // 8)
-    run = _run(conversation, options, timeout, b"" if message is None else message)
-    _judge(run, what)
+    run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
+    _process.judge(run, what)
     _ticks, ns = conversation.frames[wire.COLD]
     if not 0 < ns <= run.wall_ns:
-        raise _protocol(run, what, "a first call of %d ns in a child that ran %d ns"
-                        % (ns, run.wall_ns))
+        raise _process.broken_protocol(
+            run, what, "a first call of %d ns in a child that ran %d ns" % (ns, run.wall_ns))
     return ns / 1e9
 
 
@@ -511,131 +133,15 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
                              % (memory_limit,))
         options += ["--memory-limit", str(memory_limit)]
     conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls)
-    run = _run(conversation, options, timeout, b"" if message is None else message)
-    _judge(run, what, memory_limit)
+    run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
+    _process.judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
-    defect = _implausible(facts, cycles, run, cpu, calls, warmup, batch) \
-        or _unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter)
+    defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch) \
+        or _facts.unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter)
     if defect:
-        raise _protocol(run, what, defect)
+        raise _process.broken_protocol(run, what, defect)
     return _measurement(facts, cycles, cpu, run.wall_ns)
-
-
-@functools.cache
-def counter_floor() -> tuple[str, int, float]:
-    """This host's counter as the parent measures it, once per process: its name, the
-    least ticks any timed region can read (a quarter of the minimum of an empty
-    region: a margin for the jitter of the reading and for a CPU of another kind than
-    the parent's) and its frequency. What the driver claims is
-    held against it, since a library can forge the driver's every word."""
-    calibration = _core.counter_calibrate()
-    return (calibration["name"], max(1, calibration["overhead_min"] // 4),
-            calibration["frequency_hz"])
-
-
-def _below_floor(least: int, floor: int) -> str:
-    """Why a per-call reading of ``least`` ticks cannot be (below the counter's
-    ``floor``), or ""."""
-    return ("a per-call reading of %d ticks, below the %d ticks the counter needs to read "
-            "itself" % (least, floor)) if least < floor else ""
-
-
-#: The fastest a counter other than the host's own may tick, in Hz, and the slowest its
-#: claimed rate may be (a trial on ``--counter clock|perf``): the clock counts
-#: nanoseconds; a perf counter core cycles, which no core makes 10¹⁰ of a second.
-OTHER_COUNTER_RATES = {"clock_monotonic_raw": (0.5e9, 1.05e9),
-                       "perf_cycles_rdpmc": (1e7, 1e10), "perf_cycles_read": (1e7, 1e10)}
-
-
-def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: _Run) -> str:
-    """Why the trial's figures cannot have been measured on this host's counter, or "":
-    a per-call reading below the counter's minimum overhead, a counter frequency far
-    from the parent's own measurement, ticks the parent's wall time cannot hold. A
-    trial on another counter (:data:`OTHER_COUNTER_RATES`) is held to that counter's
-    rates instead; one on a counter the host has not is impossible, but behind
-    ``NGCC_DRIVER_PREFIX`` (an emulated driver's: its machine's counter) unchecked."""
-    name, floor, frequency = counter_floor()
-    counter = wire.COUNTERS[int(f["counter_id"])][0]
-    ticks = f["loop_ticks"] + f["batch_ticks"]
-    if counter != name:
-        if counter not in OTHER_COUNTER_RATES and len(driver_command()) == 1:
-            return "a %s counter, which this host has not" % counter
-        slowest, fastest = OTHER_COUNTER_RATES.get(counter, (0.0, math.inf))  # emulated
-        least_ns = ticks / fastest * 1e9
-        checks = [(slowest <= f["frequency_hz"] <= fastest, "a %s counter of %.4g Hz"
-                   % (counter, f["frequency_hz"])),
-                  (least_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns "
-                   "at least, on %s) in a child that ran %d ns" % (ticks, least_ns, counter,
-                                                                   run.wall_ns))]
-        return next((defect for ok, defect in checks if not ok), "")
-    least = int(cycles.min()) if len(cycles) else floor
-    ticks_ns = ticks / frequency * 1e9
-    checks = [
-        (f["overhead_min_ticks"] >= floor, "a counter overhead of %d ticks, below the %d "
-         "ticks it needs" % (f["overhead_min_ticks"], floor)),
-        (0.5 <= f["frequency_hz"] / frequency <= 2.0, "a counter of %.4g Hz, where ngcc "
-         "measures %.4g Hz" % (f["frequency_hz"], frequency)),
-        (ticks_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns at this "
-         "host's rate) in a child that ran %d ns" % (ticks, ticks_ns, run.wall_ns)),
-    ]
-    return _below_floor(least, floor) or next((defect for ok, defect in checks if not ok), "")
-
-
-def _unasked_counter(claimed: str, asked: str | None) -> str:
-    """Why a trial's counter cannot be the one asked for (``--counter``), or "": perf
-    only for perf or auto, the clock for clock (or tsc, where the machine has no
-    counter of its own)."""
-    perf = claimed.startswith("perf_")
-    fits = {"perf": perf, "clock": claimed == "clock_monotonic_raw", "auto": True}
-    if fits.get(asked or "tsc", not perf):
-        return ""
-    return "a %s counter, where %s was asked for" % (claimed, asked or "tsc")
-
-
-def _implausible(f: dict[str, int | float], cycles: np.ndarray, run: _Run, cpu: int | None,
-                 calls: int, warmup: int, batch: int) -> str:
-    """Why the trial facts cannot be true of this request and this child, or ""."""
-    slack_ns = run.wall_ns * 1.01 + 1e6  # CLOCK_MONOTONIC_RAW against our CLOCK_MONOTONIC
-    checks = [
-        (f["pid"] == run.pid, "the facts name pid %d, not the child's %d" % (f["pid"], run.pid)),
-        (f["cpu"] == (-1 if cpu is None else cpu), "cpu %d, not the one asked for" % f["cpu"]),
-        ((f["calls"], f["warmup"], f["batch_calls"]) == (calls, warmup, batch),
-         "%d calls, %d warm-up, %d batch: not the request" % (
-             f["calls"], f["warmup"], f["batch_calls"])),
-        (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
-        (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
-        (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
-        (f["counter_resolution"] <= max(f["overhead_median_ticks"], 1) * 1000,
-         "a counter resolution of %d ticks" % f["counter_resolution"]),
-        (f["batch_min_calls"] <= f["batch_calls"]
-         and f["batch_min_cpu_ns"] <= f["batch_thread_cpu_ns"],
-         "a sub-batch of %d calls and %d ns in a batch of %d calls and %d ns" % (
-             f["batch_min_calls"], f["batch_min_cpu_ns"], f["batch_calls"],
-             f["batch_thread_cpu_ns"])),
-        (1e5 <= f["frequency_hz"] <= 1e11, "a counter of %r Hz" % f["frequency_hz"]),
-        (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
-         "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
-        (f["core_cycles_per_tick"] == 0 or 0.01 <= f["core_cycles_per_tick"] <= 1000,
-         "%r core cycles per tick" % f["core_cycles_per_tick"]),
-        (f["loop_ns"] > 0 and int(cycles.sum(dtype=np.uint64)) <= f["loop_ticks"],
-         "a per-call loop of %d ticks / %d ns holding calls of %d ticks in all" % (
-             f["loop_ticks"], f["loop_ns"], int(cycles.sum(dtype=np.uint64)))),
-        (f["loop_ns"] + f["batch_ns"] <= slack_ns,
-         "%d ns of timed loops in a child that ran %d ns" % (
-             f["loop_ns"] + f["batch_ns"], run.wall_ns)),
-        (f["thread_cpu_ns"] <= f["loop_ns"] * 1.01 + 1e6
-         and f["batch_thread_cpu_ns"] <= f["batch_ns"] * 1.01 + 1e6,
-         "more CPU time than wall time in a loop"),
-        (batch == 0 or (f["batch_ticks"] > 0 and f["batch_ns"] > 0), "an empty batch"),
-        (max(f["voluntary_switches"], f["involuntary_switches"],
-             f["batch_involuntary_switches"]) < 1 << 40, "a context-switch count out of range"),
-        (0 < f["baseline_rss_kib"] < 1 << 40 and 0 < f["peak_rss_kib"] < 1 << 40,
-         "RSS %d / %d KiB" % (f["baseline_rss_kib"], f["peak_rss_kib"])),
-        (all(math.isfinite(f[k]) and 0 <= f[k] < 1e6 for k in ("load_1", "load_5", "load_15")),
-         "a load average out of range"),
-    ]
-    return next((defect for ok, defect in checks if not ok), "") or _impossible(f, cycles, run)
 
 
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
@@ -696,14 +202,14 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
         try:
             out.append(open(part, "wb"))  # noqa: SIM115 (closed below, on every path)
         except OSError as exc:
-            raise _OutputError(OSError(exc.errno, "cannot create %s: %s" % (
+            raise _process.OutputError(OSError(exc.errno, "cannot create %s: %s" % (
                 part, exc.strerror or exc))) from None
 
     def write(data: memoryview) -> None:
         try:
             out[0].write(data)
         except OSError as exc:
-            raise _OutputError(OSError(exc.errno, "writing %s failed: %s" % (
+            raise _process.OutputError(OSError(exc.errno, "writing %s failed: %s" % (
                 part, exc.strerror or exc))) from None
 
     conversation = Conversation("kat", digest_bytes=inst.digest_bits // 8,
@@ -711,15 +217,16 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
                                 on_data=write, on_progress=progress)
     try:
         try:
-            run = _run(conversation, options,
-                       KAT_TIMEOUTS.get(tag, 7200.0) if timeout is None else timeout)
+            run = _process.run_driver(conversation, options,
+                                      KAT_TIMEOUTS.get(tag, 7200.0) if timeout is None
+                                      else timeout)
         finally:
             closing = out[0].close if out else (lambda: None)
-        _judge(run, what)
+        _process.judge(run, what)
         size, ns = conversation.frames[wire.KAT_DONE]
         if size != conversation.data_bytes:
-            raise _protocol(run, what, "KAT_DONE claims %d bytes, %d came"
-                            % (size, conversation.data_bytes))
+            raise _process.broken_protocol(run, what, "KAT_DONE claims %d bytes, %d came"
+                                           % (size, conversation.data_bytes))
         try:
             closing()
         except OSError as exc:
@@ -745,9 +252,9 @@ def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
     or ``error`` with reason ``placement`` when the two digests differ.
     """
     conversation = Conversation("probe", digest_bytes=inst.digest_bits // 8)
-    run = _run(conversation, _library_options(inst) + [
+    run = _process.run_driver(conversation, _library_options(inst) + [
         "--lengths", ",".join(str(b) for b in bits)], timeout)
-    _judge(run, "the guard-page probe of %s" % inst.name)
+    _process.judge(run, "the guard-page probe of %s" % inst.name)
     return int(conversation.frames[wire.PROBE])
 
 
@@ -818,17 +325,17 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
 
     conversation = Conversation("leak", digest_bytes=inst.digest_bits // 8, calls=calls,
                                 batch_calls=batch_calls, on_batch=batch)
-    run = _run(conversation, options, timeout, b"" if fixed is None else fixed,
-               hold_stdin=lambda: not stop[0])
-    _judge(run, what)
+    run = _process.run_driver(conversation, options, timeout, b"" if fixed is None else fixed,
+                              hold_stdin=lambda: not stop[0])
+    _process.judge(run, what)
     facts = conversation.frames[wire.LEAK_DONE]
-    defect = _implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls, seed,
-                               message_bytes, ticks_total[0])
-    name, floor, _ = counter_floor()
+    defect = _facts.implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls,
+                                     seed, message_bytes, ticks_total[0])
+    name, floor, _ = _facts.counter_floor()
     if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name:
-        defect = _below_floor(ticks_least[0], floor)
+        defect = _facts.below_floor(ticks_least[0], floor)
     if defect:
-        raise _protocol(run, what, defect)
+        raise _process.broken_protocol(run, what, defect)
     counter, unit = wire.COUNTERS[int(facts["counter_id"])]
     return LeakRun(
         pid=run.pid, cpu=cpu, stop_reason=wire.LEAK_STOPS[int(facts["stop_reason"])],
@@ -844,42 +351,6 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
         affinity_changed=(not facts["still_pinned"] or facts["cpu_at_end"] != cpu)
         if cpu is not None else None,
         parent_wall_ns=run.wall_ns)
-
-
-def _implausible_leak(f: dict[str, int | float], conversation: Conversation, run: _Run,
-                      cpu: int | None, calls: int, warmup: int, batch_calls: int, seed: int,
-                      message_bytes: int, ticks_total: int) -> str:
-    """Why the LEAK_DONE facts cannot be true of this request and these batches, or ""."""
-    frequency = float(f["frequency_hz"])
-    sane_frequency = 1e5 <= frequency <= 1e11
-    checks = [
-        (f["pid"] == run.pid, "the facts name pid %d, not the child's %d" % (f["pid"], run.pid)),
-        (f["cpu"] == (-1 if cpu is None else cpu), "cpu %d, not the one asked for" % f["cpu"]),
-        ((f["seed"], f["message_bytes"], f["batch_calls"]) == (seed, message_bytes, batch_calls),
-         "seed, length or batch size not the request's"),
-        (f["calls"] == conversation.leak_calls and f["calls"] <= calls,
-         "%d calls claimed, %d sent in batches" % (f["calls"], conversation.leak_calls)),
-        ((f["class0_calls"], f["class1_calls"]) == (
-            conversation.leak_calls - conversation.leak_class1_calls,
-            conversation.leak_class1_calls), "class counts other than the batches'"),
-        (f["warmup"] <= warmup, "%d warm-up calls, more than asked" % f["warmup"]),
-        (f["stop_reason"] in wire.LEAK_STOPS, "unknown stop reason %d" % f["stop_reason"]),
-        (f["stop_reason"] != 1 or f["calls"] == calls, "stopped at its calls before making them"),
-        (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
-        (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
-        (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
-        (sane_frequency, "a counter of %r Hz" % frequency),
-        (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
-         "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
-        (f["loop_ns"] <= run.wall_ns * 1.01 + 1e6,
-         "%d ns of timed batches in a child that ran %d ns" % (f["loop_ns"], run.wall_ns)),
-        (not sane_frequency or ticks_total / frequency * 1e9 <= f["loop_ns"] * 1.01 + 1e6,
-         "calls of %d ticks in all inside %d ns of batches" % (ticks_total, f["loop_ns"])),
-        (max(f["voluntary_switches"], f["involuntary_switches"]) < 1 << 40,
-         "a context-switch count out of range"),
-        (0 < f["peak_rss_kib"] < 1 << 40, "peak RSS %d KiB" % f["peak_rss_kib"]),
-    ]
-    return next((defect for ok, defect in checks if not ok), "")
 
 
 # ------------------------------------------------------------- the runner
@@ -910,23 +381,3 @@ class DriverRunner:
         return trial(instance, message_bytes, calls, warmup, cpu=cpu,
                      memory_limit=self.memory_limit, timeout=timeout, counter=self.counter,
                      what="%s at %d B (trial %d)" % (instance.name, message_bytes, index))
-
-
-# ------------------------------------------------------------ the API's errors
-
-def api_error(inst: Instance, error: DriverError) -> NgccError:
-    """The documented exception of ``ngcc.hash`` / ``ngcc.time_calls`` for a driver
-    failure: HashError (with the instance's name first), LibraryError,
-    InstanceCrashError (and its InstanceProtocolError), InstanceTimeoutError, else
-    NgccError with the job's words."""
-    if error.status == "timeout":
-        return InstanceTimeoutError(error.message)
-    if error.status == "protocol":
-        return InstanceProtocolError(error.message)
-    if error.status == "crash" or error.reason in ("forked", "placement"):
-        return InstanceCrashError(error.message)
-    if error.reason == "hash":
-        return HashError("%s: %s" % (inst.name, error.detail))
-    if error.reason == "load":
-        return LibraryError(error.detail)
-    return NgccError(error.message)

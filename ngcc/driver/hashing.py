@@ -9,6 +9,7 @@ import os
 from ngcc import _core
 from ngcc.base.errors import HashError
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.library.registry import Instance, instance
 
 
@@ -65,8 +66,8 @@ def hash(
     if not inst.builtin:
         try:
             return _child.hash_in_child(inst, view.cast("B"), bits)
-        except _child.DriverError as exc:
-            raise _child.api_error(inst, exc) from None
+        except _process.DriverError as exc:
+            raise _process.api_error(inst, exc) from None
     try:
         return library(str(inst.library)).hash(inst.digest_bits, data, bits)
     except HashError as exc:  # the C message names the file; say which instance too

@@ -19,6 +19,7 @@ from ngcc.base.progress import Progress, Task, progress_of
 from ngcc.base.untrusted import load_json_file
 from ngcc.base.version import __version__
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.library import candidates as _candidates
 from ngcc.library.katfile import (
     DEFAULT_FILES,
@@ -295,7 +296,7 @@ def _generate(inst: Instance, tag: str, path: Path, timeout: float | None,
 
     try:
         done = _child.generate_kat(inst, tag, path, timeout=timeout, progress=progress)
-    except _child.DriverError as exc:
+    except _process.DriverError as exc:
         if exc.status == "timeout":
             return _Outcome("timeout", timeout, message=exc.message)
         if exc.status in ("crash", "protocol") or exc.reason == "forked":
@@ -310,7 +311,7 @@ def _probe(inst: Instance, timeout: float | None) -> KatProbeResult:
     try:
         lengths = _child.probe(inst, timeout=_child.PROBE_TIMEOUT if timeout is None
                                else timeout)
-    except _child.DriverError as exc:
+    except _process.DriverError as exc:
         if exc.status == "timeout":
             verdict = "TIMEOUT"
         elif exc.status in ("crash", "protocol") or exc.reason in ("forked", "placement"):

@@ -18,6 +18,7 @@ import numpy as np
 from ngcc import _core
 from ngcc.base.errors import HashError
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.driver.hashing import library
 from ngcc.library import registry as _registry
 from ngcc.library.registry import Instance
@@ -221,8 +222,8 @@ def _time_calls_in_driver(inst: Instance, message_bytes: int, calls: int, warmup
         measured = _child.trial(inst, message_bytes, calls, warmup, batch_calls=0,
                                 message=data, timeout=FOREIGN_TIMEOUT,
                                 what="%s timing %d calls at %d B" % (inst, calls, message_bytes))
-    except _child.DriverError as exc:
-        raise _child.api_error(inst, exc) from None
+    except _process.DriverError as exc:
+        raise _process.api_error(inst, exc) from None
     cycles = measured.cycles
     cycles.flags.writeable = False
     counter = CounterInfo(measured.counter, measured.frequency_hz, measured.overhead_min_ticks,

@@ -20,6 +20,7 @@ import numpy as np
 
 from ngcc.base.errors import ForeignRunDirError, NoRecordError, ReportError
 from ngcc.evidence import evaluation as _evaluation
+from ngcc.evidence import leak as _leak
 from ngcc.evidence import records as _records
 from ngcc.evidence.evaluation import Evaluation
 from ngcc.evidence.model import (
@@ -144,8 +145,6 @@ class Run:
         Raises:
             CorruptRecordError: a leak evidence file that is not sound.
         """
-        from ngcc.measure import leak as _leak
-
         return _leak.run_evidence(self.path)
 
     @property

@@ -167,7 +167,7 @@ def write_plots(run: Run, out: Path,
                 ) -> list[Path]:
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
-    from ngcc.measure import leak as _leak
+    from ngcc.evidence import leak as _leak
     from ngcc.report.plots.common import save
     from ngcc.report.plots.cycles import cycles_per_byte
     from ngcc.report.plots.distribution import distribution

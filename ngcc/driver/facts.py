@@ -1,0 +1,171 @@
+"""The facts ``ngcc-driver`` reports, held against the request, the parent's clock and
+this host's counter: a library shares the driver's process and can forge its every
+word, so a trial's or a leak run's figures that no run of this request could give are
+a ``protocol`` :class:`~ngcc.driver.process.DriverError` (:mod:`ngcc.driver.child`
+raises it with the defect these functions name).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ngcc import _core
+from ngcc.driver import protocol as wire
+from ngcc.driver.process import DriverRun, driver_command
+from ngcc.driver.protocol import Conversation
+
+
+@functools.cache
+def counter_floor() -> tuple[str, int, float]:
+    """This host's counter as the parent measures it, once per process: its name, the
+    least ticks any timed region can read (a quarter of the minimum of an empty
+    region: a margin for the jitter of the reading and for a CPU of another kind than
+    the parent's) and its frequency. What the driver claims is
+    held against it, since a library can forge the driver's every word."""
+    calibration = _core.counter_calibrate()
+    return (calibration["name"], max(1, calibration["overhead_min"] // 4),
+            calibration["frequency_hz"])
+
+
+def below_floor(least: int, floor: int) -> str:
+    """Why a per-call reading of ``least`` ticks cannot be (below the counter's
+    ``floor``), or ""."""
+    return ("a per-call reading of %d ticks, below the %d ticks the counter needs to read "
+            "itself" % (least, floor)) if least < floor else ""
+
+
+#: The fastest a counter other than the host's own may tick, in Hz, and the slowest its
+#: claimed rate may be (a trial on ``--counter clock|perf``): the clock counts
+#: nanoseconds; a perf counter core cycles, which no core makes 10¹⁰ of a second.
+OTHER_COUNTER_RATES = {"clock_monotonic_raw": (0.5e9, 1.05e9),
+                       "perf_cycles_rdpmc": (1e7, 1e10), "perf_cycles_read": (1e7, 1e10)}
+
+
+def _impossible(f: dict[str, int | float], cycles: np.ndarray, run: DriverRun) -> str:
+    """Why the trial's figures cannot have been measured on this host's counter, or "":
+    a per-call reading below the counter's minimum overhead, a counter frequency far
+    from the parent's own measurement, ticks the parent's wall time cannot hold. A
+    trial on another counter (:data:`OTHER_COUNTER_RATES`) is held to that counter's
+    rates instead; one on a counter the host has not is impossible, but behind
+    ``NGCC_DRIVER_PREFIX`` (an emulated driver's: its machine's counter) unchecked."""
+    name, floor, frequency = counter_floor()
+    counter = wire.COUNTERS[int(f["counter_id"])][0]
+    ticks = f["loop_ticks"] + f["batch_ticks"]
+    if counter != name:
+        if counter not in OTHER_COUNTER_RATES and len(driver_command()) == 1:
+            return "a %s counter, which this host has not" % counter
+        slowest, fastest = OTHER_COUNTER_RATES.get(counter, (0.0, math.inf))  # emulated
+        least_ns = ticks / fastest * 1e9
+        checks = [(slowest <= f["frequency_hz"] <= fastest, "a %s counter of %.4g Hz"
+                   % (counter, f["frequency_hz"])),
+                  (least_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns "
+                   "at least, on %s) in a child that ran %d ns" % (ticks, least_ns, counter,
+                                                                   run.wall_ns))]
+        return next((defect for ok, defect in checks if not ok), "")
+    least = int(cycles.min()) if len(cycles) else floor
+    ticks_ns = ticks / frequency * 1e9
+    checks = [
+        (f["overhead_min_ticks"] >= floor, "a counter overhead of %d ticks, below the %d "
+         "ticks it needs" % (f["overhead_min_ticks"], floor)),
+        (0.5 <= f["frequency_hz"] / frequency <= 2.0, "a counter of %.4g Hz, where ngcc "
+         "measures %.4g Hz" % (f["frequency_hz"], frequency)),
+        (ticks_ns <= run.wall_ns * 1.05 + 1e7, "%d ticks of timed loops (%.0f ns at this "
+         "host's rate) in a child that ran %d ns" % (ticks, ticks_ns, run.wall_ns)),
+    ]
+    return below_floor(least, floor) or next((defect for ok, defect in checks if not ok), "")
+
+
+def unasked_counter(claimed: str, asked: str | None) -> str:
+    """Why a trial's counter cannot be the one asked for (``--counter``), or "": perf
+    only for perf or auto, the clock for clock (or tsc, where the machine has no
+    counter of its own)."""
+    perf = claimed.startswith("perf_")
+    fits = {"perf": perf, "clock": claimed == "clock_monotonic_raw", "auto": True}
+    if fits.get(asked or "tsc", not perf):
+        return ""
+    return "a %s counter, where %s was asked for" % (claimed, asked or "tsc")
+
+
+def implausible_trial(f: dict[str, int | float], cycles: np.ndarray, run: DriverRun,
+                      cpu: int | None, calls: int, warmup: int, batch: int) -> str:
+    """Why the trial facts cannot be true of this request and this child, or ""."""
+    slack_ns = run.wall_ns * 1.01 + 1e6  # CLOCK_MONOTONIC_RAW against our CLOCK_MONOTONIC
+    checks = [
+        (f["pid"] == run.pid, "the facts name pid %d, not the child's %d" % (f["pid"], run.pid)),
+        (f["cpu"] == (-1 if cpu is None else cpu), "cpu %d, not the one asked for" % f["cpu"]),
+        ((f["calls"], f["warmup"], f["batch_calls"]) == (calls, warmup, batch),
+         "%d calls, %d warm-up, %d batch: not the request" % (
+             f["calls"], f["warmup"], f["batch_calls"])),
+        (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
+        (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
+        (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
+        (f["counter_resolution"] <= max(f["overhead_median_ticks"], 1) * 1000,
+         "a counter resolution of %d ticks" % f["counter_resolution"]),
+        (f["batch_min_calls"] <= f["batch_calls"]
+         and f["batch_min_cpu_ns"] <= f["batch_thread_cpu_ns"],
+         "a sub-batch of %d calls and %d ns in a batch of %d calls and %d ns" % (
+             f["batch_min_calls"], f["batch_min_cpu_ns"], f["batch_calls"],
+             f["batch_thread_cpu_ns"])),
+        (1e5 <= f["frequency_hz"] <= 1e11, "a counter of %r Hz" % f["frequency_hz"]),
+        (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
+         "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
+        (f["core_cycles_per_tick"] == 0 or 0.01 <= f["core_cycles_per_tick"] <= 1000,
+         "%r core cycles per tick" % f["core_cycles_per_tick"]),
+        (f["loop_ns"] > 0 and int(cycles.sum(dtype=np.uint64)) <= f["loop_ticks"],
+         "a per-call loop of %d ticks / %d ns holding calls of %d ticks in all" % (
+             f["loop_ticks"], f["loop_ns"], int(cycles.sum(dtype=np.uint64)))),
+        (f["loop_ns"] + f["batch_ns"] <= slack_ns,
+         "%d ns of timed loops in a child that ran %d ns" % (
+             f["loop_ns"] + f["batch_ns"], run.wall_ns)),
+        (f["thread_cpu_ns"] <= f["loop_ns"] * 1.01 + 1e6
+         and f["batch_thread_cpu_ns"] <= f["batch_ns"] * 1.01 + 1e6,
+         "more CPU time than wall time in a loop"),
+        (batch == 0 or (f["batch_ticks"] > 0 and f["batch_ns"] > 0), "an empty batch"),
+        (max(f["voluntary_switches"], f["involuntary_switches"],
+             f["batch_involuntary_switches"]) < 1 << 40, "a context-switch count out of range"),
+        (0 < f["baseline_rss_kib"] < 1 << 40 and 0 < f["peak_rss_kib"] < 1 << 40,
+         "RSS %d / %d KiB" % (f["baseline_rss_kib"], f["peak_rss_kib"])),
+        (all(math.isfinite(f[k]) and 0 <= f[k] < 1e6 for k in ("load_1", "load_5", "load_15")),
+         "a load average out of range"),
+    ]
+    return next((defect for ok, defect in checks if not ok), "") or _impossible(f, cycles, run)
+
+
+def implausible_leak(f: dict[str, int | float], conversation: Conversation, run: DriverRun,
+                     cpu: int | None, calls: int, warmup: int, batch_calls: int, seed: int,
+                     message_bytes: int, ticks_total: int) -> str:
+    """Why the LEAK_DONE facts cannot be true of this request and these batches, or ""."""
+    frequency = float(f["frequency_hz"])
+    sane_frequency = 1e5 <= frequency <= 1e11
+    checks = [
+        (f["pid"] == run.pid, "the facts name pid %d, not the child's %d" % (f["pid"], run.pid)),
+        (f["cpu"] == (-1 if cpu is None else cpu), "cpu %d, not the one asked for" % f["cpu"]),
+        ((f["seed"], f["message_bytes"], f["batch_calls"]) == (seed, message_bytes, batch_calls),
+         "seed, length or batch size not the request's"),
+        (f["calls"] == conversation.leak_calls and f["calls"] <= calls,
+         "%d calls claimed, %d sent in batches" % (f["calls"], conversation.leak_calls)),
+        ((f["class0_calls"], f["class1_calls"]) == (
+            conversation.leak_calls - conversation.leak_class1_calls,
+            conversation.leak_class1_calls), "class counts other than the batches'"),
+        (f["warmup"] <= warmup, "%d warm-up calls, more than asked" % f["warmup"]),
+        (f["stop_reason"] in wire.LEAK_STOPS, "unknown stop reason %d" % f["stop_reason"]),
+        (f["stop_reason"] != 1 or f["calls"] == calls, "stopped at its calls before making them"),
+        (f["counter_id"] in wire.COUNTERS, "unknown counter %d" % f["counter_id"]),
+        (f["still_pinned"] in (0, 1), "still_pinned = %d" % f["still_pinned"]),
+        (-1 <= f["cpu_at_end"] < 1 << 16, "cpu_at_end = %d" % f["cpu_at_end"]),
+        (sane_frequency, "a counter of %r Hz" % frequency),
+        (f["overhead_min_ticks"] <= f["overhead_median_ticks"] <= 10**7,
+         "overhead %d / %d ticks" % (f["overhead_min_ticks"], f["overhead_median_ticks"])),
+        (f["loop_ns"] <= run.wall_ns * 1.01 + 1e6,
+         "%d ns of timed batches in a child that ran %d ns" % (f["loop_ns"], run.wall_ns)),
+        (not sane_frequency or ticks_total / frequency * 1e9 <= f["loop_ns"] * 1.01 + 1e6,
+         "calls of %d ticks in all inside %d ns of batches" % (ticks_total, f["loop_ns"])),
+        (max(f["voluntary_switches"], f["involuntary_switches"]) < 1 << 40,
+         "a context-switch count out of range"),
+        (0 < f["peak_rss_kib"] < 1 << 40, "peak RSS %d KiB" % f["peak_rss_kib"]),
+    ]
+    return next((defect for ok, defect in checks if not ok), "")
+

@@ -1,0 +1,424 @@
+"""Running ``ngcc-driver`` (``csrc/driver/driver.c``), the one process foreign code
+runs in, and telling how it ended: every mode of :mod:`ngcc.driver.child` goes through
+:func:`run_driver` and :func:`judge`; :func:`api_error` is the documented exception of
+a failure.
+
+The request is the driver's command line and stdin; the answer comes back as frames
+on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived from the
+request, every number range-checked. Each run has a deadline; the driver runs in a
+new session, and when it has finished, failed or overrun, its whole process group
+is killed, so no descendant of a library survives it. The outcome is a value or a
+:class:`DriverError` (a :class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
+
+``crash``     the process died of a signal (with the guard page it touched when it
+              was one: ``read past the message``), or the library ended it, or
+              tried to signal a process outside its group (reason ``signal``)
+``timeout``   it did not finish by its deadline
+``error``     the driver reported a failure: CryptHash returned nonzero, the library
+              cannot be loaded, memory, pinning (``reason`` says which)
+``protocol``  the result channel held something this request cannot produce (a
+              library that writes to it, forges a frame, claims a loop time longer
+              than the parent saw the whole child take)
+
+What this protects against: a library cannot run code in this process (nothing it
+writes is unpickled or evaluated), write outside the run directory (the parent
+writes every file), make the caller hang (deadlines, group kill), leave
+processes behind, or signal any process outside its own group (the driver's
+seccomp filter, ``csrc/sandbox.h``). What it cannot: the library shares the trial process, so it can
+still lie — forge the whole rest of a conversation and end the process, or claim any
+speed within the time the parent observed (:mod:`ngcc.driver.facts` holds its claims
+against what the parent saw).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngcc.base.errors import (
+    ChildError,
+    HashError,
+    InstanceCrashError,
+    InstanceProtocolError,
+    InstanceTimeoutError,
+    LibraryError,
+    NgccError,
+)
+from ngcc.base.untrusted import plain
+from ngcc.driver import protocol as wire
+from ngcc.driver.protocol import Conversation, ProtocolError
+from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
+
+DRIVER = LIB_DIR / "ngcc-driver"
+
+_EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
+_EXIT_CHANNEL = 121  # ... when its result channel broke
+_STDERR_TAIL = 4096
+
+
+class DriverError(ChildError):
+    """A :class:`ChildError` with the driver's own words.
+
+    Attributes:
+        status: ``crash``, ``timeout``, ``error`` or ``protocol``.
+        reason: for ``error``, what failed: ``load``, ``hash``, ``memory``, ``cpu``,
+            ``forked``, ``placement``, ``counter``, ``kat``, ``system``, ``request``,
+            ``feature``, or ``output`` (the parent could not write the KAT file);
+            for ``crash``, the guard page touched (``past the message`` …) or "".
+        detail: the driver's text alone, without the job's name (``feature``: the
+            CPU lacks an instruction-set extension the library was built for).
+        value: a number that goes with it (CryptHash's return, the bit length).
+    """
+
+    def __init__(self, status: str, message: str, reason: str = "", detail: str = "",
+                 value: int = 0):
+        super().__init__(status, message)
+        self.reason = reason
+        self.detail = detail or message
+        self.value = value
+
+
+#: Environment variables that run another build of the driver (CI: the AArch64 one
+#: under qemu-user, ``.ci/aarch64``): ``NGCC_DRIVER`` names the executable, and
+#: ``NGCC_DRIVER_PREFIX`` a command put before it, split like a shell's words
+#: (``qemu-aarch64 -L /usr/aarch64-linux-gnu``). Both are the user's own settings,
+#: like PATH; nothing a library or a record says can set them. Behind a prefix the
+#: driver is told ``--emulated``: where the emulator refuses seccomp filters (qemu-user
+#: does), it runs without one, so the library could signal other processes: an
+#: emulator is for checking a cross-build, not for untrusted code.
+DRIVER_ENV, PREFIX_ENV = "NGCC_DRIVER", DRIVER_PREFIX_ENV
+
+
+def driver_path() -> Path:
+    """The ``ngcc-driver`` to run: the installed one, or the one ``NGCC_DRIVER`` names;
+    NgccError if it is not built."""
+    driver = Path(os.environ.get(DRIVER_ENV) or DRIVER)
+    if not os.access(driver, os.X_OK):
+        raise NgccError("the ngcc trial driver %s is not built (or not executable): reinstall "
+                        "with `pip install .` or run `python setup.py build_ext --inplace`"
+                        % driver)
+    return driver
+
+
+def driver_command() -> list[str]:
+    """The command that starts the driver: ``NGCC_DRIVER_PREFIX``'s words (an emulator,
+    none by default), then :func:`driver_path`."""
+    try:
+        prefix = shlex.split(os.environ.get(PREFIX_ENV, ""))
+    except ValueError as exc:
+        raise NgccError("%s is not a command line: %s" % (PREFIX_ENV, exc)) from None
+    return [*prefix, str(driver_path())]
+
+
+def _checked_timeout(timeout: float) -> float:
+    if not timeout > 0:  # also refuses NaN
+        raise ValueError("a timeout must be a positive number of seconds, got %r" % timeout)
+    return timeout
+
+
+# ------------------------------------------------------------------ one run
+
+@dataclass
+class DriverRun:
+    """How one driver process ended."""
+
+    conversation: Conversation
+    returncode: int = 0
+    timed_out: bool = False
+    stopped: bool = False          # ngcc killed it before it exited (a defect, a deadline)
+    protocol_error: str = ""
+    output_error: OSError | None = None
+    stderr_tail: str = ""
+    wall_ns: int = 0
+    cpu_ns: int = 0
+    pid: int = 0
+    timeout: float = 0.0
+
+
+class OutputError(Exception):
+    """The parent could not write what the driver sent (a full disk)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def run_driver(conversation: Conversation, options: list[str], timeout: float,
+               stdin: bytes | memoryview = b"",
+               hold_stdin: Callable[[], bool] | None = None) -> DriverRun:
+    """Run the driver in ``conversation.mode`` with ``options`` until it exits or the
+    deadline passes; then kill its process group and reap it.
+
+    With ``hold_stdin``, stdin is a pipe that stays open after its data while
+    ``hold_stdin()`` is true (it is asked after every read of the channel); its end
+    then tells the driver to stop (the leak mode)."""
+    timeout = _checked_timeout(timeout)
+    command = driver_command()
+    driver = command[-1]
+    read_end, write_end = os.pipe()
+    err_read, err_write = os.pipe()
+    emulated = ["--emulated"] if len(command) > 1 else []  # behind NGCC_DRIVER_PREFIX
+    argv = [*command, conversation.mode, "--result-fd", str(write_end),
+            "--parent-pid", str(os.getpid()), *emulated, *options]
+    run = DriverRun(conversation, timeout=timeout)
+    started = time.monotonic_ns()
+    try:
+        piped = len(stdin) > 0 or hold_stdin is not None
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
+                                 stdout=err_write, stderr=err_write, pass_fds=(write_end,),
+                                 start_new_session=True)
+    except OSError as exc:
+        os.close(read_end)
+        os.close(err_read)
+        raise NgccError("cannot start the trial driver %s: %s" % (driver, exc)) from None
+    finally:
+        os.close(write_end)
+        os.close(err_write)
+    run.pid = child.pid
+    try:
+        _follow(child, run, read_end, err_read, memoryview(stdin).cast("B"),
+                started + int(timeout * 1e9) if math.isfinite(timeout) else None, hold_stdin)
+    finally:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)  # the leader is not reaped yet: its group
+        if child.stdin is not None:
+            with suppress(OSError):
+                child.stdin.close()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = run.returncode = os.waitstatus_to_exitcode(status)
+        run.wall_ns = time.monotonic_ns() - started
+        run.cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
+        os.close(read_end)
+        os.close(err_read)
+    return run
+
+
+def _follow(child: subprocess.Popen[bytes], run: DriverRun, read_end: int, err_read: int,
+            stdin: memoryview, deadline_ns: int | None,
+            hold_stdin: Callable[[], bool] | None = None) -> None:
+    """Feed the channel to the conversation, keep the stderr tail and write stdin, until
+    the driver exits (a pidfd, or polling where there is none) or the deadline."""
+    tail = bytearray()
+
+    def keep_tail(chunk: bytes) -> None:
+        tail.extend(chunk)
+        del tail[:-_STDERR_TAIL]
+
+    readers: dict[int, Callable[[bytes], None]] = {read_end: run.conversation.feed,
+                                                   err_read: keep_tail}
+    selector = selectors.DefaultSelector()
+    for fd in readers:
+        selector.register(fd, selectors.EVENT_READ, "read")
+    pidfd = _pidfd(child.pid)
+    if pidfd is not None:
+        selector.register(pidfd, selectors.EVENT_READ, "exit")
+    if child.stdin is not None:
+        os.set_blocking(child.stdin.fileno(), False)
+        if len(stdin):
+            selector.register(child.stdin.fileno(), selectors.EVENT_WRITE, "write")
+    try:
+        exited = False
+        while not exited:
+            wait = None
+            if deadline_ns is not None:
+                wait = (deadline_ns - time.monotonic_ns()) / 1e9
+                if wait <= 0:
+                    run.timed_out = run.stopped = True
+                    return
+            if pidfd is None:
+                wait = 0.005 if wait is None else min(wait, 0.005)
+            for key, _ in selector.select(wait):
+                if key.data == "exit":
+                    exited = True
+                elif key.data == "write":
+                    stdin = _write_some(key.fd, stdin)
+                    if not len(stdin):
+                        selector.unregister(key.fd)
+                        if hold_stdin is None:
+                            child.stdin.close()  # type: ignore[union-attr]
+                elif not _read_some(key.fd, readers[key.fd]):
+                    selector.unregister(key.fd)
+                    del readers[key.fd]
+            pipe = child.stdin
+            if hold_stdin is not None and pipe is not None and not pipe.closed \
+                    and not len(stdin) and not hold_stdin():
+                pipe.close()  # the driver's cue to stop
+            if pidfd is None:
+                exited = _has_exited(child.pid)
+        for fd, reader in readers.items():  # what the driver wrote before it exited
+            os.set_blocking(fd, False)
+            with suppress(BlockingIOError):
+                while _read_some(fd, reader):
+                    pass
+        run.conversation.finish()
+    except ProtocolError as exc:
+        run.protocol_error, run.stopped = str(exc), True
+    except OutputError as exc:
+        run.output_error, run.stopped = exc.error, True
+    finally:
+        selector.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        run.stderr_tail = tail.decode("utf-8", errors="replace")
+
+
+def _read_some(fd: int, reader: Callable[[bytes], None]) -> bool:
+    """Hand what can be read now to ``reader``; False at end of file."""
+    chunk = os.read(fd, 1 << 20)
+    if chunk:
+        reader(chunk)
+    return bool(chunk)
+
+
+def _write_some(fd: int, data: memoryview) -> memoryview:
+    try:
+        written = os.write(fd, data[:1 << 20])
+    except BlockingIOError:
+        return data
+    except BrokenPipeError:  # the driver stopped reading: its frames say why
+        return data[len(data):]
+    return data[written:]
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when pid exits (Linux >= 5.3), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _has_exited(pid: int) -> bool:
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+# ------------------------------------------------------------- the verdict
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
+
+
+def _stderr_note(run: DriverRun) -> str:
+    lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()][-3:]
+    return " (stderr: %s)" % plain(" | ".join(lines)) if lines else ""
+
+
+def _exit_text(run: DriverRun) -> str:
+    if run.stopped and run.returncode == -signal.SIGKILL:
+        return "ngcc stopped the process"
+    if run.returncode < 0:
+        return "the process died of %s" % _signal_name(-run.returncode)
+    return "the process exited with status %d" % run.returncode
+
+
+def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) -> DriverError:
+    """The error of a CRASH frame: which guard page the library touched, if any."""
+    number, guard, access, code, address = crash
+    name = _signal_name(number)
+    if guard in wire.GUARDS:
+        place = wire.GUARDS[guard]
+        verb = wire.ACCESSES.get(access, "wrote" if "digest" in place else "read")
+        reason = "%s %s" % (verb, place)
+        text = "the library %s (%s in the guard page %s it)" % (
+            reason, name, "after" if place.startswith("past") else "before")
+        return DriverError("crash", "%s crashed: %s" % (what, text), reason, text)
+    if code <= 0:
+        text = "the process died of %s (raised by the library)" % name
+    else:
+        text = "the process died of %s (invalid memory access at %#x)" % (name, address)
+        if limit is not None:
+            text += "; it ran under a memory limit of %d MiB: did an allocation fail?" % (
+                limit >> 20)
+    return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
+
+
+def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
+    """Raise the DriverError of a run that did not deliver; return if it did."""
+    frames = run.conversation.frames
+    if run.timed_out:
+        raise DriverError("timeout", "%s did not finish within %g s (its process group was "
+                          "killed)" % (what, run.timeout))
+    if wire.CRASH in frames:
+        raise _crash(what, frames[wire.CRASH], memory_limit)
+    if run.output_error is not None:
+        text = "writing the output failed: %s" % run.output_error
+        raise DriverError("error", "%s failed: %s" % (what, text), "output", text)
+    if not run.protocol_error and wire.HELLO in frames and frames[wire.HELLO] != run.pid:
+        run.protocol_error = "HELLO names pid %d, but the child is %d" % (frames[wire.HELLO],
+                                                                          run.pid)
+    if run.protocol_error:
+        text = "the result channel broke the protocol: %s; %s" % (run.protocol_error,
+                                                                   _exit_text(run))
+        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+    if run.returncode == -signal.SIGSYS:
+        text = ("the library tried to signal another process (ngcc-driver's seccomp "
+                "filter ended it with SIGSYS)")
+        raise DriverError("crash", "%s crashed: %s" % (what, text), "signal", text)
+    if run.returncode < 0:
+        text = "%s%s" % (_exit_text(run), _stderr_note(run))
+        raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)
+    if wire.ERROR in frames:
+        reason, value, text = frames[wire.ERROR]
+        raise DriverError("error", "%s failed: %s" % (what, text), reason, text, value)
+    if not run.conversation.ended:
+        raise _ended_early(run, what)
+    if run.returncode != 0:
+        text = "%s after its END frame" % _exit_text(run)
+        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+    if not run.conversation.complete:
+        text = "the END frame came without the result of the %s run" % run.conversation.mode
+        raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+
+
+def _ended_early(run: DriverRun, what: str) -> DriverError:
+    """A driver that exited without its END frame: who ended it, and where."""
+    if run.returncode == _EXIT_USAGE and wire.HELLO not in run.conversation.frames:
+        text = "ngcc-driver refused its command line%s" % _stderr_note(run)
+        return DriverError("error", "%s failed: %s" % (what, text), "request", text)
+    if run.returncode == _EXIT_CHANNEL:
+        text = ("the result channel was closed before the END frame (by the library?)%s"
+                % _stderr_note(run))
+        return DriverError("protocol", "%s: %s" % (what, text), "", text)
+    where = ("inside CryptHash" if wire.LOADED in run.conversation.frames
+             else "while it was being loaded")
+    text = "the library ended the process (exit status %d) %s%s" % (
+        run.returncode, where, _stderr_note(run))
+    return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
+
+
+def broken_protocol(run: DriverRun, what: str, defect: str) -> DriverError:
+    """The error of a run whose result channel held ``defect`` (a mode's own check)."""
+    text = "the result channel broke the protocol: %s" % defect
+    return DriverError("protocol", "%s: %s" % (what, text), "", text)
+
+
+# ------------------------------------------------------------ the API's errors
+
+def api_error(inst: Instance, error: DriverError) -> NgccError:
+    """The documented exception of ``ngcc.hash`` / ``ngcc.time_calls`` for a driver
+    failure: HashError (with the instance's name first), LibraryError,
+    InstanceCrashError (and its InstanceProtocolError), InstanceTimeoutError, else
+    NgccError with the job's words."""
+    if error.status == "timeout":
+        return InstanceTimeoutError(error.message)
+    if error.status == "protocol":
+        return InstanceProtocolError(error.message)
+    if error.status == "crash" or error.reason in ("forked", "placement"):
+        return InstanceCrashError(error.message)
+    if error.reason == "hash":
+        return HashError("%s: %s" % (inst.name, error.detail))
+    if error.reason == "load":
+        return LibraryError(error.detail)
+    return NgccError(error.message)
