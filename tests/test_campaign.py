@@ -36,7 +36,7 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
-from ngcc.campaign.campaign import CHILD_STARTUP_SECONDS
+from ngcc.campaign.cost import CHILD_STARTUP_SECONDS
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.driver import child as _child
 from ngcc.driver import kat

@@ -27,20 +27,18 @@ from dataclasses import replace
 from typing import Any
 
 from ngcc.base import files as _files
-from ngcc.base import format as _format
 from ngcc.base import progress as _progress
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import (
     ChildError,
     HostError,
-    KatGateError,
     MeasurementWarning,
-    NgccError,
 )
-from ngcc.campaign.cost import CostEstimate
+from ngcc.campaign import leaks as _leaks
+from ngcc.campaign.cost import CostEstimate, estimate, planned_job, trial_cost
 from ngcc.campaign.failures import FailureWatch
 from ngcc.campaign.keeper import TrialKeeper
-from ngcc.campaign.record import runner_name, write_job
+from ngcc.campaign.record import per_byte, runner_name, write_job
 from ngcc.campaign.rundir import (
     RunDirectory,
     nothing_to_measure,
@@ -49,7 +47,6 @@ from ngcc.campaign.settings import INTERLEAVED_WHOLE_JOBS, CampaignSettings
 from ngcc.driver import child as _child
 from ngcc.driver import kat
 from ngcc.driver.contract import TrialRunner
-from ngcc.evidence import leak as _leak_evidence
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import (
     BuildEntry,
@@ -74,20 +71,6 @@ from ngcc.measure import leak as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import partial as _partial
 from ngcc.measure import plan as _plan
-
-# ---------------------------------------------------------------- small helpers
-
-def _per_byte(record: Record) -> str:
-    """``16.3 ticks/byte``: a finished job's figure for its progress line, in the
-    counter's unit (``ns`` where the counter gave nanoseconds)."""
-    return "%s %s/byte" % (_format.cycles_per_byte(record.statistics.cycles_per_byte),
-                           _format.unit_word(t.unit for t in record.trials))
-
-
-#: Seconds a trial process takes beyond its calls (start, calibration of its counter,
-#: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
-#: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
-CHILD_STARTUP_SECONDS = 0.05
 
 
 class Campaign:
@@ -187,7 +170,8 @@ class Campaign:
                                        trial_timeout_seconds=self.settings.trial_timeout,
                                        strict=self.settings.strict,
                                        runner=runner_name(self.runner),
-                                       order=self.order, executor=self._executor_name(),
+                                       order=self.order,
+                                       executor=self.settings.executor_name(self.executor),
                                        counter=self.settings.counter),
                      load_average_start=environment.load_average_start,
                      host_warnings=tuple(issues))
@@ -259,27 +243,9 @@ class Campaign:
     def estimate(self) -> CostEstimate:
         """The cost of the jobs still to measure, from their calibration (jobs not yet
         calibrated count no time)."""
-        s, todo = self.settings, [self._run.jobs[i] for i in self._pending()]
-        leak = 0.0
-        if s.leak is not None:
-            out = self.run_dir / _leak_evidence.LEAK_DIR
-            leak = s.leak_seconds * sum(
-                entry.kat.gate != "refused" and not _leak_evidence.kept(
-                    out, entry.candidate, label, s.leak, s.leak_calls, s.leak_seconds)
-                for label, entry in self._build.items())
-        target = s.target_ci is not None and s.max_trials > s.trials
-        return CostEstimate(
-            jobs=len(todo), libraries=len({job.label for job in todo}),
-            lengths=len({job.message_bytes for job in todo}), trials=self.settings.trials,
-            max_trials=self.settings.max_trials if target else None,
-            calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
-            seconds=sum(job.trials_planned * self._trial_cost(job) for job in todo),
-            max_seconds=sum(self.settings.max_trials * self._trial_cost(job) for job in todo)
-            if target else None,
-            leak_seconds=leak, kept=sum(job.status == "done" for job in self._run.jobs),
-            failed=sum(job.status not in ("done", "pending") for job in self._run.jobs),
-            calibration="warm calls" if self.settings.calls_rule == "warm" else "cold call",
-            executor=self.executor.describe() if self.executor is not None else None)
+        return estimate(self._run.jobs, self.settings,
+                        len(_leaks.todo(self.settings, self.run_dir, self._build)),
+                        self.executor.describe() if self.executor is not None else None)
 
     def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)
@@ -339,54 +305,20 @@ class Campaign:
                                                      libraries=tuple(self._build.values())))
 
     def _apply_gate(self) -> None:
-        refused = []
-        for label, entry in self._build.items():
-            if entry.kat.gate != "refused":
-                continue
-            refused.append("%s %s" % (label, entry.kat.verdict))
-            message = _gate.refusal(label, entry, self.run_dir)
-            self._run.jobs = [replace(job, status="refused", error=message)
-                          if job.label == label and job.status != "done" else job
-                          for job in self._run.jobs]
-            warnings.warn(message, MeasurementWarning, stacklevel=4)
+        """The jobs of the libraries the gate refused are ``refused`` (``gate.refuse``)."""
+        self._run.jobs = _gate.refuse(self._run.jobs, self._build, self.run_dir)
         self._run.save()
-        if refused and len(refused) == len(self._build):
-            unchecked = all(entry.kat.verdict == "NOKAT" for entry in self._build.values())
-            raise KatGateError(
-                "the KAT gate refused every instance (%s); see the logs under %s%s"
-                % (", ".join(refused), self.run_dir / "kat", ": " + _gate.NOKAT_ADVICE
-                   if unchecked else ", or rerun with --allow-kat-fail to time them anyway "
-                   "(marked ⚠)"))
+        _gate.refuse_all(self._build, self.run_dir)
 
     # leak tests (--leak) -----------------------------------------------------
 
     def _leak_tests(self) -> None:
-        """The timing-leakage test of every library the gate let through, at one length,
-        into ``RUN_DIR/leak/`` (a result made with the same limits is kept); a test that
-        fails is a warning, and the campaign goes on."""
-        s, length = self.settings, self.settings.leak
-        if length is None:
-            return
-        out = self.run_dir / _leak_evidence.LEAK_DIR
-        todo = [label for label, entry in self._build.items() if entry.kat.gate != "refused"
-                and not _leak_evidence.kept(out, entry.candidate, label, length, s.leak_calls,
-                                   s.leak_seconds)]
+        """The leak tests (``--leak``) of every library the gate let through, on this
+        campaign's CPU (``campaign.leaks``)."""
+        todo = _leaks.todo(self.settings, self.run_dir, self._build)
         with self._leak_cpu(bool(todo)), self._task(len(todo), "leak") as bar:
-            for label in todo:
-                bar.status("%s %d B" % (label, length))
-                try:
-                    result = self.leak_tester(self._by_label[label], length,
-                                              calls=s.leak_calls, seconds=s.leak_seconds,
-                                              cpu=self.cpu, label=label)
-                except NgccError as exc:
-                    warnings.warn("%s: the leak test at %d B failed: %s" % (label, length, exc),
-                                  MeasurementWarning, stacklevel=3)
-                    outcome = "failed"
-                else:
-                    _leak_evidence.write_evidence(result.evidence(), out)
-                    outcome = "%s, max |t| %.2f" % (result.verdict, result.max_t)
-                bar.advance(1)
-                bar.item_done("%s %d B" % (label, length), outcome)
+            _leaks.run(todo, self.settings, self.run_dir, self._by_label, self.leak_tester,
+                       self.cpu, bar)
 
     @contextlib.contextmanager
     def _leak_cpu(self, needed: bool) -> Iterator[None]:
@@ -425,18 +357,10 @@ class Campaign:
                     bar.advance(1)
                     self._failed(index, exc)
                 else:
-                    self._run.jobs[index] = self._planned(job, calibration)
+                    self._run.jobs[index] = planned_job(job, calibration, self.settings.trials)
                     self._watch.success(done=False)
                     self._run.save()
                     bar.advance(1)
-
-    def _planned(self, job: Job, calibration: _jobs.Calibration) -> Job:
-        """The job with its calibration, its plan and the plan's estimated seconds."""
-        c = calibration
-        return replace(job, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
-                       calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls,
-                       estimated_seconds=self.settings.trials * (c.calls_per_trial + c.warmup_calls)
-                       * (c.warm_call_seconds or c.t1_seconds))
 
     # measure and write -------------------------------------------------------
 
@@ -451,15 +375,6 @@ class Campaign:
             return "sequential"  # whole jobs, each on one worker
         return "interleaved" if len(self._by_label) > 1 else "sequential"
 
-    @staticmethod
-    def _trial_cost(job: Job) -> float:
-        """A trial's estimated seconds: the process start, the warm-up, the timed calls
-        and the uninstrumented batch of as many calls, each call taking t1 (the warm
-        call with the warm plan)."""
-        calls = job.calls_per_trial or 0
-        return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
-            * (job.warm_call_seconds or job.t1_seconds or 0.0)
-
     def _write_job(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
                    env: Environment) -> Record:
         """The job's raw samples and record (``record.write_job``), as this campaign's."""
@@ -469,20 +384,12 @@ class Campaign:
 
     # measure on an executor (--workers, --scheduler) ----------------------------
 
-    def _executor_name(self) -> str | None:
-        if self.executor is not None:
-            return self.executor.describe()
-        if self.settings.workers is not None:
-            return "dask LocalCluster: %d workers" % self.settings.workers
-        return None if self.settings.scheduler is None else "dask %s" % self.settings.scheduler
-
     def _run_distributed(self) -> Run:
         """Run with an executor: this process holds the run directory (and a local
         cluster's CPUs, ``_distributed.local_executor``), a remote worker its CPU for each
         job; ``workers``/``scheduler`` make the executor and close it after."""
-        from ngcc.measure import (
-            distributed as _distributed,  # Dask is optional: imported only when asked for
-        )
+        # Dask is optional: imported only when asked for
+        from ngcc.measure import distributed as _distributed
 
         given = self.executor
         try:
@@ -500,20 +407,10 @@ class Campaign:
     def _order(self, job: Job, calibrated: bool = False) -> _jobs.JobOrder:
         """The job as an executor takes it (``calibrated``: with the calibration this
         campaign made, for its own executor)."""
-        calibration = _jobs.Calibration(job.t1_seconds or 0.0, job.warm_call_seconds,
-                                        job.calls_per_trial or 1, job.warmup_calls or 0)
-        return _jobs.JobOrder(
-            key="ngcc %s %s %d B %s" % (self._run.state.run_id, job.label, job.message_bytes,
-                                         self._token),
-            label=job.label, instance=self._by_label[job.label],
-            library_sha256=self._sha[job.label], message_bytes=job.message_bytes,
-            trials=self.settings.trials, max_trials=self.settings.max_trials,
-            target_ci=self.settings.target_ci, trial_target=float(self.settings.trial_target),
-            op_budget=float(self.settings.op_budget),
-            trial_timeout=self.settings.trial_timeout, run_dir=str(self.run_dir.resolve()),
-            calls_rule=self.settings.calls_rule, statistic=self.settings.statistic,
-            attempts=_jobs.STRICT_ATTEMPTS if self.settings.strict else 1,
-            calibration=calibration if calibrated else None)
+        return self.settings.job_order(
+            job, self._by_label[job.label], self._sha[job.label],
+            "ngcc %s %s %d B %s" % (self._run.state.run_id, job.label, job.message_bytes,
+                                    self._token), self.run_dir, calibrated)
 
     def _measure_jobs(self, executor: _jobs.JobExecutor | None) -> None:
         """Hand every pending job to ``executor`` (None: the campaign's own
@@ -525,7 +422,7 @@ class Campaign:
             orders[order.key] = (index, order)
         local = executor is None
         # Here the bar counts estimated seconds, so jobs of different cost move it fairly.
-        total = sum(self._run.jobs[i].trials_planned * self._trial_cost(self._run.jobs[i])
+        total = sum(self._run.jobs[i].trials_planned * trial_cost(self._run.jobs[i])
                     for i, _ in orders.values()) if local else len(orders)
         with self._task(total, "measure", len(orders)) as bar:
             if executor is None:
@@ -551,7 +448,7 @@ class Campaign:
             if local:
                 _partial.discard(self.run_dir, job.raw)
                 bar.advance(max(0, job.trials_planned - len(result.trials))
-                            * self._trial_cost(job))
+                            * trial_cost(job))
             bar.item_done(what, record.status)
             self._failed(index, record)
             return
@@ -559,10 +456,10 @@ class Campaign:
         self._run.save()
         if local:
             _partial.discard(self.run_dir, job.raw)  # the record supersedes them
-            bar.item_done(what, _per_byte(record))
+            bar.item_done(what, per_byte(record))
         else:
             bar.item_done(what, "%s on %s CPU %d" % (
-                _per_byte(record), record.environment.host, record.environment.cpu))
+                per_byte(record), record.environment.host, record.environment.cpu))
 
     def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult
                  ) -> Record | ChildError:
@@ -580,8 +477,8 @@ class Campaign:
                               job.label, job.message_bytes, lost.worker, lost.reason),
                           MeasurementWarning, stacklevel=5)
         if result.t1_seconds is not None:  # planned here by the rule, not as it says
-            job = self._run.jobs[index] = self._planned(job, _jobs.planned(
-                order, result.t1_seconds, result.warm_call_seconds))
+            job = self._run.jobs[index] = planned_job(job, _jobs.planned(
+                order, result.t1_seconds, result.warm_call_seconds), self.settings.trials)
         if result.status != "done":
             return ChildError(result.status, result.error or result.status)
         defects = _jobs.result_defects(order, result)

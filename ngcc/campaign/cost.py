@@ -3,7 +3,17 @@ line prints before any trial."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ngcc.campaign.settings import CampaignSettings
+from ngcc.evidence.model import Job
+from ngcc.measure.job import Calibration
+
+#: Seconds a trial process takes beyond its calls (start, calibration of its counter,
+#: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
+#: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
+CHILD_STARTUP_SECONDS = 0.05
 
 
 def _duration(seconds: float) -> str:
@@ -81,3 +91,40 @@ class CostEstimate:
         if self.failed:
             text += "; %d job(s) failed or refused" % self.failed
         return text
+
+
+def trial_cost(job: Job) -> float:
+    """A trial's estimated seconds: the process start, the warm-up, the timed calls and
+    the uninstrumented batch of as many calls, each call taking t1 (the warm call with
+    the warm plan)."""
+    calls = job.calls_per_trial or 0
+    return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
+        * (job.warm_call_seconds or job.t1_seconds or 0.0)
+
+
+def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
+             executor: str | None) -> CostEstimate:
+    """The cost of the pending ``jobs``, from their calibration (jobs not yet calibrated
+    count no time), and of ``leak_tests`` leak tests; ``executor`` measures them whole."""
+    s, todo = settings, [job for job in jobs if job.status == "pending"]
+    target = s.target_ci is not None and s.max_trials > s.trials
+    return CostEstimate(
+        jobs=len(todo), libraries=len({job.label for job in todo}),
+        lengths=len({job.message_bytes for job in todo}), trials=s.trials,
+        max_trials=s.max_trials if target else None,
+        calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
+        seconds=sum(job.trials_planned * trial_cost(job) for job in todo),
+        max_seconds=sum(s.max_trials * trial_cost(job) for job in todo) if target else None,
+        leak_seconds=s.leak_seconds * leak_tests,
+        kept=sum(job.status == "done" for job in jobs),
+        failed=sum(job.status not in ("done", "pending") for job in jobs),
+        calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor)
+
+
+def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:
+    """The job with its calibration, its plan and the plan's estimated seconds."""
+    c = calibration
+    return replace(job, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
+                   calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls,
+                   estimated_seconds=trials * (c.calls_per_trial + c.warmup_calls)
+                   * (c.warm_call_seconds or c.t1_seconds))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ngcc.base import progress as _progress
+from ngcc.campaign.cost import trial_cost
 from ngcc.evidence.model import Job
 from ngcc.measure import job as _jobs
 from ngcc.measure import partial as _partial
@@ -30,7 +31,7 @@ class TrialKeeper(_jobs.JobWatcher):
         campaign, job = self.campaign, self._job(order)
         kept = _partial.load(campaign.run_dir, job.raw, calibration.calls_per_trial,
                              calibration.warmup_calls, order.library_sha256, cpu=campaign.cpu)
-        self.bar.advance(min(len(kept), job.trials_planned) * campaign._trial_cost(job))
+        self.bar.advance(min(len(kept), job.trials_planned) * trial_cost(job))
         return kept
 
     def status(self, order: _jobs.JobOrder) -> None:
@@ -45,7 +46,7 @@ class TrialKeeper(_jobs.JobWatcher):
                       stepper.calibration.warmup_calls, order.library_sha256)
         campaign._watch.success(done=False)
         if len(stepper.taken) <= job.trials_planned:
-            self.bar.advance(campaign._trial_cost(job))
+            self.bar.advance(trial_cost(job))
 
     def round_done(self, rounds: int, fewest: int, measuring: int, more: bool) -> None:
         """A line per round (the jobs end together: a bar would say nothing for long)."""

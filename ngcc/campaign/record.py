@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ngcc.base import format as _format
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import MeasurementWarning, TrialFlagWarning
 from ngcc.campaign.settings import CampaignSettings
@@ -44,6 +45,13 @@ def target_missed(job: Job, trials: int, reached: float | None, target: float,
             "(--trial-target), or measure on an isolated CPU (--cpu N, `ngcc check`)"
             % (job.label, job.message_bytes, target, trials, statistic,
                "±%.2f %%" % reached if reached is not None else "— (one trial)"))
+
+
+def per_byte(record: Record) -> str:
+    """``16.3 ticks/byte``: a finished job's figure for its progress line, in the
+    counter's unit (``ns`` where the counter gave nanoseconds)."""
+    return "%s %s/byte" % (_format.cycles_per_byte(record.statistics.cycles_per_byte),
+                           _format.unit_word(t.unit for t in record.trials))
 
 
 def write_job(run_dir: Path, job: Job, taken: Sequence[Taken],

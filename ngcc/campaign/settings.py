@@ -25,13 +25,16 @@ from ngcc.evidence.model import (
     COUNTER_CHOICES,
     ORDERS,
     STATISTICS,
+    Job,
     Plan,
     PlanLibrary,
 )
 from ngcc.library import katfile as _katfile
+from ngcc.library.registry import Instance
 from ngcc.measure import leak as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
+from ngcc.measure.job import STRICT_ATTEMPTS, Calibration, JobExecutor, JobOrder
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,30 @@ class CampaignSettings:
                     target_ci_percent=self.target_ci_percent, max_trials=self.max_trials,
                     kat_files=self.kat_files, kat_override=self.allow_kat_fail,
                     statistic=self.statistic, calls_rule=self.calls_rule)
+
+    def job_order(self, job: Job, instance: Instance, library_sha256: str, key: str,
+                  run_dir: Path, calibrated: bool) -> JobOrder:
+        """``job`` as an executor takes it, under these settings (``calibrated``: with
+        the calibration the campaign made and recorded in the job)."""
+        calibration = Calibration(job.t1_seconds or 0.0, job.warm_call_seconds,
+                                  job.calls_per_trial or 1, job.warmup_calls or 0)
+        return JobOrder(
+            key=key, label=job.label, instance=instance, library_sha256=library_sha256,
+            message_bytes=job.message_bytes, trials=self.trials, max_trials=self.max_trials,
+            target_ci=self.target_ci, trial_target=float(self.trial_target),
+            op_budget=float(self.op_budget), trial_timeout=self.trial_timeout,
+            run_dir=str(run_dir.resolve()), calls_rule=self.calls_rule,
+            statistic=self.statistic, attempts=STRICT_ATTEMPTS if self.strict else 1,
+            calibration=calibration if calibrated else None)
+
+    def executor_name(self, executor: JobExecutor | None) -> str | None:
+        """What measures whole jobs, as ``campaign.json`` records it (None: this
+        process's own executor)."""
+        if executor is not None:
+            return executor.describe()
+        if self.workers is not None:
+            return "dask LocalCluster: %d workers" % self.workers
+        return None if self.scheduler is None else "dask %s" % self.scheduler
 
     def _check(self) -> None:
         """The checks of the values that need no defaults resolved."""

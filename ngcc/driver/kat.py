@@ -14,13 +14,11 @@ from pathlib import Path
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import KatError
 from ngcc.base.files import atomic_write_bytes, sha256_file
-from ngcc.base.names import check_name, is_valid_name
+from ngcc.base.names import check_name
 from ngcc.base.progress import Progress, Task, progress_of
-from ngcc.base.untrusted import load_json_file
 from ngcc.base.version import __version__
 from ngcc.driver import child as _child
 from ngcc.driver import process as _process
-from ngcc.library import candidates as _candidates
 from ngcc.library.katfile import (
     DEFAULT_FILES,
     FILES,
@@ -31,10 +29,15 @@ from ngcc.library.katfile import (
     first_difference,
     manifest_entry,
     normalise_files,
-    read_manifest,
-    submission_kat_folders,
 )
-from ngcc.library.registry import Instance, instance, manifest_path, run_labels, sidecar_path
+from ngcc.library.katref import (
+    folder_names,
+    official_file,
+    read_reference,
+    reference_manifest,
+    submission_file,
+)
+from ngcc.library.registry import Instance, instance, run_labels
 
 __all__ = ["BASES", "DEFAULT_FILES", "FILES", "VERDICTS", "KatFileResult", "KatProbeResult",
            "KatResult", "check", "file_name"]
@@ -233,7 +236,7 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(kind, folder / file_name(kind, inst.name)) for kind in kinds]
     manifest_file, manifest_basis = reference_manifest(inst, given)
-    manifest = _manifest(manifest_file)
+    manifest = read_reference(manifest_file)
     outcomes = []
     for kind, path in jobs:
         with progress.task("KAT_%s_%s" % (TAGS[kind], label)) as task:
@@ -323,37 +326,6 @@ def _probe(inst: Instance, timeout: float | None) -> KatProbeResult:
                           "unreadable page and at the end of one before it" % lengths, lengths)
 
 
-def reference_manifest(inst: Instance, given: Path | None = None) -> tuple[Path, str]:
-    """The manifest an instance is checked against and its basis: ``given``, else the one
-    ``ngcc build --manifest`` recorded (``manifest``), else the candidate's shipped one.
-
-    Raises:
-        KatError: the recorded manifest is gone or changed since the build.
-    """
-    if given is not None:
-        return given, "manifest"
-    recorded = (inst.sidecar or {}).get("kat_manifest")
-    if isinstance(recorded, str):
-        path = Path(recorded)
-        try:
-            same = sha256_file(path) == (inst.sidecar or {}).get("kat_manifest_sha256")
-        except OSError as exc:
-            raise KatError("%s was built with --manifest %s, which cannot be read now (%s): "
-                           "give --manifest FILE or rebuild" % (inst.library, path, exc)) from exc
-        if not same:
-            raise KatError("%s was built with --manifest %s, which has changed since: give "
-                           "--manifest FILE or rebuild" % (inst.library, path))
-        return path, "manifest"
-    return manifest_path(inst.candidate), "shipped manifest"
-
-
-def _manifest(path: Path) -> dict[str, ManifestEntry]:
-    try:
-        return read_manifest(path)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise KatError("the KAT manifest %s is corrupt: %s" % (path, exc)) from exc
-
-
 @dataclass(frozen=True)
 class _Reference:
     """What one instance's files are checked against."""
@@ -380,7 +352,7 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: 
     if not keep:
         path.unlink()
     digest = canonical_sha256(data, expected.mode if expected else "strict")
-    official, official_tried = _official_file(inst, name, reference.official_dir)
+    official, official_tried = official_file(inst, name, reference.official_dir)
     basis, against = "none", ""
     if expected is not None:
         basis, against = reference.manifest_basis, str(reference.manifest_file)
@@ -391,7 +363,7 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: 
         verdict, detail = _against_file(data, official, "the official file")
         official = None  # said already
     else:
-        own, searched = _submission_file(inst, name)
+        own, searched = submission_file(inst, name)
         if own is not None:  # the submission's own KAT file is the reference
             basis, against = "submission files", str(own)
             verdict, detail = _against_file(data, own, "the submission's own KAT file")
@@ -414,7 +386,7 @@ def _nokat_detail(inst: Instance, name: str, reference: _Reference, official_tri
                  if official_tried else "no --official DIR given")
     if searched:
         parts.append("no submission KAT file %s in %s (subfolders named %s tried)" % (
-            name, ", ".join(map(str, searched)), " or ".join(_folder_names(inst))))
+            name, ", ".join(map(str, searched)), " or ".join(folder_names(inst))))
     elif not inst.builtin:
         parts.append("no source folder recorded, so no submission KAT file was looked for")
     return "; ".join(parts)
@@ -445,58 +417,6 @@ def _mismatch_detail(data: bytes, official: Path | None) -> str:
     if where is None:
         return "equal to the official file %s, which does not match the manifest" % official
     return "first difference from %s: %s" % (official, where)
-
-
-def _folder_names(inst: Instance) -> list[str]:
-    """The folder names that may hold an instance's KAT files: its instance name, its
-    source folder's name and the registry's manifest folder (``Laurus-512`` for
-    ``laurus_512``), each once."""
-    names = [inst.name]
-    source_dir = _source_dir(inst)
-    if source_dir is not None:
-        names.append(source_dir.name)
-    with suppress(_candidates.UnknownCandidateError):
-        found = _candidates.candidate(inst.candidate).instance(inst.name)
-        if found is not None:
-            names.append(found.manifest_folder)
-    return [name for name in dict.fromkeys(names) if is_valid_name(name)]  # never a path
-
-
-def _official_file(inst: Instance, name: str, official_dir: Path | None
-                   ) -> tuple[Path | None, list[Path]]:
-    """The official copy of a KAT file, when the user gave a folder that holds it, and
-    the folders looked in."""
-    if official_dir is None:
-        return None, []
-    tried = [official_dir / inst.candidate / folder for folder in _folder_names(inst)]
-    tried += [official_dir / folder for folder in _folder_names(inst)] + [official_dir]
-    for folder in tried:
-        if (folder / name).is_file():
-            return folder / name, tried
-    return None, tried
-
-
-def _source_dir(inst: Instance) -> Path | None:
-    """The source folder an ``ngcc build`` sidecar records, else None."""
-    if inst.builtin:
-        return None
-    try:
-        return Path(load_json_file(sidecar_path(inst.library))["source_dir"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]]:
-    """The KAT file ``name`` shipped with an ``ngcc build`` submission (first found in
-    :func:`submission_kat_folders`), and the folders looked in."""
-    source_dir = _source_dir(inst)
-    if source_dir is None:
-        return None, []
-    folders = submission_kat_folders(source_dir, _folder_names(inst))
-    for folder in folders:
-        if (folder / name).is_file():  # a regular file: never a FIFO or a device
-            return folder / name, folders
-    return None, folders
 
 
 def _against_file(data: bytes, reference: Path, what: str) -> tuple[str, str]:

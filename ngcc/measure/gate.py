@@ -11,15 +11,25 @@ environmental (``ERROR``: a full disk, no memory), which is checked again.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 from ngcc.base import files as _files
+from ngcc.base.errors import KatGateError, MeasurementWarning
 from ngcc.base.progress import Progress
 from ngcc.driver import kat
 from ngcc.evidence import records as _records
-from ngcc.evidence.model import BuildEntry, BuildState, Implementation, KatFacts, kat_log_relpath
+from ngcc.evidence.model import (
+    BuildEntry,
+    BuildState,
+    Implementation,
+    Job,
+    KatFacts,
+    kat_log_relpath,
+)
 from ngcc.library.elf import elf_image_bytes
 from ngcc.library.registry import Instance
 
@@ -121,3 +131,34 @@ def refusal(label: str, entry: BuildEntry, run_dir: Path) -> str:
     return ("%s: KAT verdict %s (log %s), so it is not timed; fix the implementation, or "
             "rerun with --allow-kat-fail to time it anyway (every record is then marked ⚠)"
             % (label, entry.kat.verdict, log))
+
+
+def refuse(jobs: Sequence[Job], build: Mapping[str, BuildEntry], run_dir: Path) -> list[Job]:
+    """``jobs`` with every unfinished job of a library the gate refused ``refused`` (the
+    refusal as its error, and as a warning once per library)."""
+    jobs = list(jobs)
+    for label, entry in build.items():
+        if entry.kat.gate != "refused":
+            continue
+        message = refusal(label, entry, run_dir)
+        jobs = [replace(job, status="refused", error=message)
+                if job.label == label and job.status != "done" else job for job in jobs]
+        warnings.warn(message, MeasurementWarning, stacklevel=5)
+    return jobs
+
+
+def refuse_all(build: Mapping[str, BuildEntry], run_dir: Path) -> None:
+    """Stop a campaign whose every library the gate refused.
+
+    Raises:
+        KatGateError: naming each library and its verdict, and what to do.
+    """
+    refused = ["%s %s" % (label, entry.kat.verdict) for label, entry in build.items()
+               if entry.kat.gate == "refused"]
+    if not refused or len(refused) < len(build):
+        return
+    unchecked = all(entry.kat.verdict == "NOKAT" for entry in build.values())
+    raise KatGateError(
+        "the KAT gate refused every instance (%s); see the logs under %s%s"
+        % (", ".join(refused), run_dir / "kat", ": " + NOKAT_ADVICE if unchecked
+           else ", or rerun with --allow-kat-fail to time them anyway (marked ⚠)"))
