@@ -27,7 +27,10 @@ from ngcc.base.errors import (
     LibraryError,
 )
 from ngcc.driver import child as _child
-from ngcc.library.build import build, read_instance_header, read_provenance, select_sources
+from ngcc.library.build import build
+from ngcc.library.header import read_instance_header
+from ngcc.library.provenance import read_provenance
+from ngcc.library.sources import select_sources
 
 # Campaigns on this shared machine warn about load; those warnings are not under test here.
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
@@ -610,7 +613,7 @@ def test_a_header_with_unusable_values_is_refused(tmp_path, header, message):
 
 
 def test_cpu_features_follow_the_m_flags():
-    from ngcc.library.build import cpu_features
+    from ngcc.library.cflags import cpu_features
 
     assert cpu_features(["-O2", "-msse4.1", "-maes", "-mavx2", "-mno-aes", "-march=x86-64"]) == (
         "sse4_1", "avx2")

@@ -50,6 +50,7 @@ from ngcc.measure import plan as _plan
 from ngcc.measure.plan import calls_per_trial, warmup_calls
 from ngcc.report import pages as _report
 from ngcc.report import write as _write
+from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 from ngcc.stats.groups import status_counts
 
@@ -926,7 +927,7 @@ def test_a_missed_target_is_said_in_the_record_a_warning_and_the_exit_status(
     [record] = run.records
     assert record.target_missed and record.statistics.trials == 3
     assert record.target_ci_reached_percent == pytest.approx(
-        100 * (_stats.stop_rule_precision(record.cycles(), "mean") or 0))
+        100 * (_intervals.stop_rule_precision(record.cycles(), "mean") or 0))
     assert not [d for d in ngcc.validate(run.path).differences if d.file.startswith("records")]
     reached = fake(["SM3"], lengths=[32], trials=2, target_ci=50.0, max_trials=3,
                    run_dir=tmp_path / "reached").run()

@@ -7,6 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from ngcc.stats import calls as _calls
+from ngcc.stats import flags as _flags
+from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
 T_975_DF2 = 4.302652729911275   # t(0.975, 2), from tables
@@ -19,16 +22,16 @@ def u64(values):
 
 def test_harness_mean_weighs_every_call_not_every_trial():
     # trial means are 2 and 10; the harness mean is (1+2+3+10)/4 = 4, not 6.
-    assert _stats.harness_mean([u64([1, 2, 3]), u64([10])]) == 4.0
+    assert _calls.harness_mean([u64([1, 2, 3]), u64([10])]) == 4.0
 
 
 def test_harness_mean_is_exact_for_large_counts():
     big = 2**40 + 1
-    assert _stats.harness_mean([u64([big] * 20000)]) == big
+    assert _calls.harness_mean([u64([big] * 20000)]) == big
 
 
 def test_call_distribution_of_1_to_100():
-    dist = _stats.call_distribution(u64(np.arange(1, 101)))
+    dist = _calls.call_distribution(u64(np.arange(1, 101)))
     assert dist.median_cycles == 50.5
     assert dist.min_cycles == 1
     assert dist.p5_cycles == pytest.approx(5.95)    # linear: 5 + 0.95·(6 − 5)
@@ -37,50 +40,50 @@ def test_call_distribution_of_1_to_100():
 
 
 def test_call_distribution_of_one_call_has_no_stdev():
-    assert _stats.call_distribution(u64([7])).stdev_cycles is None
+    assert _calls.call_distribution(u64([7])).stdev_cycles is None
 
 
 def test_trial_means_and_their_median():
-    means = _stats.trial_means([u64([1, 3]), u64([10, 10, 10]), u64([4])])
+    means = _calls.trial_means([u64([1, 3]), u64([10, 10, 10]), u64([4])])
     assert means == [2.0, 10.0, 4.0]
-    assert _stats.median_of_trial_means(means) == 4.0
+    assert _calls.median_of_trial_means(means) == 4.0
 
 
 def test_t_interval_three_trials():
-    low, high, half = _stats.t_confidence_interval([10.0, 12.0, 14.0])
+    low, high, half = _intervals.t_confidence_interval([10.0, 12.0, 14.0])
     expected = T_975_DF2 * 2.0 / math.sqrt(3)   # s = 2, n = 3
     assert half == pytest.approx(expected, rel=1e-9)
     assert (low, high) == pytest.approx((12 - expected, 12 + expected))
-    assert _stats.relative_half_width([10.0, 12.0, 14.0]) == pytest.approx(expected / 12)
+    assert _intervals.relative_half_width([10.0, 12.0, 14.0]) == pytest.approx(expected / 12)
 
 
 def test_t_interval_five_identical_trials_is_zero_wide():
-    low, high, half = _stats.t_confidence_interval([5.0] * 5)
+    low, high, half = _intervals.t_confidence_interval([5.0] * 5)
     assert (low, high, half) == (5.0, 5.0, 0.0)
 
 
 def test_t_interval_five_trials():
     means = [100.0, 102.0, 98.0, 101.0, 99.0]   # mean 100, s = √2.5
-    half = _stats.t_confidence_interval(means)[2]
+    half = _intervals.t_confidence_interval(means)[2]
     assert half == pytest.approx(T_975_DF4 * math.sqrt(2.5) / math.sqrt(5), rel=1e-9)
 
 
 def test_t_interval_needs_two_trials():
-    assert _stats.t_confidence_interval([3.0]) is None
-    assert _stats.relative_half_width([3.0]) is None
+    assert _intervals.t_confidence_interval([3.0]) is None
+    assert _intervals.relative_half_width([3.0]) is None
 
 
 def test_outlying_trial_is_found_by_relative_distance_to_median():
-    assert _stats.outlying_trials([100, 101, 99, 120, 100]) == [3]
-    assert _stats.outlying_trials([100, 100.5, 99.6, 100.2, 100]) == []
-    assert _stats.outlying_trials([100, 94, 100]) == [1]
+    assert _flags.outlying_trials([100, 101, 99, 120, 100]) == [3]
+    assert _flags.outlying_trials([100, 100.5, 99.6, 100.2, 100]) == []
+    assert _flags.outlying_trials([100, 94, 100]) == [1]
 
 
 def test_counter_rate_ratio_and_disturbed_trials():
     assert _stats.counter_rate_ratio(2_000_000, 0.001, 2e9) == pytest.approx(1.0)
     assert _stats.counter_rate_ratio(1_820_000, 0.001, 2e9) == pytest.approx(0.91)
     assert _stats.counter_rate_ratio(10, 0.0, 2e9) is None
-    assert _stats.disturbed_trials([1.0, 0.91, 1.01, None, 1.05]) == [1, 4]
+    assert _flags.disturbed_trials([1.0, 0.91, 1.01, None, 1.05]) == [1, 4]
 
 
 def test_aggregate_on_known_trials():
@@ -116,9 +119,9 @@ def test_aggregate_single_trial_has_no_interval_and_no_nan():
 
 def test_empty_inputs_are_refused():
     with pytest.raises(ValueError):
-        _stats.harness_mean([u64([])])
+        _calls.harness_mean([u64([])])
     with pytest.raises(ValueError):
-        _stats.call_distribution(u64([]))
+        _calls.call_distribution(u64([]))
 
 
 # ------------------------------------------------------------- statistics version 2
@@ -149,7 +152,7 @@ def test_intervals_of_skewed_trials_stay_above_zero(seed):
     trials = skewed_trials(seed)
     stats = _stats.aggregate(trials, [1e-3] * 5, [1.0] * 5, 32, cpu=1)
     assert stats.ci95_low_cycles < 0       # the t interval mirrors the skew below zero …
-    means = _stats.trial_means(trials)
+    means = _calls.trial_means(trials)
     assert min(means) <= stats.mean_bootstrap_ci95_low_ticks   # … the bootstrap cannot
     assert stats.mean_bootstrap_ci95_low_ticks < stats.per_call_mean_ticks \
         < stats.mean_bootstrap_ci95_high_ticks <= max(means)
@@ -160,29 +163,29 @@ def test_intervals_of_skewed_trials_stay_above_zero(seed):
 
 
 def test_log_t_interval_by_hand():
-    low, high, relative = _stats.log_t_interval([100.0, 110.0, 121.0])
+    low, high, relative = _intervals.log_t_interval([100.0, 110.0, 121.0])
     logs = np.log([100.0, 110.0, 121.0])
     half = T_975_DF2 * np.std(logs, ddof=1) / math.sqrt(3)
     assert low == pytest.approx(110 * math.exp(-half))
     assert high == pytest.approx(110 * math.exp(half))
     assert relative == pytest.approx((high - low) / 2 / 110)
-    assert _stats.log_t_interval([100.0]) is None
-    assert _stats.log_t_interval([0.0, 5.0]) is None
+    assert _intervals.log_t_interval([100.0]) is None
+    assert _intervals.log_t_interval([0.0, 5.0]) is None
 
 
 def test_bootstrap_is_deterministic_and_fixed():
     means = [1000.0, 1010.0, 990.0, 1500.0, 1005.0]
-    first = _stats.bootstrap_interval(means)
-    assert first == _stats.bootstrap_interval(list(means))
-    indices = _stats.bootstrap_indices(5)
-    assert indices.shape == (_stats.BOOTSTRAP_RESAMPLES, 5)
+    first = _intervals.bootstrap_interval(means)
+    assert first == _intervals.bootstrap_interval(list(means))
+    indices = _intervals.bootstrap_indices(5)
+    assert indices.shape == (_intervals.BOOTSTRAP_RESAMPLES, 5)
     assert indices.min() == 0 and indices.max() == 4
     # the stream is splitmix64 from a fixed seed, not numpy's: pinned here
-    assert indices[0].tolist() == _stats.bootstrap_indices(5, resamples=1)[0].tolist()
+    assert indices[0].tolist() == _intervals.bootstrap_indices(5, resamples=1)[0].tolist()
     counts = np.bincount(indices.ravel(), minlength=5) / indices.size
     assert np.all(np.abs(counts - 0.2) < 0.01)
     assert first[0] >= 990.0 and first[1] <= 1500.0 and first[0] < first[1]
-    assert _stats.bootstrap_interval([5.0]) is None
+    assert _intervals.bootstrap_interval([5.0]) is None
 
 
 def test_observer_effect_is_the_median_of_paired_trials():
@@ -219,11 +222,11 @@ def test_a_preempted_trial_is_flagged_with_the_figure_and_the_remedy():
              _trial(1, trials[1], thread_cpu_ns=40_000, involuntary_switches=1),  # 80 %
              _trial(2, trials[2], thread_cpu_ns=50_000, involuntary_switches=40),
              _trial(3, trials[3], **quiet)]
-    assert [_stats.preemption(t) is not None for t in facts] == [False, True, True, False]
+    assert [_flags.preemption(t) is not None for t in facts] == [False, True, True, False]
     # a few short switches over a long loop cost no measurable time: not flagged
     long_loop = _trial(0, trials[0], loop_ns=2_000_000_000, thread_cpu_ns=1_999_000_000,
                        involuntary_switches=9)
-    assert _stats.preemption(long_loop) is None
+    assert _flags.preemption(long_loop) is None
     stats = _stats.aggregate_trials(facts, trials, 32, cpu=1)
     assert stats.preempted_trials == (1, 2)
     flags = [f for f in stats.flags if f.code == "preempted"]
@@ -266,21 +269,21 @@ def test_stop_rule_precision_by_statistic():
     trials = [u64(np.rint(rng.normal(1000, 10, 500))) for _ in range(5)]
     trials[2][::50] = 400_000        # preemptions inside 2 % of one trial's calls
     stats = _stats.aggregate(trials, [1e-3] * 5, [1.0] * 5, 32)
-    assert _stats.relative_precision(stats, "mean") == stats.ci95_relative
-    assert _stats.relative_precision(stats, "median") == stats.median_ci95_relative
+    assert _intervals.relative_precision(stats, "mean") == stats.ci95_relative
+    assert _intervals.relative_precision(stats, "median") == stats.median_ci95_relative
     assert stats.ci95_relative > 1.0 and stats.median_ci95_relative < 0.01  # median resists
     with pytest.raises(ValueError):
-        _stats.relative_precision(stats, "mode")
+        _intervals.relative_precision(stats, "mode")
 
 
 def test_flag_groups_count_each_kind_and_keep_the_worst():
     from ngcc.evidence.model import Flag
     flags = [Flag("preempted", 0, "a", 0.9), Flag("slow_trial", 1, "b", 0.2),
              Flag("preempted", 2, "c", 0.5), Flag("preempted", 3, "d", 0.95)]
-    groups = _stats.flag_groups(flags)
+    groups = _flags.flag_groups(flags)
     assert [(code, n, worst.trial) for code, n, worst in groups] == [
         ("preempted", 3, 2), ("slow_trial", 1, 1)]
-    assert _stats.flag_groups([]) == []
+    assert _flags.flag_groups([]) == []
 
 
 # ------------------------------------------------------------- statistics version 3
@@ -337,5 +340,5 @@ def test_a_coarse_counter_and_a_slow_process_are_flagged():
     [slow] = [f for f in stats.flags if f.code == "slow_process"]
     assert slow.trial == 1 and slow.value == pytest.approx(416 / 286 - 1)
     assert max(coarse, key=lambda f: f.severity or 0.0).trial == 0  # the fewest steps
-    assert _stats.slow_process(1100, 1000) is None   # 10 %: not more than 10 %
-    assert _stats.slow_process(1101, 1000) == pytest.approx(0.101)
+    assert _flags.slow_process(1100, 1000) is None   # 10 %: not more than 10 %
+    assert _flags.slow_process(1101, 1000) == pytest.approx(0.101)

@@ -26,6 +26,8 @@ from ngcc.evidence.model import (
     operation,
 )
 from ngcc.measure.job import Taken
+from ngcc.stats import flags as _flags
+from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
 #: The message every trial hashes, as records state it.
@@ -79,14 +81,14 @@ def job_record(job: Job, taken: Sequence[Taken], rejected: Sequence[RejectedTria
                       "(%s)" % (job.label, job.message_bytes, len(rejected), "; ".join(
                           r.message for r in rejected[:2])), MeasurementWarning,
                       stacklevel=6)
-    reached = _stats.target_reached_percent([t.measured.cycles for t in taken],
-                                            settings.statistic) \
+    reached = _intervals.target_reached_percent([t.measured.cycles for t in taken],
+                                                settings.statistic) \
         if settings.target_ci is not None else None
     target = settings.target_ci
     if target is not None and (reached is None or reached > target):
         warnings.warn(MeasurementWarning(target_missed(
             job, len(taken), reached, target, settings.statistic)), stacklevel=6)
-    for code, count, worst in _stats.flag_groups(statistics.flags):
+    for code, count, worst in _flags.flag_groups(statistics.flags):
         warnings.warn(TrialFlagWarning(
             "%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
             if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"

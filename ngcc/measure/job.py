@@ -36,6 +36,8 @@ from ngcc.evidence.model import Environment, RejectedTrial, Trial, TrialMeasurem
 from ngcc.library.registry import Instance
 from ngcc.measure import host as _host
 from ngcc.measure import plan as _plan
+from ngcc.stats import flags as _flags
+from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
 #: With ``--strict``, a disturbed trial is run at most this many times in all.
@@ -63,7 +65,7 @@ class JobOrder:
         statistic: what ``target_ci`` aims at (``mean`` or ``median``).
         attempts: the most attempts at one trial: 1, or ``--strict``'s
             :data:`STRICT_ATTEMPTS` (a disturbed or slow-process trial is repeated, and
-            listed as rejected: ``stats.trials.rejection``).
+            listed as rejected: ``stats.flags.rejection``).
         calibration: the job's calibration when it was made in advance (the campaign's
             own executor); None: the executor calibrates where it measures.
     """
@@ -188,7 +190,7 @@ def enough(cycles: Sequence[np.ndarray], order: JobOrder) -> bool:
         return False
     if order.target_ci is None or len(cycles) >= order.max_trials:
         return True
-    relative = _stats.stop_rule_precision(list(cycles), order.statistic)
+    relative = _intervals.stop_rule_precision(list(cycles), order.statistic)
     return relative is not None and 100 * relative <= order.target_ci
 
 
@@ -298,7 +300,7 @@ class JobStepper:
                                          self.timeout)
             taken = take(started, measured, position, index, c.warmup_calls)
             last = attempt == self.order.attempts - 1
-            flag = None if last else _stats.rejection(taken.trial, kept_cycles, self.cpu)
+            flag = None if last else _flags.rejection(taken.trial, kept_cycles, self.cpu)
             if flag is None:
                 self.taken.append(taken)
                 return taken

@@ -18,6 +18,7 @@ import numpy as np
 from ngcc.base.errors import CorruptRecordError
 from ngcc.evidence.model import BuildState, Record, Resources
 from ngcc.evidence.run import RunRecord
+from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
 RELATIVE_TOLERANCE = 1e-9
@@ -64,7 +65,7 @@ def check_record(record: RunRecord) -> list[Difference]:
                       [len(c) for c in cycles])
     if record.plan.target_ci_percent is not None and record.statistics.version >= 3:
         found += _compare("target_ci_reached_percent", record.target_ci_reached_percent,
-                          _stats.target_reached_percent(cycles, record.plan.statistic))
+                          _intervals.target_reached_percent(cycles, record.plan.statistic))
     return [Difference(name, what) for what in found]
 
 
