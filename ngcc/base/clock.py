@@ -1,6 +1,6 @@
 """The one form of a time that ngcc writes: UTC to the second, ``2026-09-25T10:02:21Z``
 (records, ``campaign.json``, the build sidecar, KAT logs, leak evidence, lock files;
-``_model`` checks it on read), and its compact form in a new run directory's name."""
+``evidence.model`` checks it on read), and its compact form in a new run directory's name."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ class ChildError(NgccError):
     """A child process that did not deliver: ``status`` is ``crash``, ``timeout``,
     ``error`` or ``protocol``; the message names instance, length, phase and trial.
 
-    Part of the ``TrialRunner`` contract (``_measure``): a runner raises nothing else for a
+    Part of the ``TrialRunner`` contract (``driver.contract``): a runner raises nothing else for a
     trial that failed."""
 
     def __init__(self, status: str, message: str):
@@ -54,7 +54,7 @@ class HashError(NgccError, RuntimeError):
 
 
 class InvalidNameError(NgccError, ValueError):
-    """A name (instance, label, candidate id) that breaks the name rule of ``_names``,
+    """A name (instance, label, candidate id) that breaks the name rule of ``base.names``,
     or a path built from names that would leave its directory."""
 
 

@@ -1,6 +1,6 @@
-"""Files written whole or not at all, and their digests: the file helpers every layer
-uses (``_records`` for a run directory's evidence, ``kat`` for KAT logs, ``_build`` for
-a library's sidecar, ``_leak`` for its evidence).
+"""Files written whole or not at all, and their digests: the file helpers every stage
+uses (``evidence.records`` for a run directory's evidence, ``driver.kat`` for KAT logs,
+``library.build`` for a library's sidecar, ``evidence.leak`` for leak evidence).
 
 A write goes to a temporary file beside its target (``.<name>.tmp-<pid>``), is flushed
 and fsynced, renamed over the target (``os.replace``), and the folder is fsynced: a

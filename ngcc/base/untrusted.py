@@ -18,7 +18,7 @@ it so that it cannot act:
   both quotes).
 
 :func:`local_href` is the other half of the HTML rule: the only links a page may
-hold are relative paths to files of the run directory; ``_export`` emits no other
+hold are relative paths to files of the run directory; ``report.export`` emits no other
 ``href`` and ``ngcc validate`` refuses a page that has one.
 
 Files anyone could have written (a run directory's, a library's sidecar) are read

@@ -293,7 +293,7 @@ class Campaign:
     # KAT gate ----------------------------------------------------------------
 
     def _kat_gate(self) -> None:
-        """Check every library against its official KAT files (``_gate``) and write
+        """Check every library against its official KAT files (``measure.gate``) and write
         ``build.json``; the refusals follow in :meth:`_apply_gate`."""
         stored = (_records.load_build(self.run_dir)
                   if (self.run_dir / _records.BUILD_FILE).exists() else None)
@@ -386,7 +386,7 @@ class Campaign:
 
     def _run_distributed(self) -> Run:
         """Run with an executor: this process holds the run directory (and a local
-        cluster's CPUs, ``_distributed.local_executor``), a remote worker its CPU for each
+        cluster's CPUs, ``measure.distributed.local_executor``), a remote worker its CPU for each
         job; ``workers``/``scheduler`` make the executor and close it after."""
         # Dask is optional: imported only when asked for
         from ngcc.measure import distributed as _distributed

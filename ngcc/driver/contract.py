@@ -1,4 +1,4 @@
-"""The interface of whatever runs trials (whose one error is ``_errors.ChildError``).
+"""The interface of whatever runs trials (whose one error is ``base.errors.ChildError``).
 
 A campaign never starts processes itself: it asks a :class:`TrialRunner` for the
 cold-call time of a job (the plan's t1) and for trials, and gets back the evidence

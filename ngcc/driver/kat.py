@@ -438,7 +438,7 @@ def _remove_if_empty(folder: Path) -> None:
 
 def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
                probe: KatProbeResult, verdict: str, manifest: Path, basis: str) -> None:
-    """Write the KAT log atomically (temp file, fsync, rename: ``_files``)."""
+    """Write the KAT log atomically (temp file, fsync, rename: ``base.files``)."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
         "date        %s" % utc_now(),

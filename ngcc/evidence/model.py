@@ -1,7 +1,7 @@
 """The evidence of a run, written once: typed, frozen dataclasses for every file and part.
 
-A campaign fills these objects, the store (``_records``) writes and reads them as
-JSON (``_codec``: one ``to_json``, one ``from_json``, one check), readers use their
+A campaign fills these objects, the store (``evidence.records``) writes and reads them as
+JSON (``base.codec``: one ``to_json``, one ``from_json``, one check), readers use their
 attributes and ``ngcc validate`` compares them. The files (``docs/evidence-format.md``):
 
 * ``campaign.json``: :class:`CampaignState` (plan, environment, starts, jobs);
@@ -392,7 +392,7 @@ class Counter(Evidence):
 
 @dataclass(frozen=True)
 class Environment(Evidence):
-    """The host fingerprint (``_host.fingerprint``); ``None`` where the host does not say."""
+    """The host fingerprint (``measure.host.fingerprint``); ``None`` where the host does not say."""
 
     cpu_model: str | None
     machine: str
@@ -617,7 +617,7 @@ class TrialMeasurement:
 
 @dataclass(frozen=True)
 class TrialStatistics(Evidence):
-    """Statistics of one trial's per-call counts (``_stats.trial_statistics``)."""
+    """Statistics of one trial's per-call counts (``stats.trials.trial_statistics``)."""
 
     mean_cycles: float
     median_cycles: float
@@ -765,7 +765,7 @@ LEADING_FIGURES = ("cpu_time", "harness_mean")
 
 @dataclass(frozen=True)
 class Statistics(Evidence):
-    """The aggregate statistics of one job over its trials (``_stats.aggregate``), by
+    """The aggregate statistics of one job over its trials (``stats.trials.aggregate``), by
     the rules of ``version`` (:data:`STATISTICS_VERSIONS`). Fields named ``_cycles``
     keep their ngcc 0.1 names and hold counter ticks, like the ``_ticks`` fields; only
     ``core_cycles_…`` are core cycles."""
@@ -807,7 +807,7 @@ class Statistics(Evidence):
     preempted_trials: tuple[int, ...] | None = None
     # Version 3: the CPU-time figure (the thread's CPU time per call over the
     # uninstrumented batch, median of the trials, bootstrap interval) and which figure
-    # leads (``cpu_time`` or ``harness_mean``: ``_stats.leading_figure``).
+    # leads (``cpu_time`` or ``harness_mean``: ``stats.trials.leading_figure``).
     # (absent from the JSON of older records, which read and write back as they were)
     cpu_time_ticks: float | None = added(None)
     cpu_time_seconds: float | None = added(None)

@@ -5,7 +5,7 @@ What the files hold is the evidence model (``ngcc/evidence/model.py``, format in
 (temporary file in the same directory, fsync, ``os.replace``, fsync of the
 directory), so a campaign killed at any instant leaves either the old file, the new
 one, or none; every object is checked by the model before it is written. Every
-load checks the ``schema`` string (schema 1 is converted on read, ``_schema1``) and
+load checks the ``schema`` string (schema 1 is converted on read, ``evidence.schema1``) and
 every field, and every path built from the evidence stays inside the run
 directory; a defect raises :class:`~ngcc.base.errors.CorruptRecordError` naming the
 file, the defect and the remedy.
@@ -43,7 +43,7 @@ from ngcc.evidence.model import (
 CAMPAIGN_FILE = "campaign.json"
 BUILD_FILE = "build.json"
 #: What ``ngcc evaluate`` keeps in a run directory besides a campaign's files: its
-#: rows per submission folder (``_archive``) and the libraries it built.
+#: rows per submission folder (``library.archive``) and the libraries it built.
 EVALUATION_FILE = "evaluation.json"
 BUILDS_DIR = "builds"
 EVALUATION_NAMES = frozenset({EVALUATION_FILE, BUILDS_DIR})

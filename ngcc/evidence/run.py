@@ -1,7 +1,7 @@
 """The run object: one campaign's evidence, loaded from its run directory.
 
 :class:`Run` is what :class:`ngcc.Campaign` returns and what :func:`load_run` reads
-back: the evidence model's objects (``_model``) as the store (``_records``) loads
+back: the evidence model's objects (``evidence.model``) as the store (``evidence.records``) loads
 them, each record as a :class:`RunRecord` that also knows where its files are.
 Reports, data frames and plots build on it; its methods that show them (frames,
 plots, comparisons, reports, Jupyter tables) import those modules when called, so

@@ -8,7 +8,7 @@ a trial's ``total_cycles``/``total_seconds``/``counter_frequency_hz``/
 ``command``/``host_warnings`` plus a ``resumed`` list. Facts schema 1 did not record
 (the implementation string, the trials' context switches …) read as empty or None.
 Each function takes the parsed JSON of one file and returns it in the schema-2 form
-that ``_model`` checks; only reading converts (a schema-1 run is not resumed).
+that ``evidence.model`` checks; only reading converts (a schema-1 run is not resumed).
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def _folder_hints(inst: Instance, depth: int = 4) -> list[str]:
 
 
 def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) -> list[str]:
-    """A unique label for every library of a run, in order (``_names.assign_labels``).
+    """A unique label for every library of a run, in order (``base.names.assign_labels``).
 
     ``wanted`` gives an explicit label per library (None: the instance's own ``label``,
     from its sidecar, else derived). Built-in libraries keep their default first, so

@@ -1,14 +1,14 @@
 """Distributed campaigns on Dask distributed: ``--workers N`` and ``--scheduler ADDRESS``.
 
 Dask is the engine — scheduler, queue, transfers, retries; ngcc adds no scheduler, queue
-or RPC of its own. A job (one library × length, ``_jobs.JobOrder``) is one Dask task
+or RPC of its own. A job (one library × length, ``measure.job.JobOrder``) is one Dask task
 that calibrates and measures the job from start to end on one worker (``run_job``);
 the campaign, in the client, checks each result and writes its record. What ngcc adds:
 
 * **One CPU per worker.** Every worker offers one ``cpu`` resource and every job asks
   for it, so a worker runs one job at a time; the worker measures on the CPU named by
   ``$NGCC_CPU`` in its environment (else the one CPU its affinity allows, as under
-  ``taskset -c N``), holding that CPU's lock (``_locks``) for the job. ``--workers N``
+  ``taskset -c N``), holding that CPU's lock (``measure.locks``) for the job. ``--workers N``
   starts a local cluster (``SpecCluster``, LocalCluster's base, so that each worker gets
   its own ``NGCC_CPU``): one worker process per CPU, the last N this process may use,
   whose locks the client holds for the whole run instead.

@@ -57,11 +57,11 @@ class JobOrder:
         message_bytes: the message length.
         trials, max_trials, target_ci: how many trials (more, up to ``max_trials``,
             until the 95 % CI is within ``target_ci`` percent).
-        trial_target, op_budget: the plan rule's T and budget (``_plan.calls_per_trial``).
+        trial_target, op_budget: the plan rule's T and budget (``measure.plan.calls_per_trial``).
         trial_timeout: seconds a trial or cold-call child may take (None: the default).
         run_dir: the client's run directory, named in the worker's CPU lock.
         calls_rule: ``harness`` (calls per trial from the cold call) or ``warm`` (from
-            a short calibration trial of warm calls), as ``_plan`` has them.
+            a short calibration trial of warm calls), as ``measure.plan`` has them.
         statistic: what ``target_ci`` aims at (``mean`` or ``median``).
         attempts: the most attempts at one trial: 1, or ``--strict``'s
             :data:`STRICT_ATTEMPTS` (a disturbed or slow-process trial is repeated, and
@@ -147,7 +147,7 @@ class JobResult:
             ``error``, ``protocol``) with the message in ``error``.
         library_sha256: the sha256 of the library bytes the worker loaded.
         t1_seconds, warm_call_seconds, calls_per_trial, warmup_calls: the calibration
-            and the plan made from it on the worker (by ``_plan``'s rule, which the
+            and the plan made from it on the worker (by ``measure.plan``'s rule, which the
             client checks).
         trials: every trial kept, in order.
         rejected: the attempts ``--strict`` set aside (disturbed, measured again).

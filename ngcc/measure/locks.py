@@ -34,9 +34,9 @@ from ngcc.evidence.model import HostWarning
 
 #: The run-directory lock, inside the run directory.
 RUN_DIR_LOCK = ".campaign.lock"
-#: The file that tells a run directory (see ``_records.CAMPAIGN_FILE``).
+#: The file that tells a run directory (see ``evidence.records.CAMPAIGN_FILE``).
 _CAMPAIGN_FILE = "campaign.json"
-#: What ``ngcc evaluate`` writes before its campaign (see ``_records.EVALUATION_NAMES``).
+#: What ``ngcc evaluate`` writes before its campaign (see ``evidence.records.EVALUATION_NAMES``).
 _EVALUATION_NAMES = frozenset({"evaluation.json", "builds"})
 #: How long to wait for a holder that has just taken a lock to write its facts.
 _FACTS_WAIT_SECONDS = 0.5

@@ -8,7 +8,7 @@ the trial's facts, ``ngcc.partial/1``); a resumed campaign starts each pending j
 its kept trials (those measured with the job's plan: its library, calls per trial and
 warm-up calls) and measures only the rest. The record, written once the job is whole,
 supersedes them: the job's folder is then removed. The files are written atomically
-(``_records``) and read strictly; a file that is not sound is left out with the trials
+(``evidence.records``) and read strictly; a file that is not sound is left out with the trials
 after it (they are measured again).
 """
 

@@ -1,16 +1,16 @@
 """A run's report in other formats: self-contained HTML pages, and tables of statistics.
 
-* :func:`html_page` turns one of ``_report``'s Markdown pages into one HTML file that
+* :func:`html_page` turns one of ``report.pages``'s Markdown pages into one HTML file that
   needs nothing else: the plots it shows are inline (base64 PNG), a link to a
   distribution plot points at a figure further down the same page, a link to another
   page points at its ``.html``; no script, no style sheet, no font or image from
-  anywhere else. It converts only the Markdown ``_report`` writes (headings,
+  anywhere else. It converts only the Markdown ``report.pages`` writes (headings,
   paragraphs, bullets, tables, code, bold, links, images), so the HTML says exactly
   what the Markdown says.
 * :func:`statistics_frame` is one row per record (library × message length): the keys
   of the record (candidate, instance, label, implementation, message_bytes, the host
   when the record names one), every field of :class:`~ngcc.evidence.model.Statistics`, and
-  what ``_frames.summary_frame`` adds; :func:`statistics_csv` and
+  what ``stats.tables.summary_frame`` adds; :func:`statistics_csv` and
   :func:`statistics_json` write it. A list-valued field (the trial indices such as
   ``outlying_trials``, and ``flags``) is a JSON list in JSON and the same JSON text in
   a CSV cell.
@@ -60,7 +60,7 @@ figcaption{font-size:.9rem;color:#555}
 # ------------------------------------------------------------------ tables
 
 def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
-    """One row per record: ``_frames.summary_frame`` (keys, every statistic but the
+    """One row per record: ``stats.tables.summary_frame`` (keys, every statistic but the
     flags, the KAT verdict, the ratio to pseudoXOF, the CI in cycles/byte), the flags
     (each as its JSON object) and, when any record names its host, ``host`` (from the
     summary frame). A
@@ -151,10 +151,10 @@ def _anchor(name: str) -> str:
 class _Inline:
     """Inline Markdown of one block to HTML; collects the figures its links point at.
 
-    Code spans (fenced by any number of backticks, as ``_untrusted.markdown`` writes
+    Code spans (fenced by any number of backticks, as ``base.untrusted.markdown`` writes
     library text) are taken out first and put back escaped, so nothing inside one is
     a link, an image or emphasis; a link is live only when its target is a file of
-    the run directory (``_untrusted.local_href``), else its text alone is shown."""
+    the run directory (``base.untrusted.local_href``), else its text alone is shown."""
 
     def __init__(self, images: Mapping[str, bytes]):
         self.images = images
@@ -248,7 +248,7 @@ def _blocks(markdown: str) -> list[tuple[str, list[str]]]:
 
 
 def html_page(markdown: str, images: Mapping[str, bytes]) -> str:
-    """One Markdown page of ``_report`` as a self-contained HTML document.
+    """One Markdown page of ``report.pages`` as a self-contained HTML document.
 
     Args:
         markdown: the page.

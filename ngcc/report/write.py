@@ -147,7 +147,7 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
 
 def _leading_summary(run: Run) -> Any:
     """The run's summary table with each row's cycles/byte and CI bars those of its
-    leading figure (``_analysis.leading``): what the cycles/byte plots draw."""
+    leading figure (``stats.groups.leading``): what the cycles/byte plots draw."""
     summary = run.summary()
     for index, record in zip(summary.index, run.records, strict=True):
         lead = _analysis.leading(record.statistics)

@@ -19,7 +19,7 @@ BASELINE_FAMILY = "pseudoXOF"
 R = TypeVar("R", bound=Record)
 
 
-#: The leading-figure rule in one sentence (``_stats.leading_figure``): what the CLI
+#: The leading-figure rule in one sentence (``stats.trials.leading_figure``): what the CLI
 #: table and the pages say.
 LEADING_RULE = ("the CPU-time figure (the thread's CPU time per call over the "
                 "uninstrumented batch) where a trial of the job was preempted, since the "

@@ -79,7 +79,7 @@ def _submission(candidate: str) -> str:
 
 def environment_items(run: Run) -> list[tuple[str, str]]:
     """Section 2's rows: the seed's six items, then the fingerprint's other facts, in
-    the words of the one renderer (``_host``)."""
+    the words of the one renderer (``measure.host``)."""
     env = run.environment
     return [
         ("processor", _host.processor_text(env)),

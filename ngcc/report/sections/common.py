@@ -31,7 +31,7 @@ WARNING = "⚠"
 
 def code(text: str) -> str:
     """Inline code, as the seeds show instance names and files: `` `Wish512` ``; any
-    text, a library's included, stays literal (``_untrusted.markdown``)."""
+    text, a library's included, stays literal (``base.untrusted.markdown``)."""
     return _untrusted.markdown(text) or "``"
 
 

@@ -41,7 +41,7 @@ def performance_row(record: Record) -> tuple[str, ...]:
 
 def leading_row(record: Record) -> tuple[str, ...]:
     """One row of section 4 on a disturbed host: the record's leading figure
-    (``_analysis.leading``), then its harness mean."""
+    (``stats.groups.leading``), then its harness mean."""
     stats, lead = record.statistics, _analysis.leading(record.statistics)
     n = record.message_bytes
     return (instance_label(record), _format.message(n), lead.name, _format.cycles(lead.ticks),
