@@ -426,8 +426,9 @@ class Campaign:
                     for i, _ in orders.values()) if local else len(orders)
         with self._task(total, "measure", len(orders)) as bar:
             if executor is None:
-                executor = _executors.LocalExecutor(self.cpu, self.order, self._env, TrialKeeper(
-                    self, bar, {key: index for key, (index, _) in orders.items()}))
+                keeper = TrialKeeper(self._run, self.cpu, self._watch, self.reporter, bar,
+                                     {key: index for key, (index, _) in orders.items()})
+                executor = _executors.LocalExecutor(self.cpu, self.order, self._env, keeper)
             else:
                 bar.status("%d jobs on %s" % (len(orders), executor.describe()))
             for result in executor.measure([order for _, order in orders.values()],
