@@ -1,4 +1,4 @@
-"""What docs/architecture.md says of ``_errors``: every exception ngcc raises on purpose
+"""What docs/architecture.md says of ``base/errors``: every exception ngcc raises on purpose
 is an :class:`ngcc.NgccError` (so one ``except`` catches them), defined there (the
 package exports them from it); the warnings are ``MeasurementWarning``s."""
 

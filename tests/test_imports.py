@@ -20,7 +20,7 @@ SUBMODULES = {module.name for module in pkgutil.iter_modules([str(PACKAGE)])}  #
 
 
 def _module_name(path) -> str:
-    """``ngcc/base/errors.py`` as ``base.errors``, ``ngcc/cli/main.py`` as ``_cli``."""
+    """``ngcc/base/errors.py`` as ``base.errors``, ``ngcc/kat.py`` as ``kat``."""
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
 

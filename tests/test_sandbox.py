@@ -1,4 +1,4 @@
-"""What a library cannot do from inside ngcc-driver (csrc/sandbox.c and the checks of
+"""What a library cannot do from inside ngcc-driver (csrc/driver/sandbox.c and the checks of
 ngcc/driver/child.py): signal a process outside its group, leave the group, widen its CPU
 affinity unseen, read far past its message, or forge impossible timings.
 

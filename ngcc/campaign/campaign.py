@@ -4,7 +4,7 @@ an executor → records, resumable.
 ``Campaign(["WChain-V1-512", "SM3"]).run()`` times every library at every message
 length: it checks every library with a KAT checker first (``ngcc.kat.check``),
 calibrates and plans each job (``measure.job``), and hands the jobs to an executor
-(its own ``measure.job.LocalExecutor``, or Dask's), whose trials a
+(its own ``measure.executors.LocalExecutor``, or Dask's), whose trials a
 ``driver.contract.TrialRunner`` runs (by default each trial a fresh ``ngcc-driver``
 pinned to one CPU); each result becomes a record (``campaign.record``) in the run
 directory (``campaign.rundir``; format in ``docs/evidence-format.md``). The settings
@@ -414,7 +414,7 @@ class Campaign:
 
     def _measure_jobs(self, executor: _jobs.JobExecutor | None) -> None:
         """Hand every pending job to ``executor`` (None: the campaign's own
-        :class:`~ngcc.measure.job.LocalExecutor`, which keeps each trial as it comes);
+        :class:`~ngcc.measure.executors.LocalExecutor`, which keeps each trial as it comes);
         check each result as it arrives (``job.result_defects``) and write its record."""
         orders = {}
         for index in self._pending():

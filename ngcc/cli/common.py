@@ -12,6 +12,7 @@ from pathlib import Path
 from ngcc.base.errors import NgccError
 from ngcc.library.registry import is_library_path
 from ngcc.measure import locks as _locks
+from ngcc.report.tables import aligned_table
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2
@@ -25,10 +26,8 @@ class UsageError(NgccError):
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns, two spaces apart."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    """A terminal table: left-aligned columns, two spaces apart (``report.tables``)."""
+    return "\n".join(aligned_table(rows))
 
 
 def path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]:

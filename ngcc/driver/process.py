@@ -24,9 +24,9 @@ What this protects against: a library cannot run code in this process (nothing i
 writes is unpickled or evaluated), write outside the run directory (the parent
 writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
-seccomp filter, ``csrc/sandbox.h``). What it cannot: the library shares the trial process, so it can
-still lie — forge the whole rest of a conversation and end the process, or claim any
-speed within the time the parent observed (:mod:`ngcc.driver.facts` holds its claims
+seccomp filter, ``csrc/driver/sandbox.h``). What it cannot stop: the library shares
+the trial process, so it can still lie — forge the whole rest of a conversation and
+end the process, or claim any speed within the time the parent observed (:mod:`ngcc.driver.facts` holds its claims
 against what the parent saw).
 """
 

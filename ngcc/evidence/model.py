@@ -638,7 +638,7 @@ class TrialStatistics(Evidence):
 @dataclass(frozen=True)
 class Trial(Evidence):
     """One trial (a fresh process pinned to ``cpu``): every fact its runner reported
-    (``ngcc.driver.contract.TrialMeasurement``; ``None`` where the runner cannot observe it)
+    (:class:`TrialMeasurement`; ``None`` where the runner cannot observe it)
     and the statistics of its calls. The per-call counts are in the raw file."""
 
     index: int
@@ -817,6 +817,16 @@ class Statistics(Evidence):
     loop_cpu_time_ticks: float | None = added(None)
     cpu_time_per_byte: float | None = added(None)
     leading: str | None = added(None)
+
+    @property
+    def mean_ci95(self) -> tuple[float | None, float | None, float | None]:
+        """The 95 % CI of the mean, the one rule every page and table shows: the
+        bootstrap interval (never below zero) from version 2, else the t interval, as
+        (low, high, half-width / mean); None where a single trial has none."""
+        if self.version >= 2:
+            return (self.mean_bootstrap_ci95_low_ticks, self.mean_bootstrap_ci95_high_ticks,
+                    self.mean_bootstrap_ci95_relative)
+        return self.ci95_low_cycles, self.ci95_high_cycles, self.ci95_relative
 
     def _check(self, where: str) -> None:
         _at_least(self.trials, 1, where + "trials")

@@ -178,7 +178,7 @@ class Run:
             self.path, done, len(self.jobs), len(self.failed_jobs))
 
     # ---------------------------------------------------------------------------
-    # Analysis, plots and reports (issue 8): thin doors into _frames, _plot, _report.
+    # Analysis, plots and reports: thin doors into stats.tables, report.plots, report.write.
 
     def to_dataframe(self, per_call: bool = False) -> pd.DataFrame:
         """The run as a tidy pandas DataFrame.

@@ -1,5 +1,5 @@
-"""The one job engine: a job from its calibration to its last trial, and the executors
-that measure jobs.
+"""The one job engine: a job from its calibration to its last trial, and what an
+executor of jobs must be (the executors themselves are ``measure.executors``).
 
 A job is one library × message length (:class:`JobOrder`). Its calibration (the cold
 call, with the warm plan a short trial of warm calls) gives its plan by one rule

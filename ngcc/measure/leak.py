@@ -129,7 +129,7 @@ class LeakResult:
             strongest_test, self.calls, self.seconds)
 
     def trace_series(self) -> tuple[list[int], dict[str, list[float]]]:
-        """The trace for :func:`ngcc.report.plots.leak_trace_plot`: the calls of the looks at
+        """The trace for ``report.plots.leak.leak_trace_plot``: the calls of the looks at
         which some test counted, and each test's t at them (NaN: it did not count)."""
         return _evidence.counted_looks(self.trace_calls, self.trace_t, self.tests)
 

@@ -58,12 +58,8 @@ def leading(stats: Statistics) -> Lead:
                     stats.cpu_time_seconds or 0.0, stats.cpu_time_ci95_low_ticks,
                     stats.cpu_time_ci95_high_ticks, stats.cpu_time_ci95_relative,
                     "bootstrap median")
-    if stats.version >= 2:
-        return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
-                    stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks,
-                    stats.mean_bootstrap_ci95_relative, "bootstrap mean")
     return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
-                stats.ci95_low_cycles, stats.ci95_high_cycles, stats.ci95_relative, "t mean")
+                *stats.mean_ci95, "bootstrap mean" if stats.version >= 2 else "t mean")
 
 
 def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:

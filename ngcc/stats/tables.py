@@ -82,8 +82,8 @@ def call_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
 def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per library × message length: aggregate statistics of each record.
 
-    Adds ``cpb_ci_low``/``cpb_ci_high`` (the 95 % CI of the mean in cycles/byte: the
-    bootstrap interval where the record has one, else the t interval), ``kat_verdict``,
+    Adds ``cpb_ci_low``/``cpb_ci_high`` (the 95 % CI of the mean in cycles/byte,
+    ``Statistics.mean_ci95``), ``kat_verdict``,
     ``kat_passed`` (false when timed without a KAT pass) and ``pseudoxof_ratio``, and
     after the keys ``host`` when any record names the host it was measured on.
     """
@@ -97,10 +97,10 @@ def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[*KEY_COLUMNS, *SUMMARY_COLUMNS, "kat_verdict",
                                         "kat_passed", "pseudoxof_ratio"])
-    for bound in ("low", "high"):  # the bootstrap interval where there is one (>= 0)
-        cycles = pd.to_numeric(frame[f"mean_bootstrap_ci95_{bound}_ticks"], errors="coerce")
-        cycles = cycles.fillna(pd.to_numeric(frame[f"ci95_{bound}_cycles"], errors="coerce"))
-        frame[f"cpb_ci_{bound}"] = (cycles / frame["message_bytes"]).fillna(
+    for index, bound in enumerate(("low", "high")):  # the CI of the mean (mean_ci95)
+        ticks = pd.Series([r.statistics.mean_ci95[index] for r in records], dtype=float,
+                          index=frame.index)
+        frame[f"cpb_ci_{bound}"] = (ticks / frame["message_bytes"]).fillna(
             frame["cycles_per_byte"])
     hosts = [host(record) for record in records]
     if any(hosts):  # a run measured by workers: which host each row is of

@@ -30,9 +30,7 @@ def confidence_interval(record: Record) -> str:
     """``2.10 k – 2.14 k``: the 95 % CI of the mean (the bootstrap interval, which
     cannot go below zero, in statistics of version 2; else the t interval), or — for a
     single trial."""
-    stats = record.statistics
-    low, high = ((stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks)
-                 if stats.version >= 2 else (stats.ci95_low_cycles, stats.ci95_high_cycles))
+    low, high, _ = record.statistics.mean_ci95
     if low is None or high is None:
         return _format.MISSING
     return f"{_format.cycles(max(low, 0.0))} – {_format.cycles(high)}"  # counts are >= 0
@@ -41,7 +39,7 @@ def confidence_interval(record: Record) -> str:
 def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
     """One row of the additional statistics: CI, median, ratio to pseudoXOF."""
     stats = record.statistics
-    half = stats.mean_bootstrap_ci95_relative if stats.version >= 2 else stats.ci95_relative
+    half = stats.mean_ci95[2]
     return (instance_label(record), _format.message(record.message_bytes),
             _format.cycles(stats.mean_cycles), confidence_interval(record),
             "± " + _format.percent(half) if half is not None else _format.MISSING,
