@@ -26,8 +26,8 @@ writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
 seccomp filter, ``csrc/driver/sandbox.h``). What it cannot stop: the library shares
 the trial process, so it can still lie — forge the whole rest of a conversation and
-end the process, or claim any speed within the time the parent observed (:mod:`ngcc.driver.facts` holds its claims
-against what the parent saw).
+end the process, or claim any speed within the time the parent observed
+(:mod:`ngcc.driver.facts` holds its claims against what the parent saw).
 """
 
 from __future__ import annotations
