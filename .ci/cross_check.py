@@ -39,6 +39,7 @@ from ngcc.driver import child as _child
 from ngcc.evidence.model import Counter
 from ngcc.library import registry as _registry
 from ngcc.measure import host as _host
+from ngcc.report import host as _host_words
 
 LENGTHS_BITS = (0, 3, 800, 8000)
 MESSAGE = bytes((i * 131 + 7) % 256 for i in range(1000))
@@ -131,7 +132,7 @@ def check_counter(library: Path, facts: dict[str, str]) -> None:
         fail("the trial's counter is %s (%s), the probe's %s (%s)" % (
             measured.counter, measured.unit, facts["name"], facts["unit"]))
     nominal = float(facts["nominal_hz"])
-    if facts["unit"] == _host.GENERIC_TIMER and not nominal:
+    if facts["unit"] == _host_words.GENERIC_TIMER and not nominal:
         fail("the generic timer's cntfrq_el0 reads 0")
     counter = Counter(name=facts["name"], frequency_hz=float(facts["frequency_hz"]),
                       overhead_min=int(facts["overhead_min"]),
@@ -139,7 +140,7 @@ def check_counter(library: Path, facts: dict[str, str]) -> None:
                       nominal_hz=nominal or None, resolution=int(facts["resolution"]))
     env = replace(_host.fingerprint(), counter=counter)
     print("counter: a trial and the probe name %s (%s); the fingerprint shows: %s"
-          % (measured.counter, measured.unit, _host.counter_text(env)))
+          % (measured.counter, measured.unit, _host_words.counter_text(env)))
 
 
 def main(out_dir: Path, machine: str, probe_output: Path) -> int:

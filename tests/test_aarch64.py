@@ -30,6 +30,7 @@ from ngcc.evidence.model import Counter, Environment
 from ngcc.evidence.run import load_run
 from ngcc.library import registry as _registry
 from ngcc.measure import host as _host
+from ngcc.report import host as _host_words
 from ngcc.report import pages as _report
 
 #: What csrc/timer.c answers on an AArch64 Linux host whose firmware set cntfrq_el0
@@ -64,7 +65,7 @@ def test_the_calibration_keeps_the_c_sides_name_unit_and_rate(aarch64_core: None
 
 def test_the_fingerprint_names_the_generic_timer_and_its_tick(aarch64_core: None) -> None:
     env = replace(ARM_HOST, counter=_host._counter())
-    text = dict(_host.describe(env))["cycle counter"]
+    text = dict(_host_words.describe(env))["cycle counter"]
     assert text.startswith("cntvct_el0 (ARM generic timer, not core cycles), 19.2 MHz by "
                            "cntfrq_el0, 52.1 ns a tick")
     assert "read its batch mean" in text
@@ -84,17 +85,17 @@ def test_info_prints_the_generic_timer(capsys: pytest.CaptureFixture[str],
 
 def test_a_record_without_the_unit_is_read_by_the_counters_name() -> None:
     old = Counter(name="cntvct_el0", frequency_hz=24e6, overhead_min=0, overhead_median=1)
-    assert _host.counter_unit(old) == "timer-ticks"
-    text = _host.counter_text(replace(ARM_HOST, counter=old))
+    assert _host_words.counter_unit(old) == "timer-ticks"
+    text = _host_words.counter_text(replace(ARM_HOST, counter=old))
     assert "24 MHz measured, 41.7 ns a tick" in text and not cycles_word(text)
 
 
 def test_each_unit_has_its_own_word() -> None:
     clock = Counter(name="clock_monotonic_raw", frequency_hz=1e9, overhead_min=20,
                     overhead_median=25, unit="ns")
-    assert _host.counter_text(replace(ENVIRONMENT, counter=clock)).endswith(
+    assert _host_words.counter_text(replace(ENVIRONMENT, counter=clock)).endswith(
         "overhead 20–25 ns (min–median; recorded, not subtracted)")
-    tsc = _host.counter_text(ENVIRONMENT)  # the TSC keeps the seeds' wording
+    tsc = _host_words.counter_text(ENVIRONMENT)  # the TSC keeps the seeds' wording
     assert tsc == "rdtsc, 2.100 GHz, overhead 24–26 cycles (min–median; recorded, not subtracted)"
 
 

@@ -12,6 +12,7 @@ from _fakes import ENVIRONMENT
 from ngcc.evidence.model import Counter, Environment
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
+from ngcc.report import host as _host_words
 
 FIXED = replace(ENVIRONMENT, cpu=2, cpu_count=8, smt_siblings=(2,),
                 load_average_start=(0.05, 0.1, 0.1),
@@ -60,12 +61,12 @@ def test_this_hosts_fingerprint_is_complete_and_serialisable():
     assert env.cpu in env.smt_siblings
     assert env.counter is not None and env.counter.frequency_hz > 0
     assert Environment.from_json(json.loads(json.dumps(env.to_json(), allow_nan=False))) == env
-    rows = dict(_host.describe(env))
+    rows = dict(_host_words.describe(env))
     assert "CPU %d" % env.cpu in rows["processor"]
 
 
 def test_one_renderer_in_the_reports_words():
-    rows = dict(_host.describe(replace(FIXED, cpu_max_mhz=None, governor=None, turbo=None,
+    rows = dict(_host_words.describe(replace(FIXED, cpu_max_mhz=None, governor=None, turbo=None,
                                        memory_mib=None, git_commit="38b161e0a2b4ffff",
                                        git_dirty=True)))
     assert rows["clock"] == "max unknown, governor unknown, turbo unknown, SMT off"
@@ -74,11 +75,11 @@ def test_one_renderer_in_the_reports_words():
     assert rows["memory"] == "—"
     assert rows["virtualization"] == "none detected"
     assert rows["software"].endswith("(git 38b161e0a2b4, uncommitted changes)")
-    unknown = dict(_host.describe(replace(FIXED, git_commit=None, git_dirty=None)))
+    unknown = dict(_host_words.describe(replace(FIXED, git_commit=None, git_dirty=None)))
     assert unknown["software"].endswith("ngcc 0.1.0, git commit unknown (not a git checkout)")
     assert "None" not in "".join(unknown.values())
     assert "?" not in "".join(rows.values())
-    assert _host.clock_text(replace(FIXED, cpu_max_mhz=2100.0)) == (
+    assert _host_words.clock_text(replace(FIXED, cpu_max_mhz=2100.0)) == (
         "max 2.10 GHz, governor performance, turbo off, SMT off")   # the seeds' row
 
 
@@ -101,6 +102,6 @@ def test_info_and_check_describe_the_host_alike(capsys, monkeypatch):
     assert main(["check"]) == 0
     check = capsys.readouterr().out
     assert check.startswith(info)
-    for item, value in _host.describe(FIXED):
+    for item, value in _host_words.describe(FIXED):
         assert any(line.split(None, 1)[0] == item.split()[0] and line.rstrip().endswith(value)
                    for line in info.splitlines()), item

@@ -8,6 +8,7 @@ import argparse
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
+from ngcc.report import host as _host_words
 
 
 def add_info(subcommands: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def add_info(subcommands: argparse._SubParsersAction) -> None:
 
 def _run_info(args: argparse.Namespace) -> int:
     # the same facts, in the same words, as a campaign stores and a report shows them
-    print(table([("item", "value"), *_host.describe(_host.fingerprint())]))
+    print(table([("item", "value"), *_host_words.describe(_host.fingerprint())]))
     return 0
 
 
@@ -46,7 +47,7 @@ def _run_check(args: argparse.Namespace) -> int:
         with _locks.hold_cpu(cpu, None, wait=args.wait, on_wait=print_wait):
             pass
     environment = _host.fingerprint(cpu)
-    print(table([("item", "value"), *_host.describe(environment)]))
+    print(table([("item", "value"), *_host_words.describe(environment)]))
     issues = [*_host.host_warnings(environment), *_locks.cpu_issues(cpu)]
     for issue in issues:
         print("warning: %s" % issue.message)

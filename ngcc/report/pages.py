@@ -22,7 +22,7 @@ from ngcc.evidence.model import (
     plot_stem_cpb,
     plot_stem_distribution,
 )
-from ngcc.measure import host as _host
+from ngcc.report import host as _host_words
 from ngcc.report import verdict as _verdict
 from ngcc.report.folders import submission_folders
 from ngcc.report.sections.basic import basic_information, environment
@@ -111,10 +111,11 @@ def system_line(run: Run) -> str:
     core cycles``), so no figure is read as another system's, and the seeds' column
     words are not read as core cycles where the counter is the generic timer."""
     env = run.environment
+    words = _host_words
     ticks = (": the “cycles” of the tables below are its ticks, not core cycles"
-             if env.counter and _host.counter_unit(env.counter) == _host.GENERIC_TIMER else "")
+             if env.counter and words.counter_unit(env.counter) == words.GENERIC_TIMER else "")
     return (f"System: {MACHINE_NAMES.get(env.machine, env.machine)} · "
-            f"{env.cpu_model or _host.UNKNOWN} · counter {_host.counter_brief(env)}{ticks}")
+            f"{env.cpu_model or words.UNKNOWN} · counter {words.counter_brief(env)}{ticks}")
 
 
 # ------------------------------------------------------------------ summary page
@@ -161,7 +162,7 @@ def run_page_head(run: Run, page: str) -> list[str]:
 def _run_line(run: Run) -> str:
     env = run.environment
     return (f"{env.cpu_model or 'unknown CPU'}, CPU {env.cpu}; "
-            f"{_host.clock_text(env)}. Campaign {utc(run.campaign.created)} – "
+            f"{_host_words.clock_text(env)}. Campaign {utc(run.campaign.created)} – "
             f"{utc(run.campaign.finished)} (UTC); {len(run.records)} of "
             f"{len(run.jobs)} jobs measured.")
 

@@ -10,7 +10,7 @@ from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.model import BuildEntry, Record
 from ngcc.library.candidates import title as registry_title
-from ngcc.measure import host as _host
+from ngcc.report import host as _host_words
 from ngcc.report.sections.common import (
     SECTION_TITLES,
     WARNING,
@@ -82,19 +82,19 @@ def environment_items(run: Run) -> list[tuple[str, str]]:
     the words of the one renderer (``measure.host``)."""
     env = run.environment
     return [
-        ("processor", _host.processor_text(env)),
-        ("clock", _host.clock_text(env)),
-        ("memory", _host.memory_text(env)),
-        ("OS / kernel", _host.system_text(env)),
-        ("compiler / build tool", f"{env.compiler or _host.UNKNOWN} / setuptools, "
+        ("processor", _host_words.processor_text(env)),
+        ("clock", _host_words.clock_text(env)),
+        ("memory", _host_words.memory_text(env)),
+        ("OS / kernel", _host_words.system_text(env)),
+        ("compiler / build tool", f"{env.compiler or _host_words.UNKNOWN} / setuptools, "
                                   "ngcc build"),
         ("campaign start / end (UTC)",
          f"{utc(run.campaign.created)} / {utc(run.campaign.finished)}"),
-        ("cycle counter", _host.counter_text(env)),
-        ("virtualization", _host.virtualization_text(env)),
+        ("cycle counter", _host_words.counter_text(env)),
+        ("virtualization", _host_words.virtualization_text(env)),
         ("load average (1 min) start / end", _load(env.load_average_start,
                                                    run.campaign.load_average_end)),
-        ("software", _host.software_text(env)),
+        ("software", _host_words.software_text(env)),
     ]
 
 
@@ -124,9 +124,9 @@ def _hosts_table(records: Sequence[Record]) -> list[str]:
     for name, group in groups:
         cpus = sorted({r.environment.cpu for r in group})
         env = group[0].environment
-        rows.append((code(name or _host.UNKNOWN), "%s (CPU %s)" % (
-            env.cpu_model or _host.UNKNOWN, ", ".join(map(str, cpus))),
-            _host.clock_text(env), str(len(group))))
+        rows.append((code(name or _host_words.UNKNOWN), "%s (CPU %s)" % (
+            env.cpu_model or _host_words.UNKNOWN, ", ".join(map(str, cpus))),
+            _host_words.clock_text(env), str(len(group))))
     return ["The records were measured on %d hosts (the table above describes the "
             "campaign's own); every figure below is of one host:" % len(groups), ""] + \
         markdown_table(HOST_COLUMNS, rows) + [""]

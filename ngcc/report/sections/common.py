@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.model import BuildEntry, KatFacts, Record
 from ngcc.library.candidates import title as registry_title
-from ngcc.measure import host as _host
+from ngcc.report import host as _host_words
 from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
 
@@ -95,5 +95,5 @@ def by_host(columns: Sequence[str], records: Sequence[Record],
     groups = _analysis.by_host(records)
     lines: list[str] = []
     for name, group in groups:
-        lines += [f"Measured on host {code(name or _host.UNKNOWN)}:", ""] + made(group)
+        lines += [f"Measured on host {code(name or _host_words.UNKNOWN)}:", ""] + made(group)
     return lines

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
 from ngcc.evidence.model import BuildEntry, Record
-from ngcc.measure import host as _host
+from ngcc.report import host as _host_words
 from ngcc.report.sections.common import SECTION_TITLES, code
 from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
@@ -47,7 +47,7 @@ def evidence_index(run: Run, records: Sequence[Record],
             f"{code('docs/evidence-format.md')}).", ""] + markdown_table(
         EVIDENCE_COLUMNS, evidence_rows(records, builds)) + [
         "", f"Scripts: {', '.join(code(s) for s in scripts(records))} in ngcc "
-            f"{run.environment.ngcc_version}{_host.commit_text(run.environment)}."]
+            f"{run.environment.ngcc_version}{_host_words.commit_text(run.environment)}."]
 
 #: The campaign module that ran a run's jobs, by the version of the layout.
 CAMPAIGN_SCRIPT = "ngcc/campaign/campaign.py"
