@@ -1360,3 +1360,13 @@ def test_the_cli_shows_one_job_per_kind_of_flag_and_a_line_for_the_rest(tmp_path
     assert "further jobs with preempted trials: one line at the end" in preempted[0]
     assert preempted[1].startswith("ngcc: warning: 12 trial(s) in 6 job(s) flagged preempted; "
                                    "the worst: ")
+
+
+def test_the_campaigns_own_executor_measures_on_a_host_without_a_name(fake, monkeypatch):
+    # A container may have no host name (platform.node() is ""): a result from another
+    # machine must name its host, the campaign's own results need not.
+    fixed = _host.fingerprint
+    monkeypatch.setattr(_host, "fingerprint", lambda cpu=None: replace(fixed(cpu), host=None))
+    run = fake(["SM3", "pseudoXOF-512"], lengths=[32]).run()
+    assert run.failed_jobs == [] and len(run.records) == 2
+    assert {record.environment.host for record in run.records} == {None}

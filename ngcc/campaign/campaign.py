@@ -444,7 +444,7 @@ class Campaign:
         what = "%s %d B" % (job.label, job.message_bytes)
         if not local:
             bar.advance(1)
-        record = self._arrived(index, order, result)
+        record = self._arrived(index, order, result, checked=not local)
         if isinstance(record, ChildError):
             if local:
                 _partial.discard(self.run_dir, job.raw)
@@ -462,12 +462,13 @@ class Campaign:
             bar.item_done(what, "%s on %s CPU %d" % (
                 per_byte(record), record.environment.host, record.environment.cpu))
 
-    def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult
-                 ) -> Record | ChildError:
+    def _arrived(self, index: int, order: _jobs.JobOrder, result: _jobs.JobResult,
+                 checked: bool) -> Record | ChildError:
         """Take a job's result: note each attempt lost with its worker (a warning and
         ``resubmitted`` in campaign.json), keep its calibration, then write its record
         (``done``) and return it, or return why the job failed (a failed child, or a result
-        refused)."""
+        refused). ``checked``: a result from another executor than the campaign's own is
+        held to the plan first (``job.result_defects``)."""
         job = self._run.jobs[index]
         for lost in result.lost:
             self._resubmitted.append(Resubmitted(record=job.record, worker=lost.worker,
@@ -482,7 +483,7 @@ class Campaign:
                 order, result.t1_seconds, result.warm_call_seconds), self.settings.trials)
         if result.status != "done":
             return ChildError(result.status, result.error or result.status)
-        defects = _jobs.result_defects(order, result)
+        defects = _jobs.result_defects(order, result) if checked else []
         if defects or result.environment is None:
             message = "the result from %s was refused: %s" % (result.worker, "; ".join(defects))
             warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
@@ -496,4 +497,4 @@ class Campaign:
     def _finish(self) -> None:
         one, five, fifteen = (round(x, 2) for x in os.getloadavg())
         self._run.save(load_average_end=(one, five, fifteen),
-                   finished=None if self._pending() else utc_now())
+                       finished=None if self._pending() else utc_now())

@@ -312,10 +312,8 @@ class JobStepper:
     def result(self, base: JobResult) -> JobResult:
         """``base`` (the job's key, worker and environment) with the calibration and
         the trials."""
-        c = self.calibration
-        return replace(base, t1_seconds=c.t1_seconds, warm_call_seconds=c.warm_call_seconds,
-                       calls_per_trial=c.calls_per_trial, warmup_calls=c.warmup_calls,
-                       trials=tuple(self.taken), rejected=tuple(self.rejected))
+        return replace(calibrated(base, self.calibration), trials=tuple(self.taken),
+                       rejected=tuple(self.rejected))
 
 
 class JobWatcher:
