@@ -215,7 +215,8 @@ class CampaignSettings:
         """``job`` as an executor takes it, under these settings (``calibrated``: with
         the calibration the campaign made and recorded in the job)."""
         calibration = Calibration(job.t1_seconds or 0.0, job.warm_call_seconds,
-                                  job.calls_per_trial or 1, job.warmup_calls or 0)
+                                  job.calls_per_trial or 1, job.warmup_calls or 0) \
+            if calibrated else None
         return JobOrder(
             key=key, label=job.label, instance=instance, library_sha256=library_sha256,
             message_bytes=job.message_bytes, trials=self.trials, max_trials=self.max_trials,
@@ -223,7 +224,7 @@ class CampaignSettings:
             op_budget=float(self.op_budget), trial_timeout=self.trial_timeout,
             run_dir=str(run_dir.resolve()), calls_rule=self.calls_rule,
             statistic=self.statistic, attempts=STRICT_ATTEMPTS if self.strict else 1,
-            calibration=calibration if calibrated else None)
+            calibration=calibration)
 
     def executor_name(self, executor: JobExecutor | None) -> str | None:
         """What measures whole jobs, as ``campaign.json`` records it (None: this

@@ -347,19 +347,10 @@ def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
 def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
                    statistic: str, alpha: float, hosts: Sequence[str], load_limit: float
                    ) -> RunComparison:
-    """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself).
-
-    Args:
-        run_a, run_b: the runs; without ``run_b`` the pairs are two labels of ``run_a``.
-        pairs: ``Pair`` objects or ``"A=B"``/``"NAME"`` strings (default: every label
-            both runs hold; required for one run).
-        statistic: the per-trial figure compared, ``median`` or ``mean`` cycles per call.
-        alpha: the significance level; the intervals' confidence is 1 − alpha.
-        hosts: only the records measured on this host (one name: both sides; two: A's
-            host and B's), for runs whose workers measured on several machines (with
-            one run, the hosts of the two labels of each pair).
-        load_limit: the 1-minute load average above which a side's host was busy
-            (``measure.host.load_limit``): the notes then say so.
+    """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself):
+    the statistics behind ``report.compare.compare_runs``, whose arguments these are (its
+    docstring says each), and ``load_limit``, the 1-minute load average above which a
+    side's host was busy (``measure.host.LOAD_LIMIT``): the notes then say so.
 
     Raises:
         UnknownLabelError: a label of ``pairs`` is not in its run.
