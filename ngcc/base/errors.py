@@ -89,6 +89,11 @@ class BuildError(NgccError):
         self.fixes = fixes
 
 
+class SandboxUnavailableError(NgccError):
+    """The kernel refused the isolation submitted code runs in (``base.sandbox``); the
+    message names what failed and the remedy, ``--no-sandbox`` among them."""
+
+
 class InstanceCrashError(NgccError):
     """An instance library killed the child process it ran in (signal or abort)."""
 
