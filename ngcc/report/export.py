@@ -159,20 +159,21 @@ class _Inline:
     def __init__(self, images: Mapping[str, bytes]):
         self.images = images
         self.figures: list[tuple[str, str]] = []  # (file, caption HTML)
+        self._held: list[tuple[str, str]] = []  # (HTML, the same as attribute text)
 
     def __call__(self, text: str) -> str:
-        held: list[str] = []
+        self._held = []
 
         def hold(match: re.Match[str]) -> str:
             content = match.group(2)
             if content.startswith(" ") and content.endswith(" ") and content.strip():
                 content = content[1:-1]
-            held.append(f"<code>{html.escape(content, quote=True)}</code>")
-            return "\ue000%d\ue001" % (len(held) - 1)
+            shown = html.escape(content, quote=True)
+            return self._hold(f"<code>{shown}</code>", shown)
 
         def escaped(match: re.Match[str]) -> str:
-            held.append(html.escape(match.group(1), quote=True))
-            return "\ue000%d\ue001" % (len(held) - 1)
+            shown = html.escape(match.group(1), quote=True)
+            return self._hold(shown, shown)
 
         text = text.replace("\ue000", "").replace("\ue001", "").replace("\\|", "|")
         text = _CODE.sub(hold, text)
@@ -180,10 +181,23 @@ class _Inline:
         out = _IMAGE.sub(self._image, out)
         out = _LINK.sub(self._link, out)
         out = _BOLD.sub(r"<strong>\1</strong>", out)
-        return _HELD.sub(lambda match: held[int(match.group(1))], out)
+        return self._restore(out)
+
+    def _hold(self, shown: str, attribute: str) -> str:
+        """Keep ``shown`` (and its form inside an attribute) out of the inline rules
+        until :meth:`_restore`; the marker is private-use text no page holds (the
+        input's are removed first)."""
+        self._held.append((shown, attribute))
+        return "\ue000%d\ue001" % (len(self._held) - 1)
+
+    def _restore(self, out: str, attribute: bool = False) -> str:
+        """``out`` with every held piece back: as HTML, or as an attribute's text."""
+        side = 1 if attribute else 0
+        return _HELD.sub(lambda match: self._held[int(match.group(1))][side], out)
 
     def _image(self, match: re.Match[str]) -> str:
-        alt, src = match.group(1), html.unescape(match.group(2))
+        alt = self._restore(match.group(1), attribute=True)
+        src = html.unescape(match.group(2))
         png = self.images.get(src)
         if png is None:  # not drawn: say what would be there, link nothing
             return f"<em>({alt}: not drawn)</em>"
@@ -197,7 +211,8 @@ class _Inline:
             return f'<a href="{html.escape(html_name(href))}">{text}</a>'
         if href in self.images:
             if href not in [name for name, _ in self.figures]:
-                self.figures.append((href, text))
+                # the caption is shown after this block: its held pieces go back now
+                self.figures.append((href, self._restore(text)))
             return f'<a href="#{_anchor(href)}">{text}</a>'
         if href.endswith(".png"):
             return text  # a plot that was not drawn
