@@ -1138,7 +1138,7 @@ def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_pa
     run = ngcc.load_run(tmp_path / str(attempt) / "busy")
     _write.write_report(run, plots=False)
     page = (run.path / "report" / "baseline.md").read_text()
-    assert "so those rows lead with the CPU-time figure" in page
+    assert "the CPU-time figure where a trial of the job was preempted" in page
     assert "| figure | cycles | cycles/byte | time | MB/s | harness mean | n |" in page
     assert "| `SM3` | 4096 B | CPU time |" in page
     assert "(CPU)" in (run.path / "report" / "summary.md").read_text()

@@ -80,10 +80,34 @@ def test_section_titles_are_the_seeds(seeds_dir: Path, page: str) -> None:
     assert tuple(numbered) == _sections.SECTION_TITLES
 
 
-def test_extra_section_is_separate_and_after_performance(page: str) -> None:
+def test_robustness_is_one_section_right_after_performance(page: str) -> None:
     titles = list(page_sections(page))
-    assert titles.index(_statistics.EXTRA_TITLE) == titles.index("4. Performance") + 1
-    assert not SECTION.match(_statistics.EXTRA_TITLE)
+    assert titles.index(_statistics.ROBUSTNESS_TITLE) == titles.index("4. Performance") + 1
+    assert not SECTION.match(_statistics.ROBUSTNESS_TITLE)
+    extra = [t for t in titles if not SECTION.match(t)]
+    assert extra == [_statistics.ROBUSTNESS_TITLE]  # no other table beyond the guide's
+
+
+def test_sections_are_as_long_as_the_seeds(seeds_dir: Path, run: Run) -> None:
+    """Each numbered section has the seed's rows and at most a few lines more (a legend,
+    section 2's further facts), and a figure of section 4 is not said again after it."""
+    seed = seed_sections((seeds_dir / SEED_TABLE_SEEDS[0]).read_text("utf-8"))
+    page = page_sections(_report.candidate_page(run, "hash-22"))
+    records = len(_analysis.of_candidate(run.records, "hash-22"))
+    allowance = {"2. Assessment environment": 5}  # counter, virtualization, load, software
+    for title, lines in seed.items():
+        rows = {"4. Performance": records, "5. Resource consumption": records,
+                "7. Raw evidence index": 2 + records}.get(title)
+        mine = page[title]
+        if rows is not None:
+            assert len(markdown_rows(mine)) == rows, title
+            assert len(mine) <= rows + 4, (title, len(mine))
+        else:
+            assert len(mine) <= len(lines) + 2 + allowance.get(title, 0), (title, len(mine))
+    section4 = markdown_header(page["4. Performance"])
+    robust = markdown_header(page[_statistics.ROBUSTNESS_TITLE])
+    assert set(section4) & set(robust) == {"instance", "message"}
+    assert not any("mean cycles" in column for column in robust)
 
 
 def test_column_headers_are_the_seeds(seeds_dir: Path, page: str) -> None:
@@ -128,7 +152,7 @@ def test_performance_rows_format_the_records(run: Run, page: str) -> None:
 
 
 def test_instances_timed_without_kat_pass_carry_a_warning(page: str) -> None:
-    for title in ("4. Performance", _statistics.EXTRA_TITLE, "5. Resource consumption"):
+    for title in ("4. Performance", _statistics.ROBUSTNESS_TITLE, "5. Resource consumption"):
         for row in markdown_rows(page_sections(page)[title]):
             assert ("⚠" in row[0]) == row[0].startswith("`Pavelor-1024`"), (title, row)
     section = page_sections(page)["3. Functional testing (KAT)"]
@@ -137,39 +161,65 @@ def test_instances_timed_without_kat_pass_carry_a_warning(page: str) -> None:
     assert kat["`Pavelor-1024`"].startswith("MISMATCH ⚠")
 
 
-def test_extra_statistics(run: Run, page: str) -> None:
-    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_statistics.EXTRA_TITLE])}
+def robustness_rows(page: str) -> dict[tuple[str, str], dict[str, str]]:
+    """The robustness table: (instance, message) → header → cell."""
+    section = page_sections(page)[_statistics.ROBUSTNESS_TITLE]
+    header = markdown_header(section)
+    return {(r[0], r[1]): dict(zip(header, r, strict=True)) for r in markdown_rows(section)}
+
+
+def test_robustness_figures(run: Run, page: str) -> None:
+    rows = robustness_rows(page)
     record = run.record("Pavelor-512", 1024)
     baseline = run.record("pseudoXOF-512", 1024)
     stats = record.statistics
     row = rows[("`Pavelor-512`", "1024 B")]
     assert stats.version >= 2   # the bootstrap interval, which cannot go below zero
-    assert row[3] == "%s – %s" % (_format.cycles(stats.mean_bootstrap_ci95_low_ticks),
-                                  _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
-    assert row[4] == "± " + _format.percent(stats.mean_bootstrap_ci95_relative)
-    assert row[5] == _format.cycles(stats.median_cycles)
+    assert list(row) == ["instance", "message", "95 % CI of the mean (bootstrap)",
+                         "median (95 % CI)", "× pseudoXOF"]
+    assert row["95 % CI of the mean (bootstrap)"] == "%s – %s (± %s)" % (
+        _format.cycles(stats.mean_bootstrap_ci95_low_ticks),
+        _format.cycles(stats.mean_bootstrap_ci95_high_ticks),
+        _format.percent(stats.mean_bootstrap_ci95_relative))
+    assert row["median (95 % CI)"] == "%s (%s – %s)" % (
+        _format.cycles(stats.median_cycles), _format.cycles(stats.median_ci95_low_ticks),
+        _format.cycles(stats.median_ci95_high_ticks))
     ratio = stats.mean_cycles / baseline.statistics.mean_cycles
     assert 10 < ratio < 100
-    assert row[6] == _format.ratio(ratio)
+    assert row["× pseudoXOF"] == _format.ratio(ratio)
     # no pseudoXOF-1024 in the run: no ratio
-    assert rows[("`Pavelor-1024` ⚠", "1024 B")][6] == _format.MISSING
+    assert rows[("`Pavelor-1024` ⚠", "1024 B")]["× pseudoXOF"] == _format.MISSING
+    # the fake trials timed no batch and no CPU time, and none was flagged: those columns
+    # are not shown, nor their legend
+    assert "CPU time/call" not in page and "Batch mean" not in page and "Flags:" not in page
 
 
-def test_robust_statistics(run: Run, page: str) -> None:
-    rows = {(r[0], r[1]): r for r in markdown_rows(page_sections(page)[_statistics.ROBUST_TITLE])}
-    stats = run.record("Pavelor-512", 1024).statistics
-    row = rows[("`Pavelor-512`", "1024 B")]
-    assert row[2] == _format.cycles(stats.per_call_mean_ticks)
-    assert row[3] == "%s – %s" % (_format.cycles(stats.mean_bootstrap_ci95_low_ticks),
-                                  _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
-    assert row[5] == "%s – %s" % (_format.cycles(stats.median_ci95_low_ticks),
-                                  _format.cycles(stats.median_ci95_high_ticks))
-    assert row[6] == _format.MISSING   # the fake trials timed no batch
+def test_robustness_cells_of_newer_figures(run: Run) -> None:
+    from dataclasses import replace
+
+    record = run.record("Pavelor-512", 1024)
+    stats = replace(record.statistics, version=3, cpu_time_ticks=1914.2,
+                    cpu_time_ci95_low_ticks=1899.0, cpu_time_ci95_high_ticks=1929.4,
+                    loop_cpu_time_ticks=2023.0, batch_mean_ticks=1962.0,
+                    per_call_mean_ticks=record.statistics.mean_cycles * 1.5)
+    newer = replace(record, statistics=stats)
+    assert _statistics.cpu_time_cell(newer) == "1914 (1899 – 1929), loop 2023"
+    assert _statistics.batch_cell(newer).startswith("1962; ")
+    # a per-call mean that reads otherwise than section 4's mean is named
+    assert _statistics.mean_ci_cell(newer).endswith(
+        " of %s)" % _format.cycles(stats.per_call_mean_ticks))
+    assert _statistics.mean_ci_cell(record).endswith("%)")
+    headers = [c.header for c in _statistics.columns(run, [record, newer])]
+    assert "CPU time/call (95 % CI)" in headers and "batch mean; observer effect" in headers
+    assert _statistics.cpu_time_cell(record) == _format.MISSING
+    assert "flags" not in headers
+    flagged = replace_flags(newer, [Flag("slow_trial", 0, "0: +6 %", 0.06)])
+    assert _statistics.flags_cell(flagged) == "1 slow_trial"
+    assert [c.header for c in _statistics.columns(run, [flagged])][-1] == "flags"
 
 
-def test_failed_job_is_listed(page: str) -> None:
-    assert ("Not measured (the causes are at the top of the page): `Pavelor-1024` at "
-            "8192 B (crash).") in page
+def test_failed_job_is_listed_once_at_the_top(page: str) -> None:
+    assert page.count("`Pavelor-1024` at 8192 B") == 1
     top = page.split("## 1.")[0]
     assert "**⚠ 1 of 7 jobs not measured** (6 done, 1 crash); one cause:" in top
     assert "- crash, 1 job (`Pavelor-1024` at 8192 B): `Pavelor-1024 at 8192 B: SIGSEGV" in top
@@ -177,11 +227,17 @@ def test_failed_job_is_listed(page: str) -> None:
 
 def test_evidence_index_points_at_files_of_the_run(run: Run, page: str) -> None:
     rows = markdown_rows(page_sections(page)["7. Raw evidence index"])
-    assert len(rows) == 2 * (1 + 3 + 3)
-    for _instance, _item, file in rows:
-        assert (run.path / file.strip("`")).is_file(), file
-    timing = [item for _, item, _ in rows if item.startswith("timing")]
-    assert timing[:3] == ["timing hash_1024", "timing hash_32", "timing hash_65536"]
+    assert len(rows) == 2 * (1 + 3)  # as the seeds: the KAT log, a row per record
+    for _instance, item, files in rows:
+        paths = [file.strip("`") for file in files.split(", ")]
+        assert len(paths) == (2 if item.startswith("timing") else 1), files
+        for path in paths:
+            assert (run.path / path).is_file(), path
+    timing = [(item, files) for _, item, files in rows if item.startswith("timing")]
+    assert [item for item, _ in timing[:3]] == ["timing hash_1024", "timing hash_32",
+                                                "timing hash_65536"]
+    assert timing[0][1] == ("`records/hash-22/Pavelor-512__hash_1024.json`, "
+                            "`raw/hash-22/Pavelor-512__hash_1024.npz`")
 
 
 def test_resource_rows(run: Run, page: str) -> None:
@@ -263,7 +319,7 @@ def test_the_python_api_writes_the_same_pages(run: Run, written: tuple[Path, lis
     for page in pages:
         assert page.read_bytes() == (tmp_path / "cli" / page.name).read_bytes()
         text = page.read_text(encoding="utf-8")
-        assert ".png" not in text and "Per-call distributions" not in text, page.name
+        assert ".png" not in text and "distributions:" not in text, page.name
     # with the plots drawn, the pages are those of `_report.pages`, plot links and all
     for name, text in _report.pages(run).items():
         assert (written[0] / name).read_text(encoding="utf-8") == text
@@ -327,7 +383,7 @@ def test_run_without_build_json_still_indexes_its_records(tmp_path: Path) -> Non
     page = _report.candidate_page(load_run(run_dir), "hash-22")
     assert markdown_rows(page_sections(page)["3. Functional testing (KAT)"]) == []
     rows = markdown_rows(page_sections(page)["7. Raw evidence index"])
-    assert len(rows) == 2 * (3 + 3)  # no KAT logs known, every record and raw file
+    assert len(rows) == 2 * 3  # no KAT logs known, every record with its raw file
     assert "Parameter sets: Pavelor-512, Pavelor-1024" in page
 
 
@@ -383,7 +439,7 @@ def test_a_run_where_every_job_failed_says_so_once(tmp_path: Path) -> None:
         text = path.read_text(encoding="utf-8")
         top = text.split("## ")[0]
         assert "not measured**" in top, path.name
-        assert ".png" not in text and "Per-call distributions" not in text, path.name
+        assert ".png" not in text and "distributions:" not in text, path.name
         assert text.count("undefined symbol") <= 1, path.name  # the common cause once
     summary = (run_dir / "report/summary.md").read_text(encoding="utf-8")
     assert "**⚠ 10 of 10 jobs not measured** (0 done, 10 crash); one cause:" in summary

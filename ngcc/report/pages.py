@@ -42,11 +42,7 @@ from ngcc.report.sections.kat import functional_testing
 from ngcc.report.sections.leak import leak_section, plot_stem_leak
 from ngcc.report.sections.performance import leads_with_cpu_time, performance
 from ngcc.report.sections.resources import resource_consumption
-from ngcc.report.sections.statistics import (
-    additional_statistics,
-    cpu_time_table,
-    robust_statistics,
-)
+from ngcc.report.sections.statistics import robustness
 from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
 
@@ -66,7 +62,9 @@ def run_candidates(run: Run) -> list[str]:
 
 
 def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = None) -> str:
-    """The Markdown page of one candidate of a run (sections 1–5 and 7 of the guide).
+    """The Markdown page of one candidate of a run: sections 1–5 and 7 of the guide in
+    the seeds' shape, the robustness figures in one table after section 4, the leak tests
+    before section 7.
 
     ``plotted`` is the stems of the plots drawn beside the page (default: every plot
     :func:`plot_stems` names); the page links no other plot.
@@ -81,10 +79,8 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines += submission_folders(run, candidate)
     lines += environment(run)
     lines += functional_testing(run, candidate, builds)
-    lines += performance(run, candidate, records)
-    lines += additional_statistics(run, candidate, records, plotted)
-    lines += robust_statistics(records)
-    lines += cpu_time_table(records)
+    lines += performance(run, records)
+    lines += robustness(run, candidate, records, plotted)
     lines += resource_consumption(records)
     lines += leak_section(run, candidate, plotted)
     lines += evidence_index(run, records, builds)

@@ -21,8 +21,8 @@ EVIDENCE_COLUMNS = ("instance", "item", "file")
 
 def evidence_rows(records: Sequence[Record], builds: Sequence[BuildEntry]
                   ) -> list[tuple[str, str, str]]:
-    """Section 7's rows: per library its KAT log, then its records and raw samples
-    (sorted by file name, as on the seed pages)."""
+    """Section 7's rows, as on the seed pages: per library its KAT log, then a row per
+    record (sorted by file name) with the record and, beside it, its raw samples."""
     logs = {b.label: b.kat for b in builds}
     rows: list[tuple[str, str, str]] = []
     for label in _analysis.labels(records, builds):
@@ -33,9 +33,7 @@ def evidence_rows(records: Sequence[Record], builds: Sequence[BuildEntry]
         timing = sorted((r for r in records if r.label == label),
                         key=lambda r: _format.operation(r.message_bytes))
         rows += [(code(label), f"timing {_format.operation(r.message_bytes)}",
-                  code(r.relpath)) for r in timing]
-        rows += [(code(label), f"per-call cycles {_format.operation(r.message_bytes)}",
-                  code(r.raw.path)) for r in timing]
+                  f"{code(r.relpath)}, {code(r.raw.path)}") for r in timing]
     return rows
 
 
@@ -43,7 +41,8 @@ def evidence_index(run: Run, records: Sequence[Record],
                    builds: Sequence[BuildEntry]) -> list[str]:
     return ["## " + SECTION_TITLES[5], "",
             "Paths are relative to the run directory; each JSON file records its plan, "
-            "environment and trials, and the sha256 of its raw samples (format: "
+            "environment, trials and every statistic, and the sha256 of its raw samples "
+            f"(the per-call cycles, the `.npz` of the same row; format: "
             f"{code('docs/evidence-format.md')}).", ""] + markdown_table(
         EVIDENCE_COLUMNS, evidence_rows(records, builds)) + [
         "", f"Scripts: {', '.join(code(s) for s in scripts(records))} in ngcc "

@@ -11,11 +11,8 @@ from ngcc.base import format as _format
 from ngcc.evidence.model import Record
 from ngcc.report.sections.common import (
     SECTION_TITLES,
-    WARNING,
     by_host,
-    code,
     instance_label,
-    plural,
 )
 from ngcc.stats import groups as _analysis
 
@@ -55,32 +52,29 @@ def leads_with_cpu_time(records: Sequence[Record]) -> list[Record]:
     return [r for r in records if _analysis.leading(r.statistics).code == "cpu_time"]
 
 
-def performance(run: Run, candidate: str, records: Sequence[Record]) -> list[str]:
+#: What section 4's figures are, under its table.
+HARNESS_LEGEND = ("Mean cycles: all counter ticks of all timed calls / number of calls (the "
+                  "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes "
+                  "per second) from wall-clock time.")
+#: The same where some rows lead with the CPU-time figure (the verdict above counts them).
+LEADING_LEGEND = ("Figure: what the row's cycles, cycles/byte, time and MB/s are: the "
+                  "CPU-time figure where a trial of the job was preempted (the thread's CPU "
+                  "time over the uninstrumented batch / its calls, in counter ticks at the "
+                  "trial's counter rate; it stops while another task holds the CPU), else "
+                  "the harness mean (all counter ticks of all timed calls / number of "
+                  "calls, counter overhead included, which holds the time other tasks "
+                  "took; time from wall-clock time), shown beside every row.")
+CALLS_LEGEND = "n: calls in total (trials × calls per trial), each trial a fresh process."
+
+
+def performance(run: Run, records: Sequence[Record]) -> list[str]:
+    """Section 4: the seed's table (led by the CPU-time figure where trials were
+    preempted) and one legend under it."""
     lines = ["## " + SECTION_TITLES[3], ""]
-    disturbed = leads_with_cpu_time(records)
-    if disturbed:
-        lines += [f"{WARNING} Trials of {len(disturbed)} of {plural(len(records), 'job')} "
-                  "below were preempted (another task held their CPU while the counter ran "
-                  "on), so those rows lead with the CPU-time figure — the thread's CPU time "
-                  "per call over the uninstrumented batch, which stops while the thread is "
-                  "off the CPU — and show the harness mean, which holds the time the other "
-                  "tasks took, beside it under its own name.", ""]
+    if leads_with_cpu_time(records):
         lines += by_host(LEADING_COLUMNS, records, leading_row, run=run)
-        lines += ["Figure: what the row's cycles, cycles/byte, time and MB/s are (CPU time: "
-                  "the thread's CPU time over the uninstrumented batch / its calls, in "
-                  "counter ticks at the trial's counter rate; harness mean: all counter "
-                  "ticks of all timed calls / number of calls, counter overhead included, "
-                  "time from wall-clock time). n: calls in total (trials × calls per "
-                  "trial), each trial a fresh process.", ""]
+        lines += [f"{LEADING_LEGEND} {CALLS_LEGEND}", ""]
     else:
         lines += by_host(PERFORMANCE_COLUMNS, records, performance_row, run=run)
-        lines += ["Mean cycles: all counter ticks of all timed calls / number of calls (the "
-                  "harness mean; counter overhead included). Mean time and MB/s (10⁶ bytes "
-                  "per second) from wall-clock time. n: calls in total (trials × calls per "
-                  "trial), each trial a fresh process.", ""]
-    failed = [job for job in run.failed_jobs if job.candidate == candidate]
-    if failed:
-        lines += ["Not measured (the causes are at the top of the page): " + "; ".join(
-            f"{code(job.label)} at {_format.message(job.message_bytes)} ({job.status})"
-            for job in failed) + ".", ""]
-    return lines
+        lines += [f"{HARNESS_LEGEND} {CALLS_LEGEND}", ""]
+    return lines  # the jobs not measured are said once, at the top of the page

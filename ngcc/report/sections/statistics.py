@@ -1,12 +1,19 @@
-"""The statistics beyond the guide's structure, after section 4: the CI of each mean,
-the median and the ratio to pseudoXOF (with the trial flags and the plot links), the
-robust statistics and the observer effect (statistics version 2), and the CPU-time
-figures (statistics version 3)."""
+"""The robustness figures, after section 4 and beyond the guide's structure: one table
+with a row per record that says what section 4 does not (the 95 % CI of the mean, the
+per-call median and its CI, the CPU-time figure, the batch mean and the observer effect,
+core cycles, the ratio to pseudoXOF, the flagged trials), each figure once; then the
+trial flags and the links to the plots.
+
+A column is shown only where a record of the page has its figure (statistics version 2
+added the bootstrap and median intervals, the batch mean and core cycles; version 3 the
+CPU-time figure), so an old run's page has the columns its evidence holds.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
@@ -14,16 +21,12 @@ from ngcc.evidence.model import Record, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import verdict as _verdict
 from ngcc.report.sections.common import by_host, code, instance_label
 from ngcc.report.sections.failures import flag_lines
-from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
 
-EXTRA_TITLE = "Additional statistics (beyond the guide's structure)"
-
-EXTRA_COLUMNS = ("instance", "message", "mean cycles", "95 % CI of the mean ({})",
-                 "CI half-width", "median cycles/call", "× pseudoXOF")
+ROBUSTNESS_TITLE = "Robustness figures (beyond the guide's structure)"
 
 
 def confidence_interval(record: Record) -> str:
@@ -36,33 +39,135 @@ def confidence_interval(record: Record) -> str:
     return f"{_format.cycles(max(low, 0.0))} – {_format.cycles(high)}"  # counts are >= 0
 
 
-def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
-    """One row of the additional statistics: CI, median, ratio to pseudoXOF."""
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else \
+        f" ({_format.cycles(low)} – {_format.cycles(high)})"
+
+
+def mean_ci_cell(record: Record) -> str:
+    """``1968 – 2318 (± 8.40 %)``: the CI of the mean and its half-width relative to the
+    per-call mean, which is named (``± 8.40 % of 2090``) only where it reads otherwise
+    than section 4's harness mean (trials of unequal calls)."""
     stats = record.statistics
-    half = stats.mean_ci95[2]
-    return (instance_label(record), _format.message(record.message_bytes),
-            _format.cycles(stats.mean_cycles), confidence_interval(record),
-            "± " + _format.percent(half) if half is not None else _format.MISSING,
-            _format.cycles(stats.median_cycles),
-            f"{_format.MISSING} (the baseline itself)" if record.instance.startswith(
-                "pseudoXOF-") else _format.ratio(_analysis.baseline_ratio(records, record)))
+    interval, half = confidence_interval(record), stats.mean_ci95[2]
+    if half is None:
+        return interval
+    centre = stats.per_call_mean_ticks
+    differs = centre is not None and _format.cycles(centre) != _format.cycles(stats.mean_cycles)
+    return f"{interval} (± {_format.percent(half)}" + (
+        f" of {_format.cycles(centre)})" if differs else ")")
 
 
-def additional_statistics(run: Run, candidate: str, records: Sequence[Record],
-                          plotted: frozenset[str]) -> list[str]:
-    method = ("percentile bootstrap of the trial means, never below zero; see below"
-              if any(r.statistics.version >= 2 for r in records)
-              else "t distribution, n = trials; the trials are the independent samples")
-    lines = ["## " + EXTRA_TITLE, "",
-             "Not part of the seed pages. 95 % CI: confidence interval of the mean across "
-             f"trials ({method}). "
-             "CI half-width: relative to the mean of trial means. Median: of all calls "
-             "pooled. × pseudoXOF: mean cycles over those of pseudoXOF of the same output "
-             f"width at the same length in this run ({_format.MISSING} when that baseline "
-             "was not measured).", ""]
-    kind = "bootstrap" if any(r.statistics.version >= 2 for r in records) else "t"
-    columns = [column.format(kind) for column in EXTRA_COLUMNS]
-    lines += by_host(columns, records, lambda r: extra_row(run.records, r), run=run)
+def median_cell(record: Record) -> str:
+    """``1930 (1789 – 2054)``: the median of all calls, with its CI where computed."""
+    stats = record.statistics
+    return _format.cycles(stats.median_cycles) + _interval(stats.median_ci95_low_ticks,
+                                                           stats.median_ci95_high_ticks)
+
+
+def cpu_time_cell(record: Record) -> str:
+    """``1914 (1899 – 1929), loop 2023``: the CPU-time figure, its CI, and the same over
+    the loop of timed calls (statistics version 3)."""
+    stats = record.statistics
+    if stats.cpu_time_ticks is None:
+        return _format.MISSING
+    loop = (f", loop {_format.cycles(stats.loop_cpu_time_ticks)}"
+            if stats.loop_cpu_time_ticks is not None else "")
+    return _format.cycles(stats.cpu_time_ticks) + _interval(
+        stats.cpu_time_ci95_low_ticks, stats.cpu_time_ci95_high_ticks) + loop
+
+
+def batch_cell(record: Record) -> str:
+    """``1962; -0.5 (-0.02 %) (2 of 3 trials)``: the batch mean, then the observer
+    effect of the undisturbed trials (``report.verdict.observer_text``)."""
+    batch = record.statistics.batch_mean_ticks
+    if batch is None:
+        return _format.MISSING
+    return f"{_format.cycles(batch)}; {_verdict.observer_text(record)}"
+
+
+def ratio_cell(run_records: Sequence[Record], record: Record) -> str:
+    """The mean over pseudoXOF's of the same width and length in the run."""
+    if record.instance.startswith("pseudoXOF-"):
+        return f"{_format.MISSING} (the baseline itself)"
+    return _format.ratio(_analysis.baseline_ratio(run_records, record))
+
+
+def flags_cell(record: Record) -> str:
+    """``1 slow_trial, 2 slow_process, 1 rejected (--strict)``: the flagged trials by kind."""
+    counts = Counter(flag.code for flag in record.statistics.flags)
+    words = [f"{n} {kind}" for kind, n in counts.items()]
+    if record.rejected_trials:
+        words.append(f"{len(record.rejected_trials)} rejected (--strict)")
+    return ", ".join(words) or _format.MISSING
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the robustness table: its header, its cell, whether a page's records
+    call for it, and the legend's words for it."""
+
+    header: str
+    cell: Callable[[Record], str]
+    shown: Callable[[Sequence[Record]], bool]
+    legend: str
+
+
+def _any(field: str) -> Callable[[Sequence[Record]], bool]:
+    return lambda records: any(getattr(r.statistics, field) is not None for r in records)
+
+
+def columns(run: Run, records: Sequence[Record]) -> list[Column]:
+    """The columns of the robustness table for ``records``, in order, each shown only
+    where a record has its figure."""
+    bootstrap = any(r.statistics.version >= 2 for r in records)
+    mean_ci = ("percentile bootstrap of the trial means (4000 resamples, fixed seed)"
+               if bootstrap else "t distribution, n = trials")
+    every = [
+        Column("95 % CI of the mean (" + ("bootstrap" if bootstrap else "t") + ")",
+               mean_ci_cell, lambda _: True,
+               f"95 % CI of the mean: {mean_ci}, ± its half-width over the mean of the "
+               "trial means"),
+        Column("median (95 % CI)" if bootstrap else "median", median_cell, lambda _: True,
+               "Median: of all calls pooled" + (", its CI a t interval of the logarithms "
+                                                "of the trial medians" if bootstrap else "")),
+        Column("CPU time/call (95 % CI)", cpu_time_cell, _any("cpu_time_ticks"),
+               "CPU time/call: the thread's CPU time over the uninstrumented batch / its "
+               "calls, the median of the trials, its CI a bootstrap of that median; loop: "
+               "the same over the timed calls, brackets included"),
+        Column("batch mean; observer effect", batch_cell, _any("batch_mean_ticks"),
+               "Batch mean: the calls timed without per-call readings; observer effect: "
+               "the median over the undisturbed trials of per-call mean − batch mean"),
+        Column("core cycles/byte", lambda r: _format.cycles_per_byte(
+            r.statistics.core_cycles_per_byte), _any("core_cycles_per_byte"),
+               "Core cycles/byte: section 4's mean in core cycles (each trial's core "
+               "cycles per tick)"),
+        Column("× pseudoXOF", lambda r: ratio_cell(run.records, r), lambda _: True,
+               "× pseudoXOF: the mean over pseudoXOF's of the same output width and "
+               f"length in this run ({_format.MISSING} where it was not measured)"),
+        Column("flags", flags_cell,
+               lambda rs: any(r.statistics.flags or r.rejected_trials for r in rs),
+               "Flags: the trials flagged, by kind, the worst of each below; rejected: "
+               "repeated by --strict"),
+    ]
+    return [column for column in every if column.shown(records)]
+
+
+def robustness(run: Run, candidate: str, records: Sequence[Record],
+               plotted: frozenset[str]) -> list[str]:
+    """The robustness section: its legend, the table, the trial flags, the plot links
+    (nothing when the page has no record)."""
+    if not records:
+        return []
+    shown = columns(run, records)
+    legend = "".join(f" {column.legend}." for column in shown)
+    core = " unless named core cycles" if any("core" in c.header for c in shown) else ""
+    lines = ["## " + ROBUSTNESS_TITLE, "",
+             f"Not part of the seed pages. Counter ticks{core}; each trial, a fresh "
+             f"process, is one sample.{legend}", ""]
+    lines += by_host(("instance", "message", *(c.header for c in shown)), records,
+                     lambda r: (instance_label(r), _format.message(r.message_bytes),
+                                *(c.cell(r) for c in shown)), run=run)
     if len(_analysis.hosts(run.records)) > 1:
         lines += [f"× pseudoXOF is {_format.MISSING} also where the baseline was measured "
                   "on another host: no ratio is taken across hosts.", ""]
@@ -72,100 +177,17 @@ def additional_statistics(run: Run, candidate: str, records: Sequence[Record],
 
 def _plot_links(candidate: str, records: Sequence[Record], plotted: frozenset[str]
                 ) -> list[str]:
-    """The candidate's cycles/byte plot and the links to its distributions: only those
-    drawn (nothing when no plot was)."""
-    lines = []
+    """The candidate's cycles/byte plot and one line for its SVG and the links to its
+    distributions: only those drawn (nothing when no plot was)."""
+    lines, said = [], []
     cpb = plot_stem_cpb(candidate)
     if cpb in plotted:
-        lines += [f"![cycles/byte of {candidate}]({cpb}.png)", "",
-                  f"Cycles/byte against message length ({code(cpb + '.svg')} as SVG).", ""]
+        lines += [f"![cycles/byte of {candidate}]({cpb}.png)", ""]
+        said.append(f"Cycles/byte against message length ({code(cpb + '.svg')} as SVG)")
     links = [f"[{code(r.label)} {_format.message(r.message_bytes)}]({stem}.png)"
              for r in _analysis.distribution_records(records)
              if (stem := plot_stem_distribution(r.label, r.message_bytes)) in plotted]
     if links:
-        lines += ["Per-call distributions: " + ", ".join(links) + ".", ""]
-    return lines
-
-ROBUST_TITLE = "Robust statistics and the observer effect"
-CPU_TIME_TITLE = "CPU-time figures (beyond the guide's structure)"
-ROBUST_COLUMNS = ("instance", "message", "per-call mean", "95 % CI (bootstrap)", "median",
-                  "95 % CI of the median (log-t)", "batch mean", "observer effect",
-                  "core cycles/byte", "flags")
-
-
-def robust_row(record: Record) -> tuple[str, ...]:
-    """One row of the robust statistics (statistics version 2)."""
-    stats = record.statistics
-
-    def interval(low: float | None, high: float | None) -> str:
-        if low is None or high is None:
-            return _format.MISSING
-        return f"{_format.cycles(low)} – {_format.cycles(high)}"
-
-    effect = _verdict.observer_text(record)  # of the undisturbed trials only
-    codes = Counter(flag.code for flag in stats.flags)
-    flags = ", ".join(f"{n} {code}" for code, n in codes.items())
-    if record.rejected_trials:
-        flags += (", " if flags else "") + f"{len(record.rejected_trials)} rejected (--strict)"
-    return (instance_label(record), _format.message(record.message_bytes),
-            _format.cycles(stats.per_call_mean_ticks),
-            interval(stats.mean_bootstrap_ci95_low_ticks, stats.mean_bootstrap_ci95_high_ticks),
-            _format.cycles(stats.median_cycles),
-            interval(stats.median_ci95_low_ticks, stats.median_ci95_high_ticks),
-            _format.cycles(stats.batch_mean_ticks), effect,
-            _format.cycles_per_byte(stats.core_cycles_per_byte), flags or _format.MISSING)
-
-
-def robust_statistics(records: Sequence[Record]) -> list[str]:
-    """The figures of statistics version 2 (engineer "numbers"); nothing for a run
-    written before them, so its pages stay as they were."""
-    newer = [r for r in records if r.statistics.version >= 2]
-    if not newer:
-        return []
-    return ["## " + ROBUST_TITLE, "",
-            "Counter ticks unless named core cycles. Per-call mean: the mean of the trial "
-            "means (each trial, a fresh process, is one sample; the harness mean of "
-            "section 4 pools the calls instead). Its 95 % CI: percentile bootstrap of the "
-            "trial means (4000 resamples from a fixed seed). Median: of all calls pooled; "
-            "its 95 % CI: t interval of the logarithms of the trial medians (positive by "
-            "construction). Batch mean: the same calls timed in a loop without per-call "
-            "counter readings; observer effect: the median over the undisturbed trials "
-            "(no flag) of each trial's per-call mean − its own batch mean (— where every "
-            "trial was disturbed). Core "
-            "cycles/byte: the harness mean converted with each trial's estimate of core "
-            "cycles per tick. Flags: trials by kind (slow_trial, fast_trial, preempted, "
-            "counter_rate); rejected: trials --strict measured again.", "",
-            *markdown_table(ROBUST_COLUMNS, [robust_row(r) for r in newer]), ""]
-
-CPU_TIME_COLUMNS = ("instance", "message", "CPU time/call", "95 % CI (bootstrap median)",
-                    "per-call loop CPU time/call", "CPU time/byte", "leads")
-
-
-def cpu_time_row(record: Record) -> tuple[str, ...]:
-    """One row of the CPU-time figures (statistics version 3)."""
-    stats = record.statistics
-    interval = (_format.MISSING if stats.cpu_time_ci95_low_ticks is None
-                or stats.cpu_time_ci95_high_ticks is None else
-                f"{_format.cycles(stats.cpu_time_ci95_low_ticks)} – "
-                f"{_format.cycles(stats.cpu_time_ci95_high_ticks)}")
-    return (instance_label(record), _format.message(record.message_bytes),
-            _format.cycles(stats.cpu_time_ticks), interval,
-            _format.cycles(stats.loop_cpu_time_ticks),
-            _format.cycles_per_byte(stats.cpu_time_per_byte),
-            _analysis.leading(stats).name)
-
-
-def cpu_time_table(records: Sequence[Record]) -> list[str]:
-    """The CPU-time figures of statistics version 3; nothing for older records."""
-    newer = [r for r in records if r.statistics.version >= 3]
-    if not newer:
-        return []
-    return ["## " + CPU_TIME_TITLE, "",
-            "CPU time/call: the thread's CPU time over the uninstrumented batch / its "
-            "calls, in counter ticks at each trial's counter rate, "
-            "the median of the trials (a fresh process slow as a whole cannot move it); its "
-            "95 % CI: percentile bootstrap of that median across the trials (4000 resamples "
-            "from a fixed seed). Per-call loop: the same over the loop "
-            "of timed calls, brackets included. Leads: the figure section 4 leads with: "
-            f"{_analysis.LEADING_RULE}.", "",
-            *markdown_table(CPU_TIME_COLUMNS, [cpu_time_row(r) for r in newer]), ""]
+        said.append(("per-call" if said else "Per-call") + " distributions: "
+                    + ", ".join(links))
+    return lines + (["; ".join(said) + ".", ""] if said else [])
