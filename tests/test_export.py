@@ -133,6 +133,16 @@ def test_markdown_subset() -> None:
     assert "<th>b | c</th>" in text and "<td><em>(p: not drawn)</em></td>" in text
 
 
+def test_figures_with_their_intervals_align_right() -> None:
+    text = _export.html_page("| a | b | c | d |\n|---|---|---|---|\n| 1930 (1789 – 2054) | "
+                             "1968 – 2318 (± 8.40 %) | 1914 (1899 – 1929), loop 2023 | "
+                             "1 slow_trial |\n", {})
+    for cell in ("1930 (1789 – 2054)", "1968 – 2318 (± 8.40 %)",
+                 "1914 (1899 – 1929), loop 2023"):
+        assert f'<td class="num">{cell}</td>' in text
+    assert "<td>1 slow_trial</td>" in text
+
+
 # ------------------------------------------------------------------ files, CLI
 
 def test_report_formats(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

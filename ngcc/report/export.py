@@ -240,9 +240,13 @@ def _table(rows: Sequence[str], inline: _Inline) -> list[str]:
 
 
 #: A cell that is a figure (``1455``, ``17.5 k``, ``± 16.45 %``, ``629 ns``, ``240 (2 × 120)``,
-#: ``1215 – 1694``): aligned right, so that the digits line up.
+#: ``1215 – 1694``), or one with its interval or spread (``1930 (1789 – 2054)``,
+#: ``1968 – 2318 (± 8.40 %)``, ``1914 (1899 – 1929), loop 2023``): aligned right, so
+#: that the digits line up.
 _FIGURE = r"[±+−-]?\s?\d[\d.,]*(?:\s?[kMG])?(?:\s?(?:%|ns|µs|ms|s|B|KiB|MiB|GiB))?"
-_NUMBER = re.compile(r"%s(?: – %s)?(?: \(\d+ × \d+\))?" % (_FIGURE, _FIGURE))
+_RANGE = rf"{_FIGURE}(?: – {_FIGURE})?"
+_NUMBER = re.compile(rf"{_RANGE}(?: \(\d+ × \d+\)| \({_RANGE}(?: of {_FIGURE})?\))?"
+                     rf"(?:, loop {_FIGURE})?")
 
 
 def _blocks(markdown: str) -> list[tuple[str, list[str]]]:
