@@ -255,7 +255,7 @@ def test_summary_page(run: Run) -> None:
                                                    .statistics.cycles_per_byte)
                            for n in (32, 1024, 65536)]
     assert "[hash-22](hash-22.md)" in text and "[baseline](baseline.md)" in text
-    assert "Jobs not measured" in text
+    assert text.count("`Pavelor-1024` at 8192 B") == 1  # the failed job once, at the top
     assert text.count("SIGSEGV") == 1  # the cause once, at the top; the table has no errors
 
 
@@ -398,8 +398,17 @@ def test_index_page(run: Run) -> None:
     assert rows[0][3] == "32 B, 1024 B, 8192 B, 65536 B"
     assert rows[0][4] == "6 done, 1 crash" and rows[1][4] == "3 done"
     assert rows[0][5] == "[hash-22](hash-22.md)"
-    assert "[summary](summary.md)" in text and "9 of 10 jobs measured" in text
+    assert "[summary](summary.md)" in text
+    assert "jobs measured" not in text and text.count("9 done, 1 crash") == 1  # said once
     assert text.count("SIGSEGV") == 1
+
+
+def test_run_pages_name_the_cpu_once_and_count_jobs_when_all_were_measured() -> None:
+    run = load_run(Path(__file__).resolve().parent / "data" / "run-quick")
+    for text in (_report.index_page(run), _report.summary_page(run), _report.field_page(run)):
+        head = text.split("## ")[0]
+        assert head.count(run.environment.cpu_model or "?") == 1
+        assert "4 of 4 jobs measured." in head and "jobs not measured" not in text
 
 
 def fail_jobs(run_dir: Path, labels: set[str], error: str, status: str = "crash") -> Path:

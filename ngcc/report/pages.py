@@ -141,13 +141,7 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
         f"[{c}]({page_name(c)})" for c in run_candidates(run)) + f"; [index]({INDEX_PAGE}).", ""]
     if PLOT_RUN_CPB in plotted:
         lines += [f"![cycles/byte of every instance]({PLOT_RUN_CPB}.png)", ""]
-    failed = run.failed_jobs
-    if failed:
-        lines += ["## Jobs not measured", "", "Their causes are at the top of the page.", ""]
-        lines += markdown_table(("candidate", "instance", "message", "status"), [
-            (job.candidate, code(job.label), _format.message(job.message_bytes),
-             job.status) for job in failed]) + [""]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"  # the jobs not measured: once, at the top
 
 
 def run_page_head(run: Run, page: str) -> list[str]:
@@ -156,11 +150,13 @@ def run_page_head(run: Run, page: str) -> list[str]:
 
 
 def _run_line(run: Run) -> str:
+    """The CPU (the system line above names its model), its clock, the campaign's time
+    and, when every job was measured, how many (else the page's top says it, with why)."""
     env = run.environment
-    return (f"{env.cpu_model or 'unknown CPU'}, CPU {env.cpu}; "
-            f"{_host_words.clock_text(env)}. Campaign {utc(run.campaign.created)} – "
-            f"{utc(run.campaign.finished)} (UTC); {len(run.records)} of "
-            f"{len(run.jobs)} jobs measured.")
+    measured = (f"; {len(run.records)} of {len(run.jobs)} jobs measured"
+                if all(job.status == "done" for job in run.jobs) else "")
+    return (f"CPU {env.cpu}; {_host_words.clock_text(env)}. Campaign "
+            f"{utc(run.campaign.created)} – {utc(run.campaign.finished)} (UTC){measured}.")
 
 
 def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tuple[str, ...]]:
@@ -218,8 +214,7 @@ def index_page(run: Run) -> str:
     lines += markdown_table((*INDEX_COLUMNS, "hosts") if hosts else INDEX_COLUMNS,
                             [index_row(run, c, hosts) for c in run_candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
-              f"{field_index_line()} "
-              f"Jobs: {_analysis.status_counts(run.jobs)}.", ""]
+              f"{field_index_line()}", ""]
     lines += submission_folders(run, None)
     return "\n".join(lines) + "\n"
 
