@@ -51,6 +51,7 @@ JAIL = LIB_DIR / "ngcc-jail"
 JAIL_UNAVAILABLE = 122
 JAIL_REFUSAL = "ngcc-jail: isolation unavailable: "
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ALTERNATIVES = "/etc/alternatives"  # Debian's cc, c++, ... symlinks (read-only)
 ISOLATED = "namespaces"   # the compiler ran in ngcc-jail's namespaces and view
 NOT_ISOLATED = "none"     # NGCC_NO_SANDBOX=1 / --no-sandbox: as the evaluator, unconfined
 
@@ -182,6 +183,8 @@ class Compiler:
                                  % (" ".join(self.command), self.command[0]))
             executable = os.path.abspath(executable)
             folders = [*compiler_folders(Path(executable)), *self.reads]
+            if os.path.isdir(ALTERNATIVES):  # a wrapper script's own `cc` goes through it
+                folders.append(Path(ALTERNATIVES))
             reads = dict.fromkeys(str(f.resolve()) for f in folders)  # in order, once
             options = [part for folder in reads for part in ("--read", folder)]
             self._jailed = ([*options, "--write", str(self.work_dir.resolve())], executable)
@@ -201,8 +204,8 @@ def compiler_folders(executable: Path) -> list[Path]:
     (the parent of its ``bin/``: GCC finds ``cc1``, ``as`` and its headers from there).
 
     Raises:
-        BuildError: the compiler lies in a home folder, which the isolation hides
-            (or would have to show whole), or directly in ``/``.
+        BuildError: the compiler's prefix would be a home folder (``~/bin/cc``), a
+            folder above one, or ``/``: the isolation hides the homes.
     """
     hops = [Path(os.path.abspath(executable))]
     while hops[-1].is_symlink() and len(hops) < 40:
@@ -220,13 +223,13 @@ def compiler_folders(executable: Path) -> list[Path]:
 def _check_compiler_folder(executable: Path, folder: Path) -> None:
     homes = [Path("/home"), Path("/root")] + (
         [Path(os.environ["HOME"])] if os.path.isabs(os.environ.get("HOME", "")) else [])
-    if folder == Path("/") or any(folder == h or h in folder.parents or folder in h.parents
-                                  for h in homes):
+    if folder == Path("/") or any(folder == h or folder in h.parents for h in homes):
         raise BuildError("the C compiler %s needs %s, which the compiler's isolation does "
                          "not show (it hides the home folders and binds no whole file "
-                         "system): install the compiler under /usr or a folder such as "
-                         "/opt/NAME, or build without the isolation: --no-sandbox or %s=1"
-                         % (executable, folder, _sandbox.ENVIRONMENT_VARIABLE))
+                         "system): install the compiler in a folder of its own (/opt/NAME, "
+                         "~/NAME/bin/cc) or under /usr, or build without the isolation: "
+                         "--no-sandbox or %s=1" % (executable, folder,
+                                                   _sandbox.ENVIRONMENT_VARIABLE))
 
 
 def _limit_compiler() -> None:
