@@ -362,3 +362,17 @@ def test_the_compiler_folders_follow_symlinks_to_the_real_prefix(tmp_path):
     (tmp_path / "cc").symlink_to(links / "cc")
     assert _cc.compiler_folders(tmp_path / "cc") == [tmp_path, links, prefix]
     assert _cc.compiler_folders(Path("/usr/bin/env")) == []
+
+
+def test_folders_the_evaluator_names_in_flags_are_shown_read_only(sandbox_on, tmp_path):
+    extra = tmp_path / "opt" / "include"
+    extra.mkdir(parents=True)
+    (extra / "extra.h").write_text("#define EXTRA_BYTE 0x33\n")
+    source = SOURCE.replace("0x33", "EXTRA_BYTE").replace("#include <string.h>",
+                                                          '#include <string.h>\n#include "extra.h"')
+    folder = _submission(tmp_path / "sub", source)
+    result = build(folder, out_dir=tmp_path / "out", extra_cflags=["-I", str(extra)])
+    assert ngcc.hash(result.instance, b"abc") == b"\x33" * 32
+    assert _cc.flag_folders(["-I/usr/include", "-L", str(extra), "-include",
+                             str(extra / "extra.h"), "-Irelative", "-I/no/such", "-o",
+                             str(extra)]) == ["/usr/include", str(extra)]

@@ -81,6 +81,9 @@ static void parse(int argc, char **argv, jail_request *request)
         const char *option = argv[i];
         if (strcmp(option, "--") == 0)
             break;
+        if (strcmp(option, "--read") != 0 && strcmp(option, "--write") != 0
+            && strcmp(option, "--chdir") != 0 && strcmp(option, "--address-space-limit") != 0)
+            usage_error("unknown option", option);
         if (i + 1 >= argc)
             usage_error("an option without its value", option);
         if (strcmp(option, "--read") == 0) {
@@ -93,11 +96,9 @@ static void parse(int argc, char **argv, jail_request *request)
             request->writable = argv[++i];
         } else if (strcmp(option, "--chdir") == 0) {
             request->workdir = argv[++i];
-        } else if (strcmp(option, "--address-space-limit") == 0) {
+        } else {  /* --address-space-limit */
             request->limit_address_space = 1;
             request->address_space = parse_bytes(argv[++i]);
-        } else {
-            usage_error("unknown option", option);
         }
     }
     if (i + 1 >= argc)

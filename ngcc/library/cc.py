@@ -136,7 +136,8 @@ class Compiler:
         command = [*self.command, *args]
         if self.isolation == ISOLATED:
             options, executable = self._jail()
-            command = [str(JAIL), *options, "--chdir", str(cwd), "--", executable,
+            flags = [part for folder in flag_folders(args) for part in ("--read", folder)]
+            command = [str(JAIL), *options, *flags, "--chdir", str(cwd), "--", executable,
                        *command[1:]]
         with log_path.open("w+b") as log:
             status = self._wait(self._start(command, cwd, log), what)
@@ -195,6 +196,31 @@ class Compiler:
         status, text = self.run(["--version"], self.work_dir, "asking the compiler's version")
         lines = text.splitlines()
         return lines[0] if status == 0 and lines else " ".join(self.command)
+
+
+# Options whose value is a folder or file the compiler reads, joined (-I/x) or apart (-I /x).
+_PATH_OPTIONS = ("-I", "-L", "-B", "-isystem", "-idirafter", "-iquote", "-include",
+                 "-imacros", "--sysroot", "-isysroot")
+
+
+def flag_folders(args: Sequence[str]) -> list[str]:
+    """The absolute, existing folders that the evaluator's flags name (``--extra-cflags
+    -I/opt/x/include``, ``--libs "-L/opt/x/lib -lx"``; a file's folder for ``-include``):
+    the compiler's view shows them read-only. Relative ones are the submission's own."""
+    found: list[str] = []
+    for index, arg in enumerate(args):
+        for option in _PATH_OPTIONS:
+            if arg == option and index + 1 < len(args):
+                value = args[index + 1]
+            elif arg.startswith(option) and arg != option:
+                value = arg[len(option):].removeprefix("=")
+            else:
+                continue
+            if os.path.isabs(value) and os.path.exists(value) and value != "/":
+                folder = value if os.path.isdir(value) else os.path.dirname(value)
+                found.append(os.path.realpath(folder))
+            break
+    return [f for f in dict.fromkeys(found) if f != "/"]
 
 
 def compiler_folders(executable: Path) -> list[Path]:
