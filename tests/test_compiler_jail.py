@@ -19,6 +19,7 @@ import signal
 import socket
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,38 @@ def test_folders_the_evaluator_names_in_flags_are_shown_read_only(sandbox_on, tm
     assert _cc.flag_folders(["-I/usr/include", "-L", str(extra), "-include",
                              str(extra / "extra.h"), "-Irelative", "-I/no/such", "-o",
                              str(extra)]) == ["/usr/include", str(extra)]
+
+
+def _running(marker: str) -> list[int]:
+    """The pids of this machine's processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_command_dies_with_the_jails_parent(isolated, tmp_path):
+    marker = "ngcc-jail-test-%d" % os.getpid()
+    started = tmp_path / "started"
+    started.mkdir()
+    parent = subprocess.Popen(
+        ["/bin/sh", "-c", '"$0" --write "$1" -- /bin/sh -c "touch $1/up; sleep 600; : $2"; :',
+         str(JAIL), str(started), marker], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):  # until the command is up (a bound, not a duration under test)
+            if (started / "up").exists():
+                break
+            time.sleep(0.05)
+        assert (started / "up").exists() and _running(marker)
+    finally:
+        parent.kill()
+        parent.wait()
+    for _ in range(600):
+        if not _running(marker):
+            break
+        time.sleep(0.05)
+    assert _running(marker) == []

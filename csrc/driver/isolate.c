@@ -521,7 +521,7 @@ void isolate_enter(const char *library, int channel)
     const char *folders[3] = {library_dir, NULL, NULL};
     isolate_view view = {"ngcc-driver", folders, NULL, -1};
 
-    view.keep_fd = channel;
+    view.keep_fd = channel;  /* the worker writes the frames on it */
     if (getcwd(cwd, sizeof cwd) == NULL)
         cwd[0] = '\0';
     if (library[0] != '/' && cwd[0] != '/') {

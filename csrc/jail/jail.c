@@ -16,6 +16,7 @@
  * scratch /tmp, empty read-only homes, no network (not even loopback) and no process
  * of the caller's (isolate.h). Every folder must be absolute and not "/". COMMAND is
  * looked up in the view's PATH unless it holds a slash (ngcc passes an absolute path).
+ * The jail, and with it everything in the namespace, dies with its parent.
  *
  * Exit status: the command's own, or death by the same signal; otherwise
  *   122  the kernel refused the isolation (one line on stderr:
@@ -31,9 +32,11 @@
 #include "isolate.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -138,6 +141,13 @@ int main(int argc, char **argv)
     isolate_view view = {"ngcc-jail", NULL, NULL, -1};
 
     parse(argc, argv, &request);
+    /* Die with the caller (ngcc killed, even by SIGKILL): init dies with this process
+     * and the kernel then ends the whole namespace, the compiler and what it started. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+        fprintf(stderr, "ngcc-jail: isolation unavailable: prctl(PR_SET_PDEATHSIG): %s "
+                "(errno %d)\n", strerror(errno), errno);
+        return ISOLATE_EXIT_UNAVAILABLE;
+    }
     view.read_only = request.read_only;
     view.writable = request.writable;
     isolate_enter_view(&view);  /* returns in the worker only */
