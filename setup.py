@@ -1,5 +1,6 @@
 """The C build of ngcc: the ``ngcc._core`` extension, one library per hash instance,
-and ``ngcc-driver``, the small executable that runs every foreign library.
+and ``ngcc-driver``, the small executable that runs every foreign library, and
+``ngcc-jail``, which runs the compiler of ``ngcc build`` in the kernel's isolation.
 
 Every hash instance is a shared library exporting only the ICCS ``CryptHash``
 entry point (see ``algorithms/include/crypt_hash.h``). The instances come from
@@ -161,9 +162,23 @@ def _build_driver(cc, out_dir):
     subprocess.run(command, check=True, cwd=ROOT)
 
 
+# ngcc-jail (csrc/jail/) runs the compiler of `ngcc build` on a submission's sources in
+# the driver's kernel isolation: it compiles the driver's isolate.c (the one place the
+# namespaces and the view are made) and sees that folder's headers for isolate.h alone.
+JAIL_SOURCES = ["csrc/jail/jail.c", "csrc/driver/isolate.c"]
+
+
+def _build_jail(cc, out_dir):
+    """Compile ``ngcc-jail`` (csrc/jail/ with csrc/driver/isolate.c) into out_dir."""
+    command = (cc + C_FLAGS + ["-D_GNU_SOURCE", "-Icsrc/jail", "-Icsrc/driver"]
+               + ["-o", str(out_dir / "ngcc-jail")] + [str(ROOT / s) for s in JAIL_SOURCES])
+    print(" ".join(shlex.quote(c) for c in command))
+    subprocess.run(command, check=True, cwd=ROOT)
+
+
 def build_instances(cc, out_dir, scratch):
     """Build every instance library whose variant's flags ``cc`` accepts (every ``ref``
-    on any machine), and ``ngcc-driver``, into out_dir; write its registry.json and
+    on any machine), ``ngcc-driver`` and ``ngcc-jail``, into out_dir; write its registry.json and
     return the registry. Used by the build below and by the AArch64 cross-build of CI
     (.ci/cross_build.py), which passes a cross compiler."""
     entries, skipped = [], []
@@ -185,6 +200,7 @@ def build_instances(cc, out_dir, scratch):
                 entries.append(_build_instance_library(cc, folder, family, instance,
                                                        variant, out_dir))
     _build_driver(cc, out_dir)
+    _build_jail(cc, out_dir)
     registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
                 "instances": entries, "skipped_variants": skipped}
     (out_dir / "registry.json").write_text(json.dumps(registry, indent=1) + "\n")
@@ -192,8 +208,8 @@ def build_instances(cc, out_dir, scratch):
 
 
 class BuildWithInstances(build_ext):
-    """build_ext that also builds the instance libraries and ngcc-driver next to the
-    extension."""
+    """build_ext that also builds the instance libraries, ngcc-driver and ngcc-jail next
+    to the extension."""
 
     def run(self):
         super().run()

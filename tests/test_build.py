@@ -834,3 +834,17 @@ def test_sources_reach_the_compiler_as_paths_and_errors_name_them_plainly(tmp_pa
     with pytest.raises(BuildError) as error:
         build(folder, out_dir=tmp_path / "out")
     assert "./" not in str(error.value)
+
+
+def test_the_provenance_says_how_the_compiler_ran(wchain_like, tmp_path):
+    _, library = wchain_like
+    meta = json.loads(library.with_name(library.name + ".json").read_text())
+    assert read_provenance(library).compiler_isolation in ("namespaces", "none")
+    copy = tmp_path / library.name
+    shutil.copy(library, copy)
+    sidecar = copy.with_name(copy.name + ".json")
+    sidecar.write_text(json.dumps({k: v for k, v in meta.items() if k != "compiler_isolation"}))
+    assert read_provenance(copy).compiler_isolation == "none"  # before the jail: none
+    sidecar.write_text(json.dumps({**meta, "compiler_isolation": "bubblewrap"}))
+    with pytest.raises(LibraryError, match=r"corrupt provenance.*compiler_isolation"):
+        read_provenance(copy)

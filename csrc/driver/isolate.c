@@ -37,10 +37,11 @@
 /* The paths the view is built around, worked out before the old root goes away. */
 typedef struct {
     char cwd[PATH_MAX];          /* "" if unknown */
-    char library_dir[PATH_MAX];  /* the library's folder, as given (made absolute) */
-    char real_dir[PATH_MAX];     /* the folder of its real path ("" if none) */
     char home[PATH_MAX];         /* $HOME if absolute, else "" */
 } view_paths;
+
+/* The name of the program in the one line of a refusal (isolate_view.program). */
+static const char *program_name = "ngcc-driver";
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2), noreturn))
@@ -54,7 +55,7 @@ static void unavailable(const char *call_format, ...)
     va_start(args, call_format);
     vsnprintf(call, sizeof call, call_format, args);
     va_end(args);
-    fprintf(stderr, "ngcc-driver: isolation unavailable: %s: %s (errno %d)\n", call,
+    fprintf(stderr, "%s: isolation unavailable: %s: %s (errno %d)\n", program_name, call,
             strerror(cause), cause);
     _exit(ISOLATE_EXIT_UNAVAILABLE);
 }
@@ -264,29 +265,66 @@ static void hide_folder(const char *path)
         unavailable("mount(%s, MS_BIND|MS_RDONLY)", path);
 }
 
+/* Fewer components first: a folder bound inside another is bound after it, so it
+ * covers its part of the outer bind (read-only inside writable, or the reverse). */
+static int by_depth(const void *left, const void *right)
+{
+    const char *a = *(const char *const *)left, *b = *(const char *const *)right;
+    size_t depth_a = 0, depth_b = 0;
+
+    for (; *a != '\0'; a++)
+        depth_a += *a == '/';
+    for (; *b != '\0'; b++)
+        depth_b += *b == '/';
+    return depth_a < depth_b ? -1 : depth_a > depth_b;
+}
+
 /* The homes and the working directory as empty folders (a home read-only even in the
- * scratch), and the library's folder at its path. The library's folders are made
- * first: under a home that is already read-only they could not be. */
-static void build_user_paths(const view_paths *paths)
+ * scratch), and the view's folders at their paths, the writable one read-write. The
+ * folders are made first: under a home that is already read-only they could not be. */
+static void build_user_paths(const view_paths *paths, const isolate_view *view)
 {
     const char *homes[] = {"/home", "/root", paths->home};
-    size_t i;
+    const char *folders[ISOLATE_MAX_FOLDERS + 1];
+    size_t i, count = 0;
 
-    if (strcmp(paths->library_dir, "/") == 0) {
-        errno = EINVAL;
-        unavailable("bind the library's folder / (move the library into a folder)");
-    }
-    (void)make_directories(paths->library_dir);
-    if (paths->real_dir[0] == '/')
-        (void)make_directories(paths->real_dir);
+    for (i = 0; view->read_only != NULL && view->read_only[i] != NULL; i++)
+        folders[count++] = view->read_only[i];
+    if (view->writable != NULL)
+        folders[count++] = view->writable;
+    for (i = 0; i < count; i++)
+        (void)make_directories(folders[i]);
     if (paths->cwd[0] == '/')
         (void)make_directories(paths->cwd);
     for (i = 0; i < sizeof homes / sizeof homes[0]; i++)
         hide_folder(homes[i]);
-    bind_host_path(paths->library_dir, 0);
-    if (paths->real_dir[0] == '/' && strcmp(paths->real_dir, paths->library_dir) != 0
-        && strcmp(paths->real_dir, "/") != 0)
-        bind_host_path(paths->real_dir, 0);
+    qsort(folders, count, sizeof folders[0], by_depth);
+    for (i = 0; i < count; i++)
+        bind_host_path(folders[i], folders[i] == view->writable);
+}
+
+/* Each folder of the view absolute and not "/" (binding the whole host would undo the
+ * view), at most ISOLATE_MAX_FOLDERS of them. */
+static void check_folders(const isolate_view *view)
+{
+    size_t i, count = view->writable != NULL;
+
+    for (i = 0; view->read_only != NULL && view->read_only[i] != NULL; i++, count++)
+        if (view->read_only[i][0] != '/' || strcmp(view->read_only[i], "/") == 0) {
+            errno = EINVAL;
+            unavailable("bind the folder %s (only an absolute path below /)",
+                        view->read_only[i]);
+        }
+    if (view->writable != NULL && (view->writable[0] != '/'
+                                   || strcmp(view->writable, "/") == 0)) {
+        errno = EINVAL;
+        unavailable("bind the writable folder %s (only an absolute path below /)",
+                    view->writable);
+    }
+    if (count > ISOLATE_MAX_FOLDERS) {
+        errno = E2BIG;
+        unavailable("bind %zu folders (at most %d)", count, ISOLATE_MAX_FOLDERS);
+    }
 }
 
 /* The folder of `path` made absolute against `cwd` (lexically: symlinks stay). */
@@ -303,21 +341,13 @@ static void folder_of(const char *path, const char *cwd, char *out, size_t size)
         snprintf(out, size, "%s/%.*s", strcmp(cwd, "/") == 0 ? "" : cwd, length, path);
 }
 
-static void find_paths(const char *library, view_paths *paths)
+static void find_paths(view_paths *paths)
 {
-    char real[PATH_MAX];
     const char *home = getenv("HOME");
 
     memset(paths, 0, sizeof *paths);
     if (getcwd(paths->cwd, sizeof paths->cwd) == NULL)
         paths->cwd[0] = '\0';
-    if (library[0] != '/' && paths->cwd[0] != '/') {
-        errno = ENOENT;
-        unavailable("getcwd (for the relative library path %s)", library);
-    }
-    folder_of(library, paths->cwd, paths->library_dir, sizeof paths->library_dir);
-    if (realpath(library, real) != NULL)
-        folder_of(real, "/", paths->real_dir, sizeof paths->real_dir);
     if (home != NULL && home[0] == '/' && strlen(home) < sizeof paths->home)
         strcpy(paths->home, home);
 }
@@ -325,11 +355,11 @@ static void find_paths(const char *library, view_paths *paths)
 /* The whole view. The new root is a tmpfs mounted on ROOT_BASE; pivot_root moves the
  * host's root under it at OLD_ROOT, whence every bind takes its source (so nothing
  * the view mounts can hide a source), and which is detached at the end. */
-static void build_view(const char *library)
+static void build_view(const isolate_view *view)
 {
     view_paths paths;
 
-    find_paths(library, &paths);
+    find_paths(&paths);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         unavailable("mount(/, MS_REC|MS_PRIVATE)");
     if (mount("ngcc-root", ROOT_BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
@@ -343,7 +373,7 @@ static void build_view(const char *library)
     build_system();
     build_dev();
     build_proc_and_scratch();
-    build_user_paths(&paths);
+    build_user_paths(&paths, view);
     if (umount2(OLD_ROOT, MNT_DETACH) != 0 || rmdir(OLD_ROOT) != 0)
         unavailable("umount2(" OLD_ROOT ", MNT_DETACH)");
     if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
@@ -446,11 +476,13 @@ static void init_bind_to_outer(int report)
         _exit(ISOLATE_EXIT_UNAVAILABLE);
 }
 
-void isolate_enter(const char *library, int channel)
+void isolate_enter_view(const isolate_view *view)
 {
     int report[2];
     pid_t init, worker;
 
+    program_name = view->program;
+    check_folders(view);
     enter_user_namespace();
     enter_other_namespaces();
     if (pipe2(report, O_CLOEXEC) != 0)
@@ -459,24 +491,51 @@ void isolate_enter(const char *library, int channel)
         unavailable("fork");
     if (init > 0) {
         close(report[1]);
-        close(channel);  /* the channel closes when the namespace is gone */
+        if (view->keep_fd >= 0)
+            close(view->keep_fd);  /* e.g. the channel: it closes when the namespace is gone */
         outer_wait(init, report[0]);
     }
     close(report[0]);
     init_bind_to_outer(report[1]);
-    build_view(library);
-    if (sethostname("ngcc-driver", strlen("ngcc-driver")) != 0)
+    build_view(view);
+    if (sethostname(view->program, strlen(view->program)) != 0)
         unavailable("sethostname");
     drop_capabilities();
-    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  /* no ptrace of init from the library */
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  /* no ptrace of init from the worker */
     if ((worker = fork()) < 0)
         unavailable("fork");
     if (worker > 0) {
-        close(channel);
+        if (view->keep_fd >= 0)
+            close(view->keep_fd);
         init_wait(worker, report[1]);
     }
-    close(report[1]);  /* only init reports: the library cannot forge the status */
+    close(report[1]);  /* only init reports: the worker cannot forge the status */
     (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);  /* check_descendants sees grandchildren */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+}
+
+void isolate_enter(const char *library, int channel)
+{
+    char cwd[PATH_MAX], library_dir[PATH_MAX], real[PATH_MAX], real_dir[PATH_MAX] = "";
+    const char *folders[3] = {library_dir, NULL, NULL};
+    isolate_view view = {"ngcc-driver", folders, NULL, -1};
+
+    view.keep_fd = channel;  /* the worker writes the frames on it */
+    if (getcwd(cwd, sizeof cwd) == NULL)
+        cwd[0] = '\0';
+    if (library[0] != '/' && cwd[0] != '/') {
+        errno = ENOENT;
+        unavailable("getcwd (for the relative library path %s)", library);
+    }
+    folder_of(library, cwd, library_dir, sizeof library_dir);
+    if (strcmp(library_dir, "/") == 0) {
+        errno = EINVAL;
+        unavailable("bind the library's folder / (move the library into a folder)");
+    }
+    if (realpath(library, real) != NULL)
+        folder_of(real, "/", real_dir, sizeof real_dir);
+    if (real_dir[0] == '/' && strcmp(real_dir, library_dir) != 0 && strcmp(real_dir, "/") != 0)
+        folders[1] = real_dir;
+    isolate_enter_view(&view);
 }

@@ -1,7 +1,12 @@
-/* Kernel isolation of ngcc-driver (--isolate): the library runs inside new user, PID,
- * network, IPC, mount and UTS namespaces, made with unshare(2) by the driver itself
- * (no external tool; an unprivileged user where the kernel lets one create user
- * namespaces, or root).
+/* Kernel isolation of the processes that run submitted code: ngcc-driver --isolate
+ * (a library) and ngcc-jail (the compiler on a submission's sources, csrc/jail/). The
+ * process enters new user, PID, network, IPC, mount and UTS namespaces, made with
+ * unshare(2) by itself (no external tool; an unprivileged user where the kernel lets
+ * one create user namespaces, or root).
+ *
+ * isolate_enter_view() takes the view's folders: any number of read-only ones (up to
+ * ISOLATE_MAX_FOLDERS) and at most one writable one; isolate_enter(library, channel)
+ * is the driver's: the library's folder (and that of its real path) read-only.
  *
  * Three processes, each with one job:
  *
@@ -19,16 +24,19 @@
  *           signals it has no handler for: raise(SIGABRT) or kill(0, SIGTERM) by a
  *           library would be ignored there, where ngcc expects a death by signal.
  *   worker  pid 2: returns from isolate_enter and runs the mode as the driver always
- *           has (channel, fault handler, memory limit, seccomp filter, library).
+ *           has (channel, fault handler, memory limit, seccomp filter, library);
+ *           in ngcc-jail it execve's the command (the compiler).
  *
  * The view (a tmpfs root, pivot_root into it, then read-only):
  *   /usr /bin /sbin /lib /lib32 /lib64 /libx32  read-only binds (symlinks copied)
  *   /etc        only ld.so.cache, ld.so.conf(.d), localtime, passwd, group, nsswitch.conf
  *   /dev        null zero full random urandom (binds), fd stdin stdout stderr (symlinks)
  *   /proc       a new procfs of the new PID namespace
- *   /tmp        the scratch: a fresh tmpfs of ISOLATE_SCRATCH_SIZE, the one writable place
+ *   /tmp        the scratch: a fresh tmpfs of ISOLATE_SCRATCH_SIZE, writable
  *   /home /root $HOME   empty and read-only
- *   the library's folder (as given, and that of its real path)  read-only binds
+ *   the view's folders (the driver: the library's folder, as given, and that of its
+ *               real path)  read-only binds; the writable folder (ngcc-jail: the
+ *               build's work folder) a read-write bind
  *   the working directory   exists (empty unless it is one of the above)
  * Nothing else (no /var, /run, /sys, /opt, /srv, /mnt): no socket file of the host
  * can be reached, and the network namespace has only its loopback, left down.
@@ -40,8 +48,8 @@
  * A failure of any step (a kernel or container that refuses the namespaces:
  * kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0, a seccomp profile
  * that refuses unshare or mount, no visible /proc to mount a new one from) ends the
- * driver with ISOLATE_EXIT_UNAVAILABLE and one line on stderr:
- *   ngcc-driver: isolation unavailable: CALL: STRERROR (errno N)
+ * process with ISOLATE_EXIT_UNAVAILABLE and one line on stderr (PROGRAM: the view's):
+ *   PROGRAM: isolation unavailable: CALL: STRERROR (errno N)
  * before any frame is written: nothing is run without the isolation asked for. So
  * the isolation is all or nothing, and a run under --isolate that sent HELLO had all
  * of it (there is no frame that says so: ngcc/driver/protocol.py refuses unknown frames).
@@ -60,9 +68,25 @@
 #define ISOLATE_EXIT_UNAVAILABLE 122  /* the isolation could not be set up */
 #define ISOLATE_SCRATCH_SIZE "64m"    /* the size= of the /tmp tmpfs */
 
-/* Enter the isolation for a run of `library` (the path as the parent gave it, which
- * stays valid inside). Returns only in the worker, with `channel` (the result fd)
- * still open there; the outer process and init never return. */
+#define ISOLATE_MAX_FOLDERS 64       /* read-only + writable folders of one view */
+
+/* What one isolation shows and keeps. */
+typedef struct {
+    const char *program;           /* names the process in a refusal's line; the hostname */
+    const char *const *read_only;  /* absolute folders bound read-only, NULL-ended (or NULL) */
+    const char *writable;          /* the one absolute folder bound read-write, or NULL */
+    int keep_fd;                   /* open in the worker only (outer and init close it), or -1 */
+} isolate_view;
+
+/* Enter the isolation with `view`'s folders. Returns only in the worker, which may
+ * return to its caller's work or execve a command (the view has its programs: /usr,
+ * /bin, ...); the outer process and init never return. A folder nested in another is
+ * bound after it, so a read-only folder inside the writable one stays read-only. */
+void isolate_enter_view(const isolate_view *view);
+
+/* The driver's view for a run of `library` (the path as the parent gave it, which
+ * stays valid inside): its folder and that of its real path, read-only. Returns only
+ * in the worker, with `channel` (the result fd) still open there. */
 void isolate_enter(const char *library, int channel);
 
 #endif

@@ -18,10 +18,11 @@ compiler decides what goes in, with the user's flags and defines:
 No foreign code runs here, and the folder is untrusted: only regular files under a
 size limit are read (never a FIFO or a device behind a symlink), names go through
 :func:`ngcc.base.names.check_name`, the compiler runs with a deadline, memory and
-file-size limits (:mod:`ngcc.library.cc`, which also reads the facts out of its
-diagnostics and objects), and the library and its ``<library>.json`` sidecar (the
-facts :func:`ngcc.instance` reads, and the build's provenance) are written inside
-the output folder.
+file-size limits, in the kernel's isolation with the folder read-only and the build's
+work folder the one it may write (:mod:`ngcc.library.cc`, which also reads the facts
+out of its diagnostics and objects; the library is linked there and copied out), and
+the library and its ``<library>.json`` sidecar (the facts :func:`ngcc.instance` reads,
+and the build's provenance) are written inside the output folder.
 
 The candidate id is inferred from the instance name through the candidate registry
 (:func:`ngcc.library.candidates.infer_candidate`) unless given: ``laurus_512`` is hash-14.
@@ -40,6 +41,7 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -180,12 +182,13 @@ def _link(folder: Path, library_objects: list[CompiledObject], programs: list[Co
           compiler: Compiler) -> str:
     """Link the library (refusing undefined symbols), ``libs`` after the objects; return
     the linker's warnings."""
+    linked = compiler.work_dir / "library.so"  # the isolated compiler writes only there
     status, errors = compiler.run(
-        [*cflags, *LINK_FLAGS, "-o", str(partial), *(str(o.path) for o in library_objects),
+        [*cflags, *LINK_FLAGS, "-o", str(linked), *(str(o.path) for o in library_objects),
          *extra_objects, *libs, *LINK_LIBRARIES], compiler.work_dir, "linking")
     if status == 0:
+        shutil.copyfile(linked, partial)
         return errors
-    partial.unlink(missing_ok=True)
     symbols = undefined_symbols(errors)
     if not symbols:
         raise BuildError("%s does not link with %s:\n%s%s"
@@ -265,7 +268,7 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
                for path in folder_files(folder)}
     sources, skipped = select_sources(folder, exclude)
     with tempfile.TemporaryDirectory(prefix="ngcc-build-") as work:
-        compiler = Compiler(Path(work), timeout)
+        compiler = Compiler(Path(work), timeout, reads=[folder, SUPPORT_DIR])
         header_name, digest_bits, _ = find_instance_header(folder, cflags, compiler)
         name = name or header_name
         candidate, notes = _candidate_of(name, candidate, digest_bits)
@@ -293,7 +296,8 @@ def build(source_dir: str | os.PathLike[str], *, name: str | None = None,
                              % (folder, ", ".join(o.source for o in library_objects)))
         version = compiler.version()
     provenance = build_provenance(folder, name, candidate, flags, defines, extra, cflags,
-                                  version, digests, skipped, link_libs, manifest_file)
+                                  version, digests, skipped, link_libs, manifest_file,
+                                  compiler.isolation)
     digest = sha256_file(partial)
     meta = {
         "name": name, "family": name, "label": label,

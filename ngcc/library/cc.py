@@ -1,11 +1,13 @@
 """Running the C compiler on an untrusted submission, and reading what it says.
 
 :func:`read_input` reads a submission's file only when it is a regular file under a
-size limit; :class:`Compiler` runs ``$CC`` with a deadline and resource limits and
-returns its diagnostics; the rest reads facts out of those diagnostics and of the
-objects it wrote: an object's symbols (:func:`object_symbols`), the ``-m`` flags a
-source's intrinsics lack (:func:`missing_target_flags`), the symbols a link left
-undefined (:func:`undefined_symbols`) and the macro guarding a program's ``main``
+size limit; :class:`Compiler` runs ``$CC`` with a deadline and resource limits, in the
+kernel's isolation (``ngcc-jail``, ``csrc/jail/jail.c``) unless the sandbox is off
+(:mod:`ngcc.base.sandbox`), and returns its diagnostics; the rest reads facts out of
+those diagnostics and of the objects it wrote: an object's symbols
+(:func:`object_symbols`), the ``-m`` flags a source's intrinsics lack
+(:func:`missing_target_flags`), the symbols a link left undefined
+(:func:`undefined_symbols`) and the macro guarding a program's ``main``
 (:func:`main_hint`). :mod:`ngcc.library.build` decides with them.
 """
 
@@ -15,6 +17,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import stat
 import subprocess
@@ -23,13 +26,16 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from ngcc.base.errors import BuildError
+from ngcc.base import sandbox as _sandbox
+from ngcc.base.errors import BuildError, SandboxUnavailableError
 from ngcc.base.untrusted import plain
+from ngcc.library.registry import LIB_DIR
 
 # Limits on untrusted input: every file read, and the compiler run on it.
 MAX_INPUT_BYTES = 16 << 20
@@ -38,6 +44,16 @@ COMPILER_MEMORY_BYTES = 4 << 30   # RLIMIT_AS of each compiler process
 COMPILER_FILE_BYTES = 1 << 30     # RLIMIT_FSIZE: no object, library or log larger
 MAX_DIAGNOSTIC_BYTES = 1 << 20    # compiler output kept for messages
 MAX_ERROR_LINES = 12              # compiler error lines quoted in a message
+
+# The compiler's isolation (csrc/jail/jail.c): its exit status and line when the kernel
+# refuses the namespaces, and the system folders its view always has (isolate.h).
+JAIL = LIB_DIR / "ngcc-jail"
+JAIL_UNAVAILABLE = 122
+JAIL_REFUSAL = "ngcc-jail: isolation unavailable: "
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ALTERNATIVES = "/etc/alternatives"  # Debian's cc, c++, ... symlinks (read-only)
+ISOLATED = "namespaces"   # the compiler ran in ngcc-jail's namespaces and view
+NOT_ISOLATED = "none"     # NGCC_NO_SANDBOX=1 / --no-sandbox: as the evaluator, unconfined
 
 
 def read_input(path: Path, limit: int | None = None) -> bytes:
@@ -80,9 +96,17 @@ class Compiler:
 
     English diagnostics in the C locale (ngcc parses them), one deadline for the
     whole build, limits on memory, file size and core dumps, temporary files in the
-    build's work folder, and the whole process group killed when time runs out."""
+    build's work folder, and the whole process group killed when time runs out.
 
-    def __init__(self, work_dir: Path, timeout: float):
+    Unless the sandbox is off (``NGCC_NO_SANDBOX=1``, ``--no-sandbox``), every run is
+    in ``ngcc-jail``: new user, PID, network, IPC and mount namespaces whose view holds
+    the system's programs and headers read-only, ``reads`` (the submission's folder,
+    ngcc's own sources) and the compiler's own folders read-only, and ``work_dir`` as
+    the one writable folder. A source that ``#include``s a file outside them, or a
+    compiler plugin or wrapper that writes, connects or signals outside, fails there.
+    """
+
+    def __init__(self, work_dir: Path, timeout: float, reads: Sequence[Path] = ()):
         if not timeout > 0:
             raise ValueError("timeout must be a positive number of seconds, got %r" % timeout)
         self.command = shlex.split(os.environ.get("CC", "cc")) or ["cc"]
@@ -95,41 +119,143 @@ class Compiler:
         # compiler's: under the memory cap it cannot reserve its shadow memory.
         self.env.pop("LD_PRELOAD", None)
         self.runs = 0
+        self.isolation = ISOLATED if _sandbox.sandbox_enabled() else NOT_ISOLATED
+        self.reads = [Path(folder) for folder in reads]
+        self._jailed: tuple[list[str], str] | None = None  # made on first use
 
     def run(self, args: Sequence[str], cwd: Path, what: str) -> tuple[int, str]:
-        """Run the compiler with ``args`` in ``cwd``; return (exit status, diagnostics)."""
+        """Run the compiler with ``args`` in ``cwd``; return (exit status, diagnostics).
+
+        Raises:
+            BuildError: the compiler cannot be run, or did not finish in time.
+            SandboxUnavailableError: the kernel refused the compiler's isolation (the
+                jail's line and the remedy): the build stops at the first such run.
+        """
         self.runs += 1
         log_path = self.work_dir / ("cc-%d.log" % self.runs)
+        command = [*self.command, *args]
+        if self.isolation == ISOLATED:
+            options, executable = self._jail()
+            flags = [part for folder in flag_folders(args) for part in ("--read", folder)]
+            command = [str(JAIL), *options, *flags, "--chdir", str(cwd), "--", executable,
+                       *command[1:]]
         with log_path.open("w+b") as log:
-            try:
-                process = subprocess.Popen(  # an argv, no shell
-                    [*self.command, *args], cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,
-                    stdout=log, stderr=log, start_new_session=True,
-                    preexec_fn=_limit_compiler)
-            except OSError as exc:
-                raise BuildError("cannot run the C compiler %r: %s (set CC to the compiler "
-                                 "to use)" % (" ".join(self.command), exc.strerror or exc)
-                                 ) from exc
-            try:
-                status = process.wait(timeout=max(0.01, self.deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _kill_group(process)
-                raise BuildError("%s: the compiler did not finish within the build's time "
-                                 "limit of %g s (a file it reads may never end, or raise "
-                                 "--timeout)" % (what, self.timeout)) from None
-            except BaseException:  # Ctrl-C: leave no compiler behind
-                _kill_group(process)
-                raise
+            status = self._wait(self._start(command, cwd, log), what)
             log.seek(0)
             text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
+        if self.isolation == ISOLATED and status == JAIL_UNAVAILABLE \
+                and text.startswith(JAIL_REFUSAL):
+            raise SandboxUnavailableError("%s: the compiler's isolation: %s; %s" % (
+                what, plain(text.splitlines()[0]), _sandbox.REMEDY))
         # the submission's sources choose what the compiler quotes: no controls
         return status, "\n".join(plain(line) for line in text.split("\n"))
+
+    def _start(self, command: list[str], cwd: Path, log: BinaryIO) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(  # an argv, no shell
+                command, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=log, start_new_session=True, preexec_fn=_limit_compiler)
+        except OSError as exc:
+            raise BuildError("cannot run the C compiler %r: %s (set CC to the compiler "
+                             "to use)" % (" ".join(self.command), exc.strerror or exc)
+                             ) from exc
+
+    def _wait(self, process: subprocess.Popen[bytes], what: str) -> int:
+        try:
+            return process.wait(timeout=max(0.01, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise BuildError("%s: the compiler did not finish within the build's time "
+                             "limit of %g s (a file it reads may never end, or raise "
+                             "--timeout)" % (what, self.timeout)) from None
+        except BaseException:  # Ctrl-C: leave no compiler behind
+            _kill_group(process)
+            raise
+
+    def _jail(self) -> tuple[list[str], str]:
+        """The jail's options (``--read`` each folder, ``--write`` the work folder) and
+        the compiler's absolute path (the jail looks nothing up on the host), worked out
+        once per build."""
+        if self._jailed is None:
+            executable = shutil.which(self.command[0], path=self.env.get("PATH"))
+            if executable is None:
+                raise BuildError("cannot run the C compiler %r: %s is not on PATH (set CC "
+                                 "to the compiler to use)"
+                                 % (" ".join(self.command), self.command[0]))
+            executable = os.path.abspath(executable)
+            folders = [*compiler_folders(Path(executable)), *self.reads]
+            if os.path.isdir(ALTERNATIVES):  # a wrapper script's own `cc` goes through it
+                folders.append(Path(ALTERNATIVES))
+            reads = dict.fromkeys(str(f.resolve()) for f in folders)  # in order, once
+            options = [part for folder in reads for part in ("--read", folder)]
+            self._jailed = ([*options, "--write", str(self.work_dir.resolve())], executable)
+        return self._jailed
 
     def version(self) -> str:
         """The compiler's version line."""
         status, text = self.run(["--version"], self.work_dir, "asking the compiler's version")
         lines = text.splitlines()
         return lines[0] if status == 0 and lines else " ".join(self.command)
+
+
+# Options whose value is a folder or file the compiler reads, joined (-I/x) or apart (-I /x).
+_PATH_OPTIONS = ("-I", "-L", "-B", "-isystem", "-idirafter", "-iquote", "-include",
+                 "-imacros", "--sysroot", "-isysroot")
+
+
+def flag_folders(args: Sequence[str]) -> list[str]:
+    """The absolute, existing folders that the evaluator's flags name (``--extra-cflags
+    -I/opt/x/include``, ``--libs "-L/opt/x/lib -lx"``; a file's folder for ``-include``):
+    the compiler's view shows them read-only. Relative ones are the submission's own."""
+    found: list[str] = []
+    for index, arg in enumerate(args):
+        for option in _PATH_OPTIONS:
+            if arg == option and index + 1 < len(args):
+                value = args[index + 1]
+            elif arg.startswith(option) and arg != option:
+                value = arg[len(option):].removeprefix("=")
+            else:
+                continue
+            if os.path.isabs(value) and os.path.exists(value) and value != "/":
+                folder = value if os.path.isdir(value) else os.path.dirname(value)
+                found.append(os.path.realpath(folder))
+            break
+    return [f for f in dict.fromkeys(found) if f != "/"]
+
+
+def compiler_folders(executable: Path) -> list[Path]:
+    """The folders outside the jail's system folders (/usr, /bin, /lib...) that running
+    ``executable`` needs: the folder of each symlink on the way to it (Debian's
+    ``cc -> /etc/alternatives/cc -> gcc``), and the installation prefix of the real file
+    (the parent of its ``bin/``: GCC finds ``cc1``, ``as`` and its headers from there).
+
+    Raises:
+        BuildError: the compiler's prefix would be a home folder (``~/bin/cc``), a
+            folder above one, or ``/``: the isolation hides the homes.
+    """
+    hops = [Path(os.path.abspath(executable))]
+    while hops[-1].is_symlink() and len(hops) < 40:
+        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
+    folders = [hop.parent for hop in hops[:-1]]
+    real = hops[-1].parent
+    folders.append(real.parent if real.name == "bin" else real)
+    needed = [f for f in folders if not any(f == Path(s) or Path(s) in f.parents
+                                            for s in SYSTEM_FOLDERS)]
+    for folder in needed:
+        _check_compiler_folder(executable, folder)
+    return needed
+
+
+def _check_compiler_folder(executable: Path, folder: Path) -> None:
+    homes = [Path("/home"), Path("/root")] + (
+        [Path(os.environ["HOME"])] if os.path.isabs(os.environ.get("HOME", "")) else [])
+    if folder == Path("/") or any(folder == h or folder in h.parents for h in homes):
+        raise BuildError("the C compiler %s needs %s, which the compiler's isolation does "
+                         "not show (it hides the home folders and binds no whole file "
+                         "system): install the compiler in a folder of its own (/opt/NAME, "
+                         "~/NAME/bin/cc) or under /usr, or build without the isolation: "
+                         "--no-sandbox or %s=1" % (executable, folder,
+                                                   _sandbox.ENVIRONMENT_VARIABLE))
 
 
 def _limit_compiler() -> None:

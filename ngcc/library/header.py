@@ -45,8 +45,9 @@ def read_instance_header(source_dir: str | os.PathLike[str], cflags: Sequence[st
             names the header.
     """
     with tempfile.TemporaryDirectory(prefix="ngcc-build-") as work:
-        name, bits, _ = find_instance_header(Path(source_dir).resolve(), list(cflags),
-                                             Compiler(Path(work), timeout))
+        folder = Path(source_dir).resolve()
+        name, bits, _ = find_instance_header(folder, list(cflags),
+                                             Compiler(Path(work), timeout, reads=[folder]))
     return name, bits
 
 

@@ -1,7 +1,8 @@
 """Where a built library came from: :class:`Provenance`, what ``ngcc build`` records
 in the library's ``<library>.json`` sidecar (the source folder and its digests, the
-flags, the compiler, the ngcc version, the build time, the files left out, and what a
-KAT check will rest on), made for a build and read back, typed, from a sidecar."""
+flags, the compiler and whether it ran isolated, the ngcc version, the build time, the
+files left out, and what a KAT check will rest on), made for a build and read back,
+typed, from a sidecar."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ngcc.base.untrusted import loads_json
 from ngcc.base.version import __version__
 from ngcc.library import candidates as _candidates
 from ngcc.library import katfile as _katfile
-from ngcc.library.cc import read_input
+from ngcc.library.cc import ISOLATED, NOT_ISOLATED, read_input
 from ngcc.library.cflags import FLAG_SETS
 from ngcc.library.katfile import read_manifest
 from ngcc.library.registry import manifest_path, sidecar_path
@@ -45,6 +46,9 @@ class Provenance:
             ``"submission files"`` (the submission's own KAT files) or ``"none"``.
         kat_files: the manifest's path, or the submission's KAT files (empty for none).
         libs: the ``--libs`` link options, after the objects (``-lcrypto``).
+        compiler_isolation: how the compiler ran on the sources: ``"namespaces"``
+            (``ngcc-jail``: the kernel's namespaces, the folder read-only) or ``"none"``
+            (``--no-sandbox`` / ``NGCC_NO_SANDBOX=1``, and every ngcc before the jail).
     """
 
     source_dir: str
@@ -60,6 +64,7 @@ class Provenance:
     kat_basis: str
     kat_files: tuple[str, ...]
     libs: tuple[str, ...] = ()
+    compiler_isolation: str = NOT_ISOLATED
 
     def to_json(self) -> dict[str, Any]:
         """The fields as JSON values (tuples as lists), as stored in the sidecar."""
@@ -140,18 +145,23 @@ def _provenance_from(meta: dict[str, Any]) -> Provenance:
     basis = text("kat_basis")
     if basis not in ("manifest", "submission files", "none"):
         raise ValueError("kat_basis %r" % basis)
+    isolation = text("compiler_isolation") if "compiler_isolation" in meta else NOT_ISOLATED
+    if isolation not in (ISOLATED, NOT_ISOLATED):
+        raise ValueError("compiler_isolation %r" % isolation)
     return Provenance(text("source_dir"), table("source_sha256"), flag_set, texts("defines"),
                       texts("extra_cflags"), texts("cflags"), text("compiler"),
                       text("ngcc_version"), text("built_at"), table("skipped"), basis,
-                      texts("kat_files"), texts("libs") if "libs" in meta else ())
+                      texts("kat_files"), texts("libs") if "libs" in meta else (),
+                      isolation)
 
 
 def build_provenance(folder: Path, name: str, candidate: str, flags: str,
                      defines: list[str], extra: list[str], cflags: list[str], compiler: str,
                      digests: dict[str, str], skipped: dict[str, str], libs: list[str],
-                     manifest: Path | None) -> Provenance:
+                     manifest: Path | None, compiler_isolation: str = ISOLATED) -> Provenance:
     """The provenance of a build of ``folder`` made now by this ngcc, with the KAT basis
-    it can see for instance ``name`` of ``candidate``."""
+    it can see for instance ``name`` of ``candidate``, and how its compiler ran
+    (:attr:`ngcc.library.cc.Compiler.isolation`)."""
     basis, kat_files = _kat_basis(name, candidate, folder, manifest)
     return Provenance(
         source_dir=str(folder), source_sha256=digests,
@@ -159,4 +169,5 @@ def build_provenance(folder: Path, name: str, candidate: str, flags: str,
         extra_cflags=tuple(extra), cflags=tuple(cflags), compiler=compiler,
         ngcc_version=__version__,
         built_at=utc_now(),
-        skipped=dict(skipped), kat_basis=basis, kat_files=kat_files, libs=tuple(libs))
+        skipped=dict(skipped), kat_basis=basis, kat_files=kat_files, libs=tuple(libs),
+        compiler_isolation=compiler_isolation)
