@@ -41,6 +41,7 @@ from ngcc.base.errors import (
     UnknownHostError,
     UnknownInstanceError,
     UnknownLabelError,
+    UsageError,
     ValidationError,
 )
 from ngcc.base.version import __version__
@@ -99,6 +100,7 @@ __all__ = [
     "UnknownHostError",
     "UnknownInstanceError",
     "UnknownLabelError",
+    "UsageError",
     "Validation",
     "ValidationError",
     "__version__",

@@ -442,7 +442,7 @@ def test_cli_label_follows_the_library_paths(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert [line.split()[0] for line in out.splitlines()[1:3]] == ["SM3", "mine"]
     assert main(["campaign", "SM3", "--label", "mine", "--run-dir",
-                 str(tmp_path / "other")]) == 1
+                 str(tmp_path / "other")]) == 2
     assert "1 --label given for 0 library path(s)" in capsys.readouterr().err
 
 

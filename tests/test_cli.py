@@ -96,9 +96,9 @@ def test_info_shows_the_counter_and_the_machine(capsys):
 
 # ------------------------------------------------------------------------------ errors
 
-def test_unknown_instance_is_one_line_and_status_1(monkeypatch, capsys):
+def test_unknown_instance_is_a_usage_mistake_in_one_line(monkeypatch, capsys):
     _stdin(monkeypatch, b"")
-    assert main(["hash", "SM4", "-"]) == 1
+    assert main(["hash", "SM4", "-"]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "unknown instance 'SM4'" in line and "SM3" in line
 
@@ -108,9 +108,9 @@ def test_missing_file_is_one_line_and_status_1(tmp_path, capsys):
     assert "absent.bin" in _one_error_line(capsys.readouterr().err)
 
 
-def test_bits_beyond_the_input_is_one_line_and_status_1(monkeypatch, capsys):
+def test_bits_beyond_the_input_is_a_usage_mistake_in_one_line(monkeypatch, capsys):
     _stdin(monkeypatch, b"abc")
-    assert main(["hash", "SM3", "--bits", "25"]) == 1
+    assert main(["hash", "SM3", "--bits", "25"]) == 2
     assert "bits=25 is longer than the data" in _one_error_line(capsys.readouterr().err)
 
 
@@ -126,7 +126,7 @@ def test_usage_errors_are_one_line_and_status_2(argv, capsys):
 def test_a_failing_command_prints_no_traceback():
     child = subprocess.run([sys.executable, "-m", "ngcc", "hash", "NoSuchHash", "-"], input=b"",
                            capture_output=True, timeout=120, check=False)
-    assert child.returncode == 1
+    assert child.returncode == 2
     assert child.stderr.decode().startswith("ngcc: error: unknown instance 'NoSuchHash'")
     assert "Traceback" not in child.stderr.decode()
 
@@ -148,7 +148,7 @@ def test_a_library_path_with_no_file_says_so(tmp_path, capsys):
     missing = str(tmp_path / "built" / "X.so")
     for argv in (["hash", missing, "-"], ["kat", missing, "--no-progress"],
                  ["campaign", missing, "--quick"]):
-        assert main(argv) == 1
+        assert main(argv) == 2  # a name on the command line that names nothing
         line = _one_error_line(capsys.readouterr().err)
         assert line.startswith("ngcc: error: no such file: %s " % missing), argv
         assert "unknown instance" not in line

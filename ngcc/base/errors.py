@@ -9,6 +9,13 @@ class NgccError(Exception):
     """Base class of every error ngcc raises on purpose."""
 
 
+class UsageError(NgccError):
+    """A command line that asks for nothing, for a value out of range, for a name that does
+    not exist or for two options that exclude each other: ``ngcc`` says what in one line
+    ``ngcc: error: ...`` and exits with status 2 (a failure of the work itself keeps its
+    own status)."""
+
+
 class ChildError(NgccError):
     """A child process that did not deliver: ``status`` is ``crash``, ``timeout``,
     ``error`` or ``protocol``; the message names instance, length, phase and trial.

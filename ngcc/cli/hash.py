@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ngcc.base.errors import NgccError
-from ngcc.cli.common import table
+from ngcc.cli.common import table, usage_checks
 from ngcc.driver.hashing import hash as hash_data
 from ngcc.library.registry import instance, instances
 
@@ -78,10 +78,15 @@ def add_hash(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_hash(args: argparse.Namespace) -> int:
-    inst = instance(args.instance)  # a typo fails before waiting for stdin
+    with usage_checks():  # a typo fails before waiting for stdin
+        inst = instance(args.instance)
+        if args.bits is not None and args.bits < 0:
+            raise ValueError("--bits must be 0 or more, got %d" % args.bits)
     try:
         data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         raise NgccError("cannot read %s: %s" % (args.file, exc.strerror or exc)) from None
-    print(hash_data(inst, data, args.bits).hex())
+    with usage_checks():  # --bits beyond the input
+        digest = hash_data(inst, data, args.bits)
+    print(digest.hex())
     return 0

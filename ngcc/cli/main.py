@@ -4,7 +4,8 @@ Each subcommand is one ``add_<name>(subcommands)`` function in its module of
 ``ngcc/cli/`` that adds its parser and sets ``run`` to a function ``(args) -> exit
 status``; listing it in ``SUBCOMMANDS`` makes it available. Errors the user can fix (an
 ``NgccError``, a ``ValueError`` or an ``OSError`` such as a missing file) become one line
-``ngcc: error: ...`` on stderr and exit status 1; usage errors exit with 2.
+``ngcc: error: ...`` on stderr and exit status 1; usage mistakes (argparse's, and a
+``UsageError``: what ``common.usage_checks`` finds before any work starts) exit with 2.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ngcc.base.errors import NgccError
+from ngcc.base.errors import NgccError, UsageError
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
 from ngcc.cli import build, campaign, compare, evaluate, hash, host, kat, leak, report, validate
-from ngcc.cli.common import EXIT_RUNTIME_ERROR, EXIT_USAGE, UsageError
+from ngcc.cli.common import EXIT_RUNTIME_ERROR, EXIT_USAGE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except UsageError as exc:
-        print("ngcc: error: %s" % exc, file=sys.stderr)
+        print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
         print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
