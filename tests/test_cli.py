@@ -164,3 +164,20 @@ def test_the_console_script_is_this_main():
     assert scripts.split("[")[0].strip().split("#")[0].strip() == 'ngcc = "ngcc_script:main"'
     import ngcc_script
     assert ngcc_script.main.__doc__ and "ngcc.cli.main" in (ngcc_script.__doc__ or "")
+
+
+def test_a_build_error_shows_the_compilers_own_lines_with_controls_escaped(tmp_path, capsys):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(
+        '#define ALGORITHM_INSTANCE "T-256"\n#define DIGEST_BIT_LENGTH 256\n')
+    (folder / "t.c").write_text('#include "CryptHash_AlgorithmInstance.h"\n'
+                                "#error first \x1b[31mred\n"
+                                "int f(void) { return undefined_a; }\n")
+    assert main(["build", str(folder), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "\\x0a" not in err and "\x1b" not in err
+    errors = [line for line in err.splitlines() if line.startswith("t.c:")]
+    assert errors[0] == "t.c:2:2: error: #error first \\x1b[31mred"  # escaped, on its line
+    assert errors[1].startswith("t.c:3:22: error: 'undefined_a' undeclared")
+    assert err.startswith("ngcc: error: %s does not compile with " % folder)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ngcc.base.errors import NgccError, UsageError
+from ngcc.base.errors import BuildError, NgccError, UsageError
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
 from ngcc.cli import build, campaign, compare, evaluate, hash, host, kat, leak, report, validate
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
-        print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
+        print("ngcc: error: %s" % _terminal_text(exc), file=sys.stderr)
         return EXIT_RUNTIME_ERROR
     except MemoryError:  # `ngcc hash SM3 /dev/zero` under a memory limit
         print("ngcc: error: out of memory (a message larger than the memory this process "
@@ -84,6 +84,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ngcc: interrupted", file=sys.stderr)
         return 130
+
+
+def _terminal_text(error: Exception) -> str:
+    """The error's message, safe on a terminal: escaped whole, so that it is one line
+    (no text a library chose can forge a line of its own); but a build error's newlines
+    are ngcc's own, between the compiler's lines (each escaped where the compiler said
+    it, ``library.cc``), so there each line is escaped and the newlines are kept."""
+    if isinstance(error, BuildError):
+        return "\n".join(plain(line) for line in str(error).split("\n"))
+    return plain(str(error))
 
 
 def _glue_flag_values(argv: Sequence[str]) -> list[str]:
