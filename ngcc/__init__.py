@@ -35,6 +35,7 @@ _check_built()
 try:
     from ngcc import kat
     from ngcc.app.evaluate import EvaluationResult, evaluate
+    from ngcc.base import errors as _errors
     from ngcc.base.errors import (
         ArchiveError,
         BuildError,
@@ -92,6 +93,8 @@ try:
 except KeyboardInterrupt:
     _interrupted_while_starting()
     raise
+
+_errors.show_measurement_warnings_as_one_line()
 
 __all__ = [
     "ArchiveError",
