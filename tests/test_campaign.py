@@ -1025,7 +1025,7 @@ def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys)
     status = main(["campaign", "SM3", "pseudoXOF-256", "--quick", "--trials", "3",
                    "--trial-target", "0.002", "--lengths", "64", "--statistic", "median",
                    "--target-ci", "50", "--plan", "warm", "--order", "sequential",
-                   "--strict", "--run-dir", str(tmp_path / "run")])
+                   "--strict", "--wide", "--run-dir", str(tmp_path / "run")])
     out = capsys.readouterr().out
     assert status == 0
     header = next(line for line in out.splitlines() if line.startswith("instance"))

@@ -181,3 +181,34 @@ def test_a_build_error_shows_the_compilers_own_lines_with_controls_escaped(tmp_p
     assert errors[0] == "t.c:2:2: error: #error first \\x1b[31mred"  # escaped, on its line
     assert errors[1].startswith("t.c:3:22: error: 'undefined_a' undeclared")
     assert err.startswith("ngcc: error: %s does not compile with " % folder)
+
+
+# ------------------------------------------------------------------- the closing table
+
+def test_the_campaign_table_fits_100_columns_and_wide_has_every_column(tmp_path):
+    from _fakerun import make_run
+
+    from ngcc.cli.summary import campaign_summary
+
+    run = ngcc.load_run(make_run(tmp_path / "run", labels={"Pavelor-512": "Pavelor-512@x"}))
+    short = campaign_summary(run).splitlines()
+    assert max(len(line) for line in short) <= 100, max(short, key=len)
+    assert short[0].split() == ["instance", "message", "leads", "ticks/byte", "ticks/call",
+                                "95%", "CI", "trials", "KAT", "flags"]
+    rows = [line.split() for line in short[1:] if line.startswith("Pavelor-512@x")]
+    assert len(rows) == 3
+    assert rows[0][3] == "mean" and rows[0][7].startswith("±") and rows[0][9:11] == ["3", "PASS"]
+    assert any(line.startswith("leads: ") for line in short)
+    assert short[-2:] == ["evidence: %s" % run.path, "next: ngcc report %s" % run.path]
+
+    wide = campaign_summary(run, wide=True).splitlines()
+    assert wide[0].split() == ["instance", "message", "leads", "ticks/call", "ticks/byte",
+                               "95%", "CI", "(of)", "harness", "mean", "median", "95%", "CI",
+                               "(log-t)", "observer", "core", "c/B", "MB/s", "n", "KAT",
+                               "flags"]
+    legend = [line for line in wide if not line.startswith(("Pavelor", "pseudoXOF"))][1:]
+    assert legend and max(len(line) for line in legend[:-2]) <= 100  # folded legend
+
+
+def test_wide_goes_with_the_table_only():
+    assert main(["campaign", "SM3", "--wide", "--quiet"]) == 2

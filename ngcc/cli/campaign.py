@@ -151,6 +151,10 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="run the KAT gate and the calibration (one cold call per job), "
                              "print the plan and stop before any trial; the run directory "
                              "keeps both, so the same command without --dry-run resumes there")
+    parser.add_argument("--wide", action="store_true",
+                        help="every column in the closing table (the median and its CI, "
+                             "observer effect, core c/B, MB/s, calls); by default it fits "
+                             "100 columns")
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but warnings and errors: no plan, no progress, "
                              "no summary table")
@@ -179,7 +183,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
         raise UsageError("name the instances to measure, or use --candidate ID or --all "
                           "(see `ngcc list`)")
-    refuse_together(args, ("all", "candidate"))
+    refuse_together(args, ("all", "candidate"), ("wide", "quiet"))
     refuse_alone(args, ("leak_calls", "leak"), ("leak_seconds", "leak"),
                  ("max_trials", "target_ci"))
     if args.trials == 1 and not args.quiet:
@@ -209,7 +213,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
     for line in flag_warnings.summary(run):
         print("ngcc: warning: %s" % plain(line), file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
-        print(campaign_summary(run))
+        print(campaign_summary(run, wide=args.wide))
         print(verdict_text(run))
     if not run.failed_jobs:
         return EXIT_TARGET_MISSED if any(r.target_missed for r in run.records) else 0
