@@ -212,3 +212,11 @@ def test_the_campaign_table_fits_100_columns_and_wide_has_every_column(tmp_path)
 
 def test_wide_goes_with_the_table_only():
     assert main(["campaign", "SM3", "--wide", "--quiet"]) == 2
+
+
+def test_list_library_prints_one_path_for_a_recipe(capsys):
+    assert main(["list", "--library", "WChain-V1-512:opt"]) == 0
+    out = capsys.readouterr().out
+    assert out == "%s\n" % ngcc.instance("WChain-V1-512:opt").library
+    assert main(["list", "--library", "NOPE"]) == 2
+    assert main(["list", "--library", "SM3", "--candidates"]) == 2
