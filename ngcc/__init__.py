@@ -70,7 +70,6 @@ try:
         UnknownHostError,
         UnknownInstanceError,
         UnknownLabelError,
-        UsageError,
         ValidationError,
     )
     from ngcc.base.version import __version__
@@ -140,7 +139,6 @@ __all__ = [
     "UnknownHostError",
     "UnknownInstanceError",
     "UnknownLabelError",
-    "UsageError",
     "Validation",
     "ValidationError",
     "__version__",
