@@ -123,8 +123,15 @@ BUILD_SUPPORT = ["sm3/sm3.h", "sm3/sm3.c", "drng/sm3_drng.h", "drng/sm3_drng.c",
                  "drng/iccs/drng.h", "drng/iccs/drng.c"]
 
 
+# Our own WChain ref sources, which notebooks/compare.ipynb lays out as a submitter's
+# folder: installed as ngcc/_lib/src/wchain/ and ngcc/_lib/src/include/, so the notebook
+# runs from a `pip install .` as from the checkout.
+EXAMPLE_SUBMISSION = ["wchain/wchain.h", "wchain/wchain_tables.h", "wchain/wchain_cf.c",
+                      "wchain/wchain_mode.c", "wchain/crypthash.c", "include/crypt_hash.h"]
+
+
 def _copy_build_support(src_dir):
-    for name in BUILD_SUPPORT:
+    for name in BUILD_SUPPORT + EXAMPLE_SUBMISSION:
         (src_dir / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ALGORITHMS / name, src_dir / name)
 

@@ -33,8 +33,9 @@ def _one_line(*args: str, **kwargs) -> str:
 def test_an_infinite_setting_is_refused_by_its_name(flag, tmp_path):
     message = _one_line("campaign", "SM3", "--quick", flag, "inf", "--dry-run",
                         "--run-dir", str(tmp_path / "run"))
-    assert "must be a finite number, got inf" in message
-    assert flag[2:].replace("-", "_") in message and "plan." not in message
+    assert "finite number" in message and "inf" in message  # usage: exit 2
+    assert flag in message or flag[2:].replace("-", "_") in message
+    assert "plan." not in message
 
 
 @pytest.mark.parametrize("lengths", [[1.5], [True], [1 << 40]])

@@ -188,7 +188,7 @@ def test_the_registry_lists_the_whole_field():
 def test_unknown_ids_are_refused_with_the_known_ones(capsys):
     with pytest.raises(UnknownCandidateError, match=r"hash-01, hash-02, .*hash-35, baseline"):
         _candidates.candidate("hash-99")
-    assert main(["kat", "--candidate", "hash-99", "--no-progress"]) == 1
+    assert main(["kat", "--candidate", "hash-99", "--no-progress"]) == 2  # a usage mistake
     assert "known candidate ids are hash-01" in capsys.readouterr().err
 
 

@@ -96,9 +96,9 @@ def test_info_shows_the_counter_and_the_machine(capsys):
 
 # ------------------------------------------------------------------------------ errors
 
-def test_unknown_instance_is_one_line_and_status_1(monkeypatch, capsys):
+def test_unknown_instance_is_a_usage_mistake_in_one_line(monkeypatch, capsys):
     _stdin(monkeypatch, b"")
-    assert main(["hash", "SM4", "-"]) == 1
+    assert main(["hash", "SM4", "-"]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "unknown instance 'SM4'" in line and "SM3" in line
 
@@ -108,9 +108,9 @@ def test_missing_file_is_one_line_and_status_1(tmp_path, capsys):
     assert "absent.bin" in _one_error_line(capsys.readouterr().err)
 
 
-def test_bits_beyond_the_input_is_one_line_and_status_1(monkeypatch, capsys):
+def test_bits_beyond_the_input_is_a_usage_mistake_in_one_line(monkeypatch, capsys):
     _stdin(monkeypatch, b"abc")
-    assert main(["hash", "SM3", "--bits", "25"]) == 1
+    assert main(["hash", "SM3", "--bits", "25"]) == 2
     assert "bits=25 is longer than the data" in _one_error_line(capsys.readouterr().err)
 
 
@@ -126,7 +126,7 @@ def test_usage_errors_are_one_line_and_status_2(argv, capsys):
 def test_a_failing_command_prints_no_traceback():
     child = subprocess.run([sys.executable, "-m", "ngcc", "hash", "NoSuchHash", "-"], input=b"",
                            capture_output=True, timeout=120, check=False)
-    assert child.returncode == 1
+    assert child.returncode == 2
     assert child.stderr.decode().startswith("ngcc: error: unknown instance 'NoSuchHash'")
     assert "Traceback" not in child.stderr.decode()
 
@@ -148,7 +148,7 @@ def test_a_library_path_with_no_file_says_so(tmp_path, capsys):
     missing = str(tmp_path / "built" / "X.so")
     for argv in (["hash", missing, "-"], ["kat", missing, "--no-progress"],
                  ["campaign", missing, "--quick"]):
-        assert main(argv) == 1
+        assert main(argv) == 2  # a name on the command line that names nothing
         line = _one_error_line(capsys.readouterr().err)
         assert line.startswith("ngcc: error: no such file: %s " % missing), argv
         assert "unknown instance" not in line
@@ -164,3 +164,59 @@ def test_the_console_script_is_this_main():
     assert scripts.split("[")[0].strip().split("#")[0].strip() == 'ngcc = "ngcc_script:main"'
     import ngcc_script
     assert ngcc_script.main.__doc__ and "ngcc.cli.main" in (ngcc_script.__doc__ or "")
+
+
+def test_a_build_error_shows_the_compilers_own_lines_with_controls_escaped(tmp_path, capsys):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(
+        '#define ALGORITHM_INSTANCE "T-256"\n#define DIGEST_BIT_LENGTH 256\n')
+    (folder / "t.c").write_text('#include "CryptHash_AlgorithmInstance.h"\n'
+                                "#error first \x1b[31mred\n"
+                                "int f(void) { return undefined_a; }\n")
+    assert main(["build", str(folder), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "\\x0a" not in err and "\x1b" not in err
+    errors = [line for line in err.splitlines() if line.startswith("t.c:")]
+    assert errors[0] == "t.c:2:2: error: #error first \\x1b[31mred"  # escaped, on its line
+    assert errors[1].startswith("t.c:3:22: error: 'undefined_a' undeclared")
+    assert err.startswith("ngcc: error: %s does not compile with " % folder)
+
+
+# ------------------------------------------------------------------- the closing table
+
+def test_the_campaign_table_fits_100_columns_and_wide_has_every_column(tmp_path):
+    from _fakerun import make_run
+
+    from ngcc.cli.summary import campaign_summary
+
+    run = ngcc.load_run(make_run(tmp_path / "run", labels={"Pavelor-512": "Pavelor-512@x"}))
+    short = campaign_summary(run).splitlines()
+    assert max(len(line) for line in short) <= 100, max(short, key=len)
+    assert short[0].split() == ["instance", "message", "leads", "ticks/byte", "ticks/call",
+                                "95%", "CI", "trials", "KAT", "flags"]
+    rows = [line.split() for line in short[1:] if line.startswith("Pavelor-512@x")]
+    assert len(rows) == 3
+    assert rows[0][3] == "mean" and rows[0][7].startswith("±") and rows[0][9:11] == ["3", "PASS"]
+    assert any(line.startswith("leads: ") for line in short)
+    assert short[-2:] == ["evidence: %s" % run.path, "next: ngcc report %s" % run.path]
+
+    wide = campaign_summary(run, wide=True).splitlines()
+    assert wide[0].split() == ["instance", "message", "leads", "ticks/call", "ticks/byte",
+                               "95%", "CI", "(of)", "harness", "mean", "median", "95%", "CI",
+                               "(log-t)", "observer", "core", "c/B", "MB/s", "n", "KAT",
+                               "flags"]
+    legend = [line for line in wide if not line.startswith(("Pavelor", "pseudoXOF"))][1:]
+    assert legend and max(len(line) for line in legend[:-2]) <= 100  # folded legend
+
+
+def test_wide_goes_with_the_table_only():
+    assert main(["campaign", "SM3", "--wide", "--quiet"]) == 2
+
+
+def test_list_library_prints_one_path_for_a_recipe(capsys):
+    assert main(["list", "--library", "WChain-V1-512:opt"]) == 0
+    out = capsys.readouterr().out
+    assert out == "%s\n" % ngcc.instance("WChain-V1-512:opt").library
+    assert main(["list", "--library", "NOPE"]) == 2
+    assert main(["list", "--library", "SM3", "--candidates"]) == 2

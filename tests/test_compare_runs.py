@@ -426,7 +426,8 @@ def test_cli_usage_errors(two_runs, capsys, argv, message):
 def test_cli_runtime_errors_are_one_line(two_runs, tmp_path, capsys, argv, message):
     a, b = two_runs
     argv = [arg.format(missing=tmp_path / "missing", b=b.path) for arg in argv]
-    assert _cli.main(["compare", str(a.path), *argv]) == 1
+    # a label the run does not hold is a usage mistake (2); a missing run directory is not
+    assert _cli.main(["compare", str(a.path), *argv]) == (2 if "Nope" in argv else 1)
     err = capsys.readouterr().err
     assert err.startswith("ngcc: error: ") and message in err
     assert len(err.strip().splitlines()) == 1

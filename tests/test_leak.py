@@ -514,11 +514,11 @@ def test_the_command_runs_the_control_beside_the_test(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("argv", "message", "expected"), [
-    (["SM4"], "unknown instance 'SM4'", 1),
+    (["SM4"], "unknown instance 'SM4'", 2),
     (["SM3", "--length", "0"], "length must be 1 to 1048576 bytes, got 0", 2),
     (["SM3", "--length", "99999999"], "length must be 1 to 1048576 bytes", 2),
     (["SM3", "--calls", "0"], "calls must be 2000 to 67108864", 2),
-    (["SM3", "--fixed", "00ff", "--length", "3"], "the fixed message has 2 bytes", 1),
+    (["SM3", "--fixed", "00ff", "--length", "3"], "--fixed has 2 bytes", 2),
 ])
 def test_bad_command_lines_are_one_error_line_and_no_files(tmp_path, capsys, argv, message,
                                                            expected):

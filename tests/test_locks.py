@@ -268,7 +268,7 @@ def test_a_cpu_that_does_not_exist_or_is_not_allowed(monkeypatch):
 
 def test_check_refuses_a_cpu_that_does_not_exist(capsys):
     missing = os.cpu_count() + 7
-    assert main(["check", "--cpu", str(missing)]) == 1
+    assert main(["check", "--cpu", str(missing)]) == 2  # a usage mistake
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("ngcc: error: CPU %d does not exist: this machine has "

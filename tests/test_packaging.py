@@ -121,3 +121,37 @@ def test_the_published_figures_ship_in_the_wheel(installed):
                                                      "hash_arm_1.tsv",
                                                      "iccs_baselines_x86_1.tsv",
                                                      "iccs_baselines_arm_1.tsv"}
+
+
+def test_the_recipes_find_the_installed_libraries_from_the_checkout_root(installed):
+    """docs/guide/checks.md's valgrind recipe: `ngcc list --library` answers from the
+    checkout's root, where `python -c 'import ngcc'` meets the unbuilt source tree and says
+    what to do in one line."""
+    done = installed.ngcc("list", "--library", "WChain-V1-512:opt")
+    assert done.returncode == 0, done.stderr.decode()
+    library = Path(done.stdout.decode().strip())
+    assert library.is_file() and library.is_relative_to(installed.venv)
+    shadowed = subprocess.run([str(installed.bin / "python"), "-c", "import ngcc"],
+                              cwd=installed.checkout, capture_output=True, text=True,
+                              timeout=120, check=False)
+    assert shadowed.returncode == 1
+    assert shadowed.stderr.splitlines()[-1] == (
+        "ImportError: ngcc is imported from the source tree at %s, which has no built C "
+        "core (ngcc/_core*.so): run `pip install -e .` there, or run from another folder"
+        % installed.checkout)
+
+
+def test_the_compare_notebook_runs_from_the_wheel(installed, tmp_path):
+    """notebooks/compare.ipynb's code (its %-magics left out) with the installed ngcc: its
+    submitter's folder comes from the sources the wheel ships, not from a checkout."""
+    import nbformat
+
+    notebook = nbformat.read(REPO / "notebooks" / "compare.ipynb", as_version=4)
+    code = "\n".join(line for cell in notebook.cells if cell.cell_type == "code"
+                     for line in cell.source.splitlines() if not line.startswith("%"))
+    (tmp_path / "compare.py").write_text(code + "\n")
+    done = subprocess.run([str(installed.bin / "python"), "compare.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "geometric mean over lengths" in done.stdout
+    assert (tmp_path / "runs" / "notebook-compare" / "run" / "campaign.json").is_file()

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
 class NgccError(Exception):
     """Base class of every error ngcc raises on purpose."""
+
+
+class UsageError(NgccError):
+    """A command line that asks for nothing, for a value out of range, for a name that does
+    not exist or for two options that exclude each other: ``ngcc`` says what in one line
+    ``ngcc: error: ...`` and exits with status 2 (a failure of the work itself keeps its
+    own status)."""
 
 
 class ChildError(NgccError):
@@ -187,6 +196,34 @@ class TrialFlagWarning(MeasurementWarning):
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+#: ``warnings.formatwarning``'s signature (its ``line`` is optional).
+_Formatter = Callable[..., str]
+
+
+def _one_line_for_ngcc(previous: _Formatter) -> _Formatter:
+    def formatwarning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, line: str | None = None) -> str:
+        if issubclass(category, MeasurementWarning):
+            return "ngcc: %s: %s\n" % (category.__name__, message)
+        return previous(message, category, filename, lineno, line)
+    formatwarning.ngcc_one_line = True  # type: ignore[attr-defined]
+    return formatwarning
+
+
+def show_measurement_warnings_as_one_line() -> None:
+    """Format ngcc's own warnings (a :class:`MeasurementWarning` and its kinds) as one
+    line, ``ngcc: TrialFlagWarning: ...``, wherever Python shows them (a Jupyter
+    session, a script); every other warning keeps the format it had. ``ngcc`` calls
+    it on import (idempotent).
+
+    Why the format and not ``stacklevel``: a measurement warning is about the host or a
+    trial, not about a line of code, so neither ngcc's source line nor the caller's
+    helps the reader; and wrapping ``formatwarning`` (not ``showwarning``) leaves where
+    warnings go, and any ``showwarning`` a user or a test installs, untouched."""
+    if not getattr(warnings.formatwarning, "ngcc_one_line", False):
+        warnings.formatwarning = _one_line_for_ngcc(warnings.formatwarning)
 
 
 # --- reports and validation (ngcc/report/pages.py, ngcc/report/validate.py) ---

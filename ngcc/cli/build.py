@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ngcc.cli.common import _positive_seconds, table
+from ngcc.base.errors import UsageError
+from ngcc.cli.common import _positive_seconds, table, usage_checks
 from ngcc.library import build as _build
 
 
@@ -61,9 +62,26 @@ def add_build(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_build)
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """The names and the flag set, checked before the folder is read."""
+    from ngcc.base.names import check_name
+    from ngcc.library.registry import check_candidate
+
+    with usage_checks():
+        if args.candidate is not None:
+            check_candidate(args.candidate, "--candidate")
+        for given, what in ((args.label, "--label"), (args.name, "--name")):
+            if given is not None:
+                check_name(given, what)
+        if any(flag.startswith(("-o", "--output")) for flag in args.extra_cflags.split()):
+            raise UsageError("--extra-cflags may not name an output file: the library is "
+                             "written to --out")
+
+
 def _run_build(args: argparse.Namespace) -> int:
     from ngcc.library.build import build
 
+    _check_options(args)
     result = build(args.source_dir, name=args.name, flags=args.flags, out_dir=args.out,
                    candidate=args.candidate, defines=args.define,
                    extra_cflags=args.extra_cflags, label=args.label, exclude=args.exclude,

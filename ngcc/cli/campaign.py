@@ -7,7 +7,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ngcc.base.errors import MeasurementWarning
+from ngcc.base.errors import MeasurementWarning, UsageError
 from ngcc.base.untrusted import plain
 from ngcc.campaign import campaign as _campaign
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
@@ -15,13 +15,15 @@ from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
     EXIT_TARGET_MISSED,
-    UsageError,
     _lengths,
     _positive_seconds,
     add_kat_references,
     add_wait,
     path_labels,
     print_wait,
+    refuse_alone,
+    refuse_together,
+    usage_checks,
 )
 from ngcc.cli.summary import (
     FlagWarnings,
@@ -66,9 +68,9 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                              "32,128,512,1024,4096,8192,16384,65536)")
     parser.add_argument("--trials", type=int, metavar="N",
                         help="trials per instance x length (default 5; 3 with --quick)")
-    parser.add_argument("--trial-target", type=float, metavar="SECONDS",
+    parser.add_argument("--trial-target", type=_positive_seconds, metavar="SECONDS",
                         help="seconds of calls per trial, T (default 1.0; 0.02 with --quick)")
-    parser.add_argument("--op-budget", type=float, metavar="SECONDS",
+    parser.add_argument("--op-budget", type=_positive_seconds, metavar="SECONDS",
                         help="seconds for all trials of one instance x length "
                              "(default 900; 5 with --quick)")
     parser.add_argument("--cpu", type=int, metavar="N",
@@ -112,10 +114,10 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                              "are marked timed_without_pass and reports show a warning sign")
     parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
                         help="KAT files the gate checks (default: %(default)s)")
-    parser.add_argument("--kat-timeout", type=float, metavar="SECONDS",
+    parser.add_argument("--kat-timeout", type=_positive_seconds, metavar="SECONDS",
                         help="time allowed per KAT file (default: 600 s for 2_12 and 2_23, "
                              "7200 s for 2_33 and loop)")
-    parser.add_argument("--trial-timeout", type=float, metavar="SECONDS",
+    parser.add_argument("--trial-timeout", type=_positive_seconds, metavar="SECONDS",
                         help="kill a trial after this long (default: 10x its estimate + 60 s)")
     parser.add_argument("--strict", action="store_true",
                         help="refuse to measure on an unfixed host (see `ngcc check`), and "
@@ -149,6 +151,10 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="run the KAT gate and the calibration (one cold call per job), "
                              "print the plan and stop before any trial; the run directory "
                              "keeps both, so the same command without --dry-run resumes there")
+    parser.add_argument("--wide", action="store_true",
+                        help="every column in the closing table (the median and its CI, "
+                             "observer effect, core c/B, MB/s, calls); by default it fits "
+                             "100 columns")
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but warnings and errors: no plan, no progress, "
                              "no summary table")
@@ -156,14 +162,8 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_run_campaign)
 
 
-def _run_campaign(args: argparse.Namespace) -> int:
-    if not (args.instances or args.candidate or args.all):
-        raise UsageError("name the instances to measure, or use --candidate ID or --all "
-                          "(see `ngcc list`)")
-    if args.trials == 1 and not args.quiet:
-        print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "
-              "2 trials or more); the tables show — for it", file=sys.stderr)
-    settings = CampaignSettings.make(
+def _settings(args: argparse.Namespace) -> CampaignSettings:
+    return CampaignSettings.make(
         candidate=args.candidate, all_instances=args.all,
         lengths=args.lengths, trials=args.trials, trial_target=args.trial_target,
         op_budget=args.op_budget, cpu=args.cpu, run_dir=args.run_dir, quick=args.quick,
@@ -177,10 +177,23 @@ def _run_campaign(args: argparse.Namespace) -> int:
         workers=args.workers, scheduler=args.scheduler, counter=args.counter,
         wait=args.wait, kat_manifest=args.manifest, kat_official=args.official,
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
-    campaign = _campaign.Campaign(
-        args.instances, settings=settings, progress=not args.quiet, on_wait=print_wait,
-        on_plan=print_plan(sys.stdout) if args.dry_run else None if args.quiet
-        else print_plan(sys.stderr))
+
+
+def _run_campaign(args: argparse.Namespace) -> int:
+    if not (args.instances or args.candidate or args.all):
+        raise UsageError("name the instances to measure, or use --candidate ID or --all "
+                          "(see `ngcc list`)")
+    refuse_together(args, ("all", "candidate"), ("wide", "quiet"))
+    refuse_alone(args, ("leak_calls", "leak"), ("leak_seconds", "leak"),
+                 ("max_trials", "target_ci"))
+    if args.trials == 1 and not args.quiet:
+        print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "
+              "2 trials or more); the tables show — for it", file=sys.stderr)
+    with usage_checks():  # the settings and the names, checked before any work
+        campaign = _campaign.Campaign(
+            args.instances, settings=_settings(args), progress=not args.quiet,
+            on_wait=print_wait, on_plan=print_plan(sys.stdout) if args.dry_run
+            else None if args.quiet else print_plan(sys.stderr))
     flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
@@ -200,7 +213,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
     for line in flag_warnings.summary(run):
         print("ngcc: warning: %s" % plain(line), file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
-        print(campaign_summary(run))
+        print(campaign_summary(run, wide=args.wide))
         print(verdict_text(run))
     if not run.failed_jobs:
         return EXIT_TARGET_MISSED if any(r.target_missed for r in run.records) else 0

@@ -5,11 +5,12 @@ the ``--label`` values of library paths, and the options several commands take
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ngcc.base.errors import NgccError
+from ngcc.base.errors import UsageError
 from ngcc.library.registry import is_library_path
 from ngcc.measure import locks as _locks
 from ngcc.report.tables import aligned_table
@@ -21,8 +22,45 @@ EXIT_USAGE = 2
 EXIT_TARGET_MISSED = 3
 
 
-class UsageError(NgccError):
-    """A command line that asks for nothing or for something out of range: exit 2."""
+@contextlib.contextmanager
+def usage_checks() -> Iterator[None]:
+    """The checks of a command line's arguments, made before any work starts: a value out
+    of range (a ``ValueError``) or a name that does not exist (a ``LookupError``: instance,
+    candidate, label) raised there is a usage mistake, a :class:`UsageError` (exit 2); a
+    file that cannot be read or a busy CPU stays an error of the work (exit 1)."""
+    try:
+        yield
+    except UsageError:
+        raise
+    except (ValueError, LookupError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def refuse_together(args: argparse.Namespace, *pairs: tuple[str, str]) -> None:
+    """Refuse two options given together whose meanings exclude each other (``--all``
+    with ``--candidate``: one would silently win); each pair names two ``args``
+    attributes, whose options are their names with ``--`` and dashes."""
+    for first, second in pairs:
+        if _given(getattr(args, first)) and _given(getattr(args, second)):
+            raise UsageError("%s and %s exclude each other: give one of them" % (
+                _option(first), _option(second)))
+
+
+def refuse_alone(args: argparse.Namespace, *pairs: tuple[str, str]) -> None:
+    """Refuse an option given without the one it qualifies (``--leak-calls`` without
+    ``--leak``: it would be silently ignored); each pair is (option, the one it needs)."""
+    for option, needed in pairs:
+        if _given(getattr(args, option)) and not _given(getattr(args, needed)):
+            raise UsageError("%s applies to %s: give %s too, or leave %s out" % (
+                _option(option), _option(needed), _option(needed), _option(option)))
+
+
+def _given(value: object) -> bool:
+    return value not in (None, False, [])
+
+
+def _option(attribute: str) -> str:
+    return "--" + attribute.replace("_", "-")
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:
@@ -35,7 +73,7 @@ def path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]
     every name of the command line (None for the others)."""
     paths = [index for index, name in enumerate(names) if is_library_path(name)]
     if len(labels) > len(paths):
-        raise NgccError("%d --label given for %d library path(s): --label names library "
+        raise UsageError("%d --label given for %d library path(s): --label names library "
                         "paths, one each, in their order" % (len(labels), len(paths)))
     aligned: list[str | None] = [None] * len(names)
     for index, label in zip(paths, labels, strict=False):
@@ -56,8 +94,8 @@ def add_kat_references(parser: argparse.ArgumentParser) -> None:
                              "differing record), and where a MISMATCH names that record")
 
 
-# The type functions of options keep their names: argparse names one in its message
-# for a value it cannot read (`invalid _positive_seconds value: 'abc'`).
+# The type functions of options raise ArgumentTypeError only: argparse would name the
+# function in its message for any other error (`invalid _positive_seconds value: 'abc'`).
 def _lengths(text: str) -> list[int]:
     try:
         lengths = [int(part) for part in text.split(",") if part.strip()]
@@ -70,9 +108,13 @@ def _lengths(text: str) -> list[int]:
 
 
 def _positive_seconds(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")  # refused below, in the same words
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("expected a positive number of seconds, got %r" % text)
+        raise argparse.ArgumentTypeError("expected a positive, finite number of seconds, got %r"
+                                         % text)
     return value
 
 

@@ -7,7 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ngcc.cli.common import EXIT_USAGE
+from ngcc.base.errors import UsageError
+from ngcc.cli.common import usage_checks
 from ngcc.evidence.run import load_run
 
 
@@ -73,17 +74,17 @@ def _run_compare(args: argparse.Namespace) -> int:
 
     if args.published is not None:
         if args.run_b is not None or args.instance or args.host or args.plot:
-            print("ngcc: error: --published compares one run with the published figures: "
-                  "give RUN_A only, without --instance, --host or --plot", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError("--published compares one run with the published figures: "
+                             "give RUN_A only, without --instance, --host or --plot")
         beside = _published.compare_published(load_run(args.run_a), args.published)
         sys.stdout.write(_published.render(beside, args.format))
         return 0
 
     run_a = load_run(args.run_a)
     run_b = load_run(args.run_b) if args.run_b is not None else None
-    result = _compare_runs.compare_runs(run_a, run_b, args.instance, args.statistic,
-                                        args.alpha, args.host)
+    with usage_checks():  # an --instance label or --host that the runs do not hold
+        result = _compare_runs.compare_runs(run_a, run_b, args.instance, args.statistic,
+                                            args.alpha, args.host)
     plots = _compare_runs.write_plot(result, args.plot) if args.plot is not None else []
     if args.format == "csv":
         for note in result.notes:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import MeasurementWarning
+from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
     _lengths,
@@ -17,6 +18,7 @@ from ngcc.cli.common import (
     add_wait,
     print_wait,
     table,
+    usage_checks,
 )
 from ngcc.cli.summary import FlagWarnings, kept_words, print_plan, verdict_text
 from ngcc.library import build as _build
@@ -82,6 +84,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from ngcc.app import evaluate as _evaluate
     from ngcc.report import folders as _folders
 
+    with usage_checks():  # the campaign's settings, checked before any folder is built
+        CampaignSettings.make(lengths=args.lengths, trials=args.trials, cpu=args.cpu,
+                              quick=args.quick, kat_files=args.kat_files.split(","))
     if args.dry_run:
         for line in _evaluate.plan_lines(args.archives):
             print(line)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ngcc.base.errors import NgccError
-from ngcc.cli.common import table
+from ngcc.cli.common import refuse_together, table, usage_checks
 from ngcc.driver.hashing import hash as hash_data
 from ngcc.library.registry import instance, instances
 
@@ -25,6 +25,10 @@ def add_list(subcommands: argparse._SubParsersAction) -> None:
                     "built-in instances).")
     parser.add_argument("--candidates", action="store_true",
                         help="list the candidate registry instead of the built-in instances")
+    parser.add_argument("--library", metavar="INSTANCE",
+                        help="print only the library file of INSTANCE (a name of the list, "
+                             "NAME:VARIANT included), for a tool that loads it: "
+                             "library=$(ngcc list --library WChain-V1-512:opt)")
     parser.set_defaults(run=_run_list)
 
 
@@ -50,6 +54,11 @@ def _run_list_candidates() -> int:
 
 
 def _run_list(args: argparse.Namespace) -> int:
+    refuse_together(args, ("library", "candidates"))
+    if args.library is not None:
+        with usage_checks():
+            print(instance(args.library).library)
+        return 0
     if args.candidates:
         return _run_list_candidates()
     rows: list[tuple[str, ...]] = [("instance", "family", "candidate", "digest bits",
@@ -78,10 +87,15 @@ def add_hash(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_hash(args: argparse.Namespace) -> int:
-    inst = instance(args.instance)  # a typo fails before waiting for stdin
+    with usage_checks():  # a typo fails before waiting for stdin
+        inst = instance(args.instance)
+        if args.bits is not None and args.bits < 0:
+            raise ValueError("--bits must be 0 or more, got %d" % args.bits)
     try:
         data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         raise NgccError("cannot read %s: %s" % (args.file, exc.strerror or exc)) from None
-    print(hash_data(inst, data, args.bits).hex())
+    with usage_checks():  # --bits beyond the input
+        digest = hash_data(inst, data, args.bits)
+    print(digest.hex())
     return 0

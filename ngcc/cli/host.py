@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table
+from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table, usage_checks
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
 from ngcc.report import host as _host_words
@@ -42,7 +42,8 @@ def add_check(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
+    with usage_checks():
+        cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
     if args.wait is not None:  # read the host once no other measurement runs there
         with _locks.hold_cpu(cpu, None, wait=args.wait, on_wait=print_wait):
             pass

@@ -6,8 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from ngcc.cli.common import UsageError, add_kat_references, path_labels, table
+from ngcc.base.errors import UsageError
+from ngcc.cli.common import (
+    EXIT_RUNTIME_ERROR,
+    _positive_seconds,
+    add_kat_references,
+    path_labels,
+    refuse_together,
+    table,
+    usage_checks,
+)
 from ngcc.driver import kat
+from ngcc.library.katfile import normalise_files
 from ngcc.measure import plan as _plan
 
 
@@ -32,7 +42,7 @@ def add_kat(subcommands: argparse._SubParsersAction) -> None:
                              "generated files; default: %(default)s")
     parser.add_argument("--keep", action="store_true",
                         help="keep the generated KAT files (DIR/<candidate>/<label>/)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+    parser.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS",
                         help="time allowed per file and for the guard probe (default: 600 s "
                              "for 2_12 and 2_23, 7200 s for 2_33 and loop)")
     add_kat_references(parser)
@@ -54,8 +64,11 @@ def _run_kat(args: argparse.Namespace) -> int:
     if not (args.instances or args.candidate or args.all):
         raise UsageError("name the instances to check, or use --candidate ID or --all "
                           "(see `ngcc list`)")
-    chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
-                                             path_labels(args.instances, args.label))
+    refuse_together(args, ("all", "candidate"))
+    with usage_checks():
+        chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
+                                                 path_labels(args.instances, args.label))
+        normalise_files(args.files)
     results = kat.check(chosen, files=args.files, out_dir=args.out,
                         keep=args.keep, progress=not args.no_progress,
                         timeout=args.timeout, official_dir=args.official, labels=labels,
@@ -72,4 +85,4 @@ def _run_kat(args: argparse.Namespace) -> int:
     if any(f.verdict == "NOKAT" for r in results if r.candidate != "baseline" for f in r.files):
         print("ngcc: NOKAT: no reference to check against: give --manifest FILE or --official "
               "DIR", file=sys.stderr)
-    return 0 if all(r.passed for r in results) else 1
+    return 0 if all(r.passed for r in results) else EXIT_RUNTIME_ERROR

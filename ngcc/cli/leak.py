@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ngcc.base import progress as _progress
-from ngcc.base.errors import NgccError
+from ngcc.base.errors import NgccError, UsageError
 from ngcc.base.untrusted import plain
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
-    UsageError,
     _positive_seconds,
     add_wait,
     path_labels,
     print_wait,
+    usage_checks,
 )
 from ngcc.library.registry import Instance, instance
 from ngcc.measure import locks as _locks
@@ -90,12 +90,13 @@ def _run_leak(args: argparse.Namespace) -> int:
 
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
-    try:  # a setting out of range is a usage mistake, said before any call
+    with usage_checks():  # a setting out of range or a typo, said before any call
         _leak.checked_limits(length, args.calls, args.seconds)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    found = [instance(name) for name in args.instances]  # every typo before any call
-    labels = run_labels(found, path_labels(args.instances, args.label))
+        _check_fixed_and_seed(args.fixed, length, args.seed)
+        if args.cpu is not None:
+            _locks.check_cpu(args.cpu)
+        found = [instance(name) for name in args.instances]
+        labels = run_labels(found, path_labels(args.instances, args.label))
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")
@@ -103,6 +104,15 @@ def _run_leak(args: argparse.Namespace) -> int:
         status = _leak_each(args, found, labels, length, cpu, reporter)
     print("evidence: %s" % args.out)
     return status
+
+
+def _check_fixed_and_seed(fixed: bytes | None, length: int, seed: int | None) -> None:
+    if fixed is not None and len(fixed) != length:
+        raise UsageError("--fixed has %d bytes (%d hex digits), but --length is %d: give "
+                         "%d hex digits, or leave --length out" % (
+                             len(fixed), 2 * len(fixed), length, 2 * length))
+    if seed is not None and not 0 <= seed < 2 ** 64:
+        raise UsageError("--seed must be 0 to %d, got %d" % (2 ** 64 - 1, seed))
 
 
 def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],

@@ -4,7 +4,8 @@ Each subcommand is one ``add_<name>(subcommands)`` function in its module of
 ``ngcc/cli/`` that adds its parser and sets ``run`` to a function ``(args) -> exit
 status``; listing it in ``SUBCOMMANDS`` makes it available. Errors the user can fix (an
 ``NgccError``, a ``ValueError`` or an ``OSError`` such as a missing file) become one line
-``ngcc: error: ...`` on stderr and exit status 1; usage errors exit with 2.
+``ngcc: error: ...`` on stderr and exit status 1; usage mistakes (argparse's, and a
+``UsageError``: what ``common.usage_checks`` finds before any work starts) exit with 2.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ngcc.base.errors import NgccError
+from ngcc.base.errors import BuildError, NgccError, UsageError
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
 from ngcc.cli import build, campaign, compare, evaluate, hash, host, kat, leak, report, validate
-from ngcc.cli.common import EXIT_RUNTIME_ERROR, EXIT_USAGE, UsageError
+from ngcc.cli.common import EXIT_RUNTIME_ERROR, EXIT_USAGE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,10 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except UsageError as exc:
-        print("ngcc: error: %s" % exc, file=sys.stderr)
+        print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except (NgccError, ValueError, OSError) as exc:
-        print("ngcc: error: %s" % plain(str(exc)), file=sys.stderr)
+        print("ngcc: error: %s" % _terminal_text(exc), file=sys.stderr)
         return EXIT_RUNTIME_ERROR
     except MemoryError:  # `ngcc hash SM3 /dev/zero` under a memory limit
         print("ngcc: error: out of memory (a message larger than the memory this process "
@@ -83,6 +84,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ngcc: interrupted", file=sys.stderr)
         return 130
+
+
+def _terminal_text(error: Exception) -> str:
+    """The error's message, safe on a terminal: escaped whole, so that it is one line
+    (no text a library chose can forge a line of its own); but a build error's newlines
+    are ngcc's own, between the compiler's lines (each escaped where the compiler said
+    it, ``library.cc``), so there each line is escaped and the newlines are kept."""
+    if isinstance(error, BuildError):
+        return "\n".join(plain(line) for line in str(error).split("\n"))
+    return plain(str(error))
 
 
 def _glue_flag_values(argv: Sequence[str]) -> list[str]:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ngcc.cli.common import usage_checks
 from ngcc.evidence.run import load_run
 from ngcc.stats import groups as _analysis
 
@@ -51,6 +52,8 @@ def _run_report(args: argparse.Namespace) -> int:
     from ngcc.report import write as _report
 
     run = load_run(args.run_dir)
+    with usage_checks():  # a --distribution the run has no record of, before any page
+        _report.chosen_records(run, args.distribution)
     written = _report.write_report(run, args.out, plots=not args.no_plots,
                                    distributions=args.distribution,
                                    formats=args.formats or ("markdown",))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,9 +19,9 @@ from ngcc.base import format as _format
 from ngcc.base.errors import NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.campaign.cost import CostEstimate
-from ngcc.cli.common import table
 from ngcc.evidence.model import Job, Record
 from ngcc.evidence.run import Run, load_run
+from ngcc.report.tables import aligned_table
 from ngcc.stats import groups as _analysis
 
 
@@ -99,40 +100,94 @@ def failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
     return lines
 
 
-def campaign_summary(run: Run) -> str:
+#: The widest line ``ngcc campaign`` prints by default (``--wide``: every column).
+WIDTH = 100
+
+
+def campaign_summary(run: Run, wide: bool = False) -> str:
+    """The table ``ngcc campaign`` ends with, its legend folded to :data:`WIDTH`: by
+    default the columns a reader needs first (each row's figure per byte and per call,
+    its 95 % CI, the trials, KAT verdict and flags), which fit in :data:`WIDTH`
+    columns; with ``wide`` every column (the median and its CI, the observer effect,
+    core cycles per byte, MB/s, the calls)."""
     unit = _format.unit_word(t.unit for r in run.records for t in r.trials)
-    rows = [("instance", "message", "leads", unit + "/call", unit + "/byte", "95% CI (of)",
-             "harness mean", "median", "95% CI (log-t)", "observer", "core c/B", "MB/s",
-             "n", "KAT", "flags")]
-    for record in run.records:
-        stats = record.statistics
-        lead = _analysis.leading(stats)
-        rows.append((record.label, _format.message(record.message_bytes), lead.name,
-                     _format.cycles(lead.ticks),
-                     _format.cycles_per_byte(lead.ticks / record.message_bytes),
-                     "±%s %s" % (_format.percent(lead.ci_relative), lead.interval)
-                     if lead.ci_relative is not None else _format.MISSING,
-                     _format.cycles(stats.mean_cycles),
-                     _format.cycles(stats.median_cycles),
-                     "±" + _format.percent(stats.median_ci95_relative),
-                     _observer(record),
-                     _format.cycles_per_byte(stats.core_cycles_per_byte),
-                     _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
-                                                  if lead.seconds else None),
-                     _format.call_count(list(record.raw.calls_per_trial)),
-                     record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else ""),
-                     _flag_counts(record)))
-    return ("%s\n\nleads: what the row's %s/call, /byte, 95%% CI and MB/s are: %s; "
-            "harness mean: Σ %s / Σ calls "
-            "(the NICCS pages' mean); 95%% CI (of): the interval of the row's figure and "
-            "which it is (bootstrap median: percentile bootstrap of the median of the "
-            "trials' CPU-time figures; bootstrap mean: of the trial means); 95%% CI "
-            "(log-t): of the per-call "
-            "median, t interval of the logarithms of the trial medians; observer: per-call "
-            "mean over the uninstrumented batch mean (median of the trials); core c/B: core "
-            "cycles per byte, from each trial's estimate of core cycles per tick; MB/s: of "
-            "the row's figure\nevidence: %s   (next: ngcc report %s)"
-            % (table(rows), unit, _analysis.LEADING_RULE, unit, run.path, run.path))
+    rows = [_wide_row(record) if wide else _short_row(record) for record in run.records]
+    lines = aligned_table([_wide_header(unit) if wide else _short_header(unit), *rows])
+    legend = _WIDE_LEGEND if wide else _SHORT_LEGEND
+    return "%s\n\n%s\nevidence: %s\nnext: ngcc report %s" % (
+        "\n".join(lines if wide else [_fit(line) for line in lines]),
+        "\n".join(textwrap.wrap(legend % {"unit": unit}, WIDTH)), run.path, run.path)
+
+
+def _short_header(unit: str) -> tuple[str, ...]:
+    return ("instance", "message", "leads", unit + "/byte", unit + "/call", "95% CI",
+            "trials", "KAT", "flags")
+
+
+def _short_row(record: Record) -> tuple[str, ...]:
+    lead = _analysis.leading(record.statistics)
+    return (record.label, _format.message(record.message_bytes), _SHORT_LEAD[lead.code],
+            _format.cycles_per_byte(lead.ticks / record.message_bytes),
+            _format.cycles(lead.ticks), _ci(lead), str(len(record.raw.calls_per_trial)),
+            _kat(record), _flag_counts(record))
+
+
+def _wide_header(unit: str) -> tuple[str, ...]:
+    return ("instance", "message", "leads", unit + "/call", unit + "/byte", "95% CI (of)",
+            "harness mean", "median", "95% CI (log-t)", "observer", "core c/B", "MB/s", "n",
+            "KAT", "flags")
+
+
+def _wide_row(record: Record) -> tuple[str, ...]:
+    stats = record.statistics
+    lead = _analysis.leading(stats)
+    return (record.label, _format.message(record.message_bytes), lead.name,
+            _format.cycles(lead.ticks), _format.cycles_per_byte(lead.ticks / record.message_bytes),
+            "%s %s" % (_ci(lead), lead.interval) if lead.ci_relative is not None
+            else _format.MISSING,
+            _format.cycles(stats.mean_cycles), _format.cycles(stats.median_cycles),
+            "±" + _format.percent(stats.median_ci95_relative), _observer(record),
+            _format.cycles_per_byte(stats.core_cycles_per_byte),
+            _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
+                                         if lead.seconds else None),
+            _format.call_count(list(record.raw.calls_per_trial)), _kat(record),
+            _flag_counts(record))
+
+
+def _ci(lead: _analysis.Lead) -> str:
+    return ("±" + _format.percent(lead.ci_relative) if lead.ci_relative is not None
+            else _format.MISSING)
+
+
+def _kat(record: Record) -> str:
+    return record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else "")
+
+
+def _fit(line: str) -> str:
+    """A row cut to :data:`WIDTH` (only a long flags cell or label gets there; ``--wide``
+    shows it whole)."""
+    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
+
+
+#: The ``leads`` column by default: which figure the row gives.
+_SHORT_LEAD = {"harness_mean": "mean", "cpu_time": "CPU time"}
+
+_SHORT_LEGEND = (
+    "leads: the row's figure: mean is the harness mean (Σ %(unit)s / Σ calls, as on the "
+    "NICCS pages); CPU time, the thread's CPU time per call, where a trial of the job was "
+    "preempted (the counter runs on while another task holds the CPU). 95%% CI: of that "
+    "figure, over the trials. flags: the trials flagged, by kind. --wide: every column "
+    "(median and its CI, observer effect, core c/B, MB/s, calls).")
+
+_WIDE_LEGEND = (
+    "leads: what the row's %(unit)s/call, /byte, 95%% CI and MB/s are: " + _analysis.LEADING_RULE
+    .replace("%", "%%") + "; harness mean: Σ %(unit)s / Σ calls (the NICCS pages' mean); "
+    "95%% CI (of): the interval of the row's figure and which it is (bootstrap median: "
+    "percentile bootstrap of the median of the trials' CPU-time figures; bootstrap mean: of "
+    "the trial means); 95%% CI (log-t): of the per-call median, t interval of the logarithms "
+    "of the trial medians; observer: per-call mean over the uninstrumented batch mean "
+    "(median of the trials); core c/B: core cycles per byte, from each trial's estimate of "
+    "core cycles per tick; MB/s: of the row's figure")
 
 
 def verdict_text(run: Run) -> str:
