@@ -3,9 +3,16 @@ runs in, and telling how it ended: every mode of :mod:`ngcc.driver.child` goes t
 :func:`run_driver` and :func:`judge`; :func:`api_error` is the documented exception of
 a failure.
 
-The request is the driver's command line and stdin; the answer comes back as frames
-on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived from the
-request, every number range-checked. Each run has a deadline; the driver runs in a
+The request goes to the driver as words in a descriptor of its own
+(``--request-fd``), never on its command line, so the library cannot tell the mode
+from ``/proc/self/cmdline``; the message comes on stdin; the answer comes back as
+frames on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived
+from the request, every number range-checked. Unless the sandbox is off
+(:mod:`ngcc.base.sandbox`: ``--no-sandbox``, ``NGCC_NO_SANDBOX=1``) or the driver runs
+behind an emulator, it runs with ``--isolate`` (new user, PID, network, IPC and mount
+namespaces; ``csrc/driver/isolate.h``); where the kernel refuses them the run raises
+:class:`~ngcc.base.errors.SandboxUnavailableError` with the
+remedy. Each run has a deadline; the driver runs in a
 new session, and when it has finished, failed or overrun, its whole process group
 is killed, so no descendant of a library survives it. The outcome is a value or a
 :class:`DriverError` (a :class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
@@ -44,6 +51,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngcc.base import sandbox
 from ngcc.base.errors import (
     ChildError,
     HashError,
@@ -52,6 +60,7 @@ from ngcc.base.errors import (
     InstanceTimeoutError,
     LibraryError,
     NgccError,
+    SandboxUnavailableError,
 )
 from ngcc.base.untrusted import plain
 from ngcc.driver import protocol as wire
@@ -62,6 +71,9 @@ DRIVER = LIB_DIR / "ngcc-driver"
 
 _EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
 _EXIT_CHANNEL = 121  # ... when its result channel broke
+_EXIT_UNAVAILABLE = 122  # ... when --isolate could not be set up (isolate.h)
+#: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/driver.c``).
+MAX_REQUEST_BYTES = 32768
 _STDERR_TAIL = 4096
 
 
@@ -142,6 +154,7 @@ class DriverRun:
     cpu_ns: int = 0
     pid: int = 0
     timeout: float = 0.0
+    isolation: str = sandbox.NAMESPACES  # or sandbox.FILTER_ONLY: the filter alone
 
 
 class OutputError(Exception):
@@ -160,22 +173,31 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
 
     With ``hold_stdin``, stdin is a pipe that stays open after its data while
     ``hold_stdin()`` is true (it is asked after every read of the channel); its end
-    then tells the driver to stop (the leak mode)."""
+    then tells the driver to stop (the leak mode).
+
+    Raises:
+        SandboxUnavailableError: the kernel refused the isolation (the driver's own
+            line and :data:`ngcc.base.sandbox.REMEDY`).
+    """
     timeout = _checked_timeout(timeout)
     command = driver_command()
     driver = command[-1]
+    emulated = len(command) > 1  # behind NGCC_DRIVER_PREFIX: no namespaces (see DRIVER_ENV)
+    isolation = sandbox.FILTER_ONLY if emulated else sandbox.isolation_name()
     read_end, write_end = os.pipe()
     err_read, err_write = os.pipe()
-    emulated = ["--emulated"] if len(command) > 1 else []  # behind NGCC_DRIVER_PREFIX
-    argv = [*command, conversation.mode, "--result-fd", str(write_end),
-            "--parent-pid", str(os.getpid()), *emulated, *options]
-    run = DriverRun(conversation, timeout=timeout)
+    words = [conversation.mode, "--result-fd", str(write_end), "--parent-pid", str(os.getpid()),
+             *(["--emulated"] if emulated else []),
+             *(["--isolate"] if isolation == sandbox.NAMESPACES else []), *options]
+    request = _request_fd(words)
+    run = DriverRun(conversation, timeout=timeout, isolation=isolation)
     started = time.monotonic_ns()
     try:
         piped = len(stdin) > 0 or hold_stdin is not None
-        child = subprocess.Popen(argv, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
-                                 stdout=err_write, stderr=err_write, pass_fds=(write_end,),
-                                 start_new_session=True)
+        child = subprocess.Popen([*command, "--request-fd", str(request)],
+                                 stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
+                                 stdout=err_write, stderr=err_write,
+                                 pass_fds=(write_end, request), start_new_session=True)
     except OSError as exc:
         os.close(read_end)
         os.close(err_read)
@@ -183,6 +205,7 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
     finally:
         os.close(write_end)
         os.close(err_write)
+        os.close(request)
     run.pid = child.pid
     try:
         _follow(child, run, read_end, err_read, memoryview(stdin).cast("B"),
@@ -193,13 +216,47 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
         if child.stdin is not None:
             with suppress(OSError):
                 child.stdin.close()
+        # wait4: the kernel's CPU time of the driver and every process it reaped (under
+        # --isolate the outer process reaps init, which reaps the worker)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = run.returncode = os.waitstatus_to_exitcode(status)
         run.wall_ns = time.monotonic_ns() - started
         run.cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
         os.close(read_end)
         os.close(err_read)
+    _refused_isolation(run)
     return run
+
+
+def _request_fd(words: list[str]) -> int:
+    """A descriptor holding the request's words, each ended by a NUL byte, read from its
+    start (an anonymous file: writing it never blocks, nothing of it is on disk)."""
+    data = b"".join(word.encode("utf-8", "surrogateescape") + b"\0" for word in words)
+    for word in words:
+        if "\0" in word:
+            raise ValueError("a driver request word holds a NUL byte: %r" % word[:100])
+    if len(data) > MAX_REQUEST_BYTES:
+        raise ValueError("the driver request is %d bytes, more than its %d (a library path "
+                         "or a list of lengths too long?)" % (len(data), MAX_REQUEST_BYTES))
+    fd = os.memfd_create("ngcc-driver-request", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refused_isolation(run: DriverRun) -> None:
+    """Raise SandboxUnavailableError if the driver could not set up --isolate: exit 122
+    before its first frame (a library cannot cause that: it is not loaded yet)."""
+    if run.isolation != sandbox.NAMESPACES or run.returncode != _EXIT_UNAVAILABLE \
+            or run.conversation.frames:
+        return
+    lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()]
+    said = plain(lines[-1]) if lines else "ngcc-driver: isolation unavailable"
+    raise SandboxUnavailableError("%s: %s" % (said, sandbox.REMEDY))
 
 
 def _follow(child: subprocess.Popen[bytes], run: DriverRun, read_end: int, err_read: int,
@@ -371,6 +428,8 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
         raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)
     if wire.ERROR in frames:
         reason, value, text = frames[wire.ERROR]
+        if reason == "memory":
+            text += memory_note(run, memory_limit)
         raise DriverError("error", "%s failed: %s" % (what, text), reason, text, value)
     if not run.conversation.ended:
         raise _ended_early(run, what)
@@ -380,6 +439,24 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
     if not run.conversation.complete:
         text = "the END frame came without the result of the %s run" % run.conversation.mode
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+
+
+#: The address space the driver gives a run under ``--isolate`` unless told a smaller
+#: one (``ISOLATED_ADDRESS_SPACE`` in ``csrc/driver/driver.c``; none under ASan).
+ISOLATED_ADDRESS_SPACE = 4 << 30
+
+
+def memory_note(run: DriverRun, memory_limit: int | None) -> str:
+    """What capped the run's memory, and how to raise it: ``memory_limit`` (the
+    option that set it), else the sandbox's default cap; "" when there was none."""
+    isolated = ISOLATED_ADDRESS_SPACE if run.isolation == sandbox.NAMESPACES else None
+    limits = [limit for limit in (memory_limit, isolated) if limit]
+    if not limits:
+        return ""
+    limit = min(limits)
+    option = ("memory_limit= / --memory-limit" if limit == memory_limit
+              else "the sandbox's default; memory_limit= / --memory-limit sets a smaller one")
+    return " (the run's address space was capped at %d MiB: %s)" % (limit >> 20, option)
 
 
 def _ended_early(run: DriverRun, what: str) -> DriverError:
