@@ -353,15 +353,15 @@ def test_a_refused_namespace_is_exit_122_with_one_line_naming_the_call(libs, tmp
 
 @pytest.fixture()
 def isolating(monkeypatch, isolated):
-    """ngcc.driver.child's own runs (its parser and checks) with --isolate added."""
-    plain = _child._library_options
-    monkeypatch.setattr(_child, "_library_options", lambda inst: plain(inst) + ["--isolate"])
+    """ngcc.driver.child's own runs (its parser and checks), isolated as by default."""
+    monkeypatch.delenv("NGCC_NO_SANDBOX", raising=False)
 
 
 def _both(call: Callable[[], object], monkeypatch, isolated) -> tuple[object, object]:
+    """``call()`` with the seccomp filter alone, then in ngcc's default isolation."""
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")
     without = call()
-    plain = _child._library_options
-    monkeypatch.setattr(_child, "_library_options", lambda inst: plain(inst) + ["--isolate"])
+    monkeypatch.delenv("NGCC_NO_SANDBOX")
     return without, call()
 
 

@@ -402,8 +402,13 @@ static void limit_memory(uint64_t bytes, const char *option)
     fail(DRIVER_ERR_REQUEST, 0, "%s cannot be enforced in an AddressSanitizer "
          "build (its shadow memory alone exceeds any limit)", option);
 #else
-    (void)option;
     struct rlimit limit;
+    (void)option;
+    /* Only ever lower it: a smaller limit inherited from the parent stays (raising
+     * the hard limit would fail, and the parent's cap is the evaluator's choice). */
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_max != RLIM_INFINITY
+        && (uint64_t)limit.rlim_max < bytes)
+        bytes = (uint64_t)limit.rlim_max;
     limit.rlim_cur = limit.rlim_max = (rlim_t)bytes;
     if (setrlimit(RLIMIT_AS, &limit) != 0)
         fail(DRIVER_ERR_SYSTEM, 0, "cannot set the memory limit of %llu bytes: %s",
