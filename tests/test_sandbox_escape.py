@@ -142,6 +142,10 @@ def test_every_mode_runs_isolated_by_default_and_the_trial_says_so(honest, tmp_p
     assert measured.isolation == "namespaces"
     assert _child.cold_call(honest, 64) > 0
     assert _child.probe(honest) == len(_child.PROBE_BITS)
+    leak = _child.leak(honest, 32, 2000, 500, 7, lambda ticks, classes: False)
+    assert leak.isolation == "namespaces"
+    result = ngcc.leak(honest, 32, calls=2000)
+    assert result.evidence().driver.isolation == "namespaces"
 
 
 def test_without_the_sandbox_the_trial_says_filter(honest, monkeypatch):
@@ -513,3 +517,18 @@ def test_a_campaign_records_each_trials_isolation_and_validates(tmp_path):
     assert trials and {trial.isolation for trial in trials} == {"namespaces"}
     run.report(plots=False)
     assert main(["validate", str(run_dir)]) == 0  # the schema takes the field
+
+
+def test_a_refused_sandbox_stops_a_campaign_once(monkeypatch, tmp_path):
+    """Not a failed job per library: the first run raises, and the campaign with it."""
+    fake = tmp_path / "refusing-driver"
+    fake.write_text("#!/bin/sh\necho 'ngcc-driver: isolation unavailable: unshare(CLONE_NEWUSER):"
+                    " Operation not permitted (errno 1)' >&2\nexit 122\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(_process, "DRIVER", fake)
+    monkeypatch.delenv("NGCC_NO_SANDBOX", raising=False)
+    with pytest.raises(SandboxUnavailableError, match="--no-sandbox"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", ngcc.MeasurementWarning)
+        ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", quick=True, trials=2,
+                      trial_target=0.002, lengths=[64], progress=False).run()

@@ -325,6 +325,7 @@ class LeakRun:
     peak_rss_kib: int
     affinity_changed: bool | None   # None when not pinned
     parent_wall_ns: int
+    isolation: str                  # "namespaces" or "filter" (ngcc.base.sandbox)
 
 
 def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed: int,
@@ -395,7 +396,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
         peak_rss_kib=int(facts["peak_rss_kib"]),
         affinity_changed=(not facts["still_pinned"] or facts["cpu_at_end"] != cpu)
         if cpu is not None else None,
-        parent_wall_ns=run.wall_ns)
+        parent_wall_ns=run.wall_ns, isolation=run.isolation)
 
 
 # ------------------------------------------------------------- the runner

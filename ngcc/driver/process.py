@@ -11,11 +11,11 @@ from the request, every number range-checked. Unless the sandbox is off
 (:mod:`ngcc.base.sandbox`: ``--no-sandbox``, ``NGCC_NO_SANDBOX=1``) or the driver runs
 behind an emulator, it runs with ``--isolate`` (new user, PID, network, IPC and mount
 namespaces; ``csrc/driver/isolate.h``); where the kernel refuses them the run raises
-:class:`~ngcc.base.errors.SandboxUnavailableError` with the
-remedy. Each run has a deadline; the driver runs in a
-new session, and when it has finished, failed or overrun, its whole process group
-is killed, so no descendant of a library survives it. The outcome is a value or a
-:class:`DriverError` (a :class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
+:class:`~ngcc.base.errors.SandboxUnavailableError` with the remedy. Each run has a
+deadline; the driver runs in a new session, and when it has finished, failed or
+overrun, its whole process group is killed, so no descendant of a library survives
+it. The outcome is a value or a :class:`DriverError` (a
+:class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
 
 ``crash``     the process died of a signal (with the guard page it touched when it
               was one: ``read past the message``), or the library ended it, or
@@ -25,20 +25,26 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
               cannot be loaded, memory, pinning (``reason`` says which)
 ``protocol``  the result channel held something this request cannot produce (a
               library that writes to it, forges a frame, claims a loop time longer
-              than the parent saw the whole child take)
+              than the parent saw the whole child take, or work far below the CPU
+              time the kernel accounted to it, or times calls whose digest is not
+              its message's)
 
 What this protects against: a library cannot run code in this process (nothing it
 writes is unpickled or evaluated), write outside the run directory (the parent
 writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
-seccomp filter, ``csrc/driver/sandbox.h``). What it cannot stop: the library shares
-the trial process, so it can still lie — forge the whole rest of a conversation and
-end the process, or claim any speed within the time the parent observed
-(:mod:`ngcc.driver.facts` holds its claims against what the parent saw).
+seccomp filter, ``csrc/driver/sandbox.h``); under the isolation it sees no other
+process, no network, no file but the system's and its own folder, read-only, and
+at most 4 GiB of address space. What it cannot stop: the library shares the trial
+process, so it can still lie — forge the whole rest of a conversation and end the
+process, or claim any speed within the time the parent observed and the CPU time
+the kernel accounted (:mod:`ngcc.driver.facts` holds its claims against both).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import selectors
@@ -380,7 +386,8 @@ def _exit_text(run: DriverRun) -> str:
     return "the process exited with status %d" % run.returncode
 
 
-def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) -> DriverError:
+def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None,
+           option: str = "memory_limit= / --memory-limit") -> DriverError:
     """The error of a CRASH frame: which guard page the library touched, if any."""
     number, guard, access, code, address = crash
     name = _signal_name(number)
@@ -396,8 +403,8 @@ def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) 
     else:
         text = "the process died of %s (invalid memory access at %#x)" % (name, address)
         if limit is not None:
-            text += "; it ran under a memory limit of %d MiB: did an allocation fail?" % (
-                limit >> 20)
+            text += "; it ran under a memory limit of %d MiB (%s): did an allocation " \
+                "fail?" % (limit >> 20, option)
     return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
 
 
@@ -408,7 +415,7 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
         raise DriverError("timeout", "%s did not finish within %g s (its process group was "
                           "killed)" % (what, run.timeout))
     if wire.CRASH in frames:
-        raise _crash(what, frames[wire.CRASH], memory_limit)
+        raise _crash(what, frames[wire.CRASH], *_memory_cap(run, memory_limit))
     if run.output_error is not None:
         text = "writing the output failed: %s" % run.output_error
         raise DriverError("error", "%s failed: %s" % (what, text), "output", text)
@@ -446,17 +453,34 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
 ISOLATED_ADDRESS_SPACE = 4 << 30
 
 
-def memory_note(run: DriverRun, memory_limit: int | None) -> str:
-    """What capped the run's memory, and how to raise it: ``memory_limit`` (the
-    option that set it), else the sandbox's default cap; "" when there was none."""
-    isolated = ISOLATED_ADDRESS_SPACE if run.isolation == sandbox.NAMESPACES else None
+def _memory_cap(run: DriverRun, memory_limit: int | None) -> tuple[int | None, str]:
+    """The run's address-space cap in bytes (None: none) and what set it: the caller's
+    ``memory_limit``, or the sandbox's default (none in an AddressSanitizer build)."""
+    isolated = ISOLATED_ADDRESS_SPACE if run.isolation == sandbox.NAMESPACES \
+        and not _sanitized() else None
     limits = [limit for limit in (memory_limit, isolated) if limit]
     if not limits:
-        return ""
+        return None, ""
     limit = min(limits)
-    option = ("memory_limit= / --memory-limit" if limit == memory_limit
-              else "the sandbox's default; memory_limit= / --memory-limit sets a smaller one")
+    return limit, ("memory_limit= / --memory-limit" if limit == memory_limit else
+                   "the sandbox's default; memory_limit= / --memory-limit sets a smaller one")
+
+
+def memory_note(run: DriverRun, memory_limit: int | None) -> str:
+    """What capped the run's memory, and how to lower it; "" when nothing did."""
+    limit, option = _memory_cap(run, memory_limit)
+    if limit is None:
+        return ""
     return " (the run's address space was capped at %d MiB: %s)" % (limit >> 20, option)
+
+
+@functools.cache
+def _sanitized() -> bool:
+    """True for an AddressSanitizer build (``registry.json``), whose driver has no cap."""
+    try:
+        return bool(json.loads((LIB_DIR / "registry.json").read_text()).get("sanitized"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _ended_early(run: DriverRun, what: str) -> DriverError:
