@@ -146,6 +146,8 @@ def test_every_mode_runs_isolated_by_default_and_the_trial_says_so(honest, tmp_p
     assert leak.isolation == "namespaces"
     result = ngcc.leak(honest, 32, calls=2000)
     assert result.evidence().driver.isolation == "namespaces"
+    [kat] = ngcc.kat.check("SM3", files="2_12", out_dir=tmp_path, progress=False)
+    assert "\nisolation   namespaces\n" in kat.log.read_text()
 
 
 def test_without_the_sandbox_the_trial_says_filter(honest, monkeypatch):
@@ -211,6 +213,30 @@ def test_every_mode_takes_a_memory_limit_and_names_it(folder, honest):
         _child.trial(honest, 512 << 20, 1, 0, memory_limit=256 << 20)
     assert refused.value.reason == "memory"
     assert "capped at 256 MiB: memory_limit= / --memory-limit" in refused.value.detail
+
+
+@pytest.mark.skipif(_process._sanitized(), reason="no address-space cap under AddressSanitizer")
+def test_the_sandboxs_cap_applies_in_every_mode(folder, honest, tmp_path):
+    """8 GiB of address space (not even touched) is refused in every mode: 4 GiB cap."""
+    huge = _library(folder, "huge", r"""{
+        void *p = malloc((size_t)8 << 30);
+        if (p == NULL)
+            return 12;
+        free(p);
+    }""")
+    runs = {
+        "hash": lambda: _child.hash_in_child(huge, b"abc", 24),
+        "cold": lambda: _child.cold_call(huge, 64),
+        "trial": lambda: _child.trial(huge, 64, 5, 0),
+        "kat": lambda: _child.generate_kat(huge, "2_12", tmp_path / "kat.txt"),
+        "probe": lambda: _child.probe(huge),
+        "leak": lambda: _child.leak(huge, 32, 1000, 500, 7, lambda ticks, classes: False),
+    }
+    for mode, run in runs.items():
+        with pytest.raises(_process.DriverError) as caught:
+            run()
+        assert caught.value.reason == "hash", mode
+        assert caught.value.value == 12 or "returned 12" in caught.value.detail, mode
 
 
 # ------------------------------------------------------------------ item 3: no mode in argv

@@ -137,6 +137,17 @@ def driver_command() -> list[str]:
     return [*prefix, str(driver_path())]
 
 
+def isolation_now() -> str:
+    """What a driver started now runs in: ``namespaces`` (``--isolate``) unless the
+    sandbox is off or the driver runs behind ``NGCC_DRIVER_PREFIX`` (an emulator), then
+    ``filter`` (the seccomp filter alone, where the emulator allows it)."""
+    try:
+        emulated = bool(shlex.split(os.environ.get(PREFIX_ENV, "")))
+    except ValueError:
+        emulated = True  # driver_command() refuses it before any run
+    return sandbox.FILTER_ONLY if emulated else sandbox.isolation_name()
+
+
 def _checked_timeout(timeout: float) -> float:
     if not timeout > 0:  # also refuses NaN
         raise ValueError("a timeout must be a positive number of seconds, got %r" % timeout)
@@ -189,7 +200,7 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
     command = driver_command()
     driver = command[-1]
     emulated = len(command) > 1  # behind NGCC_DRIVER_PREFIX: no namespaces (see DRIVER_ENV)
-    isolation = sandbox.FILTER_ONLY if emulated else sandbox.isolation_name()
+    isolation = isolation_now()
     read_end, write_end = os.pipe()
     err_read, err_write = os.pipe()
     words = [conversation.mode, "--result-fd", str(write_end), "--parent-pid", str(os.getpid()),
