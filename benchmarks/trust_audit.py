@@ -329,7 +329,8 @@ def library_cases(tmp: Path) -> list[Case]:
             frame(1, struct.pack('<II', 1, pid)); frame(2)
             facts = %%r
             facts[0] = pid
-            frame(7, struct.pack(%%r, *facts)); frame(8, struct.pack('<Q', 1) * 100); frame(13)
+            frame(7, struct.pack(%%r, *facts)); frame(8, struct.pack('<Q', 1) * 100)
+            frame(16, bytes(64)); frame(13)  # TRIAL_DIGEST: the forgery's facts are judged
         ''') %% (values, _protocol.TRIAL_LAYOUT.format)
         _process.DRIVER = fake_driver(Path(%r), body)
         try:

@@ -152,11 +152,23 @@ def build_library(folder: Path, name: str, source: str, digest_bits: int = 256,
     return library
 
 
+def driver_request(words: list[str]) -> int:
+    """A descriptor holding a driver request (``ngcc-driver --request-fd FD``): the
+    words, each ended by a NUL byte, read from the start. The caller passes it to the
+    driver (``pass_fds``) and closes its own copy."""
+    fd = os.memfd_create("test-request")
+    os.write(fd, b"".join(word.encode() + b"\0" for word in words))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 # A stand-in for ngcc-driver that says what a test wants on the result channel:
-# ``body`` is Python calling frame(type, payload) (struct is imported, pid is its pid).
+# ``body`` is Python calling frame(type, payload) (struct is imported, pid is its pid;
+# args are the request's words).
 _FAKE_DRIVER = '''#!%s -I
 import os, struct, sys
-args = sys.argv[1:]
+request = int(sys.argv[sys.argv.index("--request-fd") + 1])
+args = os.read(request, 1 << 16).decode().split("\\0")[:-1]
 fd = int(args[args.index("--result-fd") + 1])
 pid = os.getpid()
 def frame(kind, payload=b""):

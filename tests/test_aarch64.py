@@ -144,14 +144,21 @@ def test_the_driver_runs_behind_the_prefix_it_is_given(tmp_path: Path,
     shutil.copy2(_process.driver_path(), copy)
     seen = tmp_path / "seen"
     monkeypatch.setenv(_process.DRIVER_ENV, str(copy))
-    monkeypatch.setenv(_process.PREFIX_ENV, "sh -c 'echo \"$0 $*\" > %s; exec \"$0\" \"$@\"'"
-                       % seen)
+    # The prefix notes its command line and the request (read through /proc: a file
+    # description of its own, so the driver still reads the request from its start).
+    monkeypatch.setenv(_process.PREFIX_ENV, "sh -c 'echo \"$0 $*\" > %s; "
+                       "tr \"\\\\000\" \" \" < /proc/self/fd/$2 >> %s; exec \"$0\" \"$@\"'"
+                       % (seen, seen))
     assert _process.driver_command()[-1] == str(copy)
     digest = _child.hash_in_child(ngcc.instance("SM3"), b"abc", 24)
     assert digest.hex().startswith("66c7f0f4")  # GB/T 32905-2016's "abc"
-    driver, mode, *options = seen.read_text().split()
-    assert (driver, mode) == (str(copy), "hash")  # the prefix ran, and ran this driver,
+    command, request = seen.read_text().splitlines()
+    driver, option, _ = command.split()
+    assert (driver, option) == (str(copy), "--request-fd")  # the prefix ran this driver,
+    mode, *options = request.split()
+    assert mode == "hash"
     assert "--emulated" in options  # told it may be behind an emulator that has no seccomp
+    assert "--isolate" not in options  # and, emulated, without the namespaces
 
 
 def test_a_bad_driver_setting_is_an_error_naming_it(tmp_path: Path,

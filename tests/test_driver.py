@@ -148,6 +148,37 @@ def test_the_python_reader_and_frames_h_agree_on_every_number():
     assert (c["ACCESS_READ"], c["ACCESS_WRITE"]) == (1, 2)
     assert c["FRAME_PROTOCOL_VERSION"] == _protocol.PROTOCOL_VERSION
     assert c["FRAME_MAX_TEXT"] == _protocol.MAX_TEXT  # the fields: tests/test_frames_h.py
+    driver_c = (REPO / "csrc" / "driver" / "driver.c").read_text()
+    assert "#define MAX_REQUEST_BYTES %d " % _process.MAX_REQUEST_BYTES in driver_c
+
+
+@pytest.mark.parametrize(("argv", "words", "said"), [
+    ([], None, "usage: ngcc-driver --request-fd FD"),
+    (["hash", "--result-fd", "5"], None, "usage: ngcc-driver --request-fd FD"),
+    (None, b"", "the request is empty or its last word lacks its NUL byte"),
+    (None, b"hash\0--result-fd", "the request is empty or its last word lacks its NUL byte"),
+    (None, b"x\0" * 20000, "the request is longer than 32768 bytes"),
+    (None, b"x\0" * 300, "the request has more than 256 words"),
+])
+def test_the_driver_takes_its_request_over_a_descriptor_only(argv, words, said):
+    """The mode and options never on the command line: anything but ``--request-fd FD``
+    with a complete, bounded request is refused (exit 120, no channel to report on)."""
+    fd = os.memfd_create("request")
+    os.write(fd, words or b"")
+    os.lseek(fd, 0, os.SEEK_SET)
+    command = [str(_process.driver_path()), *(["--request-fd", str(fd)] if argv is None
+                                               else argv)]
+    done = subprocess.run(command, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+    os.close(fd)
+    assert done.returncode == 120 and done.stderr.startswith("ngcc-driver: " + said)
+
+
+def test_a_request_too_long_or_with_a_nul_is_refused_before_any_run():
+    inst = ngcc.instance("SM3")
+    with pytest.raises(ValueError, match="more than its 32768"):
+        _child.probe(inst, bits=tuple(range(8, 8 * 6000, 8)))
+    with pytest.raises(ValueError, match="holds a NUL byte"):
+        _process.run_driver(Conversation("hash", digest_bytes=32), ["--library", "a\0b"], 10)
 
 
 def _frame(kind: int, payload: bytes = b"") -> bytes:
@@ -299,6 +330,9 @@ def test_a_crash_is_a_crash_with_its_signal(libs):
 
 
 def test_a_hang_is_a_timeout_and_no_process_of_its_group_survives(libs, tmp_path, monkeypatch):
+    # The seccomp filter alone (the pids are the host's, the file outside the sandbox's
+    # view); under the sandbox the PID namespace ends them (test_isolation.py).
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")
     pids = tmp_path / "pids"
     monkeypatch.setenv("NGCC_TEST_PIDS", str(pids))
     started = time.monotonic()
@@ -325,6 +359,7 @@ def test_exit_inside_crypthash_is_named(libs):
 
 
 def test_a_fork_that_keeps_the_pipe_open_is_reported_at_once(libs, tmp_path, monkeypatch):
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # as above
     pids = tmp_path / "pids"
     monkeypatch.setenv("NGCC_TEST_PIDS", str(pids))
     started = time.monotonic()
@@ -444,7 +479,8 @@ def _forged_trial_error(tmp_path, monkeypatch, **facts: float) -> DriverError:
         frame(1, struct.pack('<II', 1, pid)); frame(2)
         facts = %r
         facts[0] = pid
-        frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000)); frame(13)
+        frame(7, struct.pack(%r, *facts)); frame(8, struct.pack('<Q', 1000))
+        frame(16, bytes(64)); frame(13)
     """) % (values, _protocol.TRIAL_LAYOUT.format)
     monkeypatch.setattr(_process, "DRIVER", fake_driver(tmp_path, body))
     return _fails(_child.trial, ngcc.instance("SM3"), 32, 1, 0, cpu=0, batch_calls=0)

@@ -7,7 +7,7 @@ Each hostile library below tries one thing from the audit and returns a nonzero 
 back with its DIGEST, and the test checks the outside too (the test process, a
 sentinel process, the files). A few control runs without --isolate show that the same
 library does succeed there, so that a test cannot pass by never trying. The driver is
-run directly (the Python side does not pass --isolate yet); where the kernel refuses
+run directly (the Python side passes --isolate unless the sandbox is off); where the kernel refuses
 user namespaces, the driver must say so with exit status 122, which is checked, not
 skipped. Nothing here asserts a duration.
 """
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _testlib import build_library, compiler
+from _testlib import build_library, compiler, driver_request
 
 import ngcc
 from ngcc.driver import child as _child
@@ -257,18 +257,20 @@ def _drive(mode: str, options: list[str], *, isolate: bool = True, stdin: bytes 
     """Run the driver in ``mode``; ``after_exit`` runs once it has exited, before its
     process group is killed (what a test finds then was left alive by the driver)."""
     read_end, write_end = os.pipe()
-    argv = [*prefix, str(_process.driver_path()), mode, "--result-fd", str(write_end),
-            "--parent-pid", str(os.getpid()), *options, *(["--isolate"] if isolate else [])]
+    request = driver_request([mode, "--result-fd", str(write_end), "--parent-pid",
+                              str(os.getpid()), *options, *(["--isolate"] if isolate else [])])
+    argv = [*prefix, str(_process.driver_path()), "--request-fd", str(request)]
     chunks: list[bytes] = []
     reader = threading.Thread(target=_read_all, args=(read_end, chunks))
     with tempfile.TemporaryFile() as err:
         try:
             child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                     stderr=err, pass_fds=(write_end,) + (
+                                     stderr=err, pass_fds=(write_end, request) + (
                                          () if hold_fd is None else (hold_fd,)),
                                      start_new_session=True, env=env, cwd=cwd)
         finally:
             os.close(write_end)
+            os.close(request)
         reader.start()
         try:
             child.communicate(stdin, timeout=timeout)
@@ -351,15 +353,15 @@ def test_a_refused_namespace_is_exit_122_with_one_line_naming_the_call(libs, tmp
 
 @pytest.fixture()
 def isolating(monkeypatch, isolated):
-    """ngcc.driver.child's own runs (its parser and checks) with --isolate added."""
-    plain = _child._library_options
-    monkeypatch.setattr(_child, "_library_options", lambda inst: plain(inst) + ["--isolate"])
+    """ngcc.driver.child's own runs (its parser and checks), isolated as by default."""
+    monkeypatch.delenv("NGCC_NO_SANDBOX", raising=False)
 
 
 def _both(call: Callable[[], object], monkeypatch, isolated) -> tuple[object, object]:
+    """``call()`` with the seccomp filter alone, then in ngcc's default isolation."""
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")
     without = call()
-    plain = _child._library_options
-    monkeypatch.setattr(_child, "_library_options", lambda inst: plain(inst) + ["--isolate"])
+    monkeypatch.delenv("NGCC_NO_SANDBOX")
     return without, call()
 
 
@@ -525,9 +527,14 @@ def test_clearing_the_death_signal_does_not_outlive_ngcc(libs, isolated, tmp_pat
     read_end, write_end = os.pipe()
     middle_source = ("import os, subprocess, sys, time\n"
                      "r, w = os.pipe()\n"
-                     "child = subprocess.Popen(sys.argv[1:] + ['--result-fd', str(w), "
-                     "'--parent-pid', str(os.getpid())], stdin=subprocess.DEVNULL, "
-                     "pass_fds=(w, %d), start_new_session=True)\n"
+                     "q = os.memfd_create('request')\n"
+                     "words = sys.argv[2:] + ['--result-fd', str(w), '--parent-pid', "
+                     "str(os.getpid())]\n"
+                     "os.write(q, b''.join(word.encode() + bytes(1) for word in words))\n"
+                     "os.lseek(q, 0, 0)\n"
+                     "child = subprocess.Popen([sys.argv[1], '--request-fd', str(q)], "
+                     "stdin=subprocess.DEVNULL, pass_fds=(w, q, %d), "
+                     "start_new_session=True)\n"
                      "print(child.pid, flush=True)\n"
                      "time.sleep(300)\n" % write_end)
     argv = [sys.executable, "-c", middle_source, str(_process.driver_path()), "hash",

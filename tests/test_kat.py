@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -115,8 +116,10 @@ class BadLibraries:
         library = self.folder / label / ("%s.so" % name)
         library.parent.mkdir(exist_ok=True)
         flags = ["-D%s" % d for d in defines] + ["-DAT_BITS=1000ULL"]
-        if real is not None:
-            flags.append('-DREAL_LIBRARY="%s"' % real.library)
+        if real is not None:  # beside it: the sandbox shows a library its own folder only
+            shutil.copy2(real.library, library.parent / ("real-" + Path(real.library).name))
+            flags.append('-DREAL_LIBRARY="%s"' % (library.parent / (
+                "real-" + Path(real.library).name)))
         subprocess.run(["cc", "-std=c99", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wextra", "-fPIC",
                         "-shared", "-o", str(library), str(self.folder / "bad.c"), *flags,
                         "-ldl"], check=True)

@@ -1,15 +1,24 @@
 /* ngcc-driver: every call ngcc makes into a foreign CryptHash runs here, in a
  * process of its own that never imports Python.
  *
- *   ngcc-driver MODE --result-fd FD --parent-pid PID --library PATH --digest-bits N ...
+ *   ngcc-driver --request-fd FD
+ *
+ * The request comes over the pipe FD, never on the command line, so that a library
+ * reading /proc/self/cmdline learns nothing of it (which mode, which parent): the
+ * parent writes its words, each ended by a NUL byte, at most MAX_REQUEST_BYTES in
+ * all, and closes its end; the driver reads it all and closes FD before anything
+ * else happens. The words are
+ *
+ *   MODE --result-fd FD --parent-pid PID --library PATH --digest-bits N ...
  *
  *   hash   --bits N                  hash ceil(N/8) bytes read from stdin: DIGEST
  *   cold   --message-bytes N [--cpu C] [--message-stdin]
  *                                    one call of the freshly loaded library: COLD
  *   trial  --message-bytes N --calls N --warmup N --batch-calls N [--cpu C]
  *          [--message-stdin] [--memory-limit BYTES] [--counter auto|perf|tsc|clock]
- *                                    a timed trial: TRIAL, CYCLES (timer.h says
- *                                    what each counter is; default tsc)
+ *                                    a timed trial: TRIAL, CYCLES, TRIAL_DIGEST
+ *                                    (timer.h says what each counter is; default
+ *                                    tsc)
  *   kat    --kat 2_12|2_23|2_33|Loop --instance NAME [--blank-digests]
  *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
  *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
@@ -49,8 +58,8 @@
  * --isolate, after the namespaces: the filter is the second wall). A mode is one
  * function and its frames.
  *
- * Exit statuses of the driver itself: 0 after END; 120 (EXIT_USAGE) no usable result
- * channel; 121 (EXIT_CHANNEL) the channel broke or the parent is gone; 122
+ * Exit statuses of the driver itself: 0 after END; 120 (EXIT_USAGE) no usable request
+ * or result channel; 121 (EXIT_CHANNEL) the channel broke or the parent is gone; 122
  * (ISOLATE_EXIT_UNAVAILABLE) --isolate could not be set up. Any other status or
  * signal is the library's doing.
  */
@@ -93,6 +102,8 @@
 #define MAX_LEAK_STORE_BYTES ((uint64_t)64 << 20)  /* a batch's messages, drawn ahead */
 #define LEAK_FIRST_BATCH 1024  /* batches double from here to --batch-calls: an early look */
 #define ISOLATED_ADDRESS_SPACE ((uint64_t)4 << 30)  /* --isolate's default RLIMIT_AS */
+#define MAX_REQUEST_BYTES 32768  /* ngcc.driver.process.MAX_REQUEST_BYTES */
+#define MAX_REQUEST_WORDS 256
 
 typedef struct {
     const char *mode;
@@ -288,6 +299,59 @@ static int parse_request(int argc, char **argv, request *req, char *error, size_
     return 0;
 }
 
+/* The request's words, read from the pipe that `--request-fd FD` names (the whole
+ * command line: nothing else is accepted), into words[1..]; words[0] is argv[0], as
+ * parse_request expects. The pipe is closed before this returns, whatever happens.
+ * Returns the count of words[] filled, or -1 with the reason in error. */
+static int read_request(int argc, char **argv, char **words, char *error, size_t size)
+{
+    static char text[MAX_REQUEST_BYTES + 1];
+    size_t length = 0, at;
+    uint64_t fd;
+    int count = 1;
+
+    if (argc != 3 || strcmp(argv[1], "--request-fd") != 0
+        || parse_number(argv[2], 1 << 20, &fd) != 0 || fd <= 2) {
+        snprintf(error, size, "usage: ngcc-driver --request-fd FD (the request comes over "
+                 "the pipe FD, not on the command line)");
+        return -1;
+    }
+    for (;;) {
+        ssize_t got = read((int)fd, text + length, sizeof text - length);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            close((int)fd);
+            if (got < 0) {
+                snprintf(error, size, "cannot read the request from fd %d: %s", (int)fd,
+                         strerror(errno));
+                return -1;
+            }
+            break;
+        }
+        length += (size_t)got;
+        if (length == sizeof text) {
+            close((int)fd);
+            snprintf(error, size, "the request is longer than %d bytes", MAX_REQUEST_BYTES);
+            return -1;
+        }
+    }
+    if (length == 0 || text[length - 1] != '\0') {
+        snprintf(error, size, "the request is empty or its last word lacks its NUL byte");
+        return -1;
+    }
+    words[0] = argv[0];
+    for (at = 0; at < length; at += strlen(text + at) + 1) {
+        if (count > MAX_REQUEST_WORDS) {
+            snprintf(error, size, "the request has more than %d words", MAX_REQUEST_WORDS);
+            return -1;
+        }
+        words[count++] = text + at;
+    }
+    words[count] = NULL;
+    return count;
+}
+
 /* Point fd 1 at fd 2, keep the channel out of exec'd programs, ignore SIGPIPE
  * (a closed channel is a write error); -1 if fd is not an open descriptor. */
 static int open_channel(int fd)
@@ -338,8 +402,13 @@ static void limit_memory(uint64_t bytes, const char *option)
     fail(DRIVER_ERR_REQUEST, 0, "%s cannot be enforced in an AddressSanitizer "
          "build (its shadow memory alone exceeds any limit)", option);
 #else
-    (void)option;
     struct rlimit limit;
+    (void)option;
+    /* Only ever lower it: a smaller limit inherited from the parent stays (raising
+     * the hard limit would fail, and the parent's cap is the evaluator's choice). */
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_max != RLIM_INFINITY
+        && (uint64_t)limit.rlim_max < bytes)
+        bytes = (uint64_t)limit.rlim_max;
     limit.rlim_cur = limit.rlim_max = (rlim_t)bytes;
     if (setrlimit(RLIMIT_AS, &limit) != 0)
         fail(DRIVER_ERR_SYSTEM, 0, "cannot set the memory limit of %llu bytes: %s",
@@ -536,6 +605,8 @@ static void run_trial(const request *req)
     counter_source counter;
     uint64_t *cycles;
     char text[FRAME_MAX_TEXT];
+    size_t digest_bytes = (size_t)req->digest_bits / 8;
+    unsigned char *loop_digest;  /* the per-call loop's last digest, then the batch's */
 
     memset(&facts, 0, sizeof facts);
     memset(&batch, 0, sizeof batch);
@@ -549,6 +620,8 @@ static void run_trial(const request *req)
         fail(DRIVER_ERR_MEMORY, 0, "cannot allocate the cycles of %llu calls",
              (unsigned long long)req->calls);
     memset(cycles, 0, (size_t)req->calls * sizeof *cycles);  /* no page faults in the loop */
+    if ((loop_digest = malloc(2 * digest_bytes)) == NULL)
+        fail(DRIVER_ERR_MEMORY, 0, "cannot allocate %zu bytes", 2 * digest_bytes);
     call.message = prepare_message(req, &message_buffer);
     call.digest = prepare_digest(req, &digest_buffer);
     load(req, &lib);
@@ -567,6 +640,8 @@ static void run_trial(const request *req)
                            (size_t)req->warmup, &call);
         fail(DRIVER_ERR_HASH, per_call.status, "%s", text);
     }
+    memcpy(loop_digest, call.digest, digest_bytes);  /* the last timed call's output */
+    memset(call.digest, 0, digest_bytes);  /* so the batch's digest is the batch's own */
     if (req->batch_calls > 0
         && bench_time_batch(&call, (size_t)req->batch_calls,
                             sub_batches(&per_call, req->calls, req->batch_calls), &batch) != 0) {
@@ -609,6 +684,9 @@ static void run_trial(const request *req)
     frame_pack_trial(&facts, packed);
     send_frame(FRAME_TRIAL, packed, sizeof packed);
     send_frame(FRAME_CYCLES, cycles, (size_t)req->calls * sizeof *cycles);  /* host order: LE */
+    memcpy(loop_digest + digest_bytes, req->batch_calls > 0 ? call.digest : loop_digest,
+           digest_bytes);
+    send_frame(FRAME_TRIAL_DIGEST, loop_digest, 2 * digest_bytes);
     end();
 }
 
@@ -1002,11 +1080,18 @@ static void run_leak(const request *req)
 
 int main(int argc, char **argv)
 {
+    static char *words[MAX_REQUEST_WORDS + 2];
     request req;
     char error[512];
     const char *limit_option;
     uint64_t address_space;
-    int parsed = parse_request(argc, argv, &req, error, sizeof error);
+    int count = read_request(argc, argv, words, error, sizeof error), parsed;
+
+    if (count < 0) {
+        fprintf(stderr, "ngcc-driver: %s\n", error);
+        return EXIT_USAGE;
+    }
+    parsed = parse_request(count, words, &req, error, sizeof error);
 
     self_pid = getpid();
     req.driver_pid = (long)self_pid;

@@ -8,8 +8,9 @@
  * fields and frames.c's order) and refuses anything else.
  *
  * Every conversation is HELLO, LOADED (once the library is loaded), then the
- * mode's frames, then END; a failure replaces the mode's result by ERROR (or
- * CRASH, from the fault handler, after which the process dies of its signal).
+ * mode's frames (a trial's: TRIAL, CYCLES, TRIAL_DIGEST), then END; a failure
+ * replaces the mode's result by ERROR (or CRASH, from the fault handler, after which
+ * the process dies of its signal).
  */
 #ifndef NGCC_FRAMES_H
 #define NGCC_FRAMES_H
@@ -39,6 +40,12 @@ enum {
     FRAME_LEAK_BATCH = 14,  /* leak: n x u64 ticks, then n x u8 class (0 or 1) of each
                              * timed call, 1 <= n <= batch_calls: 9n bytes */
     FRAME_LEAK_DONE = 15,   /* leak: the run's facts: FRAME_LEAK_FIELDS below */
+    FRAME_TRIAL_DIGEST = 16,/* trial: 2 x digest_bits / 8 bytes: the digest the last
+                             * call of the per-call loop left, then the one the last
+                             * call of the batch left (the buffer zeroed before the
+                             * batch; with no batch, the first again). Every call
+                             * hashes the same message: the parent compares both
+                             * with that message's digest from another run */
 };
 
 /* ERROR codes; value carries a number where one helps (CryptHash's return). */

@@ -6,7 +6,10 @@ own, started, bounded and judged by :mod:`ngcc.driver.process` (a failure is its
 against the request by :mod:`ngcc.driver.facts`. :class:`DriverRunner` is the
 campaigns' trial runner.
 
-Default deadlines, each overridable by the caller: hashing 60 s plus 1 s per MiB,
+Every mode takes ``memory_limit``: a cap on the run's address space in bytes
+(RLIMIT_AS); under the sandbox the driver caps it at 4 GiB anyway (none in an
+AddressSanitizer build), and the smaller cap applies. Default deadlines, each
+overridable by the caller: hashing 60 s plus 1 s per MiB,
 the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
 :func:`trial_timeout`, a KAT file :data:`KAT_TIMEOUTS`.
 """
@@ -62,10 +65,21 @@ def _library_options(inst: Instance) -> list[str]:
     return ["--library", str(inst.library), "--digest-bits", str(inst.digest_bits), *features]
 
 
+def _memory_options(memory_limit: int | None) -> list[str]:
+    """``--memory-limit`` for a run's address space (RLIMIT_AS, every mode), checked."""
+    if memory_limit is None:
+        return []
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit <= 0:
+        raise ValueError("memory_limit must be a positive number of bytes, got %r"
+                         % (memory_limit,))
+    return ["--memory-limit", str(memory_limit)]
+
+
 # ------------------------------------------------------------------- the modes
 
 def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
-                  what: str | None = None, timeout: float | None = None) -> bytes:
+                  what: str | None = None, timeout: float | None = None,
+                  memory_limit: int | None = None) -> bytes:
     """The digest of the first ``bits`` bits of ``data`` (``ceil(bits/8)`` bytes of it),
     computed by ``inst``'s library in the driver."""
     message = memoryview(data).cast("B")[: (bits + 7) // 8]
@@ -76,24 +90,25 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
     timeout = HASH_TIMEOUT + HASH_SECONDS_PER_MIB * len(message) / 2**20 \
         if timeout is None else timeout
     conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8)
-    run = _process.run_driver(conversation, _library_options(inst) + ["--bits", str(bits)],
-                              timeout, message)
-    _process.judge(run, what)
+    run = _process.run_driver(conversation, _library_options(inst) + ["--bits", str(bits)]
+                              + _memory_options(memory_limit), timeout, message)
+    _process.judge(run, what, memory_limit)
     return bytes(conversation.frames[wire.DIGEST])
 
 
 def cold_call(inst: Instance, message_bytes: int, *, cpu: int | None = None,
               message: bytes | memoryview | None = None, what: str | None = None,
-              timeout: float = COLD_TIMEOUT) -> float:
+              timeout: float = COLD_TIMEOUT, memory_limit: int | None = None) -> float:
     """Seconds of the first call of ``inst``'s freshly loaded library on the default
     message of ``message_bytes`` bytes (or ``message``), pinned to ``cpu`` if given."""
     what = what or "%s at %d B (calibration)" % (inst.name, message_bytes)
     options = _library_options(inst) + ["--message-bytes", str(message_bytes)]
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
+    options += _memory_options(memory_limit)
     conversation = Conversation("cold", digest_bytes=inst.digest_bits // 8)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
-    _process.judge(run, what)
+    _process.judge(run, what, memory_limit)
     _ticks, ns = conversation.frames[wire.COLD]
     if not 0 < ns <= run.wall_ns:
         raise _process.broken_protocol(
@@ -105,7 +120,8 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
           cpu: int | None = None, batch_calls: int | None = None,
           message: bytes | memoryview | None = None, memory_limit: int | None = None,
           what: str | None = None, timeout: float | None = None,
-          t1: float | None = None, counter: str | None = None) -> TrialMeasurement:
+          t1: float | None = None, counter: str | None = None,
+          expected_digest: bytes | Callable[[], bytes] | None = None) -> TrialMeasurement:
     """One trial in a fresh driver: pin to ``cpu`` (if given), load, baseline RSS,
     calibrate, ``warmup`` calls, ``calls`` calls each between two counter readings,
     then ``batch_calls`` (default: ``calls``) calls with no reading between them.
@@ -115,6 +131,13 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     ``counter`` is ``auto``, ``perf``, ``tsc`` or ``clock`` (``csrc/timer.h``; None: the
     driver's default, tsc); a counter that cannot be opened is a ``ChildError``
     (``error``, reason ``counter``) that says why.
+
+    What the library cannot hide (``protocol`` failures): the digest its last timed
+    call and its last batch call left must be ``expected_digest`` (or what it returns,
+    asked once the trial has delivered; default: the message's digest from a ``hash``
+    run of its own, :func:`reference_digest`), and
+    the CPU time the kernel accounted to the process must fit the work its calls
+    claim (:func:`ngcc.driver.facts.unclaimed_cpu`).
     """
     batch = calls if batch_calls is None else batch_calls
     what = what or "%s timing %d calls at %d B" % (inst.name, calls, message_bytes)
@@ -126,26 +149,45 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
     options += [] if counter is None else ["--counter", counter]
-    if memory_limit is not None:
-        if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) \
-                or memory_limit <= 0:
-            raise ValueError("memory_limit must be a positive number of bytes, got %r"
-                             % (memory_limit,))
-        options += ["--memory-limit", str(memory_limit)]
+    options += _memory_options(memory_limit)
     conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
     _process.judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
     defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch) \
-        or _facts.unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter)
+        or _facts.unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter) \
+        or _facts.unclaimed_cpu(facts, cycles, run, calls, warmup)
+    if not defect:  # the trial's own failures first, then the reference run's
+        expected = expected_digest() if callable(expected_digest) else expected_digest
+        if expected is None:
+            expected = reference_digest(inst, message_bytes, message, what=what)
+        defect = _facts.other_digest(bytes(conversation.frames[wire.TRIAL_DIGEST]), expected)
     if defect:
         raise _process.broken_protocol(run, what, defect)
-    return _measurement(facts, cycles, cpu, run.wall_ns)
+    return _measurement(facts, cycles, cpu, run.wall_ns, run.isolation)
+
+
+def default_message(message_bytes: int) -> bytes:
+    """The NGCC harness's message of a trial or cold call given no message: byte i is
+    ``(i * 131 + message_bytes) mod 256`` (as ``csrc/driver/driver.c`` fills it)."""
+    index = np.arange(message_bytes, dtype=np.uint64)
+    return ((index * 131 + message_bytes) % 256).astype(np.uint8).tobytes()
+
+
+def reference_digest(inst: Instance, message_bytes: int,
+                     message: bytes | memoryview | None = None, *,
+                     what: str | None = None) -> bytes:
+    """The digest of a trial's message (``message``, else :func:`default_message`) from
+    a ``hash`` run of its own, which a trial's timed calls must reproduce."""
+    data = default_message(message_bytes) if message is None else message
+    what = "%s (its message hashed alone)" % (
+        what or "%s at %d B" % (inst.name, message_bytes))
+    return hash_in_child(inst, data, 8 * message_bytes, what=what)
 
 
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
-                 parent_wall_ns: int) -> TrialMeasurement:
+                 parent_wall_ns: int, isolation: str) -> TrialMeasurement:
     counter, unit = wire.COUNTERS[int(f["counter_id"])]
     pinned = cpu is not None
     return TrialMeasurement(
@@ -171,7 +213,7 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
                                     else None),
         counter_resolution_ticks=int(f["counter_resolution"]) or None,
         batch_min_cpu_ns=int(f["batch_min_cpu_ns"]) if f["batch_min_calls"] else None,
-        batch_min_calls=int(f["batch_min_calls"]) or None)
+        batch_min_calls=int(f["batch_min_calls"]) or None, isolation=isolation)
 
 
 @dataclass(frozen=True)
@@ -186,7 +228,7 @@ class KatOutcome:
 
 def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None = None,
                  progress: Callable[[int, int], None] | None = None,
-                 blank_digests: bool = False) -> KatOutcome:
+                 blank_digests: bool = False, memory_limit: int | None = None) -> KatOutcome:
     """Generate the KAT file ``tag`` (``2_12``, ``2_23``, ``2_33``, ``Loop``) of ``inst``
     in the driver (messages and digest in guarded buffers) and write it to ``path``:
     to ``<path>.part`` (created once the library is loaded), renamed when complete,
@@ -196,6 +238,7 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
     part = path.with_name(path.name + ".part")
     options = _library_options(inst) + ["--kat", tag, "--instance", inst.name]
     options += ["--blank-digests"] if blank_digests else []
+    options += _memory_options(memory_limit)
     out: list[BinaryIO] = []
 
     def open_part() -> None:
@@ -222,7 +265,7 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
                                       else timeout)
         finally:
             closing = out[0].close if out else (lambda: None)
-        _process.judge(run, what)
+        _process.judge(run, what, memory_limit)
         size, ns = conversation.frames[wire.KAT_DONE]
         if size != conversation.data_bytes:
             raise _process.broken_protocol(run, what, "KAT_DONE claims %d bytes, %d came"
@@ -244,7 +287,7 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
 
 
 def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
-          timeout: float = PROBE_TIMEOUT) -> int:
+          timeout: float = PROBE_TIMEOUT, memory_limit: int | None = None) -> int:
     """Hash each length of ``bits`` at the start of a page that follows a guard page
     and at the end of one before a guard page; returns how many lengths passed.
 
@@ -253,8 +296,8 @@ def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
     """
     conversation = Conversation("probe", digest_bytes=inst.digest_bits // 8)
     run = _process.run_driver(conversation, _library_options(inst) + [
-        "--lengths", ",".join(str(b) for b in bits)], timeout)
-    _process.judge(run, "the guard-page probe of %s" % inst.name)
+        "--lengths", ",".join(str(b) for b in bits)] + _memory_options(memory_limit), timeout)
+    _process.judge(run, "the guard-page probe of %s" % inst.name, memory_limit)
     return int(conversation.frames[wire.PROBE])
 
 
@@ -282,13 +325,15 @@ class LeakRun:
     peak_rss_kib: int
     affinity_changed: bool | None   # None when not pinned
     parent_wall_ns: int
+    isolation: str                  # "namespaces" or "filter" (ngcc.base.sandbox)
 
 
 def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed: int,
          on_batch: Callable[[np.ndarray, np.ndarray], bool], *, warmup: int = 0,
          seconds: float | None = None, cpu: int | None = None,
          fixed: bytes | memoryview | None = None, control: bool = False,
-         what: str | None = None, timeout: float | None = None) -> LeakRun:
+         what: str | None = None, timeout: float | None = None,
+         memory_limit: int | None = None) -> LeakRun:
     """The measurements of a fixed-vs-random (dudect) test in a fresh driver.
 
     Up to ``calls`` timed calls of ``message_bytes``-byte messages, each the fixed
@@ -312,6 +357,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if fixed is None else ["--message-stdin"]
     options += ["--control"] if control else []
+    options += _memory_options(memory_limit)
     stop = [False]
     ticks_total = [0]
     ticks_least = [2**64]
@@ -327,7 +373,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
                                 batch_calls=batch_calls, on_batch=batch)
     run = _process.run_driver(conversation, options, timeout, b"" if fixed is None else fixed,
                               hold_stdin=lambda: not stop[0])
-    _process.judge(run, what)
+    _process.judge(run, what, memory_limit)
     facts = conversation.frames[wire.LEAK_DONE]
     defect = _facts.implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls,
                                      seed, message_bytes, ticks_total[0])
@@ -350,7 +396,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
         peak_rss_kib=int(facts["peak_rss_kib"]),
         affinity_changed=(not facts["still_pinned"] or facts["cpu_at_end"] != cpu)
         if cpu is not None else None,
-        parent_wall_ns=run.wall_ns)
+        parent_wall_ns=run.wall_ns, isolation=run.isolation)
 
 
 # ------------------------------------------------------------- the runner
@@ -369,15 +415,31 @@ class DriverRunner:
     def __init__(self, memory_limit: int | None = None, counter: str | None = None):
         self.memory_limit = memory_limit
         self.counter = counter
+        self._digests: dict[tuple[str, int, int], bytes] = {}
 
     def cold_call(self, instance: Instance, message_bytes: int, cpu: int,
                   timeout: float) -> float:
         """Seconds of the first call of a freshly loaded library (the plan's t1)."""
-        return cold_call(instance, message_bytes, cpu=cpu, timeout=timeout)
+        return cold_call(instance, message_bytes, cpu=cpu, timeout=timeout,
+                         memory_limit=self.memory_limit)
+
+    def _reference(self, instance: Instance, message_bytes: int, what: str) -> bytes:
+        """The trial message's digest, from one hash run per library and length (the
+        key holds the file's identity: a library rebuilt in place is hashed again)."""
+        try:
+            identity = os.stat(instance.library).st_ino
+        except OSError:
+            identity = -1
+        key = (str(instance.library), identity, message_bytes)
+        if key not in self._digests:
+            self._digests[key] = reference_digest(instance, message_bytes, what=what)
+        return self._digests[key]
 
     def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
               cpu: int, index: int, timeout: float) -> TrialMeasurement:
         """One trial: the per-call loop, then an uninstrumented batch of as many calls."""
+        what = "%s at %d B (trial %d)" % (instance.name, message_bytes, index)
         return trial(instance, message_bytes, calls, warmup, cpu=cpu,
                      memory_limit=self.memory_limit, timeout=timeout, counter=self.counter,
-                     what="%s at %d B (trial %d)" % (instance.name, message_bytes, index))
+                     what=what, expected_digest=lambda: self._reference(
+                         instance, message_bytes, what))

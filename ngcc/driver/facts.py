@@ -169,3 +169,52 @@ def implausible_leak(f: dict[str, int | float], conversation: Conversation, run:
     ]
     return next((defect for ok, defect in checks if not ok), "")
 
+
+
+#: CPU time a trial's process may spend besides its calls (start-up, the namespaces,
+#: loading, the counter's calibration, filling the buffers), in ns: generous, so that
+#: only a gross understatement is caught. Added to it: the work claimed, times
+#: :data:`CPU_CLAIM_RATIO`.
+CPU_ALLOWANCE_NS = 250_000_000
+CPU_CLAIM_RATIO = 8
+
+
+def unclaimed_cpu(f: dict[str, int | float], cycles: np.ndarray, run: DriverRun,
+                  calls: int, warmup: int) -> str:
+    """Why the trial's claimed work cannot be the work its process did, or "": the
+    kernel's CPU time of the process (``wait4``: its own and that of every process it
+    reaped) is more than :data:`CPU_ALLOWANCE_NS` plus :data:`CPU_CLAIM_RATIO` times the
+    claimed time of its calls (the per-call ticks, the warm-up at their mean, the
+    batch; converted at this host's counter rate, or for another counter its claimed
+    rate, already held to :data:`OTHER_COUNTER_RATES`). CPU time is per process, so a
+    busy machine does not inflate it; the counter's ticks run on while the process
+    waits, so load only raises the claim. Unchecked behind an emulator, whose
+    translation costs CPU time the guest's counter does not see."""
+    if len(driver_command()) > 1 or run.cpu_ns <= 0:
+        return ""
+    name, _, frequency = counter_floor()
+    counter = wire.COUNTERS[int(f["counter_id"])][0]
+    rate = frequency if counter == name else float(f["frequency_hz"])
+    loop = int(cycles.sum(dtype=np.uint64))
+    ticks = loop + (loop / calls * warmup if calls else 0) + int(f["batch_ticks"])
+    claimed_ns = ticks / rate * 1e9
+    if run.cpu_ns <= CPU_ALLOWANCE_NS + CPU_CLAIM_RATIO * claimed_ns:
+        return ""
+    return ("calls claiming %.3g ms of work (%d ticks at %.4g Hz, warm-up and batch "
+            "included) in a process the kernel accounted %.3g ms of CPU time: more than "
+            "%d x the claim plus %d ms of start-up" % (
+                claimed_ns / 1e6, round(ticks), rate, run.cpu_ns / 1e6, CPU_CLAIM_RATIO,
+                CPU_ALLOWANCE_NS // 10**6))
+
+
+def other_digest(digests: bytes, expected: bytes) -> str:
+    """Why a trial's TRIAL_DIGEST (the digest its last timed call left, then its batch's
+    last) is not the message's digest from a run of its own (``expected``), or ""."""
+    half = len(digests) // 2
+    for name, digest in (("the last timed call", digests[:half]),
+                         ("the last batch call", digests[half:])):
+        if digest != expected:
+            return ("%s left the digest %s..., but the same message hashes to %s... in a "
+                    "run of its own: the library computes something else when it is "
+                    "timed" % (name, digest[:8].hex(), expected[:8].hex()))
+    return ""

@@ -454,6 +454,7 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
         "manifest    %s" % manifest,
         "  sha256    %s" % (_file_sha256(manifest) if manifest.is_file() else "- (no such file)"),
         "basis       %s" % basis,
+        "isolation   %s" % _process.isolation_now(),
         *("adjusted    %s" % text for text in _adjustments(inst)),
         "",
     ]

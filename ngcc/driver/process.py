@@ -3,12 +3,19 @@ runs in, and telling how it ended: every mode of :mod:`ngcc.driver.child` goes t
 :func:`run_driver` and :func:`judge`; :func:`api_error` is the documented exception of
 a failure.
 
-The request is the driver's command line and stdin; the answer comes back as frames
-on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived from the
-request, every number range-checked. Each run has a deadline; the driver runs in a
-new session, and when it has finished, failed or overrun, its whole process group
-is killed, so no descendant of a library survives it. The outcome is a value or a
-:class:`DriverError` (a :class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
+The request goes to the driver as words in a descriptor of its own
+(``--request-fd``), never on its command line, so the library cannot tell the mode
+from ``/proc/self/cmdline``; the message comes on stdin; the answer comes back as
+frames on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds derived
+from the request, every number range-checked. Unless the sandbox is off
+(:mod:`ngcc.base.sandbox`: ``--no-sandbox``, ``NGCC_NO_SANDBOX=1``) or the driver runs
+behind an emulator, it runs with ``--isolate`` (new user, PID, network, IPC and mount
+namespaces; ``csrc/driver/isolate.h``); where the kernel refuses them the run raises
+:class:`~ngcc.base.errors.SandboxUnavailableError` with the remedy. Each run has a
+deadline; the driver runs in a new session, and when it has finished, failed or
+overrun, its whole process group is killed, so no descendant of a library survives
+it. The outcome is a value or a :class:`DriverError` (a
+:class:`~ngcc.driver.contract.ChildError`) whose ``status`` is
 
 ``crash``     the process died of a signal (with the guard page it touched when it
               was one: ``read past the message``), or the library ended it, or
@@ -18,20 +25,26 @@ is killed, so no descendant of a library survives it. The outcome is a value or 
               cannot be loaded, memory, pinning (``reason`` says which)
 ``protocol``  the result channel held something this request cannot produce (a
               library that writes to it, forges a frame, claims a loop time longer
-              than the parent saw the whole child take)
+              than the parent saw the whole child take, or work far below the CPU
+              time the kernel accounted to it, or times calls whose digest is not
+              its message's)
 
 What this protects against: a library cannot run code in this process (nothing it
 writes is unpickled or evaluated), write outside the run directory (the parent
 writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
-seccomp filter, ``csrc/driver/sandbox.h``). What it cannot stop: the library shares
-the trial process, so it can still lie — forge the whole rest of a conversation and
-end the process, or claim any speed within the time the parent observed
-(:mod:`ngcc.driver.facts` holds its claims against what the parent saw).
+seccomp filter, ``csrc/driver/sandbox.h``); under the isolation it sees no other
+process, no network, no file but the system's and its own folder, read-only, and
+at most 4 GiB of address space. What it cannot stop: the library shares the trial
+process, so it can still lie — forge the whole rest of a conversation and end the
+process, or claim any speed within the time the parent observed and the CPU time
+the kernel accounted (:mod:`ngcc.driver.facts` holds its claims against both).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import selectors
@@ -44,6 +57,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngcc.base import sandbox
 from ngcc.base.errors import (
     ChildError,
     HashError,
@@ -52,6 +66,7 @@ from ngcc.base.errors import (
     InstanceTimeoutError,
     LibraryError,
     NgccError,
+    SandboxUnavailableError,
 )
 from ngcc.base.untrusted import plain
 from ngcc.driver import protocol as wire
@@ -62,6 +77,9 @@ DRIVER = LIB_DIR / "ngcc-driver"
 
 _EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
 _EXIT_CHANNEL = 121  # ... when its result channel broke
+_EXIT_UNAVAILABLE = 122  # ... when --isolate could not be set up (isolate.h)
+#: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/driver.c``).
+MAX_REQUEST_BYTES = 32768
 _STDERR_TAIL = 4096
 
 
@@ -119,6 +137,17 @@ def driver_command() -> list[str]:
     return [*prefix, str(driver_path())]
 
 
+def isolation_now() -> str:
+    """What a driver started now runs in: ``namespaces`` (``--isolate``) unless the
+    sandbox is off or the driver runs behind ``NGCC_DRIVER_PREFIX`` (an emulator), then
+    ``filter`` (the seccomp filter alone, where the emulator allows it)."""
+    try:
+        emulated = bool(shlex.split(os.environ.get(PREFIX_ENV, "")))
+    except ValueError:
+        emulated = True  # driver_command() refuses it before any run
+    return sandbox.FILTER_ONLY if emulated else sandbox.isolation_name()
+
+
 def _checked_timeout(timeout: float) -> float:
     if not timeout > 0:  # also refuses NaN
         raise ValueError("a timeout must be a positive number of seconds, got %r" % timeout)
@@ -142,6 +171,7 @@ class DriverRun:
     cpu_ns: int = 0
     pid: int = 0
     timeout: float = 0.0
+    isolation: str = sandbox.NAMESPACES  # or sandbox.FILTER_ONLY: the filter alone
 
 
 class OutputError(Exception):
@@ -160,22 +190,31 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
 
     With ``hold_stdin``, stdin is a pipe that stays open after its data while
     ``hold_stdin()`` is true (it is asked after every read of the channel); its end
-    then tells the driver to stop (the leak mode)."""
+    then tells the driver to stop (the leak mode).
+
+    Raises:
+        SandboxUnavailableError: the kernel refused the isolation (the driver's own
+            line and :data:`ngcc.base.sandbox.REMEDY`).
+    """
     timeout = _checked_timeout(timeout)
     command = driver_command()
     driver = command[-1]
+    emulated = len(command) > 1  # behind NGCC_DRIVER_PREFIX: no namespaces (see DRIVER_ENV)
+    isolation = isolation_now()
     read_end, write_end = os.pipe()
     err_read, err_write = os.pipe()
-    emulated = ["--emulated"] if len(command) > 1 else []  # behind NGCC_DRIVER_PREFIX
-    argv = [*command, conversation.mode, "--result-fd", str(write_end),
-            "--parent-pid", str(os.getpid()), *emulated, *options]
-    run = DriverRun(conversation, timeout=timeout)
+    words = [conversation.mode, "--result-fd", str(write_end), "--parent-pid", str(os.getpid()),
+             *(["--emulated"] if emulated else []),
+             *(["--isolate"] if isolation == sandbox.NAMESPACES else []), *options]
+    request = _request_fd(words)
+    run = DriverRun(conversation, timeout=timeout, isolation=isolation)
     started = time.monotonic_ns()
     try:
         piped = len(stdin) > 0 or hold_stdin is not None
-        child = subprocess.Popen(argv, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
-                                 stdout=err_write, stderr=err_write, pass_fds=(write_end,),
-                                 start_new_session=True)
+        child = subprocess.Popen([*command, "--request-fd", str(request)],
+                                 stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
+                                 stdout=err_write, stderr=err_write,
+                                 pass_fds=(write_end, request), start_new_session=True)
     except OSError as exc:
         os.close(read_end)
         os.close(err_read)
@@ -183,6 +222,7 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
     finally:
         os.close(write_end)
         os.close(err_write)
+        os.close(request)
     run.pid = child.pid
     try:
         _follow(child, run, read_end, err_read, memoryview(stdin).cast("B"),
@@ -193,13 +233,47 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
         if child.stdin is not None:
             with suppress(OSError):
                 child.stdin.close()
+        # wait4: the kernel's CPU time of the driver and every process it reaped (under
+        # --isolate the outer process reaps init, which reaps the worker)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = run.returncode = os.waitstatus_to_exitcode(status)
         run.wall_ns = time.monotonic_ns() - started
         run.cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
         os.close(read_end)
         os.close(err_read)
+    _refused_isolation(run)
     return run
+
+
+def _request_fd(words: list[str]) -> int:
+    """A descriptor holding the request's words, each ended by a NUL byte, read from its
+    start (an anonymous file: writing it never blocks, nothing of it is on disk)."""
+    data = b"".join(word.encode("utf-8", "surrogateescape") + b"\0" for word in words)
+    for word in words:
+        if "\0" in word:
+            raise ValueError("a driver request word holds a NUL byte: %r" % word[:100])
+    if len(data) > MAX_REQUEST_BYTES:
+        raise ValueError("the driver request is %d bytes, more than its %d (a library path "
+                         "or a list of lengths too long?)" % (len(data), MAX_REQUEST_BYTES))
+    fd = os.memfd_create("ngcc-driver-request", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refused_isolation(run: DriverRun) -> None:
+    """Raise SandboxUnavailableError if the driver could not set up --isolate: exit 122
+    before its first frame (a library cannot cause that: it is not loaded yet)."""
+    if run.isolation != sandbox.NAMESPACES or run.returncode != _EXIT_UNAVAILABLE \
+            or run.conversation.frames:
+        return
+    lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()]
+    said = plain(lines[-1]) if lines else "ngcc-driver: isolation unavailable"
+    raise SandboxUnavailableError("%s: %s" % (said, sandbox.REMEDY))
 
 
 def _follow(child: subprocess.Popen[bytes], run: DriverRun, read_end: int, err_read: int,
@@ -323,7 +397,8 @@ def _exit_text(run: DriverRun) -> str:
     return "the process exited with status %d" % run.returncode
 
 
-def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) -> DriverError:
+def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None,
+           option: str = "memory_limit= / --memory-limit") -> DriverError:
     """The error of a CRASH frame: which guard page the library touched, if any."""
     number, guard, access, code, address = crash
     name = _signal_name(number)
@@ -339,8 +414,8 @@ def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None) 
     else:
         text = "the process died of %s (invalid memory access at %#x)" % (name, address)
         if limit is not None:
-            text += "; it ran under a memory limit of %d MiB: did an allocation fail?" % (
-                limit >> 20)
+            text += "; it ran under a memory limit of %d MiB (%s): did an allocation " \
+                "fail?" % (limit >> 20, option)
     return DriverError("crash", "%s crashed: %s" % (what, text), "", text)
 
 
@@ -351,7 +426,7 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
         raise DriverError("timeout", "%s did not finish within %g s (its process group was "
                           "killed)" % (what, run.timeout))
     if wire.CRASH in frames:
-        raise _crash(what, frames[wire.CRASH], memory_limit)
+        raise _crash(what, frames[wire.CRASH], *_memory_cap(run, memory_limit))
     if run.output_error is not None:
         text = "writing the output failed: %s" % run.output_error
         raise DriverError("error", "%s failed: %s" % (what, text), "output", text)
@@ -371,6 +446,8 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
         raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)
     if wire.ERROR in frames:
         reason, value, text = frames[wire.ERROR]
+        if reason == "memory":
+            text += memory_note(run, memory_limit)
         raise DriverError("error", "%s failed: %s" % (what, text), reason, text, value)
     if not run.conversation.ended:
         raise _ended_early(run, what)
@@ -380,6 +457,41 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
     if not run.conversation.complete:
         text = "the END frame came without the result of the %s run" % run.conversation.mode
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
+
+
+#: The address space the driver gives a run under ``--isolate`` unless told a smaller
+#: one (``ISOLATED_ADDRESS_SPACE`` in ``csrc/driver/driver.c``; none under ASan).
+ISOLATED_ADDRESS_SPACE = 4 << 30
+
+
+def _memory_cap(run: DriverRun, memory_limit: int | None) -> tuple[int | None, str]:
+    """The run's address-space cap in bytes (None: none) and what set it: the caller's
+    ``memory_limit``, or the sandbox's default (none in an AddressSanitizer build)."""
+    isolated = ISOLATED_ADDRESS_SPACE if run.isolation == sandbox.NAMESPACES \
+        and not _sanitized() else None
+    limits = [limit for limit in (memory_limit, isolated) if limit]
+    if not limits:
+        return None, ""
+    limit = min(limits)
+    return limit, ("memory_limit= / --memory-limit" if limit == memory_limit else
+                   "the sandbox's default; memory_limit= / --memory-limit sets a smaller one")
+
+
+def memory_note(run: DriverRun, memory_limit: int | None) -> str:
+    """What capped the run's memory, and how to lower it; "" when nothing did."""
+    limit, option = _memory_cap(run, memory_limit)
+    if limit is None:
+        return ""
+    return " (the run's address space was capped at %d MiB: %s)" % (limit >> 20, option)
+
+
+@functools.cache
+def _sanitized() -> bool:
+    """True for an AddressSanitizer build (``registry.json``), whose driver has no cap."""
+    try:
+        return bool(json.loads((LIB_DIR / "registry.json").read_text()).get("sanitized"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _ended_early(run: DriverRun, what: str) -> DriverError:

@@ -4,9 +4,9 @@ A frame is ``[u32 type][u32 length][payload]``, little-endian. :class:`Conversat
 splits the bytes into frames as they arrive and refuses, as a :class:`ProtocolError`,
 anything a driver answering this very request cannot have sent: an unknown type, a
 length outside the bounds the request implies (a digest of the instance's length,
-exactly ``calls × 8`` bytes of cycles, at most 1 KiB of error text, leak batches of at
-most ``batch_calls`` calls adding up to at most ``calls``), a frame out of
-order or repeated, anything after ``END``. Nothing is allocated before its length
+exactly ``calls × 8`` bytes of cycles, a trial's two digests, at most 1 KiB of error
+text, leak batches of at most ``batch_calls`` calls adding up to at most ``calls``), a
+frame out of order or repeated, anything after ``END``. Nothing is allocated before its length
 has been checked, and no payload is ever interpreted as code.
 
 The numbers here mirror ``csrc/driver/frames.h``; ``tests/test_driver.py`` checks that
@@ -29,11 +29,11 @@ MAX_DATA = 1 << 16
 
 HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
 KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
-LEAK_BATCH, LEAK_DONE = 14, 15
+LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST = 14, 15, 16
 NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
          COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
          PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END",
-         LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE"}
+         LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE", TRIAL_DIGEST: "TRIAL_DIGEST"}
 
 #: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
 ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
@@ -86,11 +86,11 @@ LEAK_CALL_BYTES = 9
 
 #: The frames each mode may send besides HELLO, LOADED, ERROR, CRASH and END.
 MODE_FRAMES = {
-    "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES),
+    "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
     "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
 }
 #: The frames a successful conversation of each mode must hold.
-MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES),
+MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
                "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,)}
 
 _REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH}
@@ -185,7 +185,8 @@ class Conversation:
                  COLD: PAIR.size, PROGRESS: PAIR.size, KAT_DONE: PAIR.size,
                  PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
                  LEAK_DONE: LEAK_LAYOUT.size,
-                 DIGEST: self.digest_bytes, CYCLES: 8 * self.calls}
+                 DIGEST: self.digest_bytes, CYCLES: 8 * self.calls,
+                 TRIAL_DIGEST: 2 * self.digest_bytes}
         if kind in fixed:
             return fixed[kind], fixed[kind]
         if kind == ERROR:
@@ -216,6 +217,8 @@ class Conversation:
             raise ProtocolError("a second %s frame" % name)
         if kind == CYCLES and TRIAL not in self.frames:
             raise ProtocolError("a CYCLES frame before the TRIAL frame")
+        if kind == TRIAL_DIGEST and CYCLES not in self.frames:
+            raise ProtocolError("a TRIAL_DIGEST frame before the CYCLES frame")
         if kind in (KAT_DATA, PROGRESS) and KAT_DONE in self.frames:
             raise ProtocolError("a %s frame after the KAT_DONE frame" % name)
         if kind == LEAK_BATCH and LEAK_DONE in self.frames:
@@ -277,7 +280,7 @@ class Conversation:
                 raise ProtocolError("progress %d of %d" % (done, total))
             if self.on_progress is not None:
                 self.on_progress(done, total)
-        else:  # LOADED, END: empty; DIGEST, CYCLES: raw bytes
+        else:  # LOADED, END: empty; DIGEST, CYCLES, TRIAL_DIGEST: raw bytes
             self.frames[kind] = payload
             if kind == LOADED and self.on_loaded is not None:
                 self.on_loaded()

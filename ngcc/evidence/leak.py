@@ -26,7 +26,7 @@ import numpy as np
 from ngcc.base import files as _files
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.clock import utc_now
-from ngcc.base.codec import Evidence, FieldError
+from ngcc.base.codec import Evidence, FieldError, added
 from ngcc.base.errors import CorruptRecordError
 from ngcc.base.names import check_name, inside, is_valid_name
 from ngcc.base.version import __version__
@@ -101,6 +101,13 @@ class LeakDriverFacts(Evidence):
     peak_rss_kib: int
     affinity_changed: bool | None
     wall_ns: int
+    #: What the run's process ran in (``namespaces`` or ``filter``); None in older files.
+    isolation: str | None = added(None)
+
+    def _check(self, where: str) -> None:
+        if self.isolation not in (None, "namespaces", "filter"):
+            raise FieldError(where + "isolation", "is %r, not namespaces or filter"
+                             % str(self.isolation)[:40])
 
 
 @dataclass(frozen=True)

@@ -542,6 +542,9 @@ class CampaignState(Evidence):
 
 #: The units a counter's ticks can be in.
 UNITS = ("tsc-ticks", "timer-ticks", "ns", "core-cycles")
+#: What submitted code ran in (``base.sandbox``): its own user, PID, network, IPC and
+#: mount namespaces with the seccomp filter, or the seccomp filter alone.
+ISOLATIONS = ("namespaces", "filter")
 
 
 @dataclass(frozen=True)
@@ -582,6 +585,9 @@ class TrialMeasurement:
             the trial process (the gcd of the differences of successive reads).
         batch_min_cpu_ns, batch_min_calls: the batch's sub-batch of least thread CPU
             time per call (up to 16 of 1 ms or more): its CPU time and its calls.
+        isolation: what the trial process ran in: ``namespaces`` (its own user, PID,
+            network, IPC and mount namespaces, and the seccomp filter) or ``filter``
+            (the seccomp filter alone: ``--no-sandbox``); None where not recorded.
     """
 
     pid: int
@@ -611,6 +617,7 @@ class TrialMeasurement:
     counter_resolution_ticks: int | None = None
     batch_min_cpu_ns: int | None = None
     batch_min_calls: int | None = None
+    isolation: str | None = None
 
 
 # ------------------------------------------------------------------ the record
@@ -675,9 +682,13 @@ class Trial(Evidence):
     #: The batch's sub-batch of least thread CPU time per call: its CPU time, its calls.
     batch_min_cpu_ns: int | None = added(None)
     batch_min_calls: int | None = added(None)
+    #: What the trial process ran in (:data:`ISOLATIONS`); None in older runs.
+    isolation: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
+        if self.isolation is not None:
+            _one_of(self.isolation, ISOLATIONS, where + "isolation")
         _at_least(self.counter_resolution_ticks, 0, where + "counter_resolution_ticks")
         _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
@@ -718,7 +729,7 @@ class Trial(Evidence):
             batch_involuntary_switches=measured.batch_involuntary_switches,
             position=position, counter_resolution_ticks=measured.counter_resolution_ticks,
             batch_min_cpu_ns=measured.batch_min_cpu_ns,
-            batch_min_calls=measured.batch_min_calls)
+            batch_min_calls=measured.batch_min_calls, isolation=measured.isolation)
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;

@@ -171,7 +171,8 @@ class LeakResult:
                 overhead_median_ticks=d.overhead_median_ticks, loop_ns=d.loop_ns,
                 voluntary_switches=d.voluntary_switches,
                 involuntary_switches=d.involuntary_switches, peak_rss_kib=d.peak_rss_kib,
-                affinity_changed=d.affinity_changed, wall_ns=d.parent_wall_ns),
+                affinity_changed=d.affinity_changed, wall_ns=d.parent_wall_ns,
+                isolation=d.isolation),
             trace_data=_evidence.LeakTrace(
                 calls=self.trace_calls, t=self.trace_t, tests=self.tests,
                 crop_fractions=self.crop_fractions, crop_thresholds=self.crop_thresholds))
