@@ -410,7 +410,11 @@ def test_the_fixed_message_is_the_one_given(leaky):
     ones = ngcc.leak(leaky["early_exit"], 256, calls=5000, early_stop=False, seed=1,
                      fixed=b"\x01" * 256)
     assert zeros.fixed_message == "zeros" and ones.fixed_message.startswith("sha256:")
-    assert ones.class_means[0] > 2 * zeros.class_means[0]
+    # Each run against its own interleaved random class (load hits both classes alike;
+    # two separate runs can see different loads): all-zero beats a random message, which
+    # holds a zero byte about 160 bytes in on average; no zero byte loses to it.
+    assert zeros.class_means[0] < zeros.class_means[1]
+    assert ones.class_means[0] > ones.class_means[1]
 
 
 @pytest.mark.parametrize("name", BUILTINS + ["WChain-V1-512:opt", "Wish512:opt"])
