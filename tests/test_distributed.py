@@ -54,6 +54,9 @@ def on_this_host(test):
 TESTS = Path(__file__).resolve().parent
 INSTANCES = ["pseudoXOF-512", "SM3"]
 LENGTHS = [64, 1024]
+#: Where an in-process test cluster's HTTP server listens: any free port, so a cluster of
+#: someone else's on Dask's default 8787 (a shared host) does not fail the test.
+HTTP_ANY_PORT = "127.0.0.1:0"
 #: The CPUs of a local cluster of two workers.
 CPUS = sorted(os.sched_getaffinity(0))[-2:]
 
@@ -631,7 +634,7 @@ def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
 
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=HTTP_ANY_PORT) as cluster, \
             Client(cluster) as client:
         executor = _distributed.DaskExecutor(client, "dask test")
         with pytest.raises(DistributedError, match="offers the 'cpu' resource, so no job "
@@ -649,7 +652,7 @@ def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
     monkeypatch.setattr(_distributed, "__version__", "9.9.9")  # the client's, not theirs
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None,
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=HTTP_ANY_PORT,
                       resources={"cpu": 1}) as cluster, Client(cluster) as client:
         executor = _distributed.DaskExecutor(client, "dask test")
         with pytest.raises(DistributedError, match=r"run another ngcc than this client's "
@@ -668,7 +671,7 @@ def test_a_cluster_left_without_workers_is_an_error_not_a_wait(monkeypatch):
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
     monkeypatch.setattr(_distributed, "WORKER_WAIT_SECONDS", 0.5)
     monkeypatch.setattr(_distributed.DaskExecutor, "_check_workers", lambda self: None)
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=HTTP_ANY_PORT) as cluster, \
             Client(cluster) as client:  # its one worker offers no cpu: the job never runs
         executor = _distributed.DaskExecutor(client, "dask test")
         with pytest.raises(DistributedError, match=r"offers the 'cpu' resource is left "
