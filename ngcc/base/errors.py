@@ -147,7 +147,8 @@ class RunDirBusyError(RunDirError):
 
 class CpuBusyError(NgccError):
     """The trial CPU asked for (or every allowed CPU) is held by another running ngcc
-    campaign; the message names the holder's pid and run directory."""
+    campaign (still, after the wait asked for); the message names the holder's pid and
+    run directory, and how to wait (``--wait SECONDS``, ``wait=SECONDS``)."""
 
 
 class CorruptRecordError(RunDirError):

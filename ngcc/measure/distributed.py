@@ -24,7 +24,8 @@ the campaign, in the client, checks each result and writes its record. What ngcc
   its sha256 to every worker, once, including workers that join or restart later; the
   worker checks the bytes, keeps them in a private folder, and checks the sha256 of the
   file again before each job: a mismatch is refused (:class:`LibraryMismatchError`'s
-  message, the job's error), never measured.
+  message, the job's error), never measured; the job engine then checks it before and
+  after each trial (``measure.job.check_library``), as on every executor.
 * **A lost worker is said.** When a worker dies mid-job, Dask resubmits the job (its
   partial trials died with the worker: a job is measured from the start on one
   worker); the scheduler's ``remove-worker`` event names the jobs it was running, and
