@@ -383,7 +383,7 @@ def test_a_worker_killed_mid_job_costs_only_that_attempt(tmp_path):
     notes = {note["record"]: note for note in json.loads(
         (tmp_path / "run" / "campaign.json").read_text())["starts"][0]["resubmitted"]}
     note = notes.pop(record.relpath)
-    assert note["worker"].startswith("tcp://127.0.0.1:")
+    assert note["worker"].startswith("tls://127.0.0.1:")  # the local cluster speaks TLS
     assert note["reason"] == "the worker was lost while it measured the job"
     # A job the same worker had just finished is lost too if the client had not yet
     # fetched its result (the fake runner is that fast); Dask measures it again.
@@ -476,7 +476,7 @@ def test_a_library_changed_since_the_plan_is_refused_by_the_workers(tmp_path):
     assert "refused library Ext.so of Ext: the bytes sent for Ext.so have sha256 %s, not " \
            "the plan's %s" % (hashlib.sha256(library.read_bytes()).hexdigest(), planned) \
            in job.error
-    assert "worker tcp://127.0.0.1:" in job.error
+    assert "worker tls://127.0.0.1:" in job.error
 
 
 # ------------------------------------------------------------ records of several hosts
