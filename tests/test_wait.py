@@ -212,9 +212,9 @@ def no_lock(monkeypatch):
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["SM3", "--fixed", "00ff", "--length", "3"], "the fixed message has 2 bytes, but the "
-                                                  "length is 3"),
-    (["SM3", "--seed", "-1"], "seed must be 0 to 18446744073709551615, got -1"),
+    (["SM3", "--fixed", "00ff", "--length", "3"], "--fixed has 2 bytes (4 hex digits), but "
+                                                  "--length is 3"),
+    (["SM3", "--seed", "-1"], "--seed must be 0 to 18446744073709551615, got -1"),
     (["NoSuchHash"], "unknown instance 'NoSuchHash'"),
     (["SM3", "--length", "0"], "length must be 1 to 1048576 bytes, got 0"),
     (["SM3", "--length", "99999999"], "length must be 1 to 1048576 bytes"),
