@@ -354,7 +354,7 @@ def checked_arguments(length: object, calls: object, seconds: object, *, cpu: ob
                       seed: object = None, fixed: object = None, control: bool = False
                       ) -> tuple[int, int, float | None, int | None, bytes | None]:
     """Every argument of a leak test but the instance, checked before any CPU is waited
-    for (the command line checks them so before it takes its lock): ``(length, calls,
+    for (``ngcc leak`` makes its own usage checks before its lock): ``(length, calls,
     seconds, seed, fixed)`` as the test takes them (``seed`` None stays None: the test
     draws one).
 
