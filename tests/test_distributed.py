@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
 from dataclasses import replace
@@ -53,6 +54,9 @@ def on_this_host(test):
 TESTS = Path(__file__).resolve().parent
 INSTANCES = ["pseudoXOF-512", "SM3"]
 LENGTHS = [64, 1024]
+#: Where an in-process test cluster's HTTP server listens: any free port, so a cluster of
+#: someone else's on Dask's default 8787 (a shared host) does not fail the test.
+HTTP_ANY_PORT = "127.0.0.1:0"
 #: The CPUs of a local cluster of two workers.
 CPUS = sorted(os.sched_getaffinity(0))[-2:]
 
@@ -379,7 +383,7 @@ def test_a_worker_killed_mid_job_costs_only_that_attempt(tmp_path):
     notes = {note["record"]: note for note in json.loads(
         (tmp_path / "run" / "campaign.json").read_text())["starts"][0]["resubmitted"]}
     note = notes.pop(record.relpath)
-    assert note["worker"].startswith("tcp://127.0.0.1:")
+    assert note["worker"].startswith("tls://127.0.0.1:")  # the local cluster speaks TLS
     assert note["reason"] == "the worker was lost while it measured the job"
     # A job the same worker had just finished is lost too if the client had not yet
     # fetched its result (the fake runner is that fast); Dask measures it again.
@@ -472,7 +476,7 @@ def test_a_library_changed_since_the_plan_is_refused_by_the_workers(tmp_path):
     assert "refused library Ext.so of Ext: the bytes sent for Ext.so have sha256 %s, not " \
            "the plan's %s" % (hashlib.sha256(library.read_bytes()).hexdigest(), planned) \
            in job.error
-    assert "worker tcp://127.0.0.1:" in job.error
+    assert "worker tls://127.0.0.1:" in job.error
 
 
 # ------------------------------------------------------------ records of several hosts
@@ -630,7 +634,7 @@ def test_a_cluster_whose_workers_offer_no_cpu_resource_is_refused(tmp_path):
 
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=HTTP_ANY_PORT) as cluster, \
             Client(cluster) as client:
         executor = _distributed.DaskExecutor(client, "dask test")
         with pytest.raises(DistributedError, match="offers the 'cpu' resource, so no job "
@@ -648,7 +652,7 @@ def test_workers_of_another_ngcc_version_are_refused(monkeypatch):
     library = ngcc.instance("SM3").library
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
     monkeypatch.setattr(_distributed, "__version__", "9.9.9")  # the client's, not theirs
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None,
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=HTTP_ANY_PORT,
                       resources={"cpu": 1}) as cluster, Client(cluster) as client:
         executor = _distributed.DaskExecutor(client, "dask test")
         with pytest.raises(DistributedError, match=r"run another ngcc than this client's "
@@ -667,7 +671,7 @@ def test_a_cluster_left_without_workers_is_an_error_not_a_wait(monkeypatch):
     order = _order(library, hashlib.sha256(library.read_bytes()).hexdigest())
     monkeypatch.setattr(_distributed, "WORKER_WAIT_SECONDS", 0.5)
     monkeypatch.setattr(_distributed.DaskExecutor, "_check_workers", lambda self: None)
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=HTTP_ANY_PORT) as cluster, \
             Client(cluster) as client:  # its one worker offers no cpu: the job never runs
         executor = _distributed.DaskExecutor(client, "dask test")
         with pytest.raises(DistributedError, match=r"offers the 'cpu' resource is left "
@@ -686,9 +690,11 @@ def test_a_local_cluster_holds_its_cpus_while_it_runs(tmp_path):
     with _distributed.local_executor(2, tmp_path / "run") as executor:
         assert executor.held == tuple(CPUS)
         assert [_locks.cpu_holder(cpu).pid for cpu in CPUS] == [os.getpid()] * 2
-        with pytest.raises(DistributedError, match="needs CPU %d, which another ngcc "
-                           "campaign holds" % CPUS[0]):
-            _distributed.local_cpus(2)
+        refused = _in_another_thread(lambda: _distributed.local_executor(
+            2, tmp_path / "other", wait=0).__enter__())
+        assert isinstance(refused, ngcc.CpuBusyError) and str(refused).startswith(
+            "--workers 2 needs CPU %d (the workers take the last 2 CPUs this process may "
+            "use), which another ngcc measurement holds (pid %d" % (CPUS[0], os.getpid()))
         with pytest.warns(ngcc.MeasurementWarning, match="the leak test at 64 B failed: no "
                           "leak test here"):
             run = _campaign(tmp_path / "run", executor=executor, leak=64,
@@ -699,3 +705,66 @@ def test_a_local_cluster_holds_its_cpus_while_it_runs(tmp_path):
 
 def _no_leak_test(inst, length, *, calls, seconds, cpu, label):
     raise ngcc.NgccError("no leak test here (CPU %d)" % cpu)
+
+
+def _in_another_thread(call):
+    """What ``call`` raised in a thread of its own (None: nothing)."""
+    raised = []
+
+    def run():
+        try:
+            call()
+        except BaseException as exc:  # handed back to the test
+            raised.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return raised[0] if raised else None
+
+
+class OverwritingRunner(FakeRunner):
+    """A library that, on the worker, renames other bytes over the file it was loaded
+    from once its first trial has run."""
+
+    def trial(self, instance, message_bytes, calls, warmup, cpu, index, timeout):
+        measured = super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
+        if index == 0:
+            swap = Path(instance.library).with_name("swap.so")
+            shutil.copyfile(ngcc.instance("pseudoXOF-512").library, swap)
+            os.replace(swap, instance.library)
+        return measured
+
+
+@needs_dask
+@real_cluster
+@on_this_host
+def test_a_local_cluster_refuses_clients_without_its_key(tmp_path):
+    """The scheduler of --workers lives in this process and runs what a client sends: it
+    speaks TLS with a key of this run's, so a library's own client is refused, while the
+    campaign's client measures; a library changed on a worker between its trials fails
+    its job there too."""
+    from distributed import Client
+    from distributed.security import Security
+
+    from ngcc.measure import distributed as _distributed
+
+    library = ngcc.instance("SM3").library
+    sha = hashlib.sha256(library.read_bytes()).hexdigest()
+    with _distributed.local_executor(1, tmp_path / "run", wait=0) as executor:
+        address = executor.client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:")
+        host_port = address.split("://", 1)[1]
+        for plain in ("tcp://" + host_port, host_port):  # what a library found in /proc
+            with pytest.raises(OSError):
+                Client(plain, timeout=5)
+        with pytest.raises((OSError, TimeoutError)):  # TLS, but with a key of its own
+            Client(address, timeout=5, security=Security.temporary())
+        [done] = executor.measure([_order(library, sha)], FakeRunner())
+        [changed] = executor.measure([replace(_order(library, sha), key="k2")],
+                                     OverwritingRunner())
+    assert done.status == "done" and len(done.trials) == 3
+    assert changed.status == "error" and changed.trials == ()
+    assert "changed while trial 0 at 64 B ran: its sha256 is %s…, not the plan's %s…" % (
+        hashlib.sha256(ngcc.instance("pseudoXOF-512").library.read_bytes()).hexdigest()[:16],
+        sha[:16]) in changed.error

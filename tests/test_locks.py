@@ -55,8 +55,9 @@ def holder() -> Iterator[Callable[[Path, int], subprocess.Popen[str]]]:
 
 def _campaign(run_dir: Path, cpu: int | None = None, lengths: tuple[int, ...] = (64,)
               ) -> ngcc.Campaign:
+    """A campaign that refuses a held CPU at once (``wait=0``; test_wait.py waits)."""
     return ngcc.Campaign(["SM3"], lengths=lengths, quick=True, cpu=cpu, run_dir=run_dir,
-                         progress=False)
+                         progress=False, wait=0)
 
 
 def _run(campaign: ngcc.Campaign) -> ngcc.Run:
@@ -90,6 +91,9 @@ def test_a_held_cpu_is_refused_naming_the_holder(tmp_path, holder):
         "CPU %d is in use by another ngcc campaign (pid %d, run directory %s, since "
         % (LAST_CPU, first.pid, (tmp_path / "first").resolve()))
     assert "choose another CPU with --cpu" in str(refused.value)
+    assert str(refused.value).endswith(  # how to wait, in both spellings
+        "; to wait for it, give --wait SECONDS (command line) or wait=SECONDS (Python); "
+        "both wait 3600 s by default, 0 refuses at once")
     assert not (tmp_path / "second").exists(), "a refused campaign leaves nothing behind"
 
 
@@ -138,7 +142,7 @@ def test_a_leak_test_refuses_a_cpu_a_campaign_holds(tmp_path, holder, capsys):
     first = holder(tmp_path / "first", LAST_CPU)
     busy = "CPU %d is in use by another ngcc campaign (pid %d, " % (LAST_CPU, first.pid)
     with pytest.raises(ngcc.CpuBusyError, match="^" + re.escape(busy)):
-        ngcc.leak("SM3", cpu=LAST_CPU, **LEAK)
+        ngcc.leak("SM3", cpu=LAST_CPU, wait=0, **LEAK)
     assert main(["leak", "SM3", "--calls", "2000", "--cpu", str(LAST_CPU),
                  "--out", str(tmp_path / "leak"), "--wait", "0"]) == 1
     assert "ngcc: error: " + busy in capsys.readouterr().err
@@ -150,7 +154,7 @@ def test_a_leak_test_without_a_cpu_takes_one_no_campaign_holds(tmp_path, holder)
     others = sorted(os.sched_getaffinity(0) - {LAST_CPU})
     if not others:  # a one-CPU host: nothing is free
         with pytest.raises(ngcc.CpuBusyError, match="every CPU this process may use"):
-            ngcc.leak("SM3", **LEAK)
+            ngcc.leak("SM3", wait=0, **LEAK)
         return
     assert ngcc.leak("SM3", **LEAK).cpu == others[-1]
 

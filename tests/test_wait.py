@@ -5,11 +5,13 @@ campaigns measure with the fake runner."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -147,3 +149,131 @@ def test_check_waits_only_when_asked(tmp_path, holder, capsys):
     assert "is in use by another ngcc campaign (pid %d" % holder.pid in capsys.readouterr().out
     assert main(["check", "--cpu", str(LAST_CPU), "--wait", "0.2"]) == 1
     assert "(still, after waiting 0.2 s)" in capsys.readouterr().err
+
+
+# ------------------------------------------------- one waiting rule, every entry point
+
+def _release_once(caught: list, holder: subprocess.Popen) -> None:
+    """Kill ``holder`` once something was told (a warning or a line): the order of events
+    proves the wait, no clock is read."""
+    def release() -> None:
+        while not caught:
+            time.sleep(0.02)
+        holder.kill()
+    threading.Thread(target=release, daemon=True).start()
+
+
+def test_python_waits_by_default_as_the_command_line_does(tmp_path, holder, monkeypatch):
+    fixed_host(monkeypatch)
+    assert ngcc.CampaignSettings.make().wait == _locks.DEFAULT_WAIT_SECONDS
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _release_once(caught, holder)
+        run = _campaign(tmp_path / "run").run()  # no wait= given
+    assert [job.status for job in run.jobs] == ["done"]
+    assert holder.poll() is not None  # measured only once the holder was gone
+    [told] = [str(w.message) for w in caught if "waiting" in str(w.message)]
+    assert told.startswith("waiting up to 3600 s for CPU %d: CPU %d is held by another ngcc "
+                           "measurement (pid %d" % (LAST_CPU, LAST_CPU, holder.pid))
+
+
+def test_wait_0_refuses_at_once_saying_how_to_wait(tmp_path, holder, monkeypatch):
+    fixed_host(monkeypatch)
+    told: list[str] = []
+    with pytest.raises(ngcc.CpuBusyError) as refused:
+        _campaign(tmp_path / "run", wait=0, on_wait=told.append).run()
+    message = str(refused.value)
+    assert "pid %d" % holder.pid in message and told == []
+    assert "--wait SECONDS (command line) or wait=SECONDS (Python)" in message
+
+
+def test_a_leak_test_in_python_waits_by_default_too(holder):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _release_once(caught, holder)
+        result = ngcc.leak("SM3", 64, calls=2000, cpu=LAST_CPU)
+    assert result.cpu == LAST_CPU and holder.poll() is not None
+    assert any(str(w.message).startswith("waiting up to 3600 s for CPU %d" % LAST_CPU)
+               for w in caught)
+
+
+@pytest.fixture
+def no_lock(monkeypatch):
+    """A spy in place of the CPU lock: every call is recorded and refused, so a test sees
+    whether a command ever reached the lock."""
+    reached: list[tuple] = []
+
+    def hold_cpu(*args, **kwargs):
+        reached.append(args)
+        raise AssertionError("the CPU lock was reached")
+
+    monkeypatch.setattr(_locks, "hold_cpu", hold_cpu)
+    return reached
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["SM3", "--fixed", "00ff", "--length", "3"], "--fixed has 2 bytes (4 hex digits), but "
+                                                  "--length is 3"),
+    (["SM3", "--seed", "-1"], "--seed must be 0 to 18446744073709551615, got -1"),
+    (["NoSuchHash"], "unknown instance 'NoSuchHash'"),
+    (["SM3", "--length", "0"], "length must be 1 to 1048576 bytes, got 0"),
+    (["SM3", "--length", "99999999"], "length must be 1 to 1048576 bytes"),
+])
+def test_leak_checks_every_argument_before_the_cpu_lock(tmp_path, holder, no_lock, capsys,
+                                                        argv, said):
+    status = main(["leak", *argv, "--cpu", str(LAST_CPU), "--wait", "600", "--out",
+                   str(tmp_path / "leak")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("ngcc: error: ") and said in err
+    assert no_lock == [] and "waiting" not in err  # never reached the lock
+    assert holder.poll() is None  # while another process held the CPU
+
+
+@pytest.mark.parametrize(("arguments", "said"), [
+    ({"fixed": b"\x00\xff", "length": 3}, "the fixed message has 2 bytes"),
+    ({"seed": -1}, "seed must be 0 to"),
+    ({"wait": -1}, "wait must be a finite number of seconds >= 0"),
+])
+def test_python_leak_checks_every_argument_before_the_cpu_lock(no_lock, arguments, said):
+    with pytest.raises(ValueError, match=said):
+        ngcc.leak("SM3", **{"calls": 2000, "cpu": LAST_CPU, "wait": 600, **arguments})
+    assert no_lock == []
+
+
+@pytest.mark.parametrize("wait", [-1, float("inf"), "soon"])
+def test_a_bad_wait_is_refused_before_anything(tmp_path, wait):
+    with pytest.raises(ValueError, match="wait must be a finite number of seconds >= 0"):
+        _campaign(tmp_path / "run", wait=wait)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason='Dask distributed is not installed (pip install "ngcc[distributed]")')
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_workers_wait_for_their_cpus_as_told(tmp_path, holder, monkeypatch, capsys,
+                                                   workers):
+    """--workers N --wait S waits for the CPUs of its workers (the last N), and says
+    which one it waits for; the cluster is never started while one is held."""
+    if workers > len(os.sched_getaffinity(0)):
+        pytest.skip("needs %d CPUs" % workers)
+    fixed_host(monkeypatch)
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
+    monkeypatch.setattr("ngcc.driver.kat.check", FakeKat())
+    monkeypatch.setattr("distributed.SpecCluster.__init__", _never_started)
+    status = main(["campaign", "SM3", "--quick", "--lengths", "64", "--workers",
+                   str(workers), "--wait", "0.3", "--run-dir", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "ngcc: waiting up to 0.3 s for CPU %d of --workers %d: CPU %d is held by another " \
+           "ngcc measurement (pid %d" % (LAST_CPU, workers, LAST_CPU, holder.pid) in err
+    assert err.count("waiting up to") == 1
+    assert "ngcc: error: --workers %d needs CPU %d (the workers take the last %d CPUs this " \
+           "process may use), which another ngcc measurement holds (pid %d" % (
+               workers, LAST_CPU, workers, holder.pid) in err
+    assert "(still, after waiting 0.3 s); use fewer workers, or to wait for it, give --wait " \
+           "SECONDS" in err
+    assert not (tmp_path / "run").exists()  # refused before it began: nothing left
+
+
+def _never_started(*args, **kwargs):
+    raise AssertionError("a local cluster was started while one of its CPUs was held")

@@ -31,6 +31,16 @@ class ChildError(NgccError):
         self.message = message
 
 
+class LibraryChangedError(ChildError):
+    """A library file whose sha256 is no longer the plan's when a trial is to run it (or
+    once it has run): renamed over or rewritten since the KAT gate. The job fails with
+    status ``error`` and keeps nothing timed from the changed file; the message names
+    the file and both digests."""
+
+    def __init__(self, message: str):
+        super().__init__("error", message)
+
+
 class UnknownInstanceError(NgccError, LookupError):
     """An instance name that is neither built in nor a library path."""
 
@@ -137,7 +147,8 @@ class RunDirBusyError(RunDirError):
 
 class CpuBusyError(NgccError):
     """The trial CPU asked for (or every allowed CPU) is held by another running ngcc
-    campaign; the message names the holder's pid and run directory."""
+    campaign (still, after the wait asked for); the message names the holder's pid and
+    run directory, and how to wait (``--wait SECONDS``, ``wait=SECONDS``)."""
 
 
 class CorruptRecordError(RunDirError):

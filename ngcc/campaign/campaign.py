@@ -102,7 +102,8 @@ class Campaign:
             (a :class:`ngcc.measure.job.JobExecutor`; the settings' ``workers`` and
             ``scheduler`` make one).
         on_wait: told once, in a line naming the holder, that the campaign waits for
-            its CPU (``wait``).
+            its CPU (``wait``; default: a :class:`~ngcc.MeasurementWarning`, so a
+            notebook says why it waits; the command line prints the line).
 
     Raises:
         ValueError, TypeError: a setting out of range, or no setting at all (named).
@@ -133,7 +134,8 @@ class Campaign:
         self.run_dir = s.run_dir
         self.cpu = _locks.default_cpu() if s.cpu is None else s.cpu  # run() may take another
         self.reporter = _progress.progress_of(progress)
-        self.on_plan, self.on_wait, self.executor = on_plan, on_wait, executor
+        self.on_plan, self.executor = on_plan, executor
+        self.on_wait = on_wait if on_wait is not None else _locks.warn_waiting
         self.runner: TrialRunner = runner if runner is not None else (
             _child.DriverRunner(counter=s.counter) if s.counter else _child.DriverRunner())
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else (
@@ -332,7 +334,8 @@ class Campaign:
             self.cpu = self.settings.cpu if self.settings.cpu is not None else held[-1]
             yield
             return
-        with _locks.hold_cpu(self.settings.cpu, self.run_dir) as cpu:
+        with _locks.hold_cpu(self.settings.cpu, self.run_dir, wait=self.settings.wait,
+                             on_wait=self.on_wait) as cpu:
             self.cpu = cpu
             yield
 
@@ -394,12 +397,15 @@ class Campaign:
         given = self.executor
         try:
             with contextlib.ExitStack() as stack:
+                stack.enter_context(_locks.hold_run_dir(self.run_dir))
+                # a foreign folder or another plan is refused before the CPUs are waited for
+                nothing_to_measure(self.run_dir, self.plan, self.settings.leak, self.plan.cpu)
                 if self.executor is None:
                     self.executor = stack.enter_context(
-                        _distributed.local_executor(self.settings.workers, self.run_dir)
+                        _distributed.local_executor(self.settings.workers, self.run_dir,
+                                                    self.settings.wait, self.on_wait)
                         if self.settings.workers is not None
                         else _distributed.remote_executor(str(self.settings.scheduler)))
-                stack.enter_context(_locks.hold_run_dir(self.run_dir))
                 return self._run_held(dry_run=False)
         finally:
             self.executor = given  # a cluster made here is closed: the next run makes one

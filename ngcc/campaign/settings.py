@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import DistributedError, ForeignRunDirError
+from ngcc.driver import child as _child
 from ngcc.driver import timing as _timing
 from ngcc.evidence.model import (
     CALLS_RULES,
@@ -82,8 +83,12 @@ class CampaignSettings:
             ngcc does not ship) and ``official_dir`` (the official KAT files, the
             reference where no manifest line is).
         trial_timeout: seconds a trial or calibration child may take before it is
-            killed (None: ten times the trial's estimate plus 60 s; 120 s for the
-            cold call).
+            killed (None: ten times the trial's estimate plus 60 s, at most
+            ``max_trial_timeout``; 120 s for the cold call).
+        max_trial_timeout: the cap on a trial's deadline derived from its cold call
+            (default ``ngcc.driver.child.MAX_TRIAL_TIMEOUT``, 300 s): the cold call is
+            the library's own, so a slow one cannot buy its trials a long deadline; a
+            trial killed at the cap says so. ``trial_timeout`` is not capped.
         statistic: what ``target_ci`` aims at: ``mean`` (the t interval of the trial
             means, as ngcc 0.1) or ``median`` (the log-scale interval of the trial
             medians, which rare preemptions hardly move).
@@ -108,11 +113,12 @@ class CampaignSettings:
         scheduler: measure on the workers of the Dask scheduler at this address
             (``tcp://HOST:PORT``), each worker started with a ``cpu`` resource and its
             CPU in ``$NGCC_CPU``.
-        wait: seconds to wait for the trial CPU when another ngcc measurement holds it
-            (None: refuse at once with :class:`~ngcc.CpuBusyError`; the command line
-            waits up to ``measure.locks.DEFAULT_WAIT_SECONDS``). A run with nothing to
-            measure, and a plan that does not match its run directory, need no CPU:
-            they are answered first, without waiting.
+        wait: seconds to wait for the trial CPU (with ``workers``: for every CPU of
+            the local cluster) when another ngcc measurement holds it (default
+            ``measure.locks.DEFAULT_WAIT_SECONDS``, as on the command line; 0 or None:
+            refuse at once with :class:`~ngcc.CpuBusyError`). Every setting is checked
+            first, and a run with nothing to measure and a plan that does not match
+            its run directory need no CPU: they are answered before any wait.
         command: the command line recorded as provenance.
     """
 
@@ -135,6 +141,7 @@ class CampaignSettings:
     kat_manifest: str | os.PathLike[str] | None = None
     kat_official: str | os.PathLike[str] | None = None
     trial_timeout: float | None = None
+    max_trial_timeout: float = _child.MAX_TRIAL_TIMEOUT
     statistic: str = "mean"
     calls_rule: str = "harness"
     order: str | None = None
@@ -144,7 +151,7 @@ class CampaignSettings:
     leak_seconds: float = _leak.DEFAULT_SECONDS
     workers: int | None = None
     scheduler: str | None = None
-    wait: float | None = None
+    wait: float | None = _locks.DEFAULT_WAIT_SECONDS
     command: tuple[str, ...] = ("ngcc.Campaign(...)",)
 
     @classmethod
@@ -171,8 +178,8 @@ class CampaignSettings:
                 ", ".join(sorted(unknown)), ", ".join(f.name for f in dataclasses.fields(cls))))
         _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
                         max_trials=max_trials,
-                        **{name: fields.get(name) for name in ("target_ci", "kat_timeout",
-                                                               "trial_timeout")})
+                        **{name: fields.get(name) for name in (
+                            "target_ci", "kat_timeout", "trial_timeout", "max_trial_timeout")})
         trials = trials or (_plan.QUICK_TRIALS if quick else _plan.DEFAULT_TRIALS)
         if max_trials is not None and max_trials < trials:
             raise ValueError("max_trials (%r) is fewer than the %d trials planned; raise it or "
@@ -224,7 +231,7 @@ class CampaignSettings:
             op_budget=float(self.op_budget), trial_timeout=self.trial_timeout,
             run_dir=str(run_dir.resolve()), calls_rule=self.calls_rule,
             statistic=self.statistic, attempts=STRICT_ATTEMPTS if self.strict else 1,
-            calibration=calibration)
+            calibration=calibration, max_trial_timeout=float(self.max_trial_timeout))
 
     def executor_name(self, executor: JobExecutor | None) -> str | None:
         """What measures whole jobs, as ``campaign.json`` records it (None: this
@@ -248,6 +255,7 @@ class CampaignSettings:
             raise ValueError(INTERLEAVED_WHOLE_JOBS)
         if self.cpu is not None:
             _locks.check_cpu(self.cpu)
+        _locks.checked_wait(self.wait)
         _katfile.normalise_files(self.kat_files)  # a typo is refused before the run directory
         if self.leak is not None:  # a mistake is refused now, not after the KAT gate
             _leak.checked_limits(self.leak, self.leak_calls, self.leak_seconds, "leak_")

@@ -33,6 +33,7 @@ from ngcc.cli.summary import (
     print_plan,
     verdict_text,
 )
+from ngcc.driver import child as _child
 from ngcc.evidence.model import COUNTER_CHOICES
 from ngcc.measure import plan as _plan
 from ngcc.stats import groups as _analysis
@@ -118,7 +119,13 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="time allowed per KAT file (default: 600 s for 2_12 and 2_23, "
                              "7200 s for 2_33 and loop)")
     parser.add_argument("--trial-timeout", type=_positive_seconds, metavar="SECONDS",
-                        help="kill a trial after this long (default: 10x its estimate + 60 s)")
+                        help="kill a trial after this long (default: 10x its estimate from "
+                             "the cold call + 60 s, at most --max-trial-timeout)")
+    parser.add_argument("--max-trial-timeout", type=_positive_seconds, metavar="SECONDS",
+                        default=_child.MAX_TRIAL_TIMEOUT,
+                        help="the cap on a trial deadline derived from the cold call, which "
+                             "is the library's own (default: %(default)g); --trial-timeout "
+                             "is not capped")
     parser.add_argument("--strict", action="store_true",
                         help="refuse to measure on an unfixed host (see `ngcc check`), and "
                              "repeat a trial that was preempted or whose counter ran off "
@@ -130,13 +137,18 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
     distributed = parser.add_mutually_exclusive_group()
     distributed.add_argument("--workers", type=int, metavar="N",
                              help="measure whole jobs on a local Dask cluster of N worker "
-                                  "processes, one per CPU (the last N allowed), each pinning "
-                                  "its trials to its own CPU (pip install "
-                                  "\"ngcc[distributed]\")")
+                                  "processes, one per CPU (the last N allowed, their locks "
+                                  "waited for as --wait says), each pinning its trials to "
+                                  "its own CPU; the cluster speaks TLS with a key of this "
+                                  "run's (pip install \"ngcc[distributed]\")")
     distributed.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                              help="measure whole jobs on the workers of this Dask scheduler, "
                                   "each started with --resources cpu=1 and NGCC_CPU=<its CPU> "
-                                  "(README, Distributed campaigns)")
+                                  "(README, Distributed campaigns); its security is yours: "
+                                  "tls://HOST:PORT with your certificates in Dask's "
+                                  "configuration. A worker refuses a CPU another measurement "
+                                  "holds at once (the job's error): --wait is for this "
+                                  "process's own CPU (--leak)")
     parser.add_argument("--leak", action="store_true",
                         help="after the KAT gate, test every library it lets through for "
                              "timing leakage (ngcc leak); evidence in RUN_DIR/leak/, a "
@@ -170,6 +182,7 @@ def _settings(args: argparse.Namespace) -> CampaignSettings:
         strict=args.strict, target_ci=args.target_ci, max_trials=args.max_trials,
         allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout,
+        max_trial_timeout=args.max_trial_timeout,
         labels=path_labels(args.instances, args.label),
         leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,

@@ -53,9 +53,25 @@ PROBE_BITS = tuple(sorted({*range(0, 8 * 131, 8), 1, 7, 9, 15, 255, 257, 1001, 2
 LEAK_TIMEOUT_SLACK = 120.0
 
 
-def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None) -> float:
+#: The most seconds a trial's deadline derived from its cold call may be. The cold call
+#: is the library's own first call, so a library that makes it slow (100 s) would
+#: otherwise buy its trials a deadline of a quarter of an hour; a trial that truly
+#: needs longer is given ``trial_timeout`` (``--trial-timeout``) or a higher cap.
+MAX_TRIAL_TIMEOUT = 300.0
+
+
+def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None,
+                  cap: float = MAX_TRIAL_TIMEOUT) -> float:
     """A trial's deadline: ten times its estimate (warm-up, per-call loop and batch,
-    ``t1`` seconds a call) plus 60 s for start-up."""
+    ``t1`` seconds a call) plus 60 s for start-up, at most ``cap`` seconds
+    (:func:`uncapped_trial_timeout` is the estimate's own)."""
+    return min(cap, uncapped_trial_timeout(t1, calls, warmup, batch_calls))
+
+
+def uncapped_trial_timeout(t1: float, calls: int, warmup: int,
+                           batch_calls: int | None = None) -> float:
+    """The deadline the cold call alone would allow a trial (:func:`trial_timeout`
+    without its cap): what a message names when the cap was what killed the trial."""
     batch = calls if batch_calls is None else batch_calls
     return 60.0 + 10.0 * (calls + warmup + batch) * t1
 

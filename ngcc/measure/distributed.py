@@ -11,12 +11,21 @@ the campaign, in the client, checks each result and writes its record. What ngcc
   ``taskset -c N``), holding that CPU's lock (``measure.locks``) for the job. ``--workers N``
   starts a local cluster (``SpecCluster``, LocalCluster's base, so that each worker gets
   its own ``NGCC_CPU``): one worker process per CPU, the last N this process may use,
-  whose locks the client holds for the whole run instead.
+  whose locks the client holds for the whole run instead (waiting for them as every
+  measurement waits for its CPU: ``wait``).
+* **A local cluster no one else can reach.** Its scheduler lives in this process and
+  runs what any client sends it, so it speaks TLS only, with a key made for this run
+  (``Security.temporary()``, held in memory): its scheduler, its workers and the
+  campaign's client share it, and a client without it (a library that found the
+  listening socket) is refused before it can send anything. A scheduler given with
+  ``--scheduler`` is the user's: its security is theirs (``tls://`` with their own
+  certificates, Dask's ``distributed.comm.tls`` settings).
 * **Libraries travel by content.** A worker plugin carries each library's bytes with
   its sha256 to every worker, once, including workers that join or restart later; the
   worker checks the bytes, keeps them in a private folder, and checks the sha256 of the
   file again before each job: a mismatch is refused (:class:`LibraryMismatchError`'s
-  message, the job's error), never measured.
+  message, the job's error), never measured; the job engine then checks it before and
+  after each trial (``measure.job.check_library``), as on every executor.
 * **A lost worker is said.** When a worker dies mid-job, Dask resubmits the job (its
   partial trials died with the worker: a job is measured from the start on one
   worker); the scheduler's ``remove-worker`` event names the jobs it was running, and
@@ -27,17 +36,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 import os
 import shutil
 import tempfile
+import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, wait
 from distributed import get_worker as _get_worker
 
@@ -357,8 +369,7 @@ def local_cpus(workers: int) -> list[int]:
     """The CPUs of ``workers`` local workers: the last ones this process may use.
 
     Raises:
-        DistributedError: fewer CPUs are allowed, or one of them is held by another
-            campaign (the message names it).
+        DistributedError: fewer CPUs are allowed.
     """
     allowed = _locks.allowed_cpus()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -369,43 +380,100 @@ def local_cpus(workers: int) -> list[int]:
             "--workers %d: this process may use only %d CPU(s) (%s), and each worker needs "
             "one of its own; use --workers %d or fewer" % (
                 workers, len(allowed), ", ".join(map(str, allowed)), len(allowed)))
-    cpus = allowed[-workers:]
+    return allowed[-workers:]
+
+
+def _hold_local_cpus(stack: contextlib.ExitStack, cpus: Sequence[int],
+                     run_dir: str | os.PathLike[str], wait: float | None,
+                     on_wait: Callable[[str], None] | None) -> None:
+    """Hold the lock of every CPU of a local cluster in ``stack``, waiting up to ``wait``
+    seconds for all of them together (the one waiting rule, ``measure.locks``).
+
+    Raises:
+        CpuBusyError: one is still held by another measurement (named), with how to
+            wait or to use fewer workers.
+    """
+    wait = _locks.checked_wait(wait)
+    deadline = time.monotonic() + wait
+    told: list[str] = []
+
+    def tell(cpu: int, line: str) -> None:
+        """Once for all the CPUs, with the whole wait (each CPU waits for what is left)."""
+        if on_wait is not None and not told:
+            told.append(line)
+            on_wait("waiting up to %g s for CPU %d of --workers %d: %s"
+                    % (wait, cpu, len(cpus), line.partition(": ")[2]))
+
     for cpu in cpus:
-        holder = _locks.cpu_holder(cpu)
-        if holder is not None:
-            raise DistributedError("--workers %d needs CPU %d, which another ngcc campaign "
-                                   "holds (%s); wait until it has finished, or use fewer "
-                                   "workers" % (workers, cpu, holder.describe()))
-    return cpus
+        try:
+            stack.enter_context(_locks.hold_cpu(
+                cpu, run_dir, wait=max(0.0, deadline - time.monotonic()),
+                on_wait=functools.partial(tell, cpu)))
+        except CpuBusyError as exc:
+            holder = _locks.cpu_holder(cpu)
+            raise CpuBusyError(
+                "--workers %d needs CPU %d (the workers take the last %d CPUs this process "
+                "may use), which another ngcc measurement holds (%s)%s; use fewer workers, "
+                "or %s" % (len(cpus), cpu, len(cpus), holder.describe() if holder
+                           else "it has just let it go", " (still, after waiting %g s)"
+                           % wait if wait else "", _locks.HOW_TO_WAIT)) from exc
+
+
+def local_security() -> Any:
+    """A ``distributed.security.Security`` with a TLS key and certificate made now, in
+    memory, for one local cluster: its scheduler, workers and client, and no one else.
+
+    Raises:
+        DistributedError: the ``cryptography`` package (which makes the key) is missing.
+    """
+    from distributed.security import Security
+
+    try:
+        return Security.temporary()
+    except ImportError:
+        raise DistributedError(
+            "--workers needs the cryptography package for the TLS key of its local "
+            "cluster, which is not installed in this Python: pip install "
+            '"ngcc[distributed]"') from None
 
 
 @contextlib.contextmanager
-def local_executor(workers: int, run_dir: str | os.PathLike[str] = "."
+def local_executor(workers: int, run_dir: str | os.PathLike[str] = ".",
+                   wait: float | None = None, on_wait: Callable[[str], None] | None = None
                    ) -> Iterator[DaskExecutor]:
     """A local Dask cluster of ``workers`` worker processes, one per CPU
     (:func:`local_cpus`), each told its CPU in ``$NGCC_CPU``; closed afterwards.
 
     This process holds the lock of every one of those CPUs for as long as the cluster
-    runs (naming ``run_dir``), so no other campaign starts on them meanwhile; its
-    workers, told so in ``$NGCC_CPU_HELD``, take no lock of their own.
+    runs (naming ``run_dir``; waiting up to ``wait`` seconds for a CPU another
+    measurement holds, ``on_wait`` told), so no other campaign starts on them
+    meanwhile; its workers, told so in ``$NGCC_CPU_HELD``, take no lock of their own.
+    Scheduler, workers and client speak TLS with a key of this cluster's
+    (:func:`local_security`): a client without it is refused.
 
     Raises:
-        DistributedError: see :func:`local_cpus`.
-        CpuBusyError: another campaign took one of the CPUs just now.
+        DistributedError: see :func:`local_cpus` and :func:`local_security`.
+        CpuBusyError: another measurement holds one of the CPUs (still, after ``wait``).
     """
     cpus = local_cpus(workers)
-    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
-                                               "dashboard": False}}
-    specs = {"cpu%d" % cpu: {"cls": Nanny, "options": {
-        "host": "127.0.0.1", "nthreads": 1, "resources": {RESOURCE: 1},
-        "env": {CPU_ENV: str(cpu), HELD_ENV: "1"}, "silence_logs": logging.ERROR}}
-        for cpu in cpus}
     with contextlib.ExitStack() as held:
-        for cpu in cpus:
-            held.enter_context(_locks.hold_cpu(cpu, run_dir))
-        cluster = SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR)
+        _hold_local_cpus(held, cpus, run_dir, wait, on_wait)
+        security = local_security()
+        # its HTTP server (no dashboard; Dask's info, proxy and metrics routes) serves no
+        # route, on a port of its own: nothing there for a library, and no clash with a
+        # cluster of someone else's on Dask's default 8787
+        scheduler = {"cls": Scheduler, "options": {
+            "host": "127.0.0.1", "port": 0, "dashboard": False, "protocol": "tls",
+            "security": security, "dashboard_address": "127.0.0.1:0"}}
+        specs = {"cpu%d" % cpu: {"cls": Nanny, "options": {
+            "host": "127.0.0.1", "nthreads": 1, "resources": {RESOURCE: 1},
+            "env": {CPU_ENV: str(cpu), HELD_ENV: "1"}, "silence_logs": logging.ERROR,
+            "protocol": "tls", "security": security}} for cpu in cpus}
+        with dask.config.set({"distributed.scheduler.http.routes": []}):
+            cluster = SpecCluster(workers=specs, scheduler=scheduler,
+                                  silence_logs=logging.ERROR, security=security)
         try:
-            with Client(cluster) as client:
+            with Client(cluster, security=security) as client:
                 client.wait_for_workers(len(cpus))
                 executor = DaskExecutor(client, "dask LocalCluster: %d worker%s, CPU%s %s" % (
                     len(cpus), "s" if len(cpus) > 1 else "", "s" if len(cpus) > 1 else "",
@@ -418,7 +486,10 @@ def local_executor(workers: int, run_dir: str | os.PathLike[str] = "."
 
 @contextlib.contextmanager
 def remote_executor(address: str, timeout: float = 10.0) -> Iterator[DaskExecutor]:
-    """The Dask scheduler at ``address`` (``tcp://HOST:PORT``) and its workers.
+    """The Dask scheduler at ``address`` (``tcp://HOST:PORT``) and its workers. Its
+    security is the user's: ``tls://HOST:PORT`` with their certificates in Dask's
+    configuration (``distributed.comm.tls``); a ``tcp://`` scheduler runs what any
+    client that reaches it sends (trusted networks only).
 
     Raises:
         DistributedError: the scheduler cannot be reached.

@@ -29,7 +29,8 @@ from typing import Protocol
 import numpy as np
 
 from ngcc.base.clock import utc_now
-from ngcc.base.errors import ChildError
+from ngcc.base.errors import ChildError, LibraryChangedError
+from ngcc.base.files import sha256_file
 from ngcc.driver import child as _child
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence.model import Environment, RejectedTrial, Trial, TrialMeasurement
@@ -58,7 +59,9 @@ class JobOrder:
         trials, max_trials, target_ci: how many trials (more, up to ``max_trials``,
             until the 95 % CI is within ``target_ci`` percent).
         trial_target, op_budget: the plan rule's T and budget (``measure.plan.calls_per_trial``).
-        trial_timeout: seconds a trial or cold-call child may take (None: the default).
+        trial_timeout: seconds a trial or cold-call child may take (None: the default,
+            from the cold call, at most ``max_trial_timeout``: :func:`trial_deadline`).
+        max_trial_timeout: the cap on a trial deadline derived from the cold call.
         run_dir: the client's run directory, named in the worker's CPU lock.
         calls_rule: ``harness`` (calls per trial from the cold call) or ``warm`` (from
             a short calibration trial of warm calls), as ``measure.plan`` has them.
@@ -86,6 +89,75 @@ class JobOrder:
     statistic: str = "mean"
     attempts: int = 1
     calibration: Calibration | None = None
+    max_trial_timeout: float = _child.MAX_TRIAL_TIMEOUT
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Seconds a trial's child may take, and whether the cap set them.
+
+    Attributes:
+        seconds: the deadline.
+        estimate: the deadline the cold call alone would have allowed, when the cap
+            (``JobOrder.max_trial_timeout``) cut it down to ``seconds``; else None.
+    """
+
+    seconds: float
+    estimate: float | None = None
+
+    def explained(self, error: ChildError) -> ChildError | None:
+        """A trial's timeout at a capped deadline, said so with how to allow more (None:
+        ``error`` needs nothing added)."""
+        if error.status != "timeout" or self.estimate is None:
+            return None
+        return ChildError("timeout", "%s; its deadline was the cap of %g s on a deadline "
+                          "from the cold call (which alone would have allowed %.0f s): if "
+                          "the library is this slow, allow it more with --trial-timeout "
+                          "SECONDS or --max-trial-timeout SECONDS (trial_timeout= or "
+                          "max_trial_timeout= in Python)" % (error.message, self.seconds,
+                                                             self.estimate))
+
+
+def trial_deadline(order: JobOrder, t1: float, calls: int, warmup: int) -> Deadline:
+    """The deadline of a trial of ``calls`` calls after ``warmup``: ``order.trial_timeout``
+    when given, else :func:`ngcc.driver.child.uncapped_trial_timeout` of the cold call
+    ``t1``, at most ``order.max_trial_timeout`` (the cold call is the library's own: a
+    slow one must not buy its trials a long deadline)."""
+    if order.trial_timeout:
+        return Deadline(order.trial_timeout)
+    estimate = _child.uncapped_trial_timeout(t1, calls, warmup)
+    if estimate <= order.max_trial_timeout:
+        return Deadline(estimate)
+    return Deadline(order.max_trial_timeout, estimate)
+
+
+def check_library(order: JobOrder, instance: Instance, before: str) -> None:
+    """Refuse to run (or to keep what ran) unless ``instance``'s library file still has
+    the sha256 the plan names (``order.library_sha256``): a file renamed over it or
+    rewritten since the KAT gate must not be timed under the gated library's name.
+    Hashing a library is cheap next to a trial, so it is hashed every time.
+
+    Raises:
+        LibraryChangedError: the file's sha256 differs, or it cannot be read (the
+            message names the file, ``before`` and both digests).
+    """
+    path = instance.library
+    try:
+        actual = sha256_file(path)
+    except OSError as exc:
+        actual = "unreadable (%s)" % (exc.strerror or exc)
+    if actual == order.library_sha256:
+        return
+    raise LibraryChangedError(
+        "the library file %s of %s changed %s: its sha256 is %s, not the plan's %s; the "
+        "job keeps nothing timed from the changed file: restore the file the plan names "
+        "(or rebuild it and start a new --run-dir)" % (
+            path, order.label, before, _short(actual), _short(order.library_sha256)))
+
+
+def _short(digest: str) -> str:
+    """The first 16 hex digits of a sha256 (a message's), the whole of anything else."""
+    return digest[:16] + "…" if len(digest) == 64 else digest
 
 
 @dataclass(frozen=True)
@@ -213,8 +285,10 @@ def calibrate(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: int
 
     Raises:
         ChildError: a child did not deliver.
+        LibraryChangedError: the library file is not the plan's (:func:`check_library`).
     """
     if t1 is None:
+        check_library(order, instance, "before its calibration at %d B" % order.message_bytes)
         t1 = runner.cold_call(instance, order.message_bytes, cpu,
                               order.trial_timeout or _child.COLD_TIMEOUT)
     warm_call = _warm_call(order, runner, instance, cpu, t1) \
@@ -228,8 +302,18 @@ def _warm_call(order: JobOrder, runner: TrialRunner, instance: Instance, cpu: in
     ``plan.WARM_CALIBRATION_SECONDS`` of calls after the usual warm-up)."""
     calls = _plan.calibration_calls(t1)
     warmup = max(1, _plan.warmup_calls(t1))
-    measured = runner.trial(instance, order.message_bytes, calls, warmup, cpu, 0,
-                            order.trial_timeout or _child.trial_timeout(t1, calls, warmup))
+    deadline = trial_deadline(order, t1, calls, warmup)
+    check_library(order, instance, "before its calibration trial at %d B" % order.message_bytes)
+    try:
+        measured = runner.trial(instance, order.message_bytes, calls, warmup, cpu, 0,
+                                deadline.seconds)
+    except ChildError as exc:
+        capped = deadline.explained(exc)
+        if capped is None:
+            raise
+        raise capped from None
+    check_library(order, instance, "while its calibration trial at %d B ran"
+                  % order.message_bytes)
     return max(float(np.median(measured.cycles)), 1.0) / measured.frequency_hz
 
 
@@ -275,8 +359,9 @@ class JobStepper:
         self.positions = positions or Positions()
         self.positions.after(self.taken)
         c = calibration
-        self.timeout = order.trial_timeout or _child.trial_timeout(
-            c.t1_seconds, c.calls_per_trial, c.warmup_calls)
+        self.deadline = trial_deadline(order, c.t1_seconds, c.calls_per_trial,
+                                       c.warmup_calls)
+        self.timeout = self.deadline.seconds
 
     def enough(self) -> bool:
         """Whether the job has its trials (:func:`enough`)."""
@@ -289,15 +374,27 @@ class JobStepper:
         kept whatever it shows.
 
         Raises:
-            ChildError: the trial's child did not deliver.
+            ChildError: the trial's child did not deliver (a timeout at the capped
+                deadline says so: :class:`Deadline`).
+            LibraryChangedError: the library file is not the plan's before the trial, or
+                after it (then the trial is not kept).
         """
         index, c = len(self.taken), self.calibration
         kept_cycles = [t.measured.cycles for t in self.taken]
+        where = "trial %d at %d B" % (index, self.order.message_bytes)
         for attempt in range(self.order.attempts):
             started, position = utc_now(), self.positions.take()
-            measured = self.runner.trial(self.instance, self.order.message_bytes,
-                                         c.calls_per_trial, c.warmup_calls, self.cpu, index,
-                                         self.timeout)
+            check_library(self.order, self.instance, "before " + where)
+            try:
+                measured = self.runner.trial(self.instance, self.order.message_bytes,
+                                             c.calls_per_trial, c.warmup_calls, self.cpu,
+                                             index, self.timeout)
+            except ChildError as exc:
+                capped = self.deadline.explained(exc)
+                if capped is None:
+                    raise
+                raise capped from None
+            check_library(self.order, self.instance, "while %s ran" % where)
             taken = take(started, measured, position, index, c.warmup_calls)
             last = attempt == self.order.attempts - 1
             flag = None if last else _flags.rejection(taken.trial, kept_cycles, self.cpu)

@@ -239,7 +239,9 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
          calls: int = DEFAULT_CALLS, seconds: float | None = DEFAULT_SECONDS,
          cpu: int | None = None, fixed: bytes | None = None, seed: int | None = None,
          early_stop: bool = True, control: bool = False, label: str | None = None,
-         progress: Callable[[int, float | None], None] | Task | None = None) -> LeakResult:
+         progress: Callable[[int, float | None], None] | Task | None = None,
+         wait: float | None = _locks.DEFAULT_WAIT_SECONDS,
+         on_wait: Callable[[str], None] | None = _locks.warn_waiting) -> LeakResult:
     """Test an instance for timing leakage by the dudect method (fixed vs random).
 
     Args:
@@ -266,38 +268,35 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         progress: called after every batch with (calls so far, largest ``|t|`` or None),
             or a :class:`ngcc.base.progress.Task` of ``calls`` to move (its status shows
             the largest ``|t|``).
+        wait: seconds to wait for the CPU when another ngcc measurement holds it
+            (default ``measure.locks.DEFAULT_WAIT_SECONDS``, as every measurement; 0 or
+            None: refuse at once). Every other argument is checked before.
+        on_wait: told once, in a line naming the holder, that the test waits (default:
+            a :class:`~ngcc.MeasurementWarning`).
 
     Returns:
         A :class:`LeakResult`.
 
     Raises:
         UnknownInstanceError, LibraryError: no such instance, or it cannot be loaded.
-        ValueError: a length, count, time, CPU, seed or fixed message out of range.
-        CpuBusyError: another ngcc campaign (or leak test) holds the CPU (or every CPU).
+        ValueError: a length, count, time, CPU, seed, fixed message or wait out of range.
+        CpuBusyError: another ngcc campaign (or leak test) holds the CPU (or every CPU),
+            still after ``wait``.
         HashError: ``CryptHash`` returned nonzero.
         InstanceCrashError, InstanceTimeoutError: the library crashed or hung.
     """
     inst = instance(name)
     label = run_labels([inst], [label])[0]
-    length, calls, seconds = checked_limits(length, calls, seconds)
-    if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int)
-                            or cpu not in os.sched_getaffinity(0)):
-        raise ValueError("CPU %r is not one this process may run on (%s)"
-                         % (cpu, sorted(os.sched_getaffinity(0))))
-    seed = secrets.randbits(64) if seed is None else _checked_int("seed", seed, 0, 2**64 - 1)
-    if fixed is not None and control:
-        raise ValueError("a control run has no fixed message (both classes are random)")
-    if fixed is not None:
-        fixed = bytes(memoryview(fixed).cast("B"))
-        if len(fixed) != length:
-            raise ValueError("the fixed message has %d bytes, but the length is %d"
-                             % (len(fixed), length))
+    length, calls, seconds, seed, fixed = checked_arguments(
+        length, calls, seconds, cpu=cpu, seed=seed, fixed=fixed, control=control)
+    seed = secrets.randbits(64) if seed is None else seed
+    wait = _locks.checked_wait(wait)
     batch_calls = max(1, min(BATCH_CALLS, STORE_BYTES // length))
     accumulator = _Accumulator(early_stop, progress if not isinstance(progress, Task)
                                else task_progress(progress))
     started = time.monotonic()
     try:
-        with _locks.hold_cpu(cpu, None) as held:
+        with _locks.hold_cpu(cpu, None, wait=wait, on_wait=on_wait) as held:
             run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
                               warmup=WARMUP_CALLS, seconds=seconds, cpu=held, fixed=fixed,
                               control=control)
@@ -350,6 +349,38 @@ def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def checked_arguments(length: object, calls: object, seconds: object, *, cpu: object = None,
+                      seed: object = None, fixed: object = None, control: bool = False
+                      ) -> tuple[int, int, float | None, int | None, bytes | None]:
+    """Every argument of a leak test but the instance, checked before any CPU is waited
+    for (``ngcc leak`` makes its own usage checks before its lock): ``(length, calls,
+    seconds, seed, fixed)`` as the test takes them (``seed`` None stays None: the test
+    draws one).
+
+    Raises:
+        ValueError: a length, count, time, CPU, seed or fixed message out of range (named).
+    """
+    length, calls, seconds = checked_limits(length, calls, seconds)
+    if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int)
+                            or cpu not in os.sched_getaffinity(0)):
+        raise ValueError("CPU %r is not one this process may run on (%s)"
+                         % (cpu, sorted(os.sched_getaffinity(0))))
+    if seed is not None:
+        seed = _checked_int("seed", seed, 0, 2**64 - 1)
+    if fixed is not None and control:
+        raise ValueError("a control run has no fixed message (both classes are random)")
+    if fixed is not None:
+        try:
+            fixed = bytes(memoryview(fixed).cast("B"))  # type: ignore[arg-type]
+        except TypeError:
+            raise ValueError("the fixed message must be bytes, got %s"
+                             % type(fixed).__name__) from None
+        if len(fixed) != length:
+            raise ValueError("the fixed message has %d bytes, but the length is %d"
+                             % (len(fixed), length))
+    return length, calls, seconds, seed, fixed
 
 
 def checked_limits(length: object, calls: object, seconds: object,

@@ -24,12 +24,13 @@ import os
 import stat
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc.base.clock import utc_now
-from ngcc.base.errors import CpuBusyError, RunDirBusyError
+from ngcc.base.errors import CpuBusyError, MeasurementWarning, RunDirBusyError
 from ngcc.evidence.model import HostWarning
 
 #: The run-directory lock, inside the run directory.
@@ -128,11 +129,39 @@ def default_cpu() -> int:
     return next((cpu for cpu in reversed(allowed) if cpu_holder(cpu) is None), allowed[-1])
 
 
-#: How long ``ngcc campaign``, ``evaluate`` and ``leak`` wait for a CPU another ngcc
-#: measurement holds, unless told otherwise (``--wait SECONDS``; 0: refuse at once).
+#: How long every measurement waits for a CPU another ngcc measurement holds, unless
+#: told otherwise: ``ngcc campaign``, ``evaluate`` and ``leak`` (``--wait SECONDS``),
+#: ``ngcc.Campaign``, ``ngcc.evaluate`` and ``ngcc.leak`` (``wait=SECONDS``), local Dask
+#: workers (``--workers``) alike; 0 refuses at once.
 DEFAULT_WAIT_SECONDS = 3600.0
 #: How often a waiting campaign looks whether the CPU is free.
 POLL_SECONDS = 1.0
+#: What a refusal says about waiting: the one rule, in both spellings.
+HOW_TO_WAIT = ("to wait for it, give --wait SECONDS (command line) or wait=SECONDS "
+               "(Python); both wait %g s by default, 0 refuses at once"
+               % DEFAULT_WAIT_SECONDS)
+
+
+def checked_wait(wait: object) -> float:
+    """``wait`` in seconds (None: 0, refuse at once).
+
+    Raises:
+        ValueError: not a finite number of seconds >= 0.
+    """
+    if wait is None:
+        return 0.0
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) \
+            or not 0 <= wait < float("inf"):
+        raise ValueError("wait must be a finite number of seconds >= 0 (0: refuse at once), "
+                         "got %r" % (wait,))
+    return float(wait)
+
+
+def warn_waiting(message: str) -> None:
+    """What a measurement in Python does by default while it waits for a CPU: one
+    :class:`~ngcc.MeasurementWarning` naming the holder (the command line prints the
+    line instead), so a notebook does not sit silent for up to an hour."""
+    warnings.warn(message, MeasurementWarning, stacklevel=4)
 
 
 def choose_cpu(cpu: int | None, resume_cpu: int | None = None) -> int:
@@ -162,16 +191,16 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
     measured on) if given, else the last allowed CPU no other campaign holds. A CPU this
     thread holds already is yielded as it is (the campaign's own measurements there).
     ``wait``: seconds to wait for a CPU another campaign holds (None or 0: refuse at
-    once); ``on_wait`` is told once, in a line naming the holder, that it waits.
+    once; :func:`checked_wait`); ``on_wait`` is told once, in a line naming the holder,
+    that it waits.
 
     Raises:
         CpuBusyError: the CPU asked for (or every allowed CPU) is held by another
             campaign (still, after ``wait``); the message names its pid and run
-            directory.
+            directory, and how to wait (:data:`HOW_TO_WAIT`).
         ValueError: a CPU this process may not run on; a negative ``wait``.
     """
-    if wait is not None and not wait >= 0:
-        raise ValueError("wait must be a number of seconds >= 0, got %r" % (wait,))
+    wait = checked_wait(wait)
     facts = _facts(run_dir)
     if cpu is not None:
         candidates = [check_cpu(cpu)]
@@ -180,7 +209,7 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
     else:  # a new run, or one measured where this process may not run (the plan differs)
         resume_cpu = None
         candidates = list(reversed(allowed_cpus()))
-    deadline = time.monotonic() + (wait or 0.0)
+    deadline = time.monotonic() + wait
     told = False
     me = threading.get_ident()
     while True:
@@ -202,10 +231,10 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
         if time.monotonic() >= deadline:
             if wait:
                 message += " (still, after waiting %s)" % _seconds(wait)
-            raise CpuBusyError(message)
+            raise CpuBusyError("%s; %s" % (message, HOW_TO_WAIT))
         if not told and on_wait is not None:
             on_wait("waiting up to %s for %s: %s" % (
-                _seconds(wait or 0.0), "CPU %d" % candidates[0] if len(candidates) == 1
+                _seconds(wait), "CPU %d" % candidates[0] if len(candidates) == 1
                 else "a free CPU", "; ".join("CPU %d is held by another ngcc measurement "
                                              "(%s)" % (n, h.describe())
                                              for n, h in sorted(held.items()))))
