@@ -279,12 +279,14 @@ def test_a_trial_reports_every_fact_in_true_units():
 
 
 def test_driver_and_extension_time_the_same_builtin_alike():
-    # The same C loop, the same counter bracket: medians agree (a loose bound, no speed).
+    # The same C loop, the same counter bracket: the fastest calls agree (a loose bound, no
+    # speed). The minimum, not the median: the two runs come one after the other, and on a
+    # loaded host a whole run's calls can be slowed, never its fastest below the truth.
     inst = ngcc.instance("SM3")
     in_driver = _child.trial(inst, 256, 2000, 3, cpu=_cpu(), batch_calls=0)
     cycles, _, _ = _core.Library(str(inst.library)).time_calls(256, ngcc.default_message(256),
                                                                2000, 3)
-    ratio = float(np.median(in_driver.cycles)) / float(np.median(cycles))
+    ratio = float(np.min(in_driver.cycles)) / float(np.min(cycles))
     assert 0.5 < ratio < 2.0, ratio
 
 
