@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ngcc.base.untrusted import plain
 from ngcc.cli.common import _positive_seconds, table
 from ngcc.library import build as _build
 
@@ -69,13 +70,13 @@ def _run_build(args: argparse.Namespace) -> int:
                    extra_cflags=args.extra_cflags, label=args.label, exclude=args.exclude,
                    timeout=args.timeout, libs=args.libs, manifest=args.manifest)
     inst, facts = result.instance, result.provenance
-    for note in result.notes:
-        print(note)
+    for note in result.notes:  # the submission's text (names, compiler lines): inert
+        print(plain(note))
     for name, why in result.skipped.items():
-        print("skipped %s: %s" % (name, why))
-    if result.warnings:
-        print(result.warnings.rstrip(), file=sys.stderr)
-    print(table([
+        print(plain("skipped %s: %s" % (name, why)))
+    for line in result.warnings.rstrip().splitlines():
+        print(plain(line), file=sys.stderr)
+    print(table([(key, plain(value)) for key, value in [
         ("instance", inst.name),
         ("label", inst.label or inst.name),
         ("candidate", inst.candidate),
@@ -87,5 +88,5 @@ def _run_build(args: argparse.Namespace) -> int:
         ("sources", " ".join(result.sources)),
         ("kat basis", " ".join([facts.kat_basis, *facts.kat_files])),
         ("warnings", "%d line(s)" % len(result.warnings.splitlines())),
-    ]))
+    ]]))
     return 0
