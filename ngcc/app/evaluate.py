@@ -81,6 +81,10 @@ def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
     lines = ["%d implementation folder(s) found in %d archive(s):" % (
         len(pairs), len({root for root, _ in pairs}))]
     for root, folder in pairs:
+        if folder.linked_to is not None:
+            lines.append("  %-9s not followed (a link to %s)       %s" % (
+                folder.kind, folder.linked_to, folder.shown(root)))
+            continue
         lines.append("  %-9s ngcc build --flags %-11s %s" % (
             folder.kind, folder.flags, folder.shown(root)))
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
@@ -169,6 +173,17 @@ def _failed(folder: Folder, shown: str, digest: str, adjustments: list[str],
         library_sha256=None)
 
 
+def _not_followed(folder: Folder, shown: str) -> FolderEntry:
+    """The row of a symbolic link to a folder: not followed, nothing of it read."""
+    return FolderEntry(
+        submission=folder.submission, kind=folder.kind, folder=shown,
+        source_sha256=_archive.source_digest(folder.path), flags=folder.flags,
+        adjustments=(), status="not followed",
+        reason="a symbolic link to %s: a submission is the files in its archive (copy "
+               "the folder in to evaluate it)" % folder.linked_to,
+        label=None, instance=None, candidate=None, library=None, library_sha256=None)
+
+
 def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.PathLike[str],
               timeout: float = _build.DEFAULT_TIMEOUT) -> Evaluation:
     """Build every folder of the archives into ``run_dir`` (keeping the unchanged
@@ -189,7 +204,9 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
     taken: set[str] = set()
     for root, folder in pairs:
         shown = folder.shown(root)
-        entry = _kept(previous, shown, _archive.source_digest(folder.path), folder, path)
+        entry = (_not_followed(folder, shown) if folder.linked_to is not None
+                 else _kept(previous, shown, _archive.source_digest(folder.path), folder,
+                            path))
         if entry is None or entry.label in taken:
             entry = build_folder(folder, shown, path, taken, timeout)
         if entry.label is not None:

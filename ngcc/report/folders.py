@@ -39,6 +39,8 @@ def outcome(entry: FolderEntry, verdicts: dict[str, str],
     :func:`~ngcc.base.untrusted.markdown` for a page."""
     if entry.status == "build failed":
         return "not built: " + shown(reason_line(entry.reason))
+    if entry.status == "not followed":
+        return "not followed: " + shown(reason_line(entry.reason))
     if entry.status != "built":
         return "not measured: " + shown(reason_line(entry.reason))
     return "KAT %s" % verdicts.get(entry.label or "", "not checked")
@@ -70,7 +72,7 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
     if not entries:
         return []
     verdicts = {b.label: b.kat.verdict for b in run.build_entries}
-    failed = sum(e.status == "build failed" for e in entries)
+    failed = sum(e.status in ("build failed", "not followed") for e in entries)
     lines = [f"## {FOLDERS_TITLE}", "",
              f"{plural(len(entries), 'folder')} found, {len(entries) - failed} built"
              + (f", {failed} not built (a row each, with the build's reason)" if failed
