@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "archive"
-TINY = FIXTURE / "Tiny Hash/Implementations and Test_Vectors/API_CryptHash/Reference_Implementation/TinyHash-256"
+TINY = (FIXTURE / "Tiny Hash" / "Implementations and Test_Vectors" / "API_CryptHash"
+        / "Reference_Implementation" / "TinyHash-256")
 
 #: Text that acts where it arrives raw: an image with a script, a table cell break,
 #: escape sequences that clear the screen and retitle the window, a line break, a
@@ -33,6 +34,8 @@ def hostile_archive(root: Path) -> Path:
     named = archive / HOSTILE / "Reference_Implementation" / HOSTILE
     shutil.copytree(TINY, named)
     (named / "KAT_CryptHash.c").unlink()
+    vectors = archive / HOSTILE / "Test_Vectors" / "TinyHash-256"  # so it passes: measured
+    shutil.copytree(TINY.parents[2] / "Test_Vectors" / "TinyHash-256", vectors)
     failing = archive / "Error Text" / "Reference_Implementation" / "ErrorText-256"
     shutil.copytree(TINY, failing)
     (failing / "KAT_CryptHash.c").unlink()
@@ -48,3 +51,54 @@ def hostile_archive(root: Path) -> Path:
         "#define ALGORITHM_NAME %s\n#define ALGORITHM_INSTANCE %s"
         % (_c_string(HOSTILE), _c_string(HOSTILE))))
     return archive
+
+
+#: ``ngcc evaluate`` as the command line runs it, in a process of its own, with the
+#: trials of the fake runner (the builds and the KAT gate are real): ``argv`` follows.
+EVALUATE = """
+import sys
+sys.path[:0] = [%r]
+import pytest
+from tests._fakes import FakeRunner, fixed_host
+from ngcc.cli.main import main
+patch = pytest.MonkeyPatch()
+fixed_host(patch)
+patch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
+sys.exit(main(sys.argv[1:]))
+""" % str(Path(__file__).resolve().parents[1])
+
+
+def live_markdown(text: str) -> list[str]:
+    """What acts on a Markdown page outside its code spans: HTML tags, ``javascript:``
+    links, control characters."""
+    from ngcc.base.untrusted import CODE_SPAN
+
+    outside = CODE_SPAN.sub("", text)
+    found = re.findall(r"<(?:img|script)\b|\]\(javascript:", outside, re.I)
+    return found + CONTROL.findall(text.replace("\n", "").replace("\t", ""))
+
+
+def live_html(text: str) -> list[str]:
+    """What acts on an HTML page: an ``<img>`` or ``<script>`` tag the page did not
+    write itself (ngcc draws its figures as ``<img alt=... src="data:image/png``), a
+    ``javascript:`` link, a control character."""
+    tags = [tag for tag in re.findall(r"<(?:img|script)\b[^>]*>", text, re.I)
+            if not re.fullmatch(r'<img alt="[^"<>]*" src="data:image/png;base64,[^"]*">', tag)]
+    links = re.findall(r"""href\s*=\s*["']?\s*javascript:""", text, re.I)
+    return tags + links + CONTROL.findall(text.replace("\n", "").replace("\t", ""))
+
+
+def table_widths(text: str) -> list[set[int]]:
+    """The column counts of each Markdown table of a page (one per table: a row that
+    breaks out of its table gives a second count)."""
+    tables: list[set[int]] = []
+    previous = False
+    for line in text.splitlines():
+        row = line.startswith("|")
+        if row:
+            cells = len(re.split(r"(?<!\\)\|", line.strip())) - 2
+            if not previous:
+                tables.append(set())
+            tables[-1].add(cells)
+        previous = row
+    return tables

@@ -9,8 +9,8 @@ import warnings
 from pathlib import Path
 
 from ngcc.base.clock import run_id_now
-from ngcc.base.untrusted import plain
 from ngcc.base.errors import MeasurementWarning
+from ngcc.base.untrusted import plain
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
     _lengths,
