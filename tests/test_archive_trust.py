@@ -12,10 +12,15 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
+import ngcc
+from ngcc.base.errors import InvalidNameError
+from ngcc.stats import groups as _groups
+from tests._fakes import FakeKat, FakeRunner, fixed_host
 from tests._hostile_archive import (
     CONTROL,
     EVALUATE,
@@ -183,3 +188,103 @@ def test_hostile_text_constant_holds_every_hostile_class():
     for part in ("<img src=x onerror=", "<script>", "|", "\033[2J", "\033]0;owned\007", "\n",
                  "\u202e", "javascript:"):
         assert part in HOSTILE
+
+
+# ------------------------------------------------------------------ names (finding 4d)
+
+def _declaring(folder: Path, name: str, like: str = "pseudoXOF-256") -> Path:
+    """A copy of a built-in library whose ``ngcc build`` sidecar declares ``name``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    library = folder / ("%s.so" % name)
+    shutil.copyfile(ngcc.instance(like).library, library)
+    (folder / ("%s.so.json" % name)).write_text(json.dumps(
+        {"name": name, "family": "Fake", "digest_bits": ngcc.instance(like).digest_bits}))
+    return library
+
+
+def test_external_libraries_never_take_a_builtin_name_nor_each_others(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    impostor = _declaring(tmp_path / "impostor", "pseudoXOF-256")
+    lower = _declaring(tmp_path / "lower", "sm3", like="SM3")
+    twin_a = _declaring(tmp_path / "a", "Twin-256", like="SM3")
+    twin_b = _declaring(tmp_path / "b", "Twin-256", like="SM3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ngcc.MeasurementWarning)
+        run = ngcc.Campaign([str(impostor), str(lower), str(twin_a), str(twin_b),
+                             "pseudoXOF-256"], run_dir=tmp_path / "run", runner=FakeRunner(),
+                            kat_checker=FakeKat(), quick=True, lengths=[32], trials=2,
+                            progress=False).run()
+    labels = [lib.label for lib in run.plan.libraries]
+    assert labels == ["pseudoXOF-256@impostor", "sm3@lower", "Twin-256@a", "Twin-256@b",
+                      "pseudoXOF-256"]
+    baseline = run.record("pseudoXOF-256", 32)
+    assert baseline.candidate == "baseline"
+    for label in labels[1:4]:  # every 256-bit library is held against the built-in
+        assert _groups.baseline_record(run.records, run.record(label, 32)) is baseline
+    assert _groups.baseline_record(run.records, run.record(labels[0], 32)) is baseline
+
+
+def test_an_external_library_alone_is_no_baseline_and_no_builtin(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    impostor = _declaring(tmp_path / "impostor", "pseudoXOF-256")
+    other = _declaring(tmp_path / "other", "Other-256", like="SM3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ngcc.MeasurementWarning)
+        run = ngcc.Campaign([str(impostor), str(other)], run_dir=tmp_path / "run",
+                            runner=FakeRunner(), kat_checker=FakeKat(), quick=True,
+                            lengths=[32], trials=2, progress=False).run()
+    assert run.plan.libraries[0].label == "pseudoXOF-256@impostor"
+    assert _groups.baseline_ratio(run.records, run.record("Other-256", 32)) is None
+    with pytest.raises(InvalidNameError, match="built-in instance"):
+        ngcc.Campaign([str(other)], labels=["PSEUDOXOF-256"], run_dir=tmp_path / "run2",
+                      runner=FakeRunner(), kat_checker=FakeKat(), quick=True, lengths=[32])
+    with pytest.raises(InvalidNameError, match="two libraries"):
+        ngcc.Campaign([str(other), str(impostor)], labels=["Same", "same"],
+                      run_dir=tmp_path / "run3", runner=FakeRunner(), kat_checker=FakeKat(),
+                      quick=True, lengths=[32])
+
+
+def test_a_submission_declaring_a_baseline_name_gets_its_own_label_and_a_note(tmp_path):
+    archive = tmp_path / "archive"
+    for submission, name in (("Fake Baseline", "pseudoXOF-256"), ("Honest", "TinyHash-256")):
+        folder = archive / submission / "Reference_Implementation" / name
+        shutil.copytree(TINY, folder)
+        header = folder / "CryptHash_AlgorithmInstance.h"
+        header.write_text(header.read_text().replace('"TinyHash-256"', '"%s"' % name))
+        vectors = archive / submission / "Test_Vectors" / name
+        shutil.copytree(VECTORS, vectors)
+        for file in vectors.iterdir():
+            file.rename(vectors / file.name.replace("TinyHash-256", name))
+    done = _evaluate(archive, tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    assert ("ngcc: note: archive/Fake Baseline/Reference_Implementation/pseudoXOF-256 "
+            "declares the instance name pseudoXOF-256, a built-in instance's: it is labelled "
+            "pseudoXOF-256@ref") in done.stderr
+    run = ngcc.load_run(tmp_path / "run")
+    assert sorted(r.label for r in run.records) == ["TinyHash-256@ref", "pseudoXOF-256@ref"]
+    honest = run.record("TinyHash-256@ref", 32)
+    assert _groups.baseline_record(run.records, honest) is None  # not the impostor
+    page = (tmp_path / "run" / "report" / "external.md").read_text()
+    assert "Note: `archive/Fake Baseline/Reference_Implementation/pseudoXOF-256` declares" in page
+    assert "(the baseline itself)" not in page
+
+
+def test_evaluate_labels_follow_the_one_label_rule(tmp_path):
+    """Two folders of one instance and kind: the second gets its submission (the rule of
+    ``base.names.unique_label``); one declaring a built-in variant's label
+    (``Wish512@opt``) never carries it."""
+    from ngcc.app import evaluate as _evaluate_app
+    from ngcc.library.archive import Folder
+
+    first = Folder(tmp_path / "A" / "Optimized_Implementation" / "Wish512", "A", "optimized")
+    second = Folder(tmp_path / "B B" / "Optimized_Implementation" / "Wish512", "B B",
+                    "optimized")
+    deeper = Folder(tmp_path / "C" / "Optimized_Implementation" / "avx2" / "Wish512", "C",
+                    "optimized")
+    taken: set[str] = set()
+    labels = []
+    for folder in (first, second, deeper):
+        labels.append(_evaluate_app._label_for("Wish512", folder, taken))
+        taken.add(labels[-1])
+    assert labels == ["Wish512@opt@A", "Wish512@opt@B-B", "Wish512@opt@avx2"]
+    assert _evaluate_app._label_for("Tiny-256", first, {"tiny-256@opt"}) == "Tiny-256@opt@A"

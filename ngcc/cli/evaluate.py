@@ -111,6 +111,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     rows += [(plain(f.folder), f.kind, plain(f.options), f.label or "-",
               _folders.outcome(f, verdicts, plain)) for f in result.evaluation.folders]
     print(table(rows))
+    for entry in result.evaluation.builtin_names():
+        print("ngcc: note: %s %s" % (plain(entry.folder), entry.name_note()), file=sys.stderr)
     if result.run is not None:
         for line in flag_warnings.summary(result.run):
             print("ngcc: warning: %s" % plain(line), file=sys.stderr)

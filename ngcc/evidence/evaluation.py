@@ -86,6 +86,13 @@ class FolderEntry(Evidence):
                                          or ".." in Path(self.library).parts):
             raise FieldError(where + "library", "is not a path inside the run directory")
 
+    def name_note(self) -> str:
+        """What a folder that declares a built-in instance's name is in the run (after
+        its folder name, which the caller shows as untrusted text)."""
+        return ("declares the instance name %s, a built-in instance's: it is labelled %s, "
+                "never read as the built-in one nor as a × pseudoXOF baseline"
+                % (self.instance, self.label))
+
     @property
     def options(self) -> str:
         """The build's options as a command line shows them (``--flags performance
@@ -102,6 +109,16 @@ class Evaluation(Evidence):
 
     archives: tuple[str, ...]
     folders: tuple[FolderEntry, ...]
+
+    def builtin_names(self) -> list[FolderEntry]:
+        """The folders whose library declares a built-in instance's name
+        (``pseudoXOF-256``, any case): each has a label of its own and is never the
+        × pseudoXOF baseline; the pages and the command line say so
+        (:meth:`FolderEntry.name_note`)."""
+        from ngcc.library.registry import reserved_labels  # loads _core: not at import
+
+        return [f for f in self.folders
+                if f.instance is not None and f.instance.casefold() in reserved_labels()]
 
     def of_candidate(self, candidate: str) -> list[FolderEntry]:
         """The rows of every submission with a library of ``candidate`` (its folders that

@@ -63,6 +63,13 @@ class Folder:
         """The ``ngcc build`` flag set of its kind (``none`` for an unknown kind)."""
         return KIND_FLAGS.get(self.kind, "none")
 
+    @property
+    def label_hints(self) -> list[str]:
+        """What tells two folders of one instance apart in their labels, nearest first:
+        the folder above (``avx2``) unless it is the kind folder, then the submission."""
+        parent = self.path.parent.name
+        return [parent, self.submission] if _kind(parent) is None else [self.submission]
+
     def shown(self, archive: Path) -> str:
         """The folder relative to the archive's parent (``Pavelor/…/Pavelor-512``)."""
         return self.path.relative_to(archive.parent).as_posix()

@@ -81,4 +81,7 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
     lines += markdown_table(FOLDER_COLUMNS, folder_rows(entries, verdicts)) + [""]
     if any(e.adjustments for e in entries):
         lines += [ADJUSTMENT_NOTE, ""]
+    for entry in evaluation.builtin_names():
+        if entry in entries:
+            lines += ["Note: %s %s." % (_untrusted.markdown(entry.folder), entry.name_note()), ""]
     return lines

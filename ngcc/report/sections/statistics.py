@@ -44,8 +44,9 @@ def extra_row(records: Sequence[Record], record: Record) -> tuple[str, ...]:
             _format.cycles(stats.mean_cycles), confidence_interval(record),
             "± " + _format.percent(half) if half is not None else _format.MISSING,
             _format.cycles(stats.median_cycles),
-            f"{_format.MISSING} (the baseline itself)" if record.instance.startswith(
-                "pseudoXOF-") else _format.ratio(_analysis.baseline_ratio(records, record)))
+            f"{_format.MISSING} (the baseline itself)"
+            if _analysis.baseline_record(records, record) is record  # built-in only
+            else _format.ratio(_analysis.baseline_ratio(records, record)))
 
 
 def additional_statistics(run: Run, candidate: str, records: Sequence[Record],
