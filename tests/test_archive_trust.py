@@ -288,3 +288,16 @@ def test_evaluate_labels_follow_the_one_label_rule(tmp_path):
         taken.add(labels[-1])
     assert labels == ["Wish512@opt@A", "Wish512@opt@B-B", "Wish512@opt@avx2"]
     assert _evaluate_app._label_for("Tiny-256", first, {"tiny-256@opt"}) == "Tiny-256@opt@A"
+
+
+def test_an_instance_header_linked_out_of_its_folder_is_refused_by_name(tmp_path):
+    from ngcc.library.header import read_instance_header
+
+    folder = tmp_path / "folder"
+    shutil.copytree(TINY, folder)
+    outside = tmp_path / "outside.h"
+    shutil.move(folder / "CryptHash_AlgorithmInstance.h", outside)
+    (folder / "CryptHash_AlgorithmInstance.h").symlink_to(outside)
+    with pytest.raises(ngcc.BuildError, match="CryptHash_AlgorithmInstance.h is a symbolic "
+                                              "link to %s, outside the folder" % outside):
+        read_instance_header(folder)
