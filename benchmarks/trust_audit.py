@@ -69,17 +69,18 @@ def classify(case: Case) -> tuple[str, str]:
     except subprocess.TimeoutExpired:
         return "hang", "no answer within %g s" % case.timeout
     out = done.stdout + done.stderr
+    verdict = case.check(done) if case.check is not None else None
+    if verdict is not None and verdict.startswith("escape: "):
+        return "escape", verdict[len("escape: "):]  # the worst outcome comes first
     if done.returncode < 0 or done.returncode in (128 + 15, 128 + 9):
         return "main crash", "exit status %d" % done.returncode
     if "Traceback (most recent call last)" in out:
         return "traceback", out.strip().splitlines()[-1][:160]
     if CONTROL.search(out.replace("\n", "").replace("\t", "").replace("\r", "")):
         return "escape", "a control character reached the terminal"
-    if case.check is not None:
-        verdict = case.check(done)
-        if verdict is not None:
-            kind, _, why = verdict.partition(": ")
-            return kind, why
+    if verdict is not None:
+        kind, _, why = verdict.partition(": ")
+        return kind, why
     if case.expect == "ok":
         return ("clear", "") if done.returncode == 0 else (
             "silent wrong", "status %d: %s" % (done.returncode, out.strip()[-160:]))
@@ -802,7 +803,7 @@ def dask_cases(tmp: Path) -> list[Case]:
     source = ("#include <stdlib.h>\n#define CHEAT 0\n" + HONEST_SOURCE.replace(
         "streak = bits", "{ static int once; if (!once++ && getenv(\"NGCC_AUDIT_NO\") == 0) "
         "if (system(%s) < 0) return 1; }\n    streak = bits" % _c_string(
-            "%s %s %s" % (sys.executable, probe, mark))))
+            "%s %s %s 2>/dev/null" % (sys.executable, probe, mark))))
     library = build_library(folder, "Probe-256", source)
     return [Case("dask scheduler reachable from a library (--workers 2)", cli(
         "campaign", str(library), "--workers", "2", "--quick", "--lengths", "32",
