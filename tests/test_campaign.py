@@ -353,7 +353,7 @@ def test_kat_gate_refuses_a_wrong_instance(fake, tmp_path):
     library = _external(tmp_path / "lib", "WChain-V1-512", like="WChain-V1-512")
     run_dir = tmp_path / "run"
     runner = FakeRunner()
-    with pytest.raises(KatGateError, match=r"WChain-V1-512 MISMATCH.*--allow-kat-fail"), \
+    with pytest.raises(KatGateError, match=r"WChain-V1-512@lib MISMATCH.*--allow-kat-fail"), \
             pytest.warns(MeasurementWarning, match="not timed"):
         fake([str(library)], candidate="hash-34", runner=runner,
              kat_checker=FakeKat({"WChain-V1-512": "MISMATCH"})).run()
@@ -363,7 +363,7 @@ def test_kat_gate_refuses_a_wrong_instance(fake, tmp_path):
     assert not (run_dir / "records").exists()
     [entry] = _records.load_build(run_dir).libraries
     assert entry.kat.verdict == "MISMATCH" and entry.kat.gate == "refused"
-    assert entry.label == "WChain-V1-512"           # alone in the run: its instance name
+    assert entry.label == "WChain-V1-512@lib"  # never a built-in's name, even alone
     assert entry.implementation.variant == "external"
 
 
@@ -387,7 +387,7 @@ def test_kat_gate_override_marks_every_record(fake, tmp_path):
         assert record.kat.verdict == "MISMATCH"
         assert record.kat.timed_without_pass and record.kat.gate == "override"
         assert record.path.parent.name == "hash-34"
-        assert record.path.name.startswith("WChain-V1-512__hash_")
+        assert record.path.name.startswith("WChain-V1-512@lib__hash_")
 
 
 def test_several_builds_of_one_instance_are_measured_under_their_own_labels(fake, tmp_path):

@@ -138,7 +138,7 @@ def test_the_pages_show_every_folder_its_adjustments_and_the_reasons(evaluated):
     index = (result.run.path / "report" / "index.md").read_text()
     assert "## Submission folders (ngcc evaluate)" in index
     assert "6 folders found, 5 built, 1 not built" in index
-    assert ("not built: archive/Broken Hash/Reference_Implementation/Broken-256 does not "
+    assert ("not built: `archive/Broken Hash/Reference_Implementation/Broken-256 does not "
             "compile with") in index and "'broken_state' undeclared" in index
     assert "| `WrongAnswer-256@ref` | KAT MISMATCH |" in index
     page = (result.run.path / "report" / "external.md").read_text()

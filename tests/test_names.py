@@ -43,3 +43,11 @@ def test_assign_labels_refuses_duplicate_explicit_labels():
         _names.assign_labels(["A", "B"], ["same", "same"], [[], []])
     with pytest.raises(InvalidNameError):
         _names.assign_labels(["A"], ["../x"], [[]])
+
+
+def test_labels_differing_only_in_case_clash():
+    assert _names.assign_labels(["SM3", "sm3"], [None, None], [[], ["mine"]]) == \
+        ["SM3", "sm3@mine"]
+    with pytest.raises(InvalidNameError, match="two libraries"):
+        _names.assign_labels(["A", "B"], ["Same", "SAME"], [[], []])
+    assert _names.unique_label("X@opt", {"x@opt", "x@opt@a-b"}, ["a b"]) == "X@opt@2"

@@ -24,7 +24,6 @@ candidate of each library is the one ``ngcc build`` gives it.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from typing import Any
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, KatGateError
-from ngcc.base.names import inside
+from ngcc.base.names import inside, unique_label
 from ngcc.campaign import campaign as _campaign
 from ngcc.campaign.rundir import refuse_foreign
 from ngcc.evidence import evaluation as _evaluation
@@ -43,6 +42,7 @@ from ngcc.evidence.evaluation import Evaluation, FolderEntry
 from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
+from ngcc.library import registry as _registry
 from ngcc.library.archive import Folder
 from ngcc.report import write as _report
 
@@ -81,6 +81,10 @@ def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
     lines = ["%d implementation folder(s) found in %d archive(s):" % (
         len(pairs), len({root for root, _ in pairs}))]
     for root, folder in pairs:
+        if folder.linked_to is not None:
+            lines.append("  %-9s not followed (a link to %s)       %s" % (
+                folder.kind, folder.linked_to, folder.shown(root)))
+            continue
         lines.append("  %-9s ngcc build --flags %-11s %s" % (
             folder.kind, folder.flags, folder.shown(root)))
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
@@ -90,15 +94,12 @@ def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
 
 
 def _label_for(name: str, folder: Folder, taken: set[str]) -> str:
-    """``Pavelor-512@ref``, ``Pavelor-512@opt``; with the folder above it when two
-    folders give one label (``Wish512@opt-avx2``), then a number."""
-    base = "%s@%s" % (name, _archive.KIND_SUFFIX[folder.kind])
-    parent = re.sub(r"[^A-Za-z0-9_.+-]", "_", folder.path.parent.name)[:40]
-    for label in (base, "%s-%s" % (base, parent),
-                  *("%s-%d" % (base, n) for n in range(2, 1000))):
-        if label not in taken:
-            return label
-    raise BuildError("too many folders of instance %s" % name)
+    """``Pavelor-512@ref``, ``Pavelor-512@opt``; when that is taken or a built-in's label,
+    with the folder above it or the submission (``Wish512@opt@avx2``), then a number:
+    the rule of every run's labels (:func:`ngcc.base.names.unique_label`)."""
+    reserved = {label.casefold() for label in taken} | _registry.reserved_labels()
+    return unique_label("%s@%s" % (name, _archive.KIND_SUFFIX[folder.kind]), reserved,
+                        folder.label_hints)
 
 
 def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Folder,
@@ -169,6 +170,17 @@ def _failed(folder: Folder, shown: str, digest: str, adjustments: list[str],
         library_sha256=None)
 
 
+def _not_followed(folder: Folder, shown: str) -> FolderEntry:
+    """The row of a symbolic link to a folder: not followed, nothing of it read."""
+    return FolderEntry(
+        submission=folder.submission, kind=folder.kind, folder=shown,
+        source_sha256=_archive.source_digest(folder.path), flags=folder.flags,
+        adjustments=(), status="not followed",
+        reason="a symbolic link to %s: a submission is the files in its archive (copy "
+               "the folder in to evaluate it)" % folder.linked_to,
+        label=None, instance=None, candidate=None, library=None, library_sha256=None)
+
+
 def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.PathLike[str],
               timeout: float = _build.DEFAULT_TIMEOUT) -> Evaluation:
     """Build every folder of the archives into ``run_dir`` (keeping the unchanged
@@ -189,8 +201,11 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
     taken: set[str] = set()
     for root, folder in pairs:
         shown = folder.shown(root)
-        entry = _kept(previous, shown, _archive.source_digest(folder.path), folder, path)
-        if entry is None or entry.label in taken:
+        entry = (_not_followed(folder, shown) if folder.linked_to is not None
+                 else _kept(previous, shown, _archive.source_digest(folder.path), folder,
+                            path))
+        if entry is None or (entry.label or "").casefold() in (
+                {label.casefold() for label in taken} | _registry.reserved_labels()):
             entry = build_folder(folder, shown, path, taken, timeout)
         if entry.label is not None:
             taken.add(entry.label)

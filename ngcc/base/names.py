@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ngcc.base.errors import InvalidNameError
@@ -76,39 +76,50 @@ def assign_labels(names: Sequence[str], wanted: Sequence[str | None],
 
     Explicit labels are kept as given and must be unique. A default label that
     clashes with another gets ``@<hint>`` (the first hint that makes it unique),
-    else ``@<n>``; the first library with a default keeps it bare. Raises
+    else ``@<n>``; the first library with a default keeps it bare. Labels differing
+    only in case clash (they name files, and read alike in a table). Raises
     :class:`InvalidNameError` for a duplicate or invalid explicit label.
     """
     labels: list[str | None] = [None] * len(names)
-    taken: set[str] = set()
+    taken: set[str] = set()  # casefolded
     for index, label in enumerate(wanted):
         if label is None:
             continue
         check_name(label, "label")
-        if label in taken:
-            raise InvalidNameError("label %r is given to two libraries; give each its own "
-                             "--label" % label)
+        if label.casefold() in taken:
+            raise InvalidNameError("label %r is given to two libraries (case aside); give "
+                                   "each its own --label" % label)
         labels[index] = label
-        taken.add(label)
+        taken.add(label.casefold())
     for index, name in enumerate(names):
-        if labels[index] is not None:
-            continue
-        label = name
-        if label in taken:
-            for hint in hints[index]:
-                tried = "%s@%s" % (name, _name_part(hint))
-                if is_valid_name(tried) and tried not in taken:
-                    label = tried
-                    break
-            else:
-                number = 2
-                while "%s@%d" % (name, number) in taken:
-                    number += 1
-                label = "%s@%d" % (name, number)
-        check_name(label, "label")
-        labels[index] = label
-        taken.add(label)
+        if labels[index] is None:
+            labels[index] = unique_label(name, taken, hints[index])
+            taken.add(str(labels[index]).casefold())
     return [str(label) for label in labels]
+
+
+def unique_label(name: str, taken: Collection[str], hints: Sequence[str]) -> str:
+    """``name`` when no label of ``taken`` (casefolded) is it, case aside; else
+    ``name@<hint>`` for the first hint that makes it unique (the hint's characters
+    outside the name rule as ``-``), else ``name@<n>`` (n = 2, 3, …). The one rule of
+    :func:`assign_labels` and of ``ngcc evaluate``'s labels.
+
+    Raises:
+        InvalidNameError: ``name`` breaks the name rule.
+    """
+    label = name
+    if label.casefold() in taken:
+        for hint in hints:
+            tried = "%s@%s" % (name, _name_part(hint))
+            if is_valid_name(tried) and tried.casefold() not in taken:
+                label = tried
+                break
+        else:
+            number = 2
+            while ("%s@%d" % (name, number)).casefold() in taken:
+                number += 1
+            label = "%s@%d" % (name, number)
+    return check_name(label, "label")
 
 
 def _name_part(text: str) -> str:

@@ -8,7 +8,9 @@ it so that it cannot act:
 * :func:`plain` — the terminal and the evidence files: every C0 and C1 control
   character, DEL, and the Unicode characters that reorder or break lines (bidi
   overrides and isolates, U+2028/U+2029) become visible escapes (``\\x1b``), so no
-  escape sequence reaches a terminal and no text forges a line of its own.
+  escape sequence reaches a terminal and no text forges a line of its own; so do lone
+  surrogates (``\\udcff``: a file name's bytes that are not UTF-8, as ``os`` decodes
+  them), so such a name can be printed and written as UTF-8.
 * :func:`markdown` — a Markdown page: :func:`plain`, then one code span fenced by
   more backticks than the text holds, so nothing in it is a link, an image, HTML or
   emphasis in any CommonMark renderer.
@@ -45,7 +47,7 @@ MAX_JSON_DEPTH = 64
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-                       "\u202a-\u202e\u2066-\u2069]")
+                       "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _BACKTICKS = re.compile("`+")
 #: A Markdown code span: a run of backticks, the text, the same run (CommonMark).
 CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")  # not after \ (escaped)
@@ -60,8 +62,9 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def plain(text: str) -> str:
-    """``text`` with every control and line- or order-changing character as a visible
-    escape (``\\x1b``, ``\\x0a``, ``\\u202e``): safe on a terminal, one line in a file."""
+    """``text`` with every control and line- or order-changing character (and every lone
+    surrogate) as a visible escape (``\\x1b``, ``\\x0a``, ``\\u202e``, ``\\udcff``): safe
+    on a terminal, one line in a file, encodable as UTF-8."""
     return _CONTROLS.sub(_escape, text)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ngcc.base.errors import UsageError
+from ngcc.base.untrusted import plain
 from ngcc.cli.common import _positive_seconds, table, usage_checks
 from ngcc.library import build as _build
 
@@ -87,13 +88,13 @@ def _run_build(args: argparse.Namespace) -> int:
                    extra_cflags=args.extra_cflags, label=args.label, exclude=args.exclude,
                    timeout=args.timeout, libs=args.libs, manifest=args.manifest)
     inst, facts = result.instance, result.provenance
-    for note in result.notes:
-        print(note)
+    for note in result.notes:  # the submission's text (names, compiler lines): inert
+        print(plain(note))
     for name, why in result.skipped.items():
-        print("skipped %s: %s" % (name, why))
-    if result.warnings:
-        print(result.warnings.rstrip(), file=sys.stderr)
-    print(table([
+        print(plain("skipped %s: %s" % (name, why)))
+    for line in result.warnings.rstrip().splitlines():
+        print(plain(line), file=sys.stderr)
+    print(table([(key, plain(value)) for key, value in [
         ("instance", inst.name),
         ("label", inst.label or inst.name),
         ("candidate", inst.candidate),
@@ -105,5 +106,5 @@ def _run_build(args: argparse.Namespace) -> int:
         ("sources", " ".join(result.sources)),
         ("kat basis", " ".join([facts.kat_basis, *facts.kat_files])),
         ("warnings", "%d line(s)" % len(result.warnings.splitlines())),
-    ]))
+    ]]))
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import MeasurementWarning
+from ngcc.base.untrusted import plain
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
@@ -89,7 +90,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                               quick=args.quick, kat_files=args.kat_files.split(","))
     if args.dry_run:
         for line in _evaluate.plan_lines(args.archives):
-            print(line)
+            print(plain(line))
         return 0
     run_dir = args.run_dir or Path("runs") / run_id_now()
     flag_warnings = FlagWarnings()
@@ -107,19 +108,21 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
         except KeyboardInterrupt:
             print("ngcc: interrupted; the folders built and %s: run the same command "
-                  "again to resume" % kept_words(run_dir), file=sys.stderr)
+                  "again to resume" % plain(kept_words(run_dir)), file=sys.stderr)
             return 130
     verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
                 if result.run is not None else {})
     rows = [("folder", "kind", "built with", "library", "outcome")]
-    rows += [(f.folder, f.kind, f.options, f.label or "-", _folders.outcome(f, verdicts))
-             for f in result.evaluation.folders]
+    rows += [(plain(f.folder), f.kind, plain(f.options), f.label or "-",
+              _folders.outcome(f, verdicts, plain)) for f in result.evaluation.folders]
     print(table(rows))
+    for entry in result.evaluation.builtin_names():
+        print("ngcc: note: %s %s" % (plain(entry.folder), entry.name_note()), file=sys.stderr)
     if result.run is not None:
         for line in flag_warnings.summary(result.run):
-            print("ngcc: warning: %s" % line, file=sys.stderr)
+            print("ngcc: warning: %s" % plain(line), file=sys.stderr)
         index = next((p for p in result.report if p.name == "index.md"), None)
-        print("evidence: %s%s" % (run_dir, "   report: %s" % index if index else ""))
+        print(plain("evidence: %s%s" % (run_dir, "   report: %s" % index if index else "")))
         print(verdict_text(result.run))
     else:
         print("ngcc: no folder built, so nothing was measured (each row says why)",

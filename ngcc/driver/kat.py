@@ -16,6 +16,7 @@ from ngcc.base.errors import KatError
 from ngcc.base.files import atomic_write_bytes, sha256_file
 from ngcc.base.names import check_name
 from ngcc.base.progress import Progress, Task, progress_of
+from ngcc.base.untrusted import read_regular
 from ngcc.base.version import __version__
 from ngcc.driver import child as _child
 from ngcc.driver import process as _process
@@ -363,19 +364,29 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: 
         verdict, detail = _against_file(data, official, "the official file")
         official = None  # said already
     else:
-        own, searched = submission_file(inst, name)
-        if own is not None:  # the submission's own KAT file is the reference
-            basis, against = "submission files", str(own)
-            verdict, detail = _against_file(data, own, "the submission's own KAT file")
-        else:
-            verdict, detail = "NOKAT", _nokat_detail(inst, name, reference, official_tried,
-                                                     searched)
+        basis, against, verdict, detail = _against_submission(inst, name, data, reference,
+                                                              official_tried)
     if official is not None and verdict != "MISMATCH":
         same = official.read_bytes() == data
         detail = "; ".join(filter(None, [detail, "%s the official file %s" % (
             "byte-identical to" if same else "differs in its raw bytes from", official)]))
     return KatFileResult(kind, name, verdict, outcome.seconds, len(data), digest,
                          base.expected_sha256, detail, path if keep else None, basis, against)
+
+
+def _against_submission(inst: Instance, name: str, data: bytes, reference: _Reference,
+                        official_tried: list[Path]) -> tuple[str, str, str, str]:
+    """(basis, reference, verdict, detail) of a file checked against the submission's
+    own KAT file; ERROR naming it when it is a link out of the archive (never read)."""
+    try:
+        own, searched = submission_file(inst, name)
+    except KatError as refused:
+        return "none", "", "ERROR", str(refused)
+    if own is None:
+        return "none", "", "NOKAT", _nokat_detail(inst, name, reference, official_tried,
+                                                  searched)
+    verdict, detail = _against_file(data, own, "the submission's own KAT file")
+    return "submission files", str(own), verdict, detail
 
 
 def _nokat_detail(inst: Instance, name: str, reference: _Reference, official_tried: list[Path],
@@ -422,7 +433,7 @@ def _mismatch_detail(data: bytes, official: Path | None) -> str:
 def _against_file(data: bytes, reference: Path, what: str) -> tuple[str, str]:
     """PASS when the canonical texts are equal, else MISMATCH naming the first
     differing record; ``what`` names the reference (``the official file``)."""
-    theirs = reference.read_bytes()
+    theirs = read_regular(reference)  # never a FIFO swapped in since it was found
     if canonical_sha256(data) == canonical_sha256(theirs):
         return "PASS", "equal to %s %s (no manifest line)" % (what, reference)
     return "MISMATCH", "first difference from %s %s: %s" % (
@@ -473,7 +484,9 @@ def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResu
     lines += ["PROBE guard pages %s" % probe.verdict,
               "  detail            %s" % probe.detail, ""]
     lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
-    atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8"))
+    # a path of a folder whose name is not UTF-8 (os decodes its bytes as lone
+    # surrogates) is written escaped, as plain() shows it
+    atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
 
 
 def _adjustments(inst: Instance) -> list[str]:

@@ -17,13 +17,15 @@ from ngcc.base.codec import Evidence, FieldError
 from ngcc.base.errors import InvalidNameError
 from ngcc.base.names import check_name
 from ngcc.evidence.records import EVALUATION_FILE, load_file, write_json
-from ngcc.library.archive import KIND_FLAGS
+from ngcc.library.archive import KIND_FLAGS, UNKNOWN_KIND
 
 SCHEMA_EVALUATION = "ngcc.evaluation/1"
 EVALUATION_REMEDY = ("Run `ngcc evaluate` with the same archives and --run-dir again to "
                      "rebuild it, or start a new --run-dir.")
 
-FOLDER_STATUSES = ("built", "build failed", "cannot run here")
+FOLDER_STATUSES = ("built", "build failed", "cannot run here", "not followed")
+#: The statuses of a folder with a library (and so a label).
+BUILT_STATUSES = ("built", "cannot run here")
 
 
 @dataclass(frozen=True)
@@ -32,15 +34,17 @@ class FolderEntry(Evidence):
 
     Attributes:
         submission: the submission's name (its archive's top folder).
-        kind: ``reference`` or ``optimized``.
+        kind: ``reference`` or ``optimized`` (``unknown``: a symbolic link outside
+            every kind folder, not followed).
         folder: the folder relative to its archive's parent.
         source_sha256: :func:`source_digest` of the folder when it was built.
         flags: the flag set it was built with (``reference``, ``performance``).
         adjustments: each option the build's own diagnosis added, with why
             (``--extra-cflags=-maes (its intrinsics need it: …)``).
-        status: ``built`` (then measured by the campaign), ``build failed``, or
+        status: ``built`` (then measured by the campaign), ``build failed``,
             ``cannot run here`` (built with ``-m`` flags for CPU features this CPU
-            lacks: not measured).
+            lacks: not measured), or ``not followed`` (a symbolic link to a folder:
+            what it points at is not the archive, so nothing of it was read).
         reason: why it was not built or is not measured, else None.
         label: the library's label in the run (None when not built).
         instance: the instance name its header gives (None when not built).
@@ -64,14 +68,15 @@ class FolderEntry(Evidence):
     library_sha256: str | None
 
     def _check(self, where: str) -> None:
-        if self.kind not in KIND_FLAGS:
+        kinds = (*KIND_FLAGS, UNKNOWN_KIND) if self.status == "not followed" else KIND_FLAGS
+        if self.kind not in kinds:
             raise FieldError(where + "kind", "is %r, not one of %s"
-                             % (self.kind, ", ".join(KIND_FLAGS)))
+                             % (self.kind, ", ".join(kinds)))
         if self.status not in FOLDER_STATUSES:
             raise FieldError(where + "status", "is %r, not one of %s"
                              % (self.status, ", ".join(FOLDER_STATUSES)))
-        if (self.status != "build failed") != (self.label is not None):
-            raise FieldError(where + "label", "a built folder has a label, a failed one none")
+        if (self.status in BUILT_STATUSES) != (self.label is not None):
+            raise FieldError(where + "label", "a built folder has a label, any other none")
         if self.label is not None:
             try:
                 check_name(self.label, "label")
@@ -81,10 +86,19 @@ class FolderEntry(Evidence):
                                          or ".." in Path(self.library).parts):
             raise FieldError(where + "library", "is not a path inside the run directory")
 
+    def name_note(self) -> str:
+        """What a folder that declares a built-in instance's name is in the run (after
+        its folder name, which the caller shows as untrusted text)."""
+        return ("declares the instance name %s, a built-in instance's: it is labelled %s, "
+                "never read as the built-in one nor as a × pseudoXOF baseline"
+                % (self.instance, self.label))
+
     @property
     def options(self) -> str:
         """The build's options as a command line shows them (``--flags performance
-        --extra-cflags=-maes``)."""
+        --extra-cflags=-maes``; ``-`` for a folder not followed)."""
+        if self.status == "not followed":
+            return "-"
         return " ".join(["--flags %s" % self.flags, *(a.split(" (", 1)[0]
                                                        for a in self.adjustments)])
 
@@ -95,6 +109,16 @@ class Evaluation(Evidence):
 
     archives: tuple[str, ...]
     folders: tuple[FolderEntry, ...]
+
+    def builtin_names(self) -> list[FolderEntry]:
+        """The folders whose library declares a built-in instance's name
+        (``pseudoXOF-256``, any case): each has a label of its own and is never the
+        × pseudoXOF baseline; the pages and the command line say so
+        (:meth:`FolderEntry.name_note`)."""
+        from ngcc.library.registry import reserved_labels  # loads _core: not at import
+
+        return [f for f in self.folders
+                if f.instance is not None and f.instance.casefold() in reserved_labels()]
 
     def of_candidate(self, candidate: str) -> list[FolderEntry]:
         """The rows of every submission with a library of ``candidate`` (its folders that

@@ -7,7 +7,9 @@ level more such as ``Optimized_Implementation/avx2/<instance>/``). :func:`find_f
 lists every such folder, nearest the kind folder first; a folder is an implementation
 when it holds ``CryptHash_AlgorithmInstance.h``, or when it is a kind folder's child
 holding C files (so that a folder without the header still gets a row, with the
-build's reason). What ``ngcc evaluate`` made of each folder is ``evidence.evaluation``.
+build's reason). A symbolic link to a folder is never followed (what it points at is
+not the archive), but it is listed too, so that it gets a row saying so. What ``ngcc
+evaluate`` made of each folder is ``evidence.evaluation``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ KIND_FOLDERS = {"reference_implementation": "reference",
 #: The flag set of ``ngcc build`` each kind is built with (the NGCC guide's).
 KIND_FLAGS = {"reference": "reference", "optimized": "performance"}
 KIND_SUFFIX = {"reference": "ref", "optimized": "opt"}
+#: The kind of a linked folder with no kind folder at or above it (it is not followed,
+#: so what it holds is not known).
+UNKNOWN_KIND = "unknown"
 INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
 #: Folder names that hold a submission's parts rather than name it.
 _GENERIC_PREFIXES = ("implementation", "api_", "api ", "submission", "source")
@@ -42,18 +47,28 @@ class Folder:
     Attributes:
         path: the folder, absolute.
         submission: the submission's name: the archive's top folder (``Pavelor``).
-        kind: ``reference`` or ``optimized``.
-        shown: the folder relative to the archive's parent, as pages show it.
+        kind: ``reference`` or ``optimized`` (:data:`UNKNOWN_KIND` for a linked folder
+            outside any kind folder).
+        linked_to: for a symbolic link to a folder, where it points (it is not
+            followed: nothing below it is read or built); else None.
     """
 
     path: Path
     submission: str
     kind: str
+    linked_to: str | None = None
 
     @property
     def flags(self) -> str:
-        """The ``ngcc build`` flag set of its kind."""
-        return KIND_FLAGS[self.kind]
+        """The ``ngcc build`` flag set of its kind (``none`` for an unknown kind)."""
+        return KIND_FLAGS.get(self.kind, "none")
+
+    @property
+    def label_hints(self) -> list[str]:
+        """What tells two folders of one instance apart in their labels, nearest first:
+        the folder above (``avx2``) unless it is the kind folder, then the submission."""
+        parent = self.path.parent.name
+        return [parent, self.submission] if _kind(parent) is None else [self.submission]
 
     def shown(self, archive: Path) -> str:
         """The folder relative to the archive's parent (``Pavelor/…/Pavelor-512``)."""
@@ -80,8 +95,9 @@ def _has_c_files(path: Path) -> bool:
 
 
 def find_folders(archive: str | os.PathLike[str]) -> list[Folder]:
-    """Every implementation folder below ``archive`` (see the module's docstring), in
-    path order. Symbolic links to folders are not followed.
+    """Every implementation folder below ``archive`` (see the module's docstring), and
+    every symbolic link to a folder outside the implementation folders (not followed:
+    :attr:`Folder.linked_to`), in path order.
 
     Raises:
         ArchiveError: ``archive`` is not a folder.
@@ -97,16 +113,40 @@ def find_folders(archive: str | os.PathLike[str]) -> list[Folder]:
         subfolders.sort()
         if len(parts) >= MAX_DEPTH:
             subfolders.clear()
-        kinds = [(i, _kind(p)) for i, p in enumerate(parts) if _kind(p)]
-        if not kinds or kinds[-1][0] == len(parts) - 1:
-            continue
-        index, kind = kinds[-1]
-        child_of_kind = index == len(parts) - 2
-        if INSTANCE_HEADER in files or (child_of_kind and _has_c_files(here)
-                                        and not _header_below(here)):
-            assert kind is not None
-            found.append(Folder(here, _submission(root, parts[:index]), kind))
+        folder = _implementation(root, parts, files)
+        if folder is not None:
+            found.append(folder)
+        elif not any(f.path in here.parents for f in found):  # inside one: not its files
+            found += [_linked(root, here / name) for name in subfolders
+                      if (here / name).is_symlink()]
     return found
+
+
+def _implementation(root: Path, parts: tuple[str, ...], files: list[str]) -> Folder | None:
+    """The implementation folder ``root / parts`` is (the module's rule), or None."""
+    kinds = [(i, _kind(p)) for i, p in enumerate(parts) if _kind(p)]
+    if not kinds or kinds[-1][0] == len(parts) - 1:
+        return None
+    index, kind = kinds[-1]
+    here = root.joinpath(*parts)
+    child_of_kind = index == len(parts) - 2
+    if INSTANCE_HEADER in files or (child_of_kind and _has_c_files(here)
+                                    and not _header_below(here)):
+        assert kind is not None
+        return Folder(here, _submission(root, parts[:index]), kind)
+    return None
+
+
+def _linked(root: Path, link: Path) -> Folder:
+    """The row of a symbolic link to a folder: its kind from the kind folders at and
+    above it, where it points (read from the link itself, never followed)."""
+    parts = link.relative_to(root).parts
+    kinds = [(i, _kind(p)) for i, p in enumerate(parts) if _kind(p)]
+    if not kinds:
+        return Folder(link, _submission(root, parts), UNKNOWN_KIND, os.readlink(link))
+    index, kind = kinds[-1]
+    return Folder(link, _submission(root, parts[:index]), kind or UNKNOWN_KIND,
+                  os.readlink(link))
 
 
 def _header_below(path: Path) -> bool:
@@ -137,6 +177,8 @@ def source_digest(path: Path) -> str:
     """SHA-256 over the names and bytes of a folder's C sources and headers (a changed
     folder is built again when an evaluation resumes)."""
     digest = hashlib.sha256()
+    if path.is_symlink():  # not followed: nothing of it is read
+        return digest.hexdigest()
     for file in sorted(path.iterdir()):
         if file.suffix in (".c", ".h") and file.is_file() and not file.is_symlink():
             digest.update(file.name.encode() + b"\0")

@@ -13,6 +13,7 @@ from pathlib import Path
 from ngcc.base.errors import BuildError
 from ngcc.base.names import check_name
 from ngcc.library.cc import DEFAULT_TIMEOUT, Compiler, read_input, shorten
+from ngcc.library.sources import refuse_link_out
 
 INSTANCE_HEADER = "CryptHash_AlgorithmInstance.h"
 _HEADER_FILE = re.compile(r"[A-Za-z0-9_.+-]+\.h")
@@ -61,6 +62,7 @@ def find_instance_header(folder: Path, cflags: list[str],
     else:
         candidates = [p for p in sorted(folder.glob("*.h")) if _HEADER_FILE.fullmatch(p.name)]
     for path in candidates:
+        refuse_link_out(folder, path)  # never a file outside the folder
         read_input(path)  # a regular file of bounded size, before the compiler opens it
         found = _probe_header(folder, path, cflags, compiler, required=path == header)
         if found is None:

@@ -5,6 +5,7 @@ folder names an instance may have). Nothing here runs the library."""
 
 from __future__ import annotations
 
+import os
 from contextlib import suppress
 from pathlib import Path
 
@@ -90,12 +91,24 @@ def source_dir(inst: Instance) -> Path | None:
 
 def submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]]:
     """The KAT file ``name`` shipped with an ``ngcc build`` submission (first found in
-    :func:`submission_kat_folders`), and the folders looked in."""
+    :func:`submission_kat_folders`), and the folders looked in.
+
+    Raises:
+        KatError: the first one found is a symbolic link, or lies under one (it would
+            read a file outside the archive, whose lines would land in the logs):
+            refused by name, never opened.
+    """
     folder = source_dir(inst)
     if folder is None:
         return None, []
     folders = submission_kat_folders(folder, folder_names(inst))
     for folder in folders:
-        if (folder / name).is_file():  # a regular file: never a FIFO or a device
-            return folder / name, folders
+        path = folder / name
+        if os.path.lexists(path) and path.resolve() != path.absolute():
+            raise KatError(
+                "the submission's KAT file %s is a symbolic link (or lies under one) to %s: "
+                "not read; ngcc reads a submission's own KAT files only as regular files "
+                "of its archive (copy the file in)" % (path, path.resolve()))
+        if path.is_file():  # a regular file: never a FIFO or a device
+            return path, folders
     return None, folders

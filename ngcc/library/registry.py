@@ -24,6 +24,7 @@ from typing import Any
 
 from ngcc import _core
 from ngcc.base.errors import (
+    InvalidNameError,
     LibraryError,
     LibraryNotFoundError,
     MeasurementWarning,
@@ -221,27 +222,53 @@ def _folder_hints(inst: Instance, depth: int = 4) -> list[str]:
     return [parent.name for parent in list(inst.library.parents)[:depth] if parent.name]
 
 
+@functools.cache
+def reserved_labels() -> frozenset[str]:
+    """The names no external library may carry as its label, casefolded: every built-in
+    instance's name and default label (``SM3``, ``pseudoXOF-256``, ``Wish512@opt``).
+    A label is what tables, plots and the × pseudoXOF column read a library as."""
+    return frozenset(name.casefold() for inst in instances(all_variants=True)
+                     for name in (inst.name, default_label(inst)))
+
+
+def takes_builtin_name(inst: Instance) -> bool:
+    """Whether an external library declares a built-in instance's name (any case)."""
+    return not inst.builtin and inst.name.casefold() in reserved_labels()
+
+
 def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) -> list[str]:
-    """A unique label for every library of a run, in order (``base.names.assign_labels``).
+    """A unique label for every library of a run, in order (``base.names.assign_labels``:
+    unique regardless of case).
 
     ``wanted`` gives an explicit label per library (None: the instance's own ``label``,
     from its sidecar, else derived). Built-in libraries keep their default first, so
     ``Pavelor-512`` means the built-in one and two builds of it become
-    ``Pavelor-512@perf`` and ``Pavelor-512@opt`` (their nearest differing folder).
+    ``Pavelor-512@perf`` and ``Pavelor-512@opt`` (their nearest differing folder). An
+    external library never carries a built-in name (:func:`reserved_labels`): one that
+    declares one gets its folder (``pseudoXOF-256@mine``), so no table reads it as
+    the built-in instance (nor, by ``stats.groups.baseline_record``, as a baseline).
 
     Raises:
-        InvalidNameError: an explicit label that breaks the name rule or is given twice.
+        InvalidNameError: an explicit label that breaks the name rule, is given twice,
+            or is a built-in name given to an external library.
     """
     explicit = [(wanted[i] if i < len(wanted) else None) or inst.label
                 for i, inst in enumerate(chosen)]
+    for inst, label in zip(chosen, explicit, strict=True):
+        if label is not None and not inst.builtin and label.casefold() in reserved_labels():
+            raise InvalidNameError(
+                "label %r is the name of a built-in instance, so it cannot label the external "
+                "library %s (tables and the × pseudoXOF column would read it as the built-in "
+                "one); give it another --label" % (label, inst.library))
     order = sorted(range(len(chosen)), key=lambda i: not chosen[i].builtin)
     defaults = [default_label(chosen[i]) for i in order]
-    # Builds whose default clashes all get their folder: the bare name would read as
-    # the built-in instance. A placeholder takes the bare name first (dropped after).
+    # Builds whose default clashes, or is a built-in's name, all get their folder: the
+    # bare name would read as the built-in instance. A placeholder takes the bare name
+    # first (dropped after).
     unlabelled = [d for d, i in zip(defaults, order, strict=True) if explicit[i] is None]
     builtin = {d for d, i in zip(defaults, order, strict=True) if chosen[i].builtin}
-    held = [name for name in dict.fromkeys(unlabelled)
-            if unlabelled.count(name) > 1 and name not in builtin]
+    held = [name for name in dict.fromkeys(unlabelled) if name not in builtin
+            and (unlabelled.count(name) > 1 or name.casefold() in reserved_labels())]
     labels = assign_labels([*held, *defaults], [*([None] * len(held)),
                                                 *(explicit[i] for i in order)],
                            [*([[]] * len(held)), *(_folder_hints(chosen[i]) for i in order)])

@@ -26,12 +26,24 @@ def folder_files(folder: Path) -> list[Path]:
         if path.name[:1] in ("@", "-"):  # the compiler would read it as options
             raise BuildError("%s: file name %r starts with %r, which a C compiler reads as "
                              "options, not a file; rename it" % (folder, path.name, path.name[0]))
-        if (path.is_symlink() and path.resolve().is_file()  # a FIFO or device: read_input
-                and not path.resolve().is_relative_to(folder.resolve())):
-            raise BuildError("%s: %s is a symbolic link to %s, outside the folder; a "
-                             "submission is the files in its folder (copy it in)"
-                             % (folder, path.name, path.resolve()))
+        refuse_link_out(folder, path)
     return files
+
+
+def refuse_link_out(folder: Path, path: Path) -> None:
+    """Refuse, naming it, a file of ``folder`` that is a symbolic link to a file outside
+    it (the build would read another file of the evaluator's: its text could reach
+    the compiler's messages and so the pages). A link to a FIFO or a device is
+    :func:`ngcc.library.cc.read_input`'s to refuse.
+
+    Raises:
+        BuildError: it is such a link.
+    """
+    if (path.is_symlink() and path.resolve().is_file()
+            and not path.resolve().is_relative_to(folder.resolve())):
+        raise BuildError("%s: %s is a symbolic link to %s, outside the folder; a "
+                         "submission is the files in its folder (copy it in)"
+                         % (folder, path.name, path.resolve()))
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import CpuBusyError, MeasurementWarning, RunDirBusyError
+from ngcc.base.untrusted import load_json_file
 from ngcc.evidence.model import HostWarning
 
 #: The run-directory lock, inside the run directory.
@@ -309,9 +310,11 @@ def _may_hold(path: Path) -> bool:
 
 
 def stored_cpu(run_dir: str | os.PathLike[str]) -> int | None:
-    """The trial CPU of the plan in ``run_dir``'s campaign.json, if it has a readable one."""
+    """The trial CPU of the plan in ``run_dir``'s campaign.json, if it has a readable one
+    (read as untrusted: a FIFO or a deeply nested file is no answer, never a wait or a
+    RecursionError; the campaign then names the file)."""
     try:
-        cpu = json.loads((Path(run_dir) / _CAMPAIGN_FILE).read_text())["plan"]["cpu"]
+        cpu = load_json_file(Path(run_dir) / _CAMPAIGN_FILE)["plan"]["cpu"]
     except (OSError, ValueError, KeyError, TypeError):
         return None  # no run yet, or a damaged one: the campaign says what is wrong
     return cpu if isinstance(cpu, int) and not isinstance(cpu, bool) else None

@@ -3,9 +3,10 @@ that lists them on a candidate's page and on the index."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.evaluation import FolderEntry
 from ngcc.report.sections.common import plural
 from ngcc.report.tables import markdown_table
@@ -30,21 +31,31 @@ def reason_line(reason: str | None, width: int = 300) -> str:
     return shown if len(shown) <= width else shown[:width - 1] + "…"
 
 
-def outcome(entry: FolderEntry, verdicts: dict[str, str]) -> str:
-    """``KAT PASS`` (the gate's verdict of its library), or ``not built: <why>``."""
+def outcome(entry: FolderEntry, verdicts: dict[str, str],
+            shown: Callable[[str], str] = _untrusted.plain) -> str:
+    """``KAT PASS`` (the gate's verdict of its library), or ``not built: <why>``; the
+    reason is the archive's (a compiler's message quotes its sources), so it is
+    rendered by ``shown``: :func:`~ngcc.base.untrusted.plain` for a terminal,
+    :func:`~ngcc.base.untrusted.markdown` for a page."""
     if entry.status == "build failed":
-        return "not built: " + reason_line(entry.reason)
+        return "not built: " + shown(reason_line(entry.reason))
+    if entry.status == "not followed":
+        return "not followed: " + shown(reason_line(entry.reason))
     if entry.status != "built":
-        return "not measured: " + reason_line(entry.reason)
+        return "not measured: " + shown(reason_line(entry.reason))
     return "KAT %s" % verdicts.get(entry.label or "", "not checked")
 
 
 def folder_rows(entries: Sequence[FolderEntry], verdicts: dict[str, str]
                 ) -> list[tuple[str, ...]]:
-    """A row per folder: submission, folder, kind, flags, adjustments, label, outcome."""
-    return [(e.submission, "`%s`" % e.folder, e.kind, e.options,
-             "; ".join(e.adjustments) or "none", "`%s`" % e.label if e.label else "—",
-             outcome(e, verdicts)) for e in entries]
+    """A row per folder: submission, folder, kind, flags, adjustments, label, outcome.
+    Every name and message of the archive is one literal code span
+    (:func:`~ngcc.base.untrusted.markdown`): no link, image, HTML or cell break."""
+    code = _untrusted.markdown
+    return [(code(e.submission), code(e.folder), e.kind, code(e.options),
+             "; ".join(code(a) for a in e.adjustments) or "none",
+             code(e.label) if e.label else "—", outcome(e, verdicts, code))
+            for e in entries]
 
 FOLDERS_TITLE = "Submission folders (ngcc evaluate)"
 
@@ -61,7 +72,7 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
     if not entries:
         return []
     verdicts = {b.label: b.kat.verdict for b in run.build_entries}
-    failed = sum(e.status == "build failed" for e in entries)
+    failed = sum(e.status in ("build failed", "not followed") for e in entries)
     lines = [f"## {FOLDERS_TITLE}", "",
              f"{plural(len(entries), 'folder')} found, {len(entries) - failed} built"
              + (f", {failed} not built (a row each, with the build's reason)" if failed
@@ -70,4 +81,7 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
     lines += markdown_table(FOLDER_COLUMNS, folder_rows(entries, verdicts)) + [""]
     if any(e.adjustments for e in entries):
         lines += [ADJUSTMENT_NOTE, ""]
+    for entry in evaluation.builtin_names():
+        if entry in entries:
+            lines += ["Note: %s %s." % (_untrusted.markdown(entry.folder), entry.name_note()), ""]
     return lines

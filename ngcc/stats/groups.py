@@ -12,9 +12,13 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ngcc.evidence.model import BuildEntry, Flag, Job, Record, Statistics
+from ngcc.library import candidates as _candidates
 
 #: The family whose same-width instance is the speed baseline of every record.
 BASELINE_FAMILY = "pseudoXOF"
+#: The candidate id of the built-in baselines (an external library is never one unless
+#: built with ``--candidate baseline``).
+BASELINE_CANDIDATE = _candidates.BASELINE
 
 R = TypeVar("R", bound=Record)
 
@@ -91,10 +95,13 @@ def labels(records: Sequence[Record], entries: Sequence[BuildEntry] = ()) -> lis
 
 
 def baseline_record(records: Sequence[R], record: Record) -> R | None:
-    """The pseudoXOF record of the same output width and length, if the run has one."""
+    """The pseudoXOF record of the same output width and length, if the run has one: the
+    built-in baseline's (candidate ``baseline``), never an external library that
+    declares its name."""
     name = "%s-%d" % (BASELINE_FAMILY, record.digest_bits)
     for other in records:
-        if other.instance == name and other.message_bytes == record.message_bytes:
+        if (other.instance == name and other.candidate == BASELINE_CANDIDATE
+                and other.message_bytes == record.message_bytes):
             return other
     return None
 
