@@ -558,3 +558,30 @@ def test_a_refused_sandbox_stops_a_campaign_once(monkeypatch, tmp_path):
         warnings.simplefilter("ignore", ngcc.MeasurementWarning)
         ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", quick=True, trials=2,
                       trial_target=0.002, lengths=[64], progress=False).run()
+
+
+# ------------------------------------------------------------- ngcc check says it
+
+def test_ngcc_check_says_what_submitted_code_runs_in(monkeypatch, tmp_path, capsys):
+    from ngcc.cli.main import main
+
+    monkeypatch.delenv("NGCC_NO_SANDBOX", raising=False)
+    main(["check"])
+    out = capsys.readouterr().out
+    assert ("submitted code runs isolated: its own user, PID, network" in out
+            or "warning: ngcc-driver: isolation unavailable" in out), out
+
+    fake = tmp_path / "refusing-driver"  # as the kernel of some containers answers
+    fake.write_text("#!/bin/sh\necho 'ngcc-driver: isolation unavailable: unshare(CLONE_NEWUSER):"
+                    " Operation not permitted (errno 1)' >&2\nexit 122\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(_process, "DRIVER", fake)
+    assert main(["check", "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "warning: ngcc-driver: isolation unavailable: unshare(CLONE_NEWUSER)" in out
+    assert "--no-sandbox" in out and "runs isolated" not in out
+
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # the fake is never run: nothing to check
+    main(["check"])
+    assert "warning: submitted code runs with the driver's seccomp filter alone" in \
+        capsys.readouterr().out

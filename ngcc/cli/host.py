@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+from ngcc.base import sandbox as _sandbox
+from ngcc.base.errors import SandboxUnavailableError
+from ngcc.base.untrusted import plain
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table, usage_checks
+from ngcc.driver import child as _child
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
 from ngcc.report import host as _host_words
@@ -49,9 +53,26 @@ def _run_check(args: argparse.Namespace) -> int:
             pass
     environment = _host.fingerprint(cpu)
     print(table([("item", "value"), *_host_words.describe(environment)]))
-    issues = [*_host.host_warnings(environment), *_locks.cpu_issues(cpu)]
-    for issue in issues:
-        print("warning: %s" % issue.message)
+    issues = [issue.message for issue in
+              (*_host.host_warnings(environment), *_locks.cpu_issues(cpu))]
+    isolation, refused = _isolation()
+    for issue in issues + ([isolation] if refused else []):
+        print("warning: %s" % plain(issue))
+    if not refused:
+        print(isolation)
     if not issues:
         print("the host is fixed for measurement")
-    return EXIT_RUNTIME_ERROR if issues and args.strict else 0
+    return EXIT_RUNTIME_ERROR if (issues or refused) and args.strict else 0
+
+
+def _isolation() -> tuple[str, bool]:
+    """What submitted code runs in on this host, and whether that calls for a warning."""
+    if not _sandbox.sandbox_enabled():
+        return ("submitted code runs with the driver's seccomp filter alone (--no-sandbox or "
+                "%s=1): it sees what you see" % _sandbox.ENVIRONMENT_VARIABLE), True
+    try:
+        _child.check_isolation()
+    except SandboxUnavailableError as exc:
+        return str(exc), True
+    return ("submitted code runs isolated: its own user, PID, network, IPC and mount "
+            "namespaces, a read-only view, no network"), False

@@ -25,12 +25,14 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ngcc.base import sandbox as _sandbox
 from ngcc.driver import facts as _facts
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.process import DriverError
 from ngcc.driver.protocol import Conversation
 from ngcc.evidence.model import TrialMeasurement
+from ngcc.library import registry as _registry
 from ngcc.library.registry import Instance
 
 HASH_TIMEOUT = 60.0             # seconds, plus HASH_SECONDS_PER_MIB per MiB hashed
@@ -110,6 +112,14 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
                               + _memory_options(memory_limit), timeout, message)
     _process.judge(run, what, memory_limit)
     return bytes(conversation.frames[wire.DIGEST])
+
+
+def check_isolation() -> None:
+    """Raise :class:`~ngcc.base.errors.SandboxUnavailableError` (with the remedy) where
+    the kernel refuses the driver's isolation: the built-in SM3 hashes three bytes in
+    it. Nothing to check, and nothing run, when the sandbox is off."""
+    if _sandbox.sandbox_enabled():
+        hash_in_child(_registry.instance("SM3"), b"abc", 24, what="checking the isolation")
 
 
 def cold_call(inst: Instance, message_bytes: int, *, cpu: int | None = None,
