@@ -185,3 +185,33 @@ def fake_driver(folder: Path, body: str) -> Path:
     path.write_text(_FAKE_DRIVER % (sys.executable, body))
     path.chmod(0o755)
     return path
+
+
+# Runs its arguments under a seccomp filter that refuses unshare(2) with EPERM, as a
+# container's profile may: the driver and ngcc-jail must then refuse to run.
+NO_UNSHARE_SOURCE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    struct sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog filter = {4, program};
+    (void)argc;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+        || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) != 0)
+        return 99;
+    execv(argv[1], argv + 1);
+    return 98;
+}
+"""

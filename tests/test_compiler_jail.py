@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _testlib import compiler
+from _testlib import NO_UNSHARE_SOURCE, compiler
 
 import ngcc
 from ngcc.base import sandbox
@@ -51,34 +51,6 @@ int CryptHash(int d, const unsigned char *m, unsigned long long bits, unsigned c
 }
 """
 
-# A seccomp launcher that makes unshare(2) fail with EPERM, as some container profiles
-# do, then runs its arguments: the jail's refusal path, provoked honestly.
-NO_UNSHARE_SOURCE = r"""
-#define _GNU_SOURCE
-#include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-    struct sock_filter program[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog filter = {4, program};
-    (void)argc;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-        || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) != 0)
-        return 99;
-    execv(argv[1], argv + 1);
-    return 98;
-}
-"""
 
 
 def _jail(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _testlib import build_library, compiler, driver_request
+from _testlib import NO_UNSHARE_SOURCE, build_library, compiler, driver_request
 
 import ngcc
 from ngcc.driver import child as _child
@@ -186,34 +186,6 @@ BEHAVIOURS = {
     "exits": "exit(3);",
 }
 
-# Runs its arguments under a seccomp filter that refuses unshare(2) with EPERM, as a
-# container's profile may: the driver must then refuse to run.
-NO_UNSHARE_SOURCE = r"""
-#define _GNU_SOURCE
-#include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-    struct sock_filter program[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog filter = {4, program};
-    (void)argc;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-        || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) != 0)
-        return 99;
-    execv(argv[1], argv + 1);
-    return 98;
-}
-"""
 
 
 # ------------------------------------------------------------------ running it
