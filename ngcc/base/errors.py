@@ -108,6 +108,11 @@ class BuildError(NgccError):
         self.fixes = fixes
 
 
+class NothingToMeasureError(NgccError, ValueError):
+    """A campaign whose instances, ``candidate`` and ``all_instances`` select no library
+    (a candidate without a built-in instance, nothing named)."""
+
+
 class SandboxUnavailableError(NgccError):
     """The kernel refused the isolation submitted code runs in (``base.sandbox``); the
     message names what failed and the remedy, ``--no-sandbox`` among them."""

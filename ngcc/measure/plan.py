@@ -26,7 +26,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ngcc.base.errors import NgccError
+from ngcc.base.errors import NothingToMeasureError
 from ngcc.evidence.model import Plan, PlanLibrary
 from ngcc.library.registry import (
     Instance,
@@ -122,10 +122,10 @@ def resolve_libraries(names: Sequence[str | os.PathLike[str] | Instance],
     elif candidate and not any(is_library_path(name) for name in names):
         chosen.extend((i, None) for i in instances() if i.candidate == candidate)
         if not chosen:
-            raise NgccError("candidate %s has no built-in instance (those of %s have): name "
-                            "its libraries, built with `ngcc build`, with --candidate %s"
-                            % (candidate, ", ".join(sorted({i.candidate for i in instances()})),
-                               candidate))
+            raise NothingToMeasureError(
+                "candidate %s has no built-in instance (those of %s have): name its "
+                "libraries, built with `ngcc build`, with --candidate %s"
+                % (candidate, ", ".join(sorted({i.candidate for i in instances()})), candidate))
     for index, name in enumerate(names):
         wanted = labels[index] if index < len(labels) else None
         if candidate and is_library_path(name):
@@ -134,8 +134,8 @@ def resolve_libraries(names: Sequence[str | os.PathLike[str] | Instance],
             chosen.append((instance(name), wanted))
     unique = list(dict.fromkeys(chosen))
     if not unique:
-        raise NgccError("no instance to measure: name instances, or use --candidate ID or "
-                        "--all (see `ngcc list`)")
+        raise NothingToMeasureError("no instance to measure: name instances, or use "
+                                    "--candidate ID or --all (see `ngcc list`)")
     libraries = [inst for inst, _ in unique]
     return libraries, run_labels(libraries, [wanted for _, wanted in unique])
 
