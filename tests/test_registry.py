@@ -294,6 +294,13 @@ def test_labels_tell_every_library_of_a_run_apart(tmp_path):
     labelled = _copy(tmp_path / "l", label="from-sidecar")
     assert labelled.label == "from-sidecar"
     assert _registry.run_labels([labelled, builtin]) == ["from-sidecar", "SM3"]
+    # a sidecar that labels its library with a built-in name (a cross-build of the
+    # built-ins, .ci/aarch64) is the library's claim: dropped, its folder instead ...
+    claims = _copy(tmp_path / "lib", label="SM3")
+    assert _registry.run_labels([claims]) == ["SM3@lib"]
+    # ... where the user giving that name is refused
+    with pytest.raises(ValueError, match="'SM3' is the name of a built-in"):
+        _registry.run_labels([built], ["SM3"])
 
 
 def test_default_label_of_a_variant():

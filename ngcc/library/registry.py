@@ -241,9 +241,10 @@ def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) ->
     unique regardless of case).
 
     ``wanted`` gives an explicit label per library (None: the instance's own ``label``,
-    from its sidecar, else derived). Built-in libraries keep their default first, so
-    ``Pavelor-512`` means the built-in one and two builds of it become
-    ``Pavelor-512@perf`` and ``Pavelor-512@opt`` (their nearest differing folder). An
+    from its sidecar, unless that is a built-in name; else derived). Built-in libraries
+    keep their default first, so ``Pavelor-512`` means the built-in one and two builds
+    of it become ``Pavelor-512@perf`` and ``Pavelor-512@opt`` (their nearest differing
+    folder). An
     external library never carries a built-in name (:func:`reserved_labels`): one that
     declares one gets its folder (``pseudoXOF-256@mine``), so no table reads it as
     the built-in instance (nor, by ``stats.groups.baseline_record``, as a baseline).
@@ -252,14 +253,18 @@ def run_labels(chosen: Sequence[Instance], wanted: Sequence[str | None] = ()) ->
         InvalidNameError: an explicit label that breaks the name rule, is given twice,
             or is a built-in name given to an external library.
     """
-    explicit = [(wanted[i] if i < len(wanted) else None) or inst.label
-                for i, inst in enumerate(chosen)]
-    for inst, label in zip(chosen, explicit, strict=True):
+    given = [wanted[i] if i < len(wanted) else None for i in range(len(chosen))]
+    for inst, label in zip(chosen, given, strict=True):
         if label is not None and not inst.builtin and label.casefold() in reserved_labels():
             raise InvalidNameError(
                 "label %r is the name of a built-in instance, so it cannot label the external "
                 "library %s (tables and the × pseudoXOF column would read it as the built-in "
                 "one); give it another --label" % (label, inst.library))
+    # A sidecar's own label that is a built-in name is the library's claim, not the
+    # user's: it is dropped, and the library gets its folder like any other.
+    explicit = [label or (inst.label if inst.builtin or inst.label is None
+                          or inst.label.casefold() not in reserved_labels() else None)
+                for inst, label in zip(chosen, given, strict=True)]
     order = sorted(range(len(chosen)), key=lambda i: not chosen[i].builtin)
     defaults = [default_label(chosen[i]) for i in order]
     # Builds whose default clashes, or is a built-in's name, all get their folder: the
