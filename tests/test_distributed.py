@@ -257,6 +257,43 @@ def test_a_worker_refuses_library_bytes_that_differ(tmp_path):
 
 
 @needs_dask
+def test_a_worker_whose_kernel_refuses_the_isolation_stops_the_campaign_once(tmp_path,
+                                                                           monkeypatch):
+    """Not an error on each job: the same refusal would meet every job of that host."""
+    from ngcc.base.errors import SandboxUnavailableError
+    from ngcc.measure import distributed as _distributed
+
+    library = ngcc.instance("SM3").library
+    data = library.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    refused = SandboxUnavailableError("ngcc-driver: isolation unavailable: unshare(...)")
+
+    def refusing_measure_job(*args, **kwargs):
+        raise refused
+
+    monkeypatch.setattr(_distributed, "measure_job", refusing_measure_job)
+    monkeypatch.setenv(_distributed.CPU_ENV, str(_locks.allowed_cpus()[0]))
+    monkeypatch.setenv(_distributed.HELD_ENV, "1")
+    plugin = _distributed.LibraryPlugin("refusing", {sha: (library.name, data)})
+    plugin.setup()
+    try:
+        with pytest.raises(SandboxUnavailableError, match="isolation unavailable") as caught:
+            _distributed.run_job(_order(library, sha), FakeRunner())
+    finally:
+        plugin.teardown()
+
+    class _Future:  # what the client holds: the worker's exception, re-raised
+        def result(self):
+            raise caught.value
+
+        def release(self):
+            pass
+
+    with pytest.raises(SandboxUnavailableError, match="isolation unavailable"):
+        _distributed.DaskExecutor._result(_order(library, sha), _Future())
+
+
+@needs_dask
 def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeypatch):
     import tempfile
 

@@ -53,7 +53,12 @@ import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster, WorkerPlugin, wait
 from distributed import get_worker as _get_worker
 
-from ngcc.base.errors import CpuBusyError, DistributedError, LibraryMismatchError
+from ngcc.base.errors import (
+    CpuBusyError,
+    DistributedError,
+    LibraryMismatchError,
+    SandboxUnavailableError,
+)
 from ngcc.base.files import sha256_file
 from ngcc.base.version import __version__
 from ngcc.driver.contract import TrialRunner
@@ -214,7 +219,9 @@ def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
     """The Dask task of one job: this worker's CPU and copy of the library, the CPU's
     lock for the job (unless a local cluster's client holds it), then
     :func:`ngcc.measure.job.measure_job`. A refusal is the result's
-    error (status ``error``), never an exception."""
+    error (status ``error``), never an exception, except a kernel that refuses the
+    driver's isolation: that stops the campaign once, naming the worker
+    (:class:`~ngcc.base.errors.SandboxUnavailableError`)."""
     where = _where()
     try:
         cpu = worker_cpu()
@@ -225,6 +232,8 @@ def run_job(order: JobOrder, runner: TrialRunner) -> JobResult:
     except (DistributedError, CpuBusyError) as exc:
         return JobResult(key=order.key, worker=where, environment=None, status="error",
                          error=str(exc))
+    except SandboxUnavailableError as exc:
+        raise SandboxUnavailableError("%s: %s" % (where, exc)) from None
 
 
 # -------------------------------------------------------------- on the client
@@ -290,6 +299,8 @@ class DaskExecutor:
     def _result(order: JobOrder, future: Any) -> JobResult:
         try:
             result: JobResult = future.result()
+        except SandboxUnavailableError:  # the same on every job of that host: stop once
+            raise
         except Exception as exc:  # KilledWorker, a lost scheduler, a bug on a worker
             result = JobResult(key=order.key, worker="dask", environment=None,
                                status="error", error="the job failed on the Dask cluster: "
