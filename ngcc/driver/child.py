@@ -197,8 +197,10 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
 def default_message(message_bytes: int) -> bytes:
     """The NGCC harness's message of a trial or cold call given no message: byte i is
     ``(i * 131 + message_bytes) mod 256`` (as ``csrc/driver/driver.c`` fills it)."""
-    index = np.arange(message_bytes, dtype=np.uint64)
-    return ((index * 131 + message_bytes) % 256).astype(np.uint8).tobytes()
+    # (i*131 + n) mod 256 depends only on i mod 256: build one period, repeat it.
+    period = bytes((i * 131 + message_bytes) % 256 for i in range(256))
+    whole, rest = divmod(message_bytes, 256)
+    return period * whole + period[:rest]
 
 
 def reference_digest(inst: Instance, message_bytes: int,
