@@ -29,7 +29,7 @@ import pytest
 from _testlib import compiler
 
 import ngcc
-from ngcc.library.registry import LIB_DIR, Instance
+from ngcc.library.registry import Instance, sanitized_build
 
 pytestmark = pytest.mark.e2e  # every built-in variant under valgrind: the end-to-end tier
 
@@ -78,7 +78,7 @@ def ctgrind(tmp_path_factory) -> Path:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    if _registry_sanitized():
+    if sanitized_build():
         pytest.skip("the libraries are built with ASan (NGCC_SANITIZE=1): valgrind cannot "
                     "run them")
     program = tmp_path_factory.mktemp("ctgrind") / "ctgrind"
@@ -87,10 +87,6 @@ def ctgrind(tmp_path_factory) -> Path:
                            capture_output=True, text=True, check=False, env=_plain_env())
     assert built.returncode == 0, built.stderr
     return program
-
-
-def _registry_sanitized() -> bool:
-    return bool(json.loads((LIB_DIR / "registry.json").read_text()).get("sanitized"))
 
 
 def _plain_env() -> dict[str, str]:

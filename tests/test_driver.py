@@ -8,7 +8,6 @@ Nothing here asserts a speed: the comparisons with the extension are loose bound
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -31,9 +30,10 @@ from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.driver.process import DriverError
 from ngcc.driver.protocol import Conversation, ProtocolError
+from ngcc.library.registry import sanitized_build
 
 REPO = Path(__file__).resolve().parents[1]
-SANITIZED = json.loads((_process.LIB_DIR / "registry.json").read_text())["sanitized"]
+SANITIZED = sanitized_build()
 
 # One template, one behaviour each: BODY runs at the start of every CryptHash call.
 TEMPLATE = CHANNEL_FD_SOURCE + r"""

@@ -14,7 +14,6 @@ skipped. Nothing here asserts a duration.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import select
@@ -38,8 +37,9 @@ import ngcc
 from ngcc.driver import child as _child
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
+from ngcc.library.registry import sanitized_build
 
-SANITIZED = json.loads((_process.LIB_DIR / "registry.json").read_text())["sanitized"]
+SANITIZED = sanitized_build()
 EXIT_UNAVAILABLE = 122  # isolate.h: ISOLATE_EXIT_UNAVAILABLE
 
 TEMPLATE = r"""

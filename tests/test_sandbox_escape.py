@@ -32,6 +32,7 @@ from ngcc.driver import child as _child
 from ngcc.driver import facts as _facts
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
+from ngcc.library.registry import sanitized_build
 
 # A CryptHash whose digest depends on every message byte (so that skipping work shows):
 # an FNV-1a over the message, spread over the digest. BEFORE runs first in every call,
@@ -215,7 +216,7 @@ def test_every_mode_takes_a_memory_limit_and_names_it(folder, honest):
     assert "capped at 256 MiB: memory_limit= / --memory-limit" in refused.value.detail
 
 
-@pytest.mark.skipif(_process._sanitized(), reason="no address-space cap under AddressSanitizer")
+@pytest.mark.skipif(sanitized_build(), reason="no address-space cap under AddressSanitizer")
 def test_the_sandboxs_cap_applies_in_every_mode(folder, honest, tmp_path):
     """8 GiB of address space (not even touched) is refused in every mode: 4 GiB cap."""
     huge = _library(folder, "huge", r"""{

@@ -43,8 +43,6 @@ the kernel accounted (:mod:`ngcc.driver.facts` holds its claims against both).
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 import os
 import selectors
@@ -71,7 +69,7 @@ from ngcc.base.errors import (
 from ngcc.base.untrusted import plain
 from ngcc.driver import protocol as wire
 from ngcc.driver.protocol import Conversation, ProtocolError
-from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
+from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance, sanitized_build
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
@@ -468,7 +466,7 @@ def _memory_cap(run: DriverRun, memory_limit: int | None) -> tuple[int | None, s
     """The run's address-space cap in bytes (None: none) and what set it: the caller's
     ``memory_limit``, or the sandbox's default (none in an AddressSanitizer build)."""
     isolated = ISOLATED_ADDRESS_SPACE if run.isolation == sandbox.NAMESPACES \
-        and not _sanitized() else None
+        and not sanitized_build() else None
     limits = [limit for limit in (memory_limit, isolated) if limit]
     if not limits:
         return None, ""
@@ -483,15 +481,6 @@ def memory_note(run: DriverRun, memory_limit: int | None) -> str:
     if limit is None:
         return ""
     return " (the run's address space was capped at %d MiB: %s)" % (limit >> 20, option)
-
-
-@functools.cache
-def _sanitized() -> bool:
-    """True for an AddressSanitizer build (``registry.json``), whose driver has no cap."""
-    try:
-        return bool(json.loads((LIB_DIR / "registry.json").read_text()).get("sanitized"))
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def _ended_early(run: DriverRun, what: str) -> DriverError:

@@ -134,13 +134,26 @@ def require_cpu_features(inst: Instance) -> Instance:
 
 
 @functools.lru_cache(maxsize=1)
-def _builtin() -> dict[str, Instance]:
+def _registry_file() -> dict[str, Any]:
+    """``registry.json``: what setup.py built beside the package (read once)."""
     registry_file = LIB_DIR / "registry.json"
     if not registry_file.exists():
         raise NgccError("the instance libraries are not built (%s is missing): reinstall "
                         "with `pip install .` or run `python setup.py build_ext --inplace`"
                         % registry_file)
-    registry = json.loads(registry_file.read_text())
+    registry: dict[str, Any] = json.loads(registry_file.read_text())
+    return registry
+
+
+def sanitized_build() -> bool:
+    """True for an AddressSanitizer build (``NGCC_SANITIZE``, ``.ci/sanitize``), whose
+    programs take no address-space cap."""
+    return bool(_registry_file().get("sanitized"))
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin() -> dict[str, Instance]:
+    registry = _registry_file()
     found: dict[str, Instance] = {}
     for entry in registry["instances"]:
         instance = Instance(
