@@ -17,6 +17,10 @@ ENVIRONMENT_VARIABLE = "NGCC_NO_SANDBOX"
 NAMESPACES = "namespaces"   # user, PID, network, IPC, mount, UTS + the seccomp filter
 FILTER_ONLY = "filter"      # the seccomp filter alone (--no-sandbox)
 
+#: The exit status of ngcc-driver --isolate and of ngcc-jail when the kernel refuses the
+#: namespaces (ISOLATE_EXIT_UNAVAILABLE in csrc/driver/isolate.h), before running anything.
+EXIT_UNAVAILABLE = 122
+
 REMEDY = ("this kernel or container refuses unprivileged user namespaces; allow them "
           "(sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, "
           "or run the container with --security-opt seccomp=unconfined), or run "

@@ -75,7 +75,6 @@ DRIVER = LIB_DIR / "ngcc-driver"
 
 _EXIT_USAGE = 120    # the driver's exit status when it has no usable result channel
 _EXIT_CHANNEL = 121  # ... when its result channel broke
-_EXIT_UNAVAILABLE = 122  # ... when --isolate could not be set up (isolate.h)
 #: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/driver.c``).
 MAX_REQUEST_BYTES = 32768
 _STDERR_TAIL = 4096
@@ -266,7 +265,7 @@ def _request_fd(words: list[str]) -> int:
 def _refused_isolation(run: DriverRun) -> None:
     """Raise SandboxUnavailableError if the driver could not set up --isolate: exit 122
     before its first frame (a library cannot cause that: it is not loaded yet)."""
-    if run.isolation != sandbox.NAMESPACES or run.returncode != _EXIT_UNAVAILABLE \
+    if run.isolation != sandbox.NAMESPACES or run.returncode != sandbox.EXIT_UNAVAILABLE \
             or run.conversation.frames:
         return
     lines = [line for line in run.stderr_tail.strip().splitlines() if line.strip()]

@@ -45,15 +45,14 @@ COMPILER_FILE_BYTES = 1 << 30     # RLIMIT_FSIZE: no object, library or log larg
 MAX_DIAGNOSTIC_BYTES = 1 << 20    # compiler output kept for messages
 MAX_ERROR_LINES = 12              # compiler error lines quoted in a message
 
-# The compiler's isolation (csrc/jail/jail.c): its exit status and line when the kernel
-# refuses the namespaces, and the system folders its view always has (isolate.h).
+# The compiler's isolation (csrc/jail/jail.c): its line when the kernel refuses the
+# namespaces (after base.sandbox.EXIT_UNAVAILABLE), the system folders its view always has.
 JAIL = LIB_DIR / "ngcc-jail"
-JAIL_UNAVAILABLE = 122
 JAIL_REFUSAL = "ngcc-jail: isolation unavailable: "
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ALTERNATIVES = "/etc/alternatives"  # Debian's cc, c++, ... symlinks (read-only)
-ISOLATED = "namespaces"   # the compiler ran in ngcc-jail's namespaces and view
-NOT_ISOLATED = "none"     # NGCC_NO_SANDBOX=1 / --no-sandbox: as the evaluator, unconfined
+ISOLATED = _sandbox.NAMESPACES  # the compiler ran in ngcc-jail's namespaces and view
+NOT_ISOLATED = "none"  # NGCC_NO_SANDBOX=1 / --no-sandbox: as the evaluator, unconfined
 
 
 def read_input(path: Path, limit: int | None = None) -> bytes:
@@ -143,7 +142,7 @@ class Compiler:
             status = self._wait(self._start(command, cwd, log), what)
             log.seek(0)
             text = log.read(MAX_DIAGNOSTIC_BYTES).decode("utf-8", "replace")
-        if self.isolation == ISOLATED and status == JAIL_UNAVAILABLE \
+        if self.isolation == ISOLATED and status == _sandbox.EXIT_UNAVAILABLE \
                 and text.startswith(JAIL_REFUSAL):
             raise SandboxUnavailableError("%s: the compiler's isolation: %s; %s" % (
                 what, plain(text.splitlines()[0]), _sandbox.REMEDY))
