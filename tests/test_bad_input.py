@@ -13,7 +13,13 @@ import pytest
 from _fakerun import make_run
 
 import ngcc
-from ngcc.base.errors import BuildError, ForeignRunDirError, NoRecordError, ReportError
+from ngcc.base.errors import (
+    BuildError,
+    ForeignRunDirError,
+    NoRecordError,
+    ReportError,
+    SettingError,
+)
 from ngcc.campaign.campaign import Campaign
 from ngcc.evidence.run import load_run
 
@@ -40,7 +46,7 @@ def test_an_infinite_setting_is_refused_by_its_name(flag, tmp_path):
 
 @pytest.mark.parametrize("lengths", [[1.5], [True], [1 << 40]])
 def test_lengths_that_are_no_byte_count_are_refused(lengths):
-    with pytest.raises(ValueError, match="message lengths must be"):
+    with pytest.raises(SettingError, match="lengths must be whole numbers of bytes"):
         Campaign(["SM3"], lengths=lengths)
 
 

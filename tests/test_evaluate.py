@@ -35,7 +35,8 @@ FOLDERS = {  # folder below the archive -> (submission, kind)
     TINY + "/Reference_Implementation/TinyHash-256": ("Tiny Hash", "reference"),
     "Wrong Answer/Reference_Implementation/WrongAnswer-256": ("Wrong Answer", "reference"),
 }
-SETTINGS = dict(quick=True, lengths=[32, 1024], kat_files=["2_23"], progress=False)
+SETTINGS = dict(settings=ngcc.CampaignSettings.make(quick=True, lengths=[32, 1024],
+                                                   kat_files=["2_23"]), progress=False)
 
 
 @pytest.fixture()

@@ -25,17 +25,20 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ngcc.base import files as _files
-from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, KatGateError
 from ngcc.base.names import inside, unique_label
+from ngcc.base.progress import Progress
 from ngcc.campaign import campaign as _campaign
+from ngcc.campaign import schema as _schema
+from ngcc.campaign.cost import CostEstimate
 from ngcc.campaign.rundir import refuse_foreign
+from ngcc.campaign.settings import CampaignSettings
+from ngcc.driver.contract import TrialRunner
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.evidence import records as _records
 from ngcc.evidence.evaluation import Evaluation, FolderEntry
@@ -44,6 +47,7 @@ from ngcc.library import archive as _archive
 from ngcc.library import build as _build
 from ngcc.library import registry as _registry
 from ngcc.library.archive import Folder
+from ngcc.measure.gate import KatChecker
 from ngcc.report import write as _report
 
 #: How many times a build is run again with the fixes its diagnosis named.
@@ -216,22 +220,28 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
 
 
 def evaluate(archives: Sequence[str | os.PathLike[str]],
-             run_dir: str | os.PathLike[str] | None = None, *, report: bool = True,
+             run_dir: str | os.PathLike[str] | None = None, *,
+             settings: CampaignSettings | None = None, report: bool = True,
              formats: Sequence[str] = ("markdown", "html"), plots: bool = True,
              build_timeout: float = _build.DEFAULT_TIMEOUT,
-             **campaign: Any) -> EvaluationResult:
+             progress: bool | Progress = True,
+             on_plan: Callable[[CostEstimate], None] | None = None,
+             on_wait: Callable[[str], None] | None = None,
+             runner: TrialRunner | None = None, kat_checker: KatChecker | None = None,
+             ) -> EvaluationResult:
     """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
 
     Args:
         archives: the folders of unpacked submission archives.
-        run_dir: the run directory (default ``runs/<UTC start time>``); an existing
+        run_dir: the run directory (default: the settings' ``run_dir``); an existing
             evaluation there is resumed.
+        settings: the campaign's :class:`~ngcc.CampaignSettings` (default: the
+            defaults); its libraries and labels are the evaluation's.
         report: write the report (``RUN_DIR/report/``) at the end.
         formats, plots: what the report holds (:func:`ngcc.report.write.write_report`).
         build_timeout: seconds the compiler runs of one build may take together.
-        campaign: the settings of :class:`ngcc.Campaign` (``quick``, ``lengths``,
-            ``trials``, ``cpu``, ``progress``, ``runner``, ``kat_checker``, …); the
-            libraries and labels are the evaluation's.
+        progress, on_plan, on_wait, runner, kat_checker: the campaign's
+            (:class:`ngcc.Campaign`).
 
     Raises:
         ArchiveError, ForeignRunDirError: no folder to evaluate, or a run directory
@@ -240,14 +250,19 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
     It also raises what :meth:`ngcc.Campaign.run` raises, but the KAT gate's refusal of
     every library (then each is a row, and the report is written).
     """
-    path = Path(run_dir) if run_dir is not None else Path("runs") / run_id_now()
+    settings = settings or CampaignSettings()
+    path = Path(run_dir) if run_dir is not None else settings.run_dir
     evaluation = build_all(archives, path, build_timeout)
     built = [f for f in evaluation.folders if f.status == "built" and f.library]
     if not built:
         return EvaluationResult(evaluation, None, ())
-    campaign.setdefault("command", ["ngcc.evaluate(...)"])
-    job = _campaign.Campaign([path / str(f.library) for f in built],
-                             labels=[f.label for f in built], run_dir=path, **campaign)
+    command = settings.command if settings.command != _schema.default(CampaignSettings, "command") \
+        else ("ngcc.evaluate(...)",)
+    job = _campaign.Campaign(
+        [path / str(f.library) for f in built], progress=progress, on_plan=on_plan,
+        on_wait=on_wait, runner=runner, kat_checker=kat_checker,
+        settings=replace(settings, labels=tuple(f.label for f in built), run_dir=path,
+                         command=command))
     try:
         run = job.run()
     except KatGateError:  # every library refused: each is a row of the report

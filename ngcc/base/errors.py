@@ -108,6 +108,21 @@ class BuildError(NgccError):
         self.fixes = fixes
 
 
+class SettingError(NgccError, ValueError):
+    """A campaign setting out of range, of the wrong kind or not one of its choices,
+    refused when the settings are made (``campaign.settings``): :attr:`setting` names it
+    and the message says what it must be."""
+
+    def __init__(self, setting: str, message: str):
+        super().__init__(message)
+        self.setting = setting
+
+
+class UnknownSettingError(NgccError, TypeError):
+    """A keyword that is no campaign setting (``Campaign(length=...)``); the message
+    names the nearest setting."""
+
+
 class NothingToMeasureError(NgccError, ValueError):
     """A campaign whose instances, ``candidate`` and ``all_instances`` select no library
     (a candidate without a built-in instance, nothing named)."""

@@ -10,15 +10,16 @@ are not settings: ``Campaign`` takes them beside.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ngcc.base.clock import run_id_now
-from ngcc.base.errors import DistributedError, ForeignRunDirError
+from ngcc.base.errors import DistributedError, ForeignRunDirError, SettingError
+from ngcc.campaign import schema as _schema
 from ngcc.driver import child as _child
 from ngcc.driver import timing as _timing
 from ngcc.evidence.model import (
@@ -36,170 +37,228 @@ from ngcc.measure import leak as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
 from ngcc.measure.job import STRICT_ATTEMPTS, Calibration, JobExecutor, JobOrder
+from ngcc.stats.intervals import CONFIDENCE
+
+
+def default_run_dir() -> Path:
+    """The run directory of a campaign or evaluation not given one: ``runs/<UTC start
+    time>`` (the one default, for ``CampaignSettings``, the command line and
+    ``ngcc.evaluate`` alike)."""
+    return Path("runs") / run_id_now()
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+LENGTHS = _schema.Kind(
+    "whole numbers of bytes from 1 to %d" % _timing.MAX_MESSAGE_BYTES,
+    lambda v: isinstance(v, tuple) and bool(v) and all(
+        _schema.is_whole(n) and 1 <= n <= _timing.MAX_MESSAGE_BYTES for n in v), _lengths)
+WAIT = _schema.Kind("a finite number of seconds >= 0",
+                    lambda v: _schema.is_number(v) and v >= 0, float)
+
+_TIMEOUT_FACTS = {"factor": _child.TRIAL_TIMEOUT_FACTOR, "slack": _child.TRIAL_TIMEOUT_SLACK,
+                  "kat_short": _child.KAT_TIMEOUTS["2_12"],
+                  "kat_long": _child.KAT_TIMEOUTS["2_33"]}
 
 
 @dataclass(frozen=True)
 class CampaignSettings:
-    """Every setting of a campaign, checked (build it with :meth:`make`).
+    """Every setting of a campaign, checked whenever it is made (:meth:`make` resolves
+    the defaults, ``quick``'s among them)."""
 
-    Attributes:
-        candidate: also measure every built-in instance of this candidate id, or,
-            when library paths are named, the candidate id of those libraries.
-        all_instances: measure every built-in instance.
-        labels: a label for each instance named, in order (None or missing: the
-            instance's own, else derived: the instance name, ``Wish512@opt`` for
-            another built-in variant, ``Pavelor-512@perf`` for one of several builds
-            of one instance). Labels name the libraries in files, tables and plots;
-            the instance name still selects the KAT manifest line.
-        lengths: message lengths in bytes (default: the eight guide lengths).
-        trials: trials per instance × length (default 5; 3 with ``quick``).
-        trial_target: seconds of calls per trial, T of the plan rule (default 1.0;
-            0.02 with ``quick``).
-        op_budget: seconds allowed for all trials of one instance × length
-            (default 900; 5 with ``quick``).
-        cpu: the CPU every trial is pinned to (None: the last allowed one that no
-            other running ngcc campaign holds; a resumed run keeps its CPU). With
-            ``workers``/``scheduler`` each worker pins to its own CPU, and this one is
-            the CPU of the leak tests, which run here.
-        run_dir: the run directory (default ``runs/<UTC start time>``); an existing
-            run directory with the same plan is resumed.
-        quick: a small plan for smoke tests and CI.
-        strict: make an unfixed host an error instead of a warning, and repeat
-            disturbed trials (a trial that was preempted, whose counter ran off its
-            rate, or whose process ran slow as a whole is run again, at most
-            ``measure.job.STRICT_ATTEMPTS`` times in all; the record's
-            ``rejected_trials`` lists the attempts set aside).
-        target_ci: keep adding trials (up to ``max_trials``) until the 95 %
-            confidence interval of ``statistic`` is within this many percent (a job
-            that stops at ``max_trials`` short of it is said in a warning and in its
-            record's ``target_ci_reached_percent``).
-        max_trials: the cap on trials (20 with ``target_ci``, else ``trials``).
-        allow_kat_fail: time instances whose KAT verdict is not PASS (each record
-            is then marked ``timed_without_pass``; reports show ⚠).
-        kat_files: the official KAT files the gate checks (default KAT_2_12, KAT_2_23).
-        kat_timeout: seconds allowed per KAT file before the verdict is TIMEOUT
-            (None: ``ngcc.driver.child.KAT_TIMEOUTS``, 600 s for the quick files).
-        kat_manifest, kat_official: the default KAT checker's ``manifest`` (a manifest
-            ngcc does not ship) and ``official_dir`` (the official KAT files, the
-            reference where no manifest line is).
-        trial_timeout: seconds a trial or calibration child may take before it is
-            killed (None: ten times the trial's estimate plus 60 s, at most
-            ``max_trial_timeout``; 120 s for the cold call).
-        max_trial_timeout: the cap on a trial's deadline derived from its cold call
-            (default ``ngcc.driver.child.MAX_TRIAL_TIMEOUT``, 300 s): the cold call is
-            the library's own, so a slow one cannot buy its trials a long deadline; a
-            trial killed at the cap says so. ``trial_timeout`` is not capped.
-        statistic: what ``target_ci`` aims at: ``mean`` (the t interval of the trial
-            means, as ngcc 0.1) or ``median`` (the log-scale interval of the trial
-            medians, which rare preemptions hardly move).
-        calls_rule: ``harness`` (the NGCC harness's calls per trial from one cold call,
-            the default) or ``warm`` (a short calibration trial of warm calls, then
-            enough calls for ``trial_target`` seconds of timed loop).
-        order: ``interleaved`` (round k runs trial k of every job before trial k + 1
-            of any) or ``sequential`` (job after job); None: interleaved with more
-            than one library, sequential with workers or a scheduler.
-        counter: the counter of the default runner's trials: ``auto`` (perf core
-            cycles where RDPMC is allowed, else the TSC), ``perf``, ``tsc`` or
-            ``clock`` (``csrc/common/timer.h``); None: the TSC. Each trial records the
-            counter it got.
-        leak: also test every library the KAT gate lets through for timing leakage
-            (:func:`ngcc.leak`) at this message length in bytes, after the gate;
-            evidence in ``RUN_DIR/leak/``, a ``leak`` section in the report.
-        leak_calls, leak_seconds: the limits of each leak test (default
-            ``measure.leak.DEFAULT_CALLS`` calls, ``measure.leak.DEFAULT_SECONDS`` s).
-        workers: measure on a local Dask cluster of this many worker processes, one
-            per CPU (the last ones this process may use), whole jobs at a time
-            (``ngcc[distributed]``).
-        scheduler: measure on the workers of the Dask scheduler at this address
-            (``tcp://HOST:PORT``), each worker started with a ``cpu`` resource and its
-            CPU in ``$NGCC_CPU``.
-        wait: seconds to wait for the trial CPU (with ``workers``: for every CPU of
-            the local cluster) when another ngcc measurement holds it (default
-            ``measure.locks.DEFAULT_WAIT_SECONDS``, as on the command line; 0 or None:
-            refuse at once with :class:`~ngcc.CpuBusyError`). Every setting is checked
-            first, and a run with nothing to measure and a plan that does not match
-            its run directory need no CPU: they are answered before any wait.
-        command: the command line recorded as provenance.
-    """
+    candidate: str | None = _schema.setting(
+        None, kind=_schema.TEXT, flag="--candidate", metavar="ID",
+        help="every built-in instance of this candidate (any id of `ngcc list "
+             "--candidates`), or the id of the libraries named")
+    all_instances: bool = _schema.setting(False, kind=_schema.FLAG, flag="--all",
+                                          help="every built-in instance")
+    labels: tuple[str | None, ...] = _schema.setting(
+        (), kind=_schema.LABELS, flag="--label", metavar="NAME",
+        help="the label of a library path in file names, tables and plots (repeatable, in "
+             "the order of the library paths; default: the instance name, with @<folder> "
+             "when two builds clash); the instance name still selects the KAT manifest line")
+    lengths: tuple[int, ...] = _schema.setting(
+        tuple(_plan.DEFAULT_LENGTHS), kind=LENGTHS, flag="--lengths", metavar="LIST",
+        help="message lengths in bytes (default: the guide lengths {default})")
+    trials: int = _schema.setting(
+        _plan.DEFAULT_TRIALS, kind=_schema.POSITIVE_WHOLE, flag="--trials", metavar="N",
+        quick=_plan.QUICK_TRIALS,
+        help="trials per library x length (default {default}; {quick} with --quick)")
+    trial_target: float = _schema.setting(
+        _plan.DEFAULT_TRIAL_TARGET, kind=_schema.POSITIVE_SECONDS, flag="--trial-target",
+        metavar="SECONDS", quick=_plan.QUICK_TRIAL_TARGET,
+        help="seconds of calls per trial, T of the plan rule (default {default}; {quick} "
+             "with --quick)")
+    op_budget: float = _schema.setting(
+        _plan.DEFAULT_OP_BUDGET, kind=_schema.POSITIVE_SECONDS, flag="--op-budget",
+        metavar="SECONDS", quick=_plan.QUICK_OP_BUDGET,
+        help="seconds for all trials of one library x length (default {default}; {quick} "
+             "with --quick)")
+    cpu: int | None = _schema.setting(
+        None, kind=_schema.WHOLE, flag="--cpu", metavar="N",
+        help="pin every trial to CPU N (default: the last CPU allowed that no other running "
+             "ngcc campaign holds; a resumed run keeps its CPU); with --workers or "
+             "--scheduler each worker pins to its own, and this is the CPU of the leak tests")
+    run_dir: Path = _schema.setting(
+        factory=default_run_dir, kind=_schema.PATH, flag="--run-dir", metavar="DIR",
+        help="run directory (default: runs/<UTC start time>); an existing one with the same "
+             "plan is resumed")
+    quick: bool = _schema.setting(
+        False, kind=_schema.FLAG, flag="--quick",
+        help="a small plan for smoke tests: T = {quicks[trial_target]} s, "
+             "{quicks[trials]} trials, {quicks[op_budget]} s budget")
+    strict: bool = _schema.setting(
+        False, kind=_schema.FLAG, flag="--strict", facts={"attempts": STRICT_ATTEMPTS},
+        help="refuse to measure on an unfixed host (see `ngcc check`), and repeat a trial "
+             "that was preempted, whose counter ran off its rate or whose process ran slow "
+             "(at most {attempts} attempts; the record lists the rejected)")
+    target_ci: float | None = _schema.setting(
+        None, kind=_schema.POSITIVE_PERCENT, flag="--target-ci", metavar="PCT",
+        facts={"confidence": round(100 * CONFIDENCE)},
+        help="add trials until the {confidence}% CI of --statistic is within PCT % (up to "
+             "--max-trials; a job that stops short of it is said in a warning and its "
+             "record); with several libraries only the jobs not yet precise enough get "
+             "extra rounds")
+    max_trials: int = _schema.setting(
+        _plan.DEFAULT_TRIALS, kind=_schema.POSITIVE_WHOLE, flag="--max-trials", metavar="N",
+        facts={"cap": _plan.TARGET_CI_MAX_TRIALS},
+        help="the cap on trials with --target-ci (default {cap}; else --trials)")
+    allow_kat_fail: bool = _schema.setting(
+        False, kind=_schema.FLAG, flag="--allow-kat-fail",
+        help="time libraries whose KAT verdict is not PASS; their records are marked "
+             "timed_without_pass and reports show a warning sign")
+    kat_files: tuple[str, ...] = _schema.setting(
+        tuple(_plan.KAT_FILES), kind=_schema.NAMES, flag="--kat-files", metavar="LIST",
+        help="KAT files the gate checks (default: {default})")
+    kat_timeout: float | None = _schema.setting(
+        None, kind=_schema.POSITIVE_SECONDS, flag="--kat-timeout", metavar="SECONDS",
+        facts=_TIMEOUT_FACTS,
+        help="time allowed per KAT file before its verdict is TIMEOUT (default: {kat_short} "
+             "s for 2_12 and 2_23, {kat_long} s for 2_33 and loop)")
+    kat_manifest: str | os.PathLike[str] | None = _schema.setting(
+        None, kind=_schema.PATH, flag="--manifest", metavar="FILE",
+        help="a kat.sha256 manifest ngcc does not ship, checked instead of the candidate's "
+             "(a line matches a KAT file by its name, whatever folder it names)")
+    kat_official: str | os.PathLike[str] | None = _schema.setting(
+        None, kind=_schema.PATH, flag="--official", metavar="DIR",
+        help="your copy of the official KAT files (DIR/<candidate>/<folder>/KAT_*.txt, "
+             "DIR/<folder>/KAT_*.txt or flat): the reference of a file no manifest line "
+             "covers (PASS or MISMATCH with the first differing record), and where a "
+             "MISMATCH names that record")
+    trial_timeout: float | None = _schema.setting(
+        None, kind=_schema.POSITIVE_SECONDS, flag="--trial-timeout", metavar="SECONDS",
+        facts=_TIMEOUT_FACTS,
+        help="kill a trial or calibration after this long (default: {factor} times its "
+             "estimate from the cold call + {slack} s, at most --max-trial-timeout)")
+    max_trial_timeout: float = _schema.setting(
+        _child.MAX_TRIAL_TIMEOUT, kind=_schema.POSITIVE_SECONDS, flag="--max-trial-timeout",
+        metavar="SECONDS",
+        help="the cap on a trial deadline derived from the cold call, which is the "
+             "library's own, so a slow one cannot buy its trials a long deadline (default: "
+             "{default}); --trial-timeout is not capped")
+    statistic: str = _schema.setting(
+        "mean", kind=_schema.TEXT, flag="--statistic", choices=STATISTICS,
+        help="what --target-ci aims at: the mean (t interval of the trial means) or the "
+             "per-call median (log-scale interval of the trial medians, robust to "
+             "preemptions); default: {default}")
+    calls_rule: str = _schema.setting(
+        "harness", kind=_schema.TEXT, flag="--plan", choices=CALLS_RULES,
+        help="calls per trial: the NGCC harness's rule from one cold call (comparable with "
+             "its figures), or warm: calibrated with warm calls so that each trial holds "
+             "about --trial-target seconds of timed loop; default: {default}")
+    order: str | None = _schema.setting(
+        None, kind=_schema.TEXT, flag="--order", choices=ORDERS,
+        help="run trial k of every job before the next trial of any (interleaved: drift "
+             "hits every library alike; the default with more than one library) or job "
+             "after job (sequential; the default with --workers or --scheduler)")
+    counter: str | None = _schema.setting(
+        None, kind=_schema.TEXT, flag="--counter", choices=COUNTER_CHOICES,
+        help="what times the calls: perf (core cycles of the thread in user mode, "
+             "perf_event_open; RDPMC per call where the kernel allows it), tsc (the "
+             "time-stamp counter: ticks, not core cycles), clock (clock_gettime, ns), or "
+             "auto (perf where RDPMC is allowed, else tsc); default: tsc. Each trial "
+             "records the counter it got")
+    leak: int | None = _schema.setting(
+        None, kind=_schema.WHOLE, flag="--leak",
+        help="after the KAT gate, test every library it lets through for timing leakage "
+             "(ngcc leak) at --leak-length bytes; evidence in RUN_DIR/leak/, a section in "
+             "the report")
+    leak_calls: int = _schema.setting(
+        _leak.DEFAULT_CALLS, kind=_schema.POSITIVE_WHOLE, flag="--leak-calls", metavar="N",
+        help="the most calls of each leak test (default {default})")
+    leak_seconds: float = _schema.setting(
+        _leak.DEFAULT_SECONDS, kind=_schema.POSITIVE_SECONDS, flag="--leak-seconds",
+        metavar="S", help="the most seconds of each leak test (default {default})")
+    workers: int | None = _schema.setting(
+        None, kind=_schema.POSITIVE_WHOLE, flag="--workers", metavar="N",
+        help="measure whole jobs on a local Dask cluster of N worker processes, one per CPU "
+             "(the last N allowed, their locks waited for as --wait says), each pinning its "
+             "trials to its own CPU; the cluster speaks TLS with a key of this run's (pip "
+             "install \"ngcc[distributed]\")")
+    scheduler: str | None = _schema.setting(
+        None, kind=_schema.TEXT, flag="--scheduler", metavar="tcp://HOST:PORT",
+        help="measure whole jobs on the workers of this Dask scheduler, each started with "
+             "--resources cpu=1 and NGCC_CPU=<its CPU> (README, Distributed campaigns); its "
+             "security is yours: tls://HOST:PORT with your certificates in Dask's "
+             "configuration. A worker refuses a CPU another measurement holds at once (the "
+             "job's error): --wait is for this process's own CPU (--leak)")
+    wait: float | None = _schema.setting(
+        _locks.DEFAULT_WAIT_SECONDS, kind=WAIT, flag="--wait", metavar="SECONDS",
+        optional=True, facts={"at_once": 0},
+        help="seconds to wait for the trial CPU (with --workers: every CPU of the local "
+             "cluster) when another ngcc measurement holds it (default {default}; "
+             "{at_once} or None: refuse at once)")
+    command: tuple[str, ...] = _schema.setting(
+        ("ngcc.Campaign(...)",), kind=_schema.NAMES,
+        help="the command line recorded as provenance")
 
-    candidate: str | None = None
-    all_instances: bool = False
-    labels: tuple[str | None, ...] = ()
-    lengths: tuple[int, ...] = tuple(_plan.DEFAULT_LENGTHS)
-    trials: int = _plan.DEFAULT_TRIALS
-    trial_target: float = _plan.DEFAULT_TRIAL_TARGET
-    op_budget: float = _plan.DEFAULT_OP_BUDGET
-    cpu: int | None = None
-    run_dir: Path = Path("runs")
-    quick: bool = False
-    strict: bool = False
-    target_ci: float | None = None
-    max_trials: int = _plan.DEFAULT_TRIALS
-    allow_kat_fail: bool = False
-    kat_files: tuple[str, ...] = tuple(_plan.KAT_FILES)
-    kat_timeout: float | None = None
-    kat_manifest: str | os.PathLike[str] | None = None
-    kat_official: str | os.PathLike[str] | None = None
-    trial_timeout: float | None = None
-    max_trial_timeout: float = _child.MAX_TRIAL_TIMEOUT
-    statistic: str = "mean"
-    calls_rule: str = "harness"
-    order: str | None = None
-    counter: str | None = None
-    leak: int | None = None
-    leak_calls: int = _leak.DEFAULT_CALLS
-    leak_seconds: float = _leak.DEFAULT_SECONDS
-    workers: int | None = None
-    scheduler: str | None = None
-    wait: float | None = _locks.DEFAULT_WAIT_SECONDS
-    command: tuple[str, ...] = ("ngcc.Campaign(...)",)
+    def __post_init__(self) -> None:
+        for name, value in self._normalised().items():
+            object.__setattr__(self, name, value)
+        for name in _schema.fields(type(self)):
+            _schema.checked(type(self), name, getattr(self, name))
+        self._check()
+
+    def _normalised(self) -> dict[str, object]:
+        """The fields given in another form than their own: a path as text, a list (or
+        any iterable) for a tuple, numpy integers for lengths."""
+        found: dict[str, object] = {}
+        if isinstance(self.run_dir, str):
+            found["run_dir"] = Path(self.run_dir)
+        for name in ("lengths", "labels", "kat_files", "command"):
+            value = getattr(self, name)
+            if isinstance(value, Iterable) and not isinstance(value, (str, tuple)):
+                found[name] = value = tuple(value)
+            if name == "lengths" and isinstance(value, tuple):
+                found[name] = tuple(int(n) if _schema.is_whole(n) else n for n in value)
+        return found
 
     @classmethod
-    def make(cls, *, lengths: Iterable[int] = _plan.DEFAULT_LENGTHS,
-             labels: Iterable[str | None] = (), kat_files: Iterable[str] = _plan.KAT_FILES,
-             trials: int | None = None, trial_target: float | None = None,
-             op_budget: float | None = None, max_trials: int | None = None,
-             run_dir: str | os.PathLike[str] | None = None,
-             leak_calls: int | None = None, leak_seconds: float | None = None,
-             command: Iterable[str] | None = None, quick: bool = False,
-             **fields: object) -> CampaignSettings:
-        """The settings with every default resolved (``quick``'s plan where ``quick``),
-        each value checked.
+    def make(cls, *, quick: bool = False, **given: Any) -> CampaignSettings:
+        """The settings with every default resolved: a setting not given, or given as
+        None, takes its default (``quick``'s where ``quick``; ``wait=None`` is no wait,
+        and ``max_trials`` defaults to ``trials``, or the cap with ``target_ci``).
 
         Raises:
-            ValueError: a value out of range or not one of its choices (named).
-            TypeError: a keyword that is no setting.
+            SettingError: a value out of range or not one of its choices (named).
+            UnknownSettingError: a keyword that is no setting (the nearest named).
             ForeignRunDirError: ``run_dir`` is a symbolic link to nothing.
             DistributedError: ``workers``/``scheduler`` without Dask installed.
         """
-        unknown = set(fields) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise TypeError("no campaign setting %s (the settings: %s)" % (
-                ", ".join(sorted(unknown)), ", ".join(f.name for f in dataclasses.fields(cls))))
-        _check_positive(trials=trials, trial_target=trial_target, op_budget=op_budget,
-                        max_trials=max_trials,
-                        **{name: fields.get(name) for name in (
-                            "target_ci", "kat_timeout", "trial_timeout", "max_trial_timeout")})
-        trials = trials or (_plan.QUICK_TRIALS if quick else _plan.DEFAULT_TRIALS)
-        if max_trials is not None and max_trials < trials:
-            raise ValueError("max_trials (%r) is fewer than the %d trials planned; raise it or "
-                             "lower trials" % (max_trials, trials))
-        settings = cls(
-            lengths=tuple(_checked_lengths(lengths)), labels=tuple(labels),
-            kat_files=tuple(kat_files), trials=trials,
-            trial_target=trial_target or (_plan.QUICK_TRIAL_TARGET if quick
-                                          else _plan.DEFAULT_TRIAL_TARGET),
-            op_budget=op_budget or (_plan.QUICK_OP_BUDGET if quick
-                                    else _plan.DEFAULT_OP_BUDGET),
-            max_trials=max(trials, max_trials or (
-                _plan.TARGET_CI_MAX_TRIALS if fields.get("target_ci") else trials)),
-            run_dir=Path(run_dir) if run_dir else Path("runs") / run_id_now(),
-            leak_calls=_leak.DEFAULT_CALLS if leak_calls is None else leak_calls,
-            leak_seconds=_leak.DEFAULT_SECONDS if leak_seconds is None else leak_seconds,
-            command=tuple(command) if command else ("ngcc.Campaign(...)",), quick=quick,
-            **fields)  # type: ignore[arg-type]
-        settings._check()
-        return settings
+        _schema.unknown(cls, given)
+        for name, value in given.items():  # before a bad one is used to resolve another
+            if name in ("trials", "max_trials", "target_ci") and value is not None:
+                _schema.checked(cls, name, value)
+        resolved = {name: _schema.default(cls, name, quick) for name in
+                    ("trials", "trial_target", "op_budget")}
+        resolved.update({name: value for name, value in given.items()
+                         if value is not None or name == "wait"})
+        if given.get("max_trials") is None:
+            resolved["max_trials"] = max(resolved["trials"], _plan.TARGET_CI_MAX_TRIALS
+                                         if given.get("target_ci") else 0)
+        return cls(quick=quick, **resolved)
 
     @property
     def target_ci_percent(self) -> float | None:
@@ -253,22 +312,25 @@ class CampaignSettings:
         return "interleaved" if libraries > 1 else "sequential"
 
     def _check(self) -> None:
-        """The checks of the values that need no defaults resolved."""
-        for name, value, options in (("statistic", self.statistic, STATISTICS),
-                                     ("calls_rule", self.calls_rule, CALLS_RULES),
-                                     ("order", self.order or ORDERS[0], ORDERS),
-                                     ("counter", self.counter or "tsc", COUNTER_CHOICES)):
-            if value not in options:
-                raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(options),
-                                                                   value))
+        """The checks that join settings or ask this host (kind and choices are the
+        schema's)."""
+        if self.max_trials < self.trials:
+            raise SettingError("max_trials", "max_trials (%r) is fewer than the %d trials "
+                               "planned; raise it or lower trials" % (self.max_trials,
+                                                                       self.trials))
         if self.order == "interleaved" and (self.workers, self.scheduler) != (None, None):
-            raise ValueError(INTERLEAVED_WHOLE_JOBS)
-        if self.cpu is not None:
-            _locks.check_cpu(self.cpu)
-        _locks.checked_wait(self.wait)
-        _katfile.normalise_files(self.kat_files)  # a typo is refused before the run directory
-        if self.leak is not None:  # a mistake is refused now, not after the KAT gate
-            _leak.checked_limits(self.leak, self.leak_calls, self.leak_seconds, "leak_")
+            raise SettingError("order", INTERLEAVED_WHOLE_JOBS)
+        for name, check in (("cpu", lambda: self.cpu is None or _locks.check_cpu(self.cpu)),
+                            ("wait", lambda: _locks.checked_wait(self.wait)),
+                            ("kat_files", lambda: _katfile.normalise_files(self.kat_files)),
+                            ("leak", lambda: self.leak is None or _leak.checked_limits(
+                                self.leak, self.leak_calls, self.leak_seconds, "leak_"))):
+            try:
+                check()
+            except (ValueError, TypeError) as exc:  # a typo is refused before the run dir
+                text = str(exc)
+                raise SettingError(name, text if text.startswith(name) else "%s: %s" % (
+                    name, text)) from None
         if self.run_dir.is_symlink() and not self.run_dir.exists():
             raise ForeignRunDirError("%s is a symbolic link to %s, which does not exist; "
                                      "choose another --run-dir" % (self.run_dir,
@@ -276,36 +338,17 @@ class CampaignSettings:
         _check_distribution(self.workers, self.scheduler)
 
 
+CampaignSettings.__doc__ = _schema.documented(CampaignSettings, """Every setting of a
+campaign, checked whenever it is made, by :meth:`make` (which resolves the defaults,
+``quick``'s among them) or directly (every field as given), and each setting's default,
+quick default, choices, help and command-line flag written once, beside its field
+(``campaign.schema``).""")
+
+
 #: Why ``order="interleaved"`` cannot go with workers, a scheduler or an executor.
 INTERLEAVED_WHOLE_JOBS = ("order='interleaved' is the trial loop of one process; with "
                           "workers, scheduler or executor every job is measured whole, its "
                           "trials in a row")
-
-
-def _check_positive(**settings: object) -> None:
-    """Refuse a setting that is given but not a positive finite number (None means
-    default; ``inf`` is no number of seconds or trials)."""
-    for name, value in settings.items():
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError("%s must be positive, got %r" % (name, value))
-        if value == float("inf"):
-            raise ValueError("%s must be a finite number, got inf" % name)
-
-
-def _checked_lengths(lengths: Iterable[object]) -> list[int]:
-    """Message lengths as whole byte counts from 1 to the driver's 1 GiB: ``1.5`` or
-    ``True`` is refused, not planned as 1 B."""
-    checked = []
-    for n in lengths:
-        if isinstance(n, bool) or not hasattr(n, "__index__"):
-            raise ValueError("message lengths must be whole numbers of bytes, got %r" % (n,))
-        checked.append(int(n))  # a numpy integer too
-    if not checked or not all(1 <= n <= _timing.MAX_MESSAGE_BYTES for n in checked):
-        raise ValueError("message lengths must be positive byte counts up to %d, got %s"
-                         % (_timing.MAX_MESSAGE_BYTES, checked))
-    return checked
 
 
 def _check_distribution(workers: int | None, scheduler: str | None) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ngcc.base.errors import UsageError
 from ngcc.base.untrusted import plain
 from ngcc.cli.common import _positive_seconds, table, usage_checks
+from ngcc.cli.options import add_out, add_setting
 from ngcc.library import build as _build
 
 
@@ -32,9 +33,9 @@ def add_build(subcommands: argparse._SubParsersAction) -> None:
                         help="the instance folder (CryptHash_AlgorithmInstance.h and sources)")
     parser.add_argument("--name", help="instance name, which selects the KAT manifest line "
                                        "(default: the header's ALGORITHM_INSTANCE)")
-    parser.add_argument("--label", metavar="LABEL",
-                        help="the library's name in files, tables and plots (default: the "
-                             "instance name)")
+    add_setting(parser, "labels", dest="label", type=str,
+                help="the library's name in files, tables and plots (default: the instance "
+                     "name)")
     parser.add_argument("--flags", default="reference", metavar="SET",
                         help="reference, performance, resource (the NGCC guide's flag sets) "
                              "or literal compiler flags in quotes; default: %(default)s")
@@ -55,8 +56,7 @@ def add_build(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--manifest", type=Path, metavar="FILE",
                         help="a kat.sha256 manifest ngcc does not ship: recorded, so every KAT "
                              "check of the library uses it")
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="output folder (default: ./ngcc-build/<name>/)")
+    add_out(parser, "the library and its sidecar (default: ./ngcc-build/<name>/)")
     parser.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS",
                         default=_build.DEFAULT_TIMEOUT,
                         help="time all compiler runs may take together; default: %(default)g")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from pathlib import Path
 
 from ngcc.base.errors import MeasurementWarning, UsageError
 from ngcc.base.untrusted import plain
@@ -15,9 +14,6 @@ from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
     EXIT_TARGET_MISSED,
-    _lengths,
-    _positive_seconds,
-    add_kat_references,
     add_wait,
     path_labels,
     print_wait,
@@ -25,7 +21,9 @@ from ngcc.cli.common import (
     refuse_together,
     usage_checks,
 )
+from ngcc.cli.options import add_labels, add_setting, add_settings, settings_of
 from ngcc.cli.summary import (
+    WIDTH,
     FlagWarnings,
     campaign_summary,
     failure_lines,
@@ -33,9 +31,7 @@ from ngcc.cli.summary import (
     print_plan,
     verdict_text,
 )
-from ngcc.driver import child as _child
-from ngcc.evidence.model import COUNTER_CHOICES
-from ngcc.measure import plan as _plan
+from ngcc.measure import leak as _leak
 from ngcc.stats import groups as _analysis
 
 
@@ -58,107 +54,20 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                     % (STOP_AFTER_FAILURES, EXIT_TARGET_MISSED))
     parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
-    parser.add_argument("--candidate", metavar="ID",
-                        help="every built-in instance of this candidate (any id of `ngcc "
-                             "list --candidates`), or the id of the libraries named")
-    add_kat_references(parser)
-    parser.add_argument("--all", action="store_true", help="every built-in instance")
-    parser.add_argument("--lengths", type=_lengths, metavar="LIST",
-                        default=list(_plan.DEFAULT_LENGTHS),
-                        help="message lengths in bytes (default: the eight guide lengths "
-                             "32,128,512,1024,4096,8192,16384,65536)")
-    parser.add_argument("--trials", type=int, metavar="N",
-                        help="trials per instance x length (default 5; 3 with --quick)")
-    parser.add_argument("--trial-target", type=_positive_seconds, metavar="SECONDS",
-                        help="seconds of calls per trial, T (default 1.0; 0.02 with --quick)")
-    parser.add_argument("--op-budget", type=_positive_seconds, metavar="SECONDS",
-                        help="seconds for all trials of one instance x length "
-                             "(default 900; 5 with --quick)")
-    parser.add_argument("--cpu", type=int, metavar="N",
-                        help="pin every trial to CPU N (default: the last CPU allowed that "
-                             "no other running ngcc campaign holds)")
-    parser.add_argument("--run-dir", type=Path, metavar="DIR",
-                        help="run directory (default: runs/<UTC start time>); an existing "
-                             "one with the same plan is resumed")
-    parser.add_argument("--quick", action="store_true",
-                        help="a small plan for smoke tests: T = 0.02 s, 3 trials, 5 s budget")
-    parser.add_argument("--target-ci", type=float, metavar="PCT",
-                        help="add trials until the 95%% CI of --statistic is within PCT %% "
-                             "(up to --max-trials); with several libraries only the jobs "
-                             "not yet precise enough get extra rounds")
-    parser.add_argument("--statistic", choices=("mean", "median"), default="mean",
-                        help="what --target-ci aims at: the mean (t interval of the trial "
-                             "means, as ngcc 0.1) or the per-call median (log-scale interval "
-                             "of the trial medians, robust to preemptions); default: "
-                             "%(default)s")
-    parser.add_argument("--plan", choices=("harness", "warm"), default="harness",
-                        dest="calls_rule",
-                        help="calls per trial: the NGCC harness's rule from one cold call "
-                             "(comparable with its figures), or warm: calibrated with warm "
-                             "calls so that each trial holds about --trial-target seconds "
-                             "of timed loop; default: %(default)s")
-    parser.add_argument("--order", choices=("interleaved", "sequential"),
-                        help="run trial k of every job before trial k+1 of any "
-                             "(interleaved: drift hits every library alike; the default "
-                             "with more than one library) or job after job (sequential)")
-    parser.add_argument("--max-trials", type=int, metavar="N",
-                        help="the cap on trials with --target-ci (default 20)")
-    parser.add_argument("--counter", choices=COUNTER_CHOICES,
-                        help="what times the calls: perf (core cycles of the thread in user "
-                             "mode, perf_event_open; RDPMC per call where the kernel allows "
-                             "it), tsc (the time-stamp counter: ticks, not core cycles), "
-                             "clock (clock_gettime, ns), or auto (perf where RDPMC is "
-                             "allowed, else tsc); default: tsc. Each trial records the "
-                             "counter it got"),
-    parser.add_argument("--allow-kat-fail", action="store_true",
-                        help="time instances whose KAT verdict is not PASS; their records "
-                             "are marked timed_without_pass and reports show a warning sign")
-    parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
-                        help="KAT files the gate checks (default: %(default)s)")
-    parser.add_argument("--kat-timeout", type=_positive_seconds, metavar="SECONDS",
-                        help="time allowed per KAT file (default: 600 s for 2_12 and 2_23, "
-                             "7200 s for 2_33 and loop)")
-    parser.add_argument("--trial-timeout", type=_positive_seconds, metavar="SECONDS",
-                        help="kill a trial after this long (default: 10x its estimate from "
-                             "the cold call + 60 s, at most --max-trial-timeout)")
-    parser.add_argument("--max-trial-timeout", type=_positive_seconds, metavar="SECONDS",
-                        default=_child.MAX_TRIAL_TIMEOUT,
-                        help="the cap on a trial deadline derived from the cold call, which "
-                             "is the library's own (default: %(default)g); --trial-timeout "
-                             "is not capped")
-    parser.add_argument("--strict", action="store_true",
-                        help="refuse to measure on an unfixed host (see `ngcc check`), and "
-                             "repeat a trial that was preempted or whose counter ran off "
-                             "its rate (at most 3 attempts; the record lists the rejected)")
-    parser.add_argument("--label", action="append", default=[], metavar="NAME",
-                        help="the label of a library path in file names, tables and plots "
-                             "(repeatable, in the order of the library paths; default: the "
-                             "instance name, with @<folder> when two builds clash)")
+    add_settings(parser, "candidate", "kat_manifest", "kat_official", "all_instances",
+                 "lengths", "trials", "trial_target", "op_budget", "cpu", "run_dir", "quick",
+                 "target_ci", "statistic", "calls_rule", "order", "max_trials", "counter",
+                 "allow_kat_fail", "kat_files", "kat_timeout", "trial_timeout",
+                 "max_trial_timeout", "strict")
+    add_labels(parser)
     distributed = parser.add_mutually_exclusive_group()
-    distributed.add_argument("--workers", type=int, metavar="N",
-                             help="measure whole jobs on a local Dask cluster of N worker "
-                                  "processes, one per CPU (the last N allowed, their locks "
-                                  "waited for as --wait says), each pinning its trials to "
-                                  "its own CPU; the cluster speaks TLS with a key of this "
-                                  "run's (pip install \"ngcc[distributed]\")")
-    distributed.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                             help="measure whole jobs on the workers of this Dask scheduler, "
-                                  "each started with --resources cpu=1 and NGCC_CPU=<its CPU> "
-                                  "(README, Distributed campaigns); its security is yours: "
-                                  "tls://HOST:PORT with your certificates in Dask's "
-                                  "configuration. A worker refuses a CPU another measurement "
-                                  "holds at once (the job's error): --wait is for this "
-                                  "process's own CPU (--leak)")
-    parser.add_argument("--leak", action="store_true",
-                        help="after the KAT gate, test every library it lets through for "
-                             "timing leakage (ngcc leak); evidence in RUN_DIR/leak/, a "
-                             "section in the report")
-    parser.add_argument("--leak-length", type=int, default=64, metavar="BYTES",
+    add_setting(distributed, "workers")
+    add_setting(distributed, "scheduler")
+    add_setting(parser, "leak", action="store_true")
+    parser.add_argument("--leak-length", type=int, default=_leak.DEFAULT_LENGTH,
+                        metavar="BYTES",
                         help="the message length of the leak tests (default %(default)s)")
-    parser.add_argument("--leak-calls", type=int, metavar="N",
-                        help="the most calls of each leak test (default 1000000)")
-    parser.add_argument("--leak-seconds", type=_positive_seconds, metavar="S",
-                        help="the most seconds of each leak test (default 60)")
+    add_settings(parser, "leak_calls", "leak_seconds")
     parser.add_argument("--dry-run", action="store_true",
                         help="run the KAT gate and the calibration (one cold call per job), "
                              "print the plan and stop before any trial; the run directory "
@@ -166,7 +75,7 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--wide", action="store_true",
                         help="every column in the closing table (the median and its CI, "
                              "observer effect, core c/B, MB/s, calls); by default it fits "
-                             "100 columns")
+                             "%d columns" % WIDTH)
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but warnings and errors: no plan, no progress, "
                              "no summary table")
@@ -175,28 +84,17 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _settings(args: argparse.Namespace) -> CampaignSettings:
-    return CampaignSettings.make(
-        candidate=args.candidate, all_instances=args.all,
-        lengths=args.lengths, trials=args.trials, trial_target=args.trial_target,
-        op_budget=args.op_budget, cpu=args.cpu, run_dir=args.run_dir, quick=args.quick,
-        strict=args.strict, target_ci=args.target_ci, max_trials=args.max_trials,
-        allow_kat_fail=args.allow_kat_fail, kat_files=args.kat_files.split(","),
-        kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout,
-        max_trial_timeout=args.max_trial_timeout,
-        labels=path_labels(args.instances, args.label),
-        leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
-        leak_seconds=args.leak_seconds, statistic=args.statistic,
-        calls_rule=args.calls_rule, order=args.order,
-        workers=args.workers, scheduler=args.scheduler, counter=args.counter,
-        wait=args.wait, kat_manifest=args.manifest, kat_official=args.official,
-        command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None)
+    return CampaignSettings.make(**settings_of(
+        args, labels=path_labels(args.instances, args.labels),
+        leak=args.leak_length if args.leak else None,
+        command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None))
 
 
 def _run_campaign(args: argparse.Namespace) -> int:
-    if not (args.instances or args.candidate or args.all):
+    if not (args.instances or args.candidate or args.all_instances):
         raise UsageError("name the instances to measure, or use --candidate ID or --all "
                           "(see `ngcc list`)")
-    refuse_together(args, ("all", "candidate"), ("wide", "quiet"))
+    refuse_together(args, ("all_instances", "candidate"), ("wide", "quiet"))
     refuse_alone(args, ("leak_calls", "leak"), ("leak_seconds", "leak"),
                  ("max_trials", "target_ci"))
     if args.trials == 1 and not args.quiet:

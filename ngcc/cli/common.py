@@ -1,6 +1,7 @@
 """What the subcommands share: the exit statuses, the usage error, the aligned table,
 the ``--label`` values of library paths, and the options several commands take
-(``--manifest``/``--official``, ``--lengths``, ``--wait``, positive seconds)."""
+that are no campaign setting (``--wait``'s variants, positive seconds; the settings'
+options are ``cli/options``)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
-from ngcc.base.errors import UsageError
+from ngcc.base.errors import SettingError, UsageError
+from ngcc.campaign import schema as _schema
+from ngcc.campaign.settings import CampaignSettings
 from ngcc.library.registry import is_library_path
 from ngcc.measure import locks as _locks
 from ngcc.report.tables import aligned_table
@@ -32,6 +34,11 @@ def usage_checks() -> Iterator[None]:
         yield
     except UsageError:
         raise
+    except SettingError as exc:  # in the words of the command line: its option
+        text = str(exc)
+        if text.startswith(exc.setting):
+            text = _option(exc.setting) + text[len(exc.setting):]
+        raise UsageError(text) from exc
     except (ValueError, LookupError) as exc:
         raise UsageError(str(exc)) from exc
 
@@ -60,7 +67,11 @@ def _given(value: object) -> bool:
 
 
 def _option(attribute: str) -> str:
-    return "--" + attribute.replace("_", "-")
+    """The option of an ``args`` attribute: a setting's flag (``calls_rule``: ``--plan``),
+    else the attribute's name with ``--`` and dashes."""
+    setting = _schema.fields(CampaignSettings).get(attribute)
+    found = setting.metadata["setting"].flag if setting is not None else None
+    return found or "--" + attribute.replace("_", "-")
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:
@@ -81,32 +92,8 @@ def path_labels(names: Sequence[str], labels: Sequence[str]) -> list[str | None]
     return aligned
 
 
-def add_kat_references(parser: argparse.ArgumentParser) -> None:
-    """--manifest and --official: the references a KAT check may rest on."""
-    parser.add_argument("--manifest", type=Path, metavar="FILE",
-                        help="a kat.sha256 manifest ngcc does not ship, checked instead of "
-                             "the candidate's (a line matches a KAT file by its name, "
-                             "whatever folder it names)")
-    parser.add_argument("--official", type=Path, metavar="DIR",
-                        help="your copy of the official KAT files (DIR/<candidate>/<folder>/"
-                             "KAT_*.txt, DIR/<folder>/KAT_*.txt or flat): the reference of a "
-                             "file no manifest line covers (PASS or MISMATCH with the first "
-                             "differing record), and where a MISMATCH names that record")
-
-
 # The type functions of options raise ArgumentTypeError only: argparse would name the
 # function in its message for any other error (`invalid _positive_seconds value: 'abc'`).
-def _lengths(text: str) -> list[int]:
-    try:
-        lengths = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected comma-separated byte counts, e.g. "
-                                         "32,1024,65536; got %r" % text) from None
-    if not lengths or min(lengths) < 1:
-        raise argparse.ArgumentTypeError("message lengths must be positive, got %r" % text)
-    return lengths
-
-
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)

@@ -8,22 +8,20 @@ import sys
 import warnings
 from pathlib import Path
 
-from ngcc.base.clock import run_id_now
 from ngcc.base.errors import MeasurementWarning
 from ngcc.base.untrusted import plain
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
-    _lengths,
     _positive_seconds,
     add_wait,
     print_wait,
     table,
     usage_checks,
 )
+from ngcc.cli.options import add_settings, settings_of
 from ngcc.cli.summary import FlagWarnings, kept_words, print_plan, verdict_text
 from ngcc.library import build as _build
-from ngcc.measure import plan as _plan
 from ngcc.stats import groups as _analysis
 
 
@@ -47,26 +45,11 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                     "status 1 when a folder was not built or a job not measured.")
     parser.add_argument("archives", nargs="+", type=Path, metavar="ARCHIVE",
                         help="the folder of an unpacked submission archive")
-    parser.add_argument("--run-dir", type=Path, metavar="DIR",
-                        help="run directory (default: runs/<UTC start time>); an existing "
-                             "evaluation there is resumed")
+    add_settings(parser, "run_dir")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the folders found and how each will be built; build "
                              "and measure nothing")
-    parser.add_argument("--quick", action="store_true",
-                        help="a small plan for smoke tests: T = 0.02 s, 3 trials, 5 s budget")
-    parser.add_argument("--lengths", type=_lengths, metavar="LIST",
-                        default=list(_plan.DEFAULT_LENGTHS),
-                        help="message lengths in bytes (default: the eight guide lengths)")
-    parser.add_argument("--trials", type=int, metavar="N",
-                        help="trials per library x length (default 5; 3 with --quick)")
-    parser.add_argument("--cpu", type=int, metavar="N",
-                        help="pin every trial to CPU N (default: the last CPU allowed that "
-                             "no other running ngcc campaign holds)")
-    parser.add_argument("--kat-files", default="2_12,2_23", metavar="LIST",
-                        help="KAT files the gate checks (default: %(default)s)")
-    parser.add_argument("--allow-kat-fail", action="store_true",
-                        help="time libraries whose KAT verdict is not PASS (marked)")
+    add_settings(parser, "quick", "lengths", "trials", "cpu", "kat_files", "allow_kat_fail")
     parser.add_argument("--format", dest="formats", action="append", choices=_export.FORMATS,
                         metavar="FORMAT",
                         help="the report's formats (repeatable; default: markdown and html)")
@@ -86,26 +69,23 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from ngcc.report import folders as _folders
 
     with usage_checks():  # the campaign's settings, checked before any folder is built
-        CampaignSettings.make(lengths=args.lengths, trials=args.trials, cpu=args.cpu,
-                              quick=args.quick, kat_files=args.kat_files.split(","))
+        settings = CampaignSettings.make(**settings_of(
+            args, command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None))
     if args.dry_run:
         for line in _evaluate.plan_lines(args.archives):
             print(plain(line))
         return 0
-    run_dir = args.run_dir or Path("runs") / run_id_now()
+    run_dir = settings.run_dir
     flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
         warnings.showwarning = flag_warnings.show
         try:
             result = _evaluate.evaluate(
-                args.archives, run_dir, formats=args.formats or ("markdown", "html"),
-                plots=not args.no_plots, build_timeout=args.build_timeout, quick=args.quick,
-                lengths=args.lengths, trials=args.trials, cpu=args.cpu,
-                kat_files=args.kat_files.split(","), allow_kat_fail=args.allow_kat_fail,
-                progress=not args.quiet, wait=args.wait, on_wait=print_wait,
-                on_plan=None if args.quiet else print_plan(sys.stderr),
-                command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None)
+                args.archives, settings=settings, formats=args.formats or ("markdown", "html"),
+                plots=not args.no_plots, build_timeout=args.build_timeout,
+                progress=not args.quiet, on_wait=print_wait,
+                on_plan=None if args.quiet else print_plan(sys.stderr))
         except KeyboardInterrupt:
             print("ngcc: interrupted; the folders built and %s: run the same command "
                   "again to resume" % plain(kept_words(run_dir)), file=sys.stderr)

@@ -9,6 +9,7 @@ from ngcc.base import sandbox as _sandbox
 from ngcc.base.errors import SandboxUnavailableError
 from ngcc.base.untrusted import plain
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table, usage_checks
+from ngcc.cli.options import add_setting
 from ngcc.driver import child as _child
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
@@ -36,9 +37,8 @@ def add_check(subcommands: argparse._SubParsersAction) -> None:
                     "governor, turbo, SMT, virtualisation, load, software) and warn about "
                     "everything that makes cycle counts drift, with the remedy. Exit status 1 "
                     "under --strict when there is a warning.")
-    parser.add_argument("--cpu", type=int, metavar="N",
-                        help="the CPU a campaign would pin to (default: the last one allowed "
-                             "that no other running ngcc campaign holds)")
+    add_setting(parser, "cpu", help="the CPU a campaign would pin to (default: the last one "
+                                    "allowed that no other running ngcc campaign holds)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 if the host is not fixed")
     add_wait(parser, waits=False)

@@ -10,12 +10,12 @@ from ngcc.base.errors import UsageError
 from ngcc.cli.common import (
     EXIT_RUNTIME_ERROR,
     _positive_seconds,
-    add_kat_references,
     path_labels,
     refuse_together,
     table,
     usage_checks,
 )
+from ngcc.cli.options import add_labels, add_out, add_setting
 from ngcc.driver import kat
 from ngcc.library.katfile import normalise_files
 from ngcc.measure import plan as _plan
@@ -37,24 +37,21 @@ def add_kat(subcommands: argparse._SubParsersAction) -> None:
                         help="comma-separated KAT files: 2_12, 2_23, 2_33 (three 1 GiB "
                              "messages: minutes, 1 GiB of memory), loop (10^6 hash calls); "
                              "default: %(default)s")
-    parser.add_argument("--out", type=Path, default=Path("ngcc-kat"), metavar="DIR",
-                        help="folder for the logs (DIR/<candidate>/<label>.log) and the "
-                             "generated files; default: %(default)s")
+    add_out(parser, "the logs (DIR/<candidate>/<label>.log) and the generated files",
+            Path("ngcc-kat"))
     parser.add_argument("--keep", action="store_true",
                         help="keep the generated KAT files (DIR/<candidate>/<label>/)")
     parser.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS",
                         help="time allowed per file and for the guard probe (default: 600 s "
                              "for 2_12 and 2_23, 7200 s for 2_33 and loop)")
-    add_kat_references(parser)
+    add_setting(parser, "kat_manifest", dest="manifest")
+    add_setting(parser, "kat_official", dest="official")
     parser.add_argument("--candidate", metavar="ID",
                         help="every built-in instance of this candidate (any id of `ngcc "
                              "list --candidates`); or, when library paths are named, their "
                              "candidate id, whose manifest is used (default: the one `ngcc "
                              "build` recorded)")
-    parser.add_argument("--label", action="append", default=[], metavar="NAME",
-                        help="the label of a library path in file names and tables "
-                             "(repeatable, in the order of the library paths; default: the "
-                             "instance name, with @<folder> when two builds clash)")
+    add_labels(parser)
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bars or lines")
     parser.set_defaults(run=_run_kat)
@@ -67,7 +64,7 @@ def _run_kat(args: argparse.Namespace) -> int:
     refuse_together(args, ("all", "candidate"))
     with usage_checks():
         chosen, labels = _plan.resolve_libraries(args.instances, args.candidate, args.all,
-                                                 path_labels(args.instances, args.label))
+                                                 path_labels(args.instances, args.labels))
         normalise_files(args.files)
     results = kat.check(chosen, files=args.files, out_dir=args.out,
                         keep=args.keep, progress=not args.no_progress,

@@ -18,6 +18,7 @@ from ngcc.cli.common import (
     print_wait,
     usage_checks,
 )
+from ngcc.cli.options import add_labels, add_out, add_setting
 from ngcc.library.registry import Instance, instance
 from ngcc.measure import locks as _locks
 
@@ -49,8 +50,7 @@ def add_leak(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--seconds", type=_positive_seconds, default=_leak.DEFAULT_SECONDS,
                         metavar="S", help="the most seconds of calls per instance; default: "
                                           "%(default)g")
-    parser.add_argument("--cpu", type=int, metavar="N",
-                        help="pin the calls to CPU N (default: the last CPU allowed)")
+    add_setting(parser, "cpu", help="pin the calls to CPU N (default: the last CPU allowed)")
     parser.add_argument("--fixed", type=_hex_bytes, metavar="HEX",
                         help="the fixed message in hex (its length is the --length); default: "
                              "all zero")
@@ -64,12 +64,8 @@ def add_leak(subcommands: argparse._SubParsersAction) -> None:
                              "the exit status 1 too: the host cannot be trusted)")
     parser.add_argument("--no-early-stop", action="store_true",
                         help="make every call even once a test is above |t| = 10")
-    parser.add_argument("--label", action="append", default=[], metavar="NAME",
-                        help="the label of a library path in file names (repeatable, in the "
-                             "order of the library paths; default: the instance name, with "
-                             "@<folder> when two builds clash)")
-    parser.add_argument("--out", type=Path, default=Path("ngcc-leak"), metavar="DIR",
-                        help="folder for the evidence; default: %(default)s")
+    add_labels(parser)
+    add_out(parser, "the evidence", Path("ngcc-leak"))
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar on a terminal (without one there is none: "
                              "the result line of each instance is the progress)")
@@ -96,7 +92,7 @@ def _run_leak(args: argparse.Namespace) -> int:
         if args.cpu is not None:
             _locks.check_cpu(args.cpu)
         found = [instance(name) for name in args.instances]
-        labels = run_labels(found, path_labels(args.instances, args.label))
+        labels = run_labels(found, path_labels(args.instances, args.labels))
     # a bar on a terminal only: without one, each instance's result line is its progress
     reporter = _progress.Progress("off" if args.no_progress or not sys.stderr.isatty()
                                   else "bar")

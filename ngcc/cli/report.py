@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ngcc.cli.common import usage_checks
+from ngcc.cli.options import add_out
 from ngcc.evidence.run import load_run
 from ngcc.stats import groups as _analysis
 
@@ -31,8 +32,7 @@ def add_report(subcommands: argparse._SubParsersAction) -> None:
                     "on the run directory, so `ngcc validate` can regenerate them.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a campaign's run "
                         "directory")
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="where to write (default: RUN_DIR/report)")
+    add_out(parser, "the report (default: RUN_DIR/report)")
     parser.add_argument("--no-plots", action="store_true", help="write the pages only")
     parser.add_argument("--format", dest="formats", action="append", choices=_export.FORMATS,
                         metavar="FORMAT",

@@ -61,6 +61,9 @@ LEAK_TIMEOUT_SLACK = 120.0
 #: otherwise buy its trials a deadline of a quarter of an hour; a trial that truly
 #: needs longer is given ``trial_timeout`` (``--trial-timeout``) or a higher cap.
 MAX_TRIAL_TIMEOUT = 300.0
+#: A trial's deadline from its cold call: this many times its estimate, plus the slack.
+TRIAL_TIMEOUT_FACTOR = 10.0
+TRIAL_TIMEOUT_SLACK = 60.0
 
 
 def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None,
@@ -76,7 +79,7 @@ def uncapped_trial_timeout(t1: float, calls: int, warmup: int,
     """The deadline the cold call alone would allow a trial (:func:`trial_timeout`
     without its cap): what a message names when the cap was what killed the trial."""
     batch = calls if batch_calls is None else batch_calls
-    return 60.0 + 10.0 * (calls + warmup + batch) * t1
+    return TRIAL_TIMEOUT_SLACK + TRIAL_TIMEOUT_FACTOR * (calls + warmup + batch) * t1
 
 
 def _library_options(inst: Instance) -> list[str]:
