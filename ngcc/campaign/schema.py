@@ -49,7 +49,8 @@ def _words(text: str) -> tuple[str, ...]:
 POSITIVE_WHOLE = Kind("a positive whole number", lambda v: is_whole(v) and v > 0, int)
 POSITIVE_SECONDS = Kind("a positive, finite number of seconds",
                         lambda v: is_number(v) and v > 0, float)
-POSITIVE_PERCENT = Kind("a positive, finite number (a percentage)", lambda v: is_number(v) and v > 0, float)
+POSITIVE_PERCENT = Kind("a positive, finite number (a percentage)",
+                        lambda v: is_number(v) and v > 0, float)
 FLAG = Kind("True or False", lambda v: isinstance(v, bool))
 TEXT = Kind("a text", lambda v: isinstance(v, str))
 WHOLE = Kind("a whole number", is_whole, int)
