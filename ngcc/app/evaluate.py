@@ -5,8 +5,7 @@ built, KAT-gated, measured in one interleaved campaign and reported.
    the ICCS layouts);
 2. each is built with ``ngcc build`` and the flag set of its kind (reference: the
    guide's reference flags; optimized: its performance flags); when the build fails
-   and its own diagnosis is certain of a fix (a missing ``-m`` flag for the
-   intrinsics a file uses, the define that leaves out a guarded ``main``:
+   and its own diagnosis is certain of a fix (``base.errors.CERTAIN_FIXES``:
    :class:`ngcc.base.errors.BuildFix`), the fix is applied and the build run again, and
    the fix is recorded as an adjustment (in the sidecar, so in the KAT log, and in
    ``evaluation.json``, so on the pages); a folder that still does not build is a row
@@ -30,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ngcc.base import files as _files
-from ngcc.base.errors import BuildError, KatGateError
+from ngcc.base.errors import CERTAIN_FIXES, BuildError, KatGateError
 from ngcc.base.names import inside, unique_label
 from ngcc.base.progress import Progress
 from ngcc.campaign import campaign as _campaign
@@ -92,8 +91,8 @@ def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
         lines.append("  %-9s ngcc build --flags %-11s %s" % (
             folder.kind, folder.flags, folder.shown(root)))
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
-                 "is certain of (a missing -m flag, the define that leaves out a guarded "
-                 "main), each recorded as an adjustment; nothing was built")
+                 "is certain of (%s), each recorded as an adjustment; nothing was built"
+                 % CERTAIN_FIXES)
     return lines
 
 
@@ -125,8 +124,7 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
     """Build one folder into ``RUN_DIR/builds/<label>/`` with its kind's flag set and
     the fixes its build diagnosis is certain of; a failure is the row's reason."""
     digest = _archive.source_digest(folder.path)
-    defines: list[str] = []
-    extra: list[str] = []
+    applied: dict[str, list[str]] = {"define": [], "extra_cflags": [], "exclude": []}
     adjustments: list[str] = []
     builds = run_dir / _records.BUILDS_DIR
     staging = builds / _STAGING
@@ -134,16 +132,17 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
         shutil.rmtree(staging, ignore_errors=True)
         try:
             result = _build.build(folder.path, flags=folder.flags, out_dir=staging,
-                                  defines=defines, extra_cflags=extra, timeout=timeout,
+                                  defines=applied["define"],
+                                  extra_cflags=applied["extra_cflags"],
+                                  exclude=applied["exclude"], timeout=timeout,
                                   adjustments=adjustments)
         except BuildError as exc:
-            new = [fix for fix in exc.fixes
-                   if fix.value not in (defines if fix.option == "define" else extra)]
+            new = [fix for fix in exc.fixes if fix.value not in applied[fix.option]]
             if not new:  # the page shows the folder as found, not where it lies here
                 return _failed(folder, shown, digest, adjustments,
                                str(exc).replace(str(folder.path), shown))
             for fix in new:
-                (defines if fix.option == "define" else extra).append(fix.value)
+                applied[fix.option].append(fix.value)
                 adjustments.append(str(fix))
             continue
         inst = result.instance

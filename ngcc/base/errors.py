@@ -83,8 +83,10 @@ class BuildFix:
     remove one cause of a failed build (``ngcc evaluate`` applies it and says so).
 
     Attributes:
-        option: ``"extra_cflags"`` (a flag added) or ``"define"`` (a macro defined).
-        value: the flag (``-maes``) or the define (``WCHAIN_NO_MAIN``).
+        option: ``"extra_cflags"`` (a flag added), ``"define"`` (a macro defined) or
+            ``"exclude"`` (a C file left out of the compile list).
+        value: the flag (``-maes``), the define (``WCHAIN_NO_MAIN``) or the file
+            (``core.c``).
         reason: why, with the file and line (``_mm_aesenc_si128 at aes.c:12``).
     """
 
@@ -93,15 +95,24 @@ class BuildFix:
     reason: str
 
     def __str__(self) -> str:
-        flag = ("--extra-cflags=%s" if self.option == "extra_cflags" else "--define %s")
+        flag = {"extra_cflags": "--extra-cflags=%s", "exclude": "--exclude %s"}.get(
+            self.option, "--define %s")
         return "%s (%s)" % (flag % self.value, self.reason)
+
+
+#: The fixes a build's own diagnosis may be certain of (:class:`BuildFix`), in words: what
+#: ``ngcc evaluate`` applies, recorded as adjustments.
+CERTAIN_FIXES = ("a missing -m flag for the intrinsics a file uses, the define that leaves "
+                 "out a guarded main(), a .c file another source #includes left out of "
+                 "the compile list")
 
 
 class BuildError(NgccError):
     """``ngcc build`` could not make an instance library from a source folder.
 
     ``fixes``: the option changes the diagnosis is certain of (a missing ``-m`` flag,
-    the define that leaves out a guarded ``main``); empty when it knows of none."""
+    the define that leaves out a guarded ``main``, a C file another one ``#include``s
+    left out); empty when it knows of none."""
 
     def __init__(self, message: str, fixes: tuple[BuildFix, ...] = ()):
         super().__init__(message)

@@ -8,7 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ngcc.base.errors import MeasurementWarning
+from ngcc.base.errors import CERTAIN_FIXES, MeasurementWarning
 from ngcc.base.untrusted import plain
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
@@ -36,13 +36,13 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                     "and .../Optimized_Implementation/<instance>/), build each with the "
                     "guide's flag set of its kind (reference: reference; optimized: "
                     "performance), applying only the fixes the build's own diagnosis is "
-                    "certain of (a missing -m flag for the intrinsics used, the define "
-                    "that leaves out a guarded main), each recorded as an adjustment; "
+                    "certain of (%s), each recorded as an adjustment; "
                     "then one campaign over every library built (KAT gate, interleaved "
                     "trials) and the report (RUN_DIR/report/: index, a page per "
                     "candidate, summary). A folder that does not build or pass is a row "
                     "with its reason. Run again with the same arguments, it resumes. Exit "
-                    "status 1 when a folder was not built or a job not measured.")
+                    "status 1 when a folder was not built or a job not measured."
+                    % CERTAIN_FIXES)
     parser.add_argument("archives", nargs="+", type=Path, metavar="ARCHIVE",
                         help="the folder of an unpacked submission archive")
     add_settings(parser, "run_dir")

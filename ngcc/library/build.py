@@ -150,7 +150,8 @@ def _compile(folder: Path, sources: list[Path], cflags: list[str], extra: list[s
                                  % (folder, source.name, " ".join(cflags), shorten(errors)))
         objects.append(CompiledObject(source.name, obj, *symbols))
     if failures:
-        raise BuildError(*compile_failure(folder, cflags, extra, failures, len(sources)))
+        raise BuildError(*compile_failure(folder, cflags, extra, failures,
+                                          [source.name for source in sources]))
     return objects, "\n".join(warnings)
 
 

@@ -22,18 +22,39 @@ from ngcc.library.cc import (
 from ngcc.library.sources import CompiledObject
 
 
+def included_fixes(folder: Path, sources: list[str], names: list[str]
+                   ) -> tuple[BuildFix, ...]:
+    """Each of ``names`` that another of ``sources`` ``#include``s, as a fix leaving it
+    out of the compile list: its code is compiled where it is included (with what that
+    file defines first), so compiled alone it is no part of the library."""
+    fixes = []
+    for name in names:
+        includer = next((source for source in sources if source != name
+                         and name in included_sources(folder / source)), None)
+        if includer is not None:
+            fixes.append(BuildFix("exclude", name, "%s #includes it, so its code is "
+                                  "compiled there, not alone" % includer))
+    return tuple(fixes)
+
+
 def compile_failure(folder: Path, cflags: list[str], extra: list[str],
-                    failures: list[tuple[str, str]], source_count: int
+                    failures: list[tuple[str, str]], sources: list[str]
                     ) -> tuple[str, tuple[BuildFix, ...]]:
-    """The message for sources that do not compile: the missing -m flags once each,
-    with the first place they are needed, else the compiler's first errors; and the
-    flags as fixes when they are the only errors."""
+    """The message for sources that do not compile: a source another one ``#include``s
+    (left out: :func:`included_fixes`), else the missing -m flags once each, with the
+    first place they are needed, else the compiler's first errors; and the fixes when
+    they are certain (flags: when they are the only errors)."""
     text = "\n".join(errors for _, errors in failures)
     head = "%s does not compile with %s" % (folder, " ".join(cflags))
+    included = included_fixes(folder, sources, [name for name, _ in failures])
+    if included:
+        return "%s:\n%s\n%s" % (head, shorten(text), "\n".join(
+            "%s does not compile alone: %s; leave it out (--exclude %s)" % (
+                fix.value, fix.reason, fix.value) for fix in included)), included
     missing = missing_target_flags(text)
     if not missing:
         hint = ("\n(a file that is no part of the library can be left out with --exclude "
-                "FILE)" if source_count > 1 else "")
+                "FILE)" if len(sources) > 1 else "")
         return "%s:\n%s%s" % (head, shorten(text), hint), ()
     lines = ["%s: its intrinsics need compiler flags these flags lack:" % head]
     fixes = []

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ngcc.base import untrusted as _untrusted
+from ngcc.base.errors import CERTAIN_FIXES
 from ngcc.evidence.evaluation import FolderEntry
 from ngcc.report.sections.common import plural
 from ngcc.report.tables import markdown_table
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 FOLDER_COLUMNS = ("submission", "folder", "kind", "built with", "adjustments", "library",
                   "outcome")
 ADJUSTMENT_NOTE = ("Adjustments: options the build's own diagnosis was certain of "
-                   "(a missing -m flag for the intrinsics a file uses, the define that "
-                   "leaves out a guarded main()); nothing else was changed.")
+                   "(%s); nothing else was changed." % CERTAIN_FIXES)
 
 
 def reason_line(reason: str | None, width: int = 300) -> str:
