@@ -46,7 +46,7 @@ def test_an_infinite_setting_is_refused_by_its_name(flag, tmp_path):
 
 @pytest.mark.parametrize("lengths", [[1.5], [True], [1 << 40]])
 def test_lengths_that_are_no_byte_count_are_refused(lengths):
-    with pytest.raises(SettingError, match="lengths must be whole numbers of bytes"):
+    with pytest.raises(SettingError, match="lengths must be positive whole numbers of bytes"):
         Campaign(["SM3"], lengths=lengths)
 
 

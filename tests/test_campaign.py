@@ -267,9 +267,9 @@ def test_instance_selection():
         ngcc.Campaign([], **TINY)
     with pytest.raises(ValueError, match="positive"):
         ngcc.Campaign(["SM3"], **{**TINY, "lengths": [0]})
-    with pytest.raises(ValueError, match="trials must be positive, got 0"):
+    with pytest.raises(ValueError, match="trials must be a positive whole number, got 0"):
         ngcc.Campaign(["SM3"], **{**TINY, "trials": 0})
-    with pytest.raises(ValueError, match="op_budget must be positive"):
+    with pytest.raises(ValueError, match="op_budget must be a positive, finite number of seconds"):
         ngcc.Campaign(["SM3"], op_budget=-1.0, **TINY)
 
 

@@ -76,7 +76,7 @@ MISTAKES = [
     (["build", "{tmp}", "--candidate", "hash-99"], "unknown --candidate 'hash-99'"),
     (["build", "{tmp}", "--extra-cflags=-o x.so"], "--extra-cflags may not name an output"),
     (["evaluate", "{tmp}", "--lengths", "0"],
-     "argument --lengths: expected whole numbers of bytes from 1 to"),
+     "argument --lengths: expected positive whole numbers of bytes up to"),
     (["evaluate", "{tmp}", "--trials", "0"], "argument --trials: expected a positive whole"),
     (["evaluate", "{tmp}", "--kat-files", "zz"], "unknown KAT file 'zz'"),
     (["evaluate", "{tmp}", "--cpu", "999"], "CPU 999 does not exist"),

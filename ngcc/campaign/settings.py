@@ -52,7 +52,7 @@ def _lengths(text: str) -> tuple[int, ...]:
 
 
 LENGTHS = _schema.Kind(
-    "whole numbers of bytes from 1 to %d" % _timing.MAX_MESSAGE_BYTES,
+    "positive whole numbers of bytes up to %d" % _timing.MAX_MESSAGE_BYTES,
     lambda v: isinstance(v, tuple) and bool(v) and all(
         _schema.is_whole(n) and 1 <= n <= _timing.MAX_MESSAGE_BYTES for n in v), _lengths)
 WAIT = _schema.Kind("a finite number of seconds >= 0",
