@@ -69,7 +69,7 @@ CPU_TIME = Figure(
                         "cpu_time_ci95_relative"),
     seconds_of=lambda stats: stats.cpu_time_seconds)
 PER_CALL_MEAN = Figure(
-    code="per_call_mean", name="per-call mean", short="per-call mean", value="mean_cycles",
+    code="per_call_mean", name="per-call mean", short="mean", value="mean_cycles",
     interval="bootstrap mean", bracket_free=False, can_lead=True,
     meaning="Σ per-call counter readings / Σ calls: each call read on its own, so each "
             "carries the counter bracket, and the time other tasks took while it ran",
@@ -172,6 +172,53 @@ def leading_figure(stats: Any) -> Figure:
 def lead(stats: Any) -> Value:
     """The value ``stats`` leads with: what every view shows first."""
     return value(stats, leading_figure(stats))
+
+
+def core_cycles_per_byte(stats: Any, message_bytes: int) -> float | None:
+    """The leading figure in core cycles per byte: an estimate, its value × the trials'
+    estimate of core cycles per tick (``Statistics.core_cycles_per_tick``), where no PMU
+    counted them; ``None`` without that estimate."""
+    lead_ticks = lead(stats).ticks
+    factor = stats.core_cycles_per_tick
+    if lead_ticks is None or factor is None or not message_bytes:
+        return None
+    return lead_ticks * factor / message_bytes
+
+
+def uncertainty(record: Any) -> str | None:
+    """Why ``record``'s leading figure is uncertain, or ``None``: fewer trials of the
+    fast speed state than the job planned, because its budget of further trials ran out
+    (its process drew the host's slow state too often)."""
+    stats, planned = record.statistics, record.plan.trials_planned
+    left_out = stats.left_out_trials or ()
+    fast = stats.trials - len(left_out)
+    if not left_out or fast >= planned:
+        return None
+    return ("only %d of the %d planned trials ran in the host's fast speed state (%d left "
+            "out, and the job's budget of further trials ran out): the figure rests on "
+            "fewer processes than planned" % (fast, planned, len(left_out)))
+
+
+def _by_frequency(records: Iterable[Any]) -> list[Figure]:
+    counts: dict[Figure, int] = {}
+    for record in records:
+        led = leading_figure(record.statistics)
+        counts[led] = counts.get(led, 0) + 1
+    return sorted(counts, key=lambda led: -counts[led])
+
+
+def main_figure(records: Iterable[Any]) -> Figure:
+    """The figure most of ``records`` lead with (the CPU-time figure for none)."""
+    return next(iter(_by_frequency(records)), CPU_TIME)
+
+
+def leading_words(records: Iterable[Any]) -> str:
+    """The figures ``records`` lead with, in words, the most frequent first:
+    ``CPU time per call`` or ``CPU time per call (per-call mean where not measured)``."""
+    names = [led.name for led in _by_frequency(records)]
+    if len(names) <= 1:
+        return names[0] if names else CPU_TIME.name
+    return "%s (%s where not measured)" % (names[0], ", ".join(names[1:]))
 
 
 #: What each counter unit (``Trial.unit``) is called in tables and legends.
