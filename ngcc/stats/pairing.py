@@ -37,6 +37,7 @@ from ngcc.base.errors import (
     UnknownLabelError,
 )
 from ngcc.base.names import check_name
+from ngcc.evidence.figures import CPU_TIME
 from ngcc.stats import compare as _compare
 
 if TYPE_CHECKING:
@@ -289,9 +290,29 @@ def _core_cycles_per_tick(record: Record) -> np.ndarray | None:
 
 
 def _figures(record: Record, statistic: str) -> np.ndarray:
+    """Each trial's ``statistic``: for ``figure``, its value of the figure its record
+    leads with (``evidence.figures``), the trials of the slow speed state left out, as
+    the record's own figure leaves them out."""
+    if statistic == "figure":
+        lead = record.statistics.figure.figure
+        left_out = record.statistics.left_out_trials or ()
+        name = "cpu_time_ticks" if lead is CPU_TIME else "mean_cycles"
+        return np.asarray([getattr(t.statistics, name) for t in record.trials
+                           if t.index not in left_out], dtype=np.float64)
     name = statistic + "_cycles"
     return np.asarray([getattr(trial.statistics, name) for trial in record.trials],
                       dtype=np.float64)
+
+
+def _statistic_of(a: Record, b: Record, statistic: str) -> tuple[str, str | None]:
+    """The statistic both sides are compared by: ``figure`` only where both lead with
+    one figure (else their per-call means, with a note)."""
+    if statistic != "figure" or a.statistics.figure.code == b.statistics.figure.code:
+        return statistic, None
+    return "mean", ("%s at %d B: A leads with the %s, B with the %s (a record of another "
+                    "ngcc version); compared by their per-call means" % (
+                        a.label, a.message_bytes, a.statistics.figure.name,
+                        b.statistics.figure.name))
 
 
 def _comparable(pair: Pair, length: int, a: Record, b: Record, statistic: str
@@ -301,10 +322,11 @@ def _comparable(pair: Pair, length: int, a: Record, b: Record, statistic: str
     Raises:
         UnitMismatchError: different units and no conversion on both sides.
     """
+    statistic, mixed = _statistic_of(a, b, statistic)
     values_a, values_b = _figures(a, statistic), _figures(b, statistic)
     unit = _common_unit(a, b)
     if unit is not None:
-        return values_a, values_b, unit, None
+        return values_a, values_b, unit, mixed
     factors_a, factors_b = _core_cycles_per_tick(a), _core_cycles_per_tick(b)
     units = "A is in %s, B in %s" % (_unit_text(a), _unit_text(b))
     if factors_a is None or factors_b is None:
@@ -345,12 +367,13 @@ def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
 # ------------------------------------------------------------------ the comparison
 
 def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
-                   statistic: str, alpha: float, hosts: Sequence[str], load_limit: float
-                   ) -> RunComparison:
+                   statistic: str, alpha: float, hosts: Sequence[str], load_limit: float,
+                   margin: float = _compare.MARGIN) -> RunComparison:
     """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself):
     the statistics behind ``report.compare.compare_runs``, whose arguments these are (its
-    docstring says each), and ``load_limit``, the 1-minute load average above which a
-    side's host was busy (``measure.host.LOAD_LIMIT``): the notes then say so.
+    docstring says each), ``load_limit``, the 1-minute load average above which a
+    side's host was busy (``measure.host.LOAD_LIMIT``): the notes then say so, and
+    ``margin``: ratios within 1 ± margin are not called significant.
 
     Raises:
         UnknownLabelError: a label of ``pairs`` is not in its run.
@@ -394,7 +417,7 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
                            if record is None]
                 skipped.append("%d B (%s)" % (length, ", ".join(reasons)))
                 continue
-            row, note = _row(pair, length, a, b, statistic, alpha)
+            row, note = _row(pair, length, a, b, statistic, alpha, margin)
             compared_records.append((a, b))
             if note is not None:
                 notes.append(note)
@@ -403,7 +426,7 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
             notes.append("%s: not compared at %s" % (pair, "; ".join(skipped)))
         rows.extend(compared)
         summary, note = _summary(pair, compared, alpha, compared_records[-len(compared):]
-                                 if compared else [])
+                                 if compared else [], margin)
         if summary is not None:
             summaries.append(summary)
         if note is not None:
@@ -416,18 +439,18 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
                          tuple(summaries), tuple(dict.fromkeys(notes)))
 
 
-def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float
-         ) -> tuple[Row, str | None]:
+def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float,
+         margin: float) -> tuple[Row, str | None]:
     values_a, values_b, unit, note = _comparable(pair, length, a, b, statistic)
-    comparison = _compare.compare(values_a, values_b, alpha)
+    comparison = _compare.compare(values_a, values_b, alpha, margin)
     return Row(pair, length, unit, len(values_a), len(values_b),
                _compare.geometric_mean(values_a), _compare.geometric_mean(values_b),
                comparison, host_differences(a.environment, b.environment)), note
 
 
 def _summary(pair: Pair, rows: Sequence[Row], alpha: float,
-             records: Sequence[tuple[Record, Record]] = ()) -> tuple[Summary | None,
-                                                                     str | None]:
+             records: Sequence[tuple[Record, Record]] = (), margin: float = 0.0
+             ) -> tuple[Summary | None, str | None]:
     """The pair's geometric mean over the lengths with an interval, and a note naming the
     lengths left out (too few trials, or trials without any spread); none when a side's
     records are of several hosts (one statistic is never pooled across hosts)."""
@@ -448,7 +471,7 @@ def _summary(pair: Pair, rows: Sequence[Row], alpha: float,
     if not usable:
         return None, note
     return Summary(pair, tuple(row.message_bytes for row in usable),
-                   _compare.summarize([row.comparison for row in usable], alpha)), note
+                   _compare.summarize([row.comparison for row in usable], alpha, margin)), note
 
 
 def _progress_notes(run_a: Run, run_b: Run, one_run: bool) -> list[str]:
