@@ -378,7 +378,7 @@ def test_cli_table(two_runs, capsys):
     assert lines[:2] == ["A: %s" % a.path, "B: %s" % b.path]
     assert lines[2].startswith("note: different hosts (every row)")
     header = next(line for line in lines if line.startswith("A  "))
-    for column in ("length", "geo-mean of the trials' leading figures A (ticks)", "A/B",
+    for column in ("length", "leading figure A (ticks)", "A/B",
                    "95 % CI", "p",
                    "verdict"):
         assert column in header

@@ -112,12 +112,8 @@ def _tables(result: RunComparison) -> tuple[list[list[str]], list[list[str]]]:
 
 #: The figure a side shows, by ``statistic``: one name per meaning (the pages'
 #: "median" is of all calls pooled; this one is of the trials' own medians).
-FIGURE_NAMES = {"figure": "geo-mean of the trials' leading figures",
+FIGURE_NAMES = {"figure": "leading figure",
                 "median": "geo-mean of trial medians", "mean": "geo-mean of trial means"}
-_STATISTIC_WORDS = {"figure": "leading figures (the slow speed state's trials left out)",
-                    "median": "median", "mean": "mean"}
-
-
 def unit_word(unit: str) -> str:
     """``ticks`` for a counter's ticks, else the unit's word (``evidence.figures``)."""
     return _figures.unit_word([unit])
@@ -126,12 +122,15 @@ def unit_word(unit: str) -> str:
 def method_text(result: RunComparison) -> str:
     """One sentence on what was computed, printed above the table."""
     units = sorted({unit_word(row.unit) for row in result.rows}) or ["ticks"]
-    return ("A/B of the geometric mean of per-trial %s %s per call; %g %% CI and p "
-            "from Welch's t on the logarithms of the per-trial figures (the trials are the "
-            "samples); significant at alpha = %g and only beyond ±%g %% (two runs of the "
-            "same code on a busy host differ by that much)" % (
-                _STATISTIC_WORDS.get(result.statistic, result.statistic), "/".join(units),
-                100 * result.confidence, result.alpha, 100 * _compare.MARGIN))
+    what = ("of the records' leading figures (each as every table shows it)"
+            if result.statistic == "figure" else
+            "of the geometric mean of per-trial %s" % result.statistic)
+    return ("A/B %s, %s per call; %g %% CI and p from Welch's t on the logarithms of the "
+            "per-trial figures (the trials are the samples; the slow speed state's left "
+            "out); significant at alpha = %g and only beyond ±%g %% (two runs of the same "
+            "code on a busy host differ by that much)" % (
+                what, "/".join(units), 100 * result.confidence, result.alpha,
+                100 * _compare.MARGIN))
 
 
 def render(result: RunComparison, fmt: str = "table") -> str:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -268,8 +268,8 @@ def _comparison(estimate: Estimate, alpha: float, margin: float) -> Comparison:
                       estimate, margin)
 
 
-def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA, margin: float = 0.0
-            ) -> Comparison:
+def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA, margin: float = 0.0,
+            centre: float | None = None) -> Comparison:
     """Compare one figure of A and B from their per-trial statistics (1-d arrays).
 
     Args:
@@ -277,13 +277,22 @@ def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA, margin: float = 0.
         alpha: significance level; the interval's confidence is 1 − alpha.
         margin: ratios within 1 ± margin are not significant (``ngcc compare`` uses
             :data:`MARGIN`).
+        centre: the ratio to test and to centre the interval on, where each side's
+            figure is not the geometric mean of its trials (the records' leading
+            figures, medians of their fast-state trials); the spread is still the
+            trials' (Welch's standard error and degrees of freedom).
 
     Raises:
         ValueError: a side is empty or not positive, or alpha is outside (0, 1).
     """
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise ValueError("compare() takes one 1-d array of per-trial figures per side")
-    return _comparison(log_ratio(a, b), alpha, margin)
+    estimate = log_ratio(a, b)
+    if centre is not None:
+        if not centre > 0:
+            raise ValueError("a ratio of cycle counts is positive, not %r" % centre)
+        estimate = replace(estimate, log_ratio=np.asarray(math.log(centre)))
+    return _comparison(estimate, alpha, margin)
 
 
 def summarize(comparisons: Sequence[Comparison], alpha: float = ALPHA,

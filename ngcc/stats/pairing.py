@@ -441,10 +441,18 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
 
 def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float,
          margin: float) -> tuple[Row, str | None]:
+    """One length of a pair. By the leading figure, each side's figure is its record's
+    own (what every view shows) and the ratio theirs; otherwise, and where the figures
+    were converted to core cycles, the geometric means of the trials' figures."""
     values_a, values_b, unit, note = _comparable(pair, length, a, b, statistic)
-    comparison = _compare.compare(values_a, values_b, alpha, margin)
-    return Row(pair, length, unit, len(values_a), len(values_b),
-               _compare.geometric_mean(values_a), _compare.geometric_mean(values_b),
+    figure_a, figure_b = _compare.geometric_mean(values_a), _compare.geometric_mean(values_b)
+    centre = None
+    if statistic == "figure" and unit != CORE_CYCLES and \
+            a.statistics.figure.code == b.statistics.figure.code:
+        figure_a, figure_b = a.statistics.figure.ticks or 0.0, b.statistics.figure.ticks or 0.0
+        centre = figure_a / figure_b if figure_a > 0 and figure_b > 0 else None
+    comparison = _compare.compare(values_a, values_b, alpha, margin, centre)
+    return Row(pair, length, unit, len(values_a), len(values_b), figure_a, figure_b,
                comparison, host_differences(a.environment, b.environment)), note
 
 
