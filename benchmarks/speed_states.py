@@ -20,7 +20,10 @@ each estimator:
 It prints, per estimator and condition, the median estimate over the draws ÷ the alone
 pool's, and the share of draws within 5 % of that: what a user who ran the same job in
 that condition would have published. It also prints each pool's share of slow-state
-trials (more than ``SPEED_STATE_TOLERANCE`` above the pool's least). Asserts nothing.
+trials (more than ``SPEED_STATE_TOLERANCE`` above the pool's least), and the median
+over the trials that had their CPU throughout the batch of the batch mean (the
+harness's own statistic: one counter reading around a loop of calls) ÷ the CPU-time
+figure: where nothing disturbs a trial the two agree. Asserts nothing.
 
     python benchmarks/speed_states.py [--instances Pavelor-512] [--lengths 32,1024]
         [--pool 30] [--trials 5] [--draws 2000] [--seconds 0.05] [--cpu N]
@@ -56,14 +59,28 @@ def spinner(cpu: int) -> subprocess.Popen[bytes]:
     return process
 
 
-def pool(inst: Instance, length: int, cpu: int, calls: int, size: int) -> list[float]:
-    """The CPU-time figures (ticks per call) of ``size`` fresh trial processes."""
+#: Each condition's batch mean ÷ CPU-time figure of its trials that had their CPU
+#: throughout the batch (the harness's own statistic against ngcc's, where both hold).
+AGREEMENT: dict[str, list[float]] = {}
+
+
+def pool(inst: Instance, length: int, cpu: int, calls: int, size: int,
+         condition: str = "") -> list[float]:
+    """The CPU-time figures (ticks per call) of ``size`` fresh trial processes; the
+    undisturbed ones' batch mean ÷ figure goes to :data:`AGREEMENT`."""
     figures = []
     for i in range(size):
         measured = _child.trial(inst, length, calls, 3, cpu=cpu)
-        ticks = take(utc_now(), measured, i, i, 3).trial.statistics.cpu_time_ticks
-        if ticks is not None:
-            figures.append(ticks)
+        trial = take(utc_now(), measured, i, i, 3).trial
+        ticks = trial.statistics.cpu_time_ticks
+        if ticks is None:
+            continue
+        figures.append(ticks)
+        batch_cpu, batch_ns = trial.batch_thread_cpu_ns, trial.batch_ns
+        if trial.batch_ticks and trial.batch_calls and batch_cpu and batch_ns and \
+                batch_cpu >= 0.99 * batch_ns:  # on the CPU the whole batch
+            AGREEMENT.setdefault(condition, []).append(
+                trial.batch_ticks / trial.batch_calls / ticks)
     return figures
 
 
@@ -111,10 +128,14 @@ def report(name: str, length: int, pools: dict[str, list[float]], trials: int,
     for condition, figures in pools.items():
         slow = len(_stats.speed_states(figures))
         ratios = sorted(v / min(figures) for v in figures)
-        print("  %-15s least %9.1f ticks/call, slow state %2d/%d; ÷ least: %s" % (
-            condition, min(figures), slow, len(figures),
-            " ".join("%.2f" % ratios[round(q * (len(ratios) - 1))]
-                     for q in (0.1, 0.25, 0.5, 0.75, 0.9))))
+        agreement = AGREEMENT.get(condition, [])
+        print("  %-15s least %9.1f ticks/call, slow state %2d/%d; ÷ least: %s; batch "
+              "mean ÷ CPU time, undisturbed: %s" % (
+                  condition, min(figures), slow, len(figures),
+                  " ".join("%.2f" % ratios[round(q * (len(ratios) - 1))]
+                           for q in (0.1, 0.25, 0.5, 0.75, 0.9)),
+                  "%.3f (median of %d)" % (statistics.median(agreement), len(agreement))
+                  if agreement else "none undisturbed"))
     print("  %-8s %s" % ("", "  ".join("%-22s" % c for c in pools)))
     for estimator in ESTIMATORS:
         reference = statistics.median(estimates["alone"][estimator])
@@ -150,7 +171,9 @@ def main() -> None:
                 busy = {"same CPU busy": args.cpu, "other CPU busy": other}.get(condition)
                 rival = spinner(busy) if busy is not None else None
                 try:
-                    pools[condition] = pool(inst, length, args.cpu, calls, args.pool)
+                    AGREEMENT.pop(condition, None)
+                    pools[condition] = pool(inst, length, args.cpu, calls, args.pool,
+                                            condition)
                 finally:
                     if rival is not None:
                         rival.kill()

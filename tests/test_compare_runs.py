@@ -36,6 +36,7 @@ from ngcc.measure import locks as _locks
 from ngcc.report import compare as _compare_runs
 from ngcc.stats import compare as _compare
 from ngcc.stats import pairing as _pairing
+from ngcc.stats import sides as _sides
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
@@ -302,9 +303,9 @@ def test_a_busy_host_is_noted_with_its_load(make_run):
 def test_host_differences_ignore_calibration_noise_and_software():
     same = replace(ENVIRONMENT, python="3.12.1", load_average_start=(3.0, 2.0, 1.0),
                    counter=replace(ENVIRONMENT.counter, frequency_hz=2.1e9 * 1.004))
-    assert _pairing.host_differences(ENVIRONMENT, same) == ()
+    assert _sides.host_differences(ENVIRONMENT, same) == ()
     faster = replace(ENVIRONMENT, counter=replace(ENVIRONMENT.counter, frequency_hz=3.0e9))
-    assert _pairing.host_differences(ENVIRONMENT, faster) == (
+    assert _sides.host_differences(ENVIRONMENT, faster) == (
         "counter rate: 2.1 GHz vs 3 GHz",)
 
 

@@ -47,15 +47,17 @@ def mixed_row(record: Record) -> tuple[str, ...]:
 
 def legend(records: Sequence[Record]) -> str:
     """What section 4's figures are, under its table: each figure the rows lead with."""
-    shown = []
+    shown: list[_figures.Figure] = []
     for record in records:
         figure = _figures.leading_figure(record.statistics)
         if figure not in shown:
             shown.append(figure)
-    words = "; ".join("%s: %s" % (f.name, f.meaning) for f in shown)
-    return ("Each row leads with %s (%s), in counter ticks per call and per byte, in time "
-            "per call and MB/s (10⁶ bytes per second) of that time; the other figures are "
-            "in the robustness table below." % (_figures.leading_words(records), words))
+    which = "; ".join("the %s: %s" % (f.name, f.meaning) for f in shown)
+    lead = ("Each row leads with %s." % which if len(shown) == 1 else
+            "Each row leads with the figure its `figure` column names (%s)." % which)
+    return (lead + " Cycles are counter ticks per call and per byte; time per call and MB/s "
+            "(10⁶ bytes per second) are of the same figure; the other figures are in the "
+            "robustness table below.")
 
 
 CALLS_LEGEND = "n: calls in total (trials × calls per trial), each trial a fresh process."
