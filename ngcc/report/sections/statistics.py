@@ -21,7 +21,12 @@ from ngcc.base import format as _format
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import verdict as _verdict
-from ngcc.report.sections.common import by_host, code, instance_label
+from ngcc.report.sections.common import (
+    baseline_sentence,
+    by_host,
+    code,
+    instance_label,
+)
 from ngcc.report.sections.failures import flag_lines
 from ngcc.stats import groups as _analysis
 
@@ -147,8 +152,7 @@ def columns(run: Run, records: Sequence[Record]) -> list[Column]:
                "core cycles per counter tick (no PMU counted them), and the spread of "
                "those estimates ((max − min) / median)"),
         Column("× pseudoXOF", lambda r: ratio_cell(run.records, r), lambda _: True,
-               "× pseudoXOF: section 4's figure over pseudoXOF's of the same output width "
-               f"and length in this run ({_format.MISSING} where it was not measured)"),
+               baseline_sentence(run.records)),
         Column("flags", flags_cell,
                lambda rs: any(r.statistics.flags or r.rejected_trials for r in rs),
                "Flags: the trials flagged, by kind, the worst of each below; rejected: "
