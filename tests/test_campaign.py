@@ -1329,7 +1329,7 @@ def test_without_a_terminal_one_line_per_job_and_no_carriage_return(tmp_path, mo
     assert [line.split(":")[0] for line in measured] == ["measure %d/6" % i for i in
                                                           range(1, 7)]
     assert measured[0].startswith("measure 1/6: SM3 32 B  ")
-    assert " ticks/byte (elapsed " in measured[0] and ", ETA " in measured[0]
+    assert " ticks/byte (" in measured[0] and "(elapsed " in measured[0] and ", ETA " in measured[0]
     assert captured.out.startswith("instance ")                       # stdout: the table
 
 
