@@ -55,3 +55,25 @@ def test_evaluate_builds_the_folder_without_it_and_records_the_adjustment(archiv
     assert ngcc.hash(str(library), b"abc") != ngcc.hash(str(library), b"abd")
     note = _folders.ADJUSTMENT_NOTE
     assert "#includes" in note and "guarded main()" in note
+
+
+def test_an_option_given_for_a_folder_is_applied_and_recorded_as_asked(archive, tmp_path):
+    """``ngcc evaluate --exclude Included-256:core.c``: asked for, so no adjustment."""
+    asked = [_evaluate.FolderOption("Reference_Implementation/Included-256", "exclude",
+                                    "core.c")]
+    evaluation = _evaluate.build_all([archive], tmp_path / "run", requested=asked)
+    [row] = evaluation.folders
+    assert (row.status, row.adjustments, row.requested) == ("built", (), ("--exclude core.c",))
+    assert row.options == "--flags reference --exclude core.c"
+    other = [_evaluate.FolderOption("Other-256", "define", "X")]
+    with pytest.raises(ngcc.ArchiveError, match=r"Other-256:X names no folder of the "
+                       r"archives .*e\.g\. Included-256"):
+        _evaluate.build_all([archive], tmp_path / "run2", requested=other)
+
+
+@pytest.mark.parametrize("given", ["core.c", ":core.c", "Included-256:"])
+def test_a_folder_option_without_its_folder_is_a_usage_mistake(given, tmp_path, capsys):
+    from ngcc.cli.main import main
+
+    assert main(["evaluate", str(tmp_path), "--exclude", given]) == 2
+    assert "argument --exclude: expected FOLDER:FILE" in capsys.readouterr().err

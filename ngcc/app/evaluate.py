@@ -29,7 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ngcc.base import files as _files
-from ngcc.base.errors import CERTAIN_FIXES, BuildError, KatGateError
+from ngcc.base.errors import (
+    CERTAIN_FIXES,
+    ArchiveError,
+    BuildError,
+    KatGateError,
+    option_text,
+)
 from ngcc.base.names import inside, unique_label
 from ngcc.base.progress import Progress
 from ngcc.campaign import campaign as _campaign
@@ -48,6 +54,34 @@ from ngcc.library import registry as _registry
 from ngcc.library.archive import Folder
 from ngcc.measure.gate import KatChecker
 from ngcc.report import write as _report
+
+
+@dataclass(frozen=True)
+class FolderOption:
+    """A build option given for the folders whose path ends with ``folder`` (``ngcc
+    evaluate --exclude Foo-256:core.c``), for what a diagnosis is not certain of.
+
+    Attributes:
+        folder: the end of the folder's path as the rows show it (``Foo-256``,
+            ``Optimized_Implementation/Foo-256``).
+        option: ``exclude`` (a C file left out), ``define`` (a macro, ``NAME[=VALUE]``)
+            or ``extra_cflags`` (compiler flags added).
+        value: the file, the macro or the flags.
+    """
+
+    folder: str
+    option: str
+    value: str
+
+    def matches(self, shown: str) -> bool:
+        """Whether the folder shown as ``shown`` is one it names."""
+        wanted = Path(self.folder.rstrip("/")).parts
+        return bool(wanted) and Path(shown).parts[-len(wanted):] == wanted
+
+    def words(self) -> str:
+        """The option as ``ngcc build`` would take it: ``--exclude core.c``."""
+        return option_text(self.option, self.value)
+
 
 #: How many times a build is run again with the fixes its diagnosis named.
 MAX_FIX_ROUNDS = 4
@@ -106,12 +140,13 @@ def _label_for(name: str, folder: Folder, taken: set[str]) -> str:
 
 
 def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Folder,
-          run_dir: Path) -> FolderEntry | None:
+          run_dir: Path, requested: Sequence[FolderOption] = ()) -> FolderEntry | None:
     """The row of an earlier evaluation of the same folder, when its sources are
     unchanged and its library is still the one it built."""
     old = previous.get(shown)
     if old is None or old.status == "build failed" or old.source_sha256 != digest \
-            or old.flags != folder.flags or old.library is None:
+            or old.flags != folder.flags or old.library is None \
+            or old.requested != tuple(o.words() for o in requested):
         return None
     library = run_dir / old.library
     if not library.is_file() or _files.sha256_file(library) != old.library_sha256:
@@ -120,11 +155,16 @@ def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Fol
 
 
 def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
-                 timeout: float = _build.DEFAULT_TIMEOUT) -> FolderEntry:
-    """Build one folder into ``RUN_DIR/builds/<label>/`` with its kind's flag set and
-    the fixes its build diagnosis is certain of; a failure is the row's reason."""
+                 timeout: float = _build.DEFAULT_TIMEOUT,
+                 requested: Sequence[FolderOption] = ()) -> FolderEntry:
+    """Build one folder into ``RUN_DIR/builds/<label>/`` with its kind's flag set, the
+    options ``requested`` for it and the fixes its build diagnosis is certain of; a
+    failure is the row's reason."""
     digest = _archive.source_digest(folder.path)
     applied: dict[str, list[str]] = {"define": [], "extra_cflags": [], "exclude": []}
+    for option in requested:
+        applied[option.option].append(option.value)
+    asked = tuple(option.words() for option in requested)
     adjustments: list[str] = []
     builds = run_dir / _records.BUILDS_DIR
     staging = builds / _STAGING
@@ -140,7 +180,7 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
             new = [fix for fix in exc.fixes if fix.value not in applied[fix.option]]
             if not new:  # the page shows the folder as found, not where it lies here
                 return _failed(folder, shown, digest, adjustments,
-                               str(exc).replace(str(folder.path), shown))
+                               str(exc).replace(str(folder.path), shown), asked)
             for fix in new:
                 applied[fix.option].append(fix.value)
                 adjustments.append(str(fix))
@@ -159,18 +199,18 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
             if missing else None, label=label, instance=inst.name,
             candidate=inst.candidate,
             library=(Path(_records.BUILDS_DIR) / label / inst.library.name).as_posix(),
-            library_sha256=result.sha256)
+            library_sha256=result.sha256, requested=asked)
     return _failed(folder, shown, digest, adjustments, "the build still failed after %d "
-                   "rounds of fixes" % MAX_FIX_ROUNDS)
+                   "rounds of fixes" % MAX_FIX_ROUNDS, asked)
 
 
 def _failed(folder: Folder, shown: str, digest: str, adjustments: list[str],
-            reason: str) -> FolderEntry:
+            reason: str, requested: tuple[str, ...] = ()) -> FolderEntry:
     return FolderEntry(
         submission=folder.submission, kind=folder.kind, folder=shown, source_sha256=digest,
         flags=folder.flags, adjustments=tuple(adjustments), status="build failed",
         reason=reason, label=None, instance=None, candidate=None, library=None,
-        library_sha256=None)
+        library_sha256=None, requested=requested)
 
 
 def _not_followed(folder: Folder, shown: str) -> FolderEntry:
@@ -185,15 +225,24 @@ def _not_followed(folder: Folder, shown: str) -> FolderEntry:
 
 
 def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.PathLike[str],
-              timeout: float = _build.DEFAULT_TIMEOUT) -> Evaluation:
+              timeout: float = _build.DEFAULT_TIMEOUT,
+              requested: Sequence[FolderOption] = ()) -> Evaluation:
     """Build every folder of the archives into ``run_dir`` (keeping the unchanged
-    libraries of an earlier evaluation there), writing ``evaluation.json`` after each.
+    libraries of an earlier evaluation there), writing ``evaluation.json`` after each;
+    ``requested``: options given for some folders.
 
     Raises:
-        ArchiveError: an archive that is not a folder, or no implementation folder.
+        ArchiveError: an archive that is not a folder, no implementation folder, or an
+            option for a folder that is none of them.
         ForeignRunDirError: ``run_dir`` is a folder of something else.
     """
     pairs = _archive.folders_of(archives)
+    shown_all = [folder.shown(root) for root, folder in pairs]
+    for option in requested:
+        if not any(option.matches(shown) for shown in shown_all):
+            raise ArchiveError("%s:%s names no folder of the archives (a folder is named by "
+                               "the end of its path, e.g. %s)" % (
+                                   option.folder, option.value, Path(shown_all[0]).name))
     path = Path(run_dir)
     refuse_foreign(path, evaluation=True)
     earlier = _evaluation.load(path) if (path / _records.EVALUATION_FILE).exists() else None
@@ -204,12 +253,13 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
     taken: set[str] = set()
     for root, folder in pairs:
         shown = folder.shown(root)
+        mine = [option for option in requested if option.matches(shown)]
         entry = (_not_followed(folder, shown) if folder.linked_to is not None
                  else _kept(previous, shown, _archive.source_digest(folder.path), folder,
-                            path))
+                            path, mine))
         if entry is None or (entry.label or "").casefold() in (
                 {label.casefold() for label in taken} | _registry.reserved_labels()):
-            entry = build_folder(folder, shown, path, taken, timeout)
+            entry = build_folder(folder, shown, path, taken, timeout, mine)
         if entry.label is not None:
             taken.add(entry.label)
         entries.append(entry)
@@ -227,7 +277,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
              on_plan: Callable[[CostEstimate], None] | None = None,
              on_wait: Callable[[str], None] | None = None,
              runner: TrialRunner | None = None, kat_checker: KatChecker | None = None,
-             ) -> EvaluationResult:
+             requested: Sequence[FolderOption] = ()) -> EvaluationResult:
     """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
 
     Args:
@@ -239,6 +289,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
         report: write the report (``RUN_DIR/report/``) at the end.
         formats, plots: what the report holds (:func:`ngcc.report.write.write_report`).
         build_timeout: seconds the compiler runs of one build may take together.
+        requested: build options for some folders (:class:`FolderOption`).
         progress, on_plan, on_wait, runner, kat_checker: the campaign's
             (:class:`ngcc.Campaign`).
 
@@ -251,7 +302,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
     """
     settings = settings or CampaignSettings()
     path = Path(run_dir) if run_dir is not None else settings.run_dir
-    evaluation = build_all(archives, path, build_timeout)
+    evaluation = build_all(archives, path, build_timeout, requested)
     built = [f for f in evaluation.folders if f.status == "built" and f.library]
     if not built:
         return EvaluationResult(evaluation, None, ())

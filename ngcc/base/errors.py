@@ -95,9 +95,15 @@ class BuildFix:
     reason: str
 
     def __str__(self) -> str:
-        flag = {"extra_cflags": "--extra-cflags=%s", "exclude": "--exclude %s"}.get(
-            self.option, "--define %s")
-        return "%s (%s)" % (flag % self.value, self.reason)
+        return "%s (%s)" % (option_text(self.option, self.value), self.reason)
+
+
+def option_text(option: str, value: str) -> str:
+    """A build option as ``ngcc build`` takes it: ``--extra-cflags=-maes``, ``--define
+    NAME``, ``--exclude core.c``."""
+    flag = {"extra_cflags": "--extra-cflags=%s", "exclude": "--exclude %s"}.get(
+        option, "--define %s")
+    return flag % value
 
 
 #: The fixes a build's own diagnosis may be certain of (:class:`BuildFix`), in words: what

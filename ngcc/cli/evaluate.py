@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
+from ngcc.app.evaluate import FolderOption
 from ngcc.base.errors import CERTAIN_FIXES, MeasurementWarning
 from ngcc.base.untrusted import plain
 from ngcc.campaign.settings import CampaignSettings
@@ -49,7 +51,19 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="list the folders found and how each will be built; build "
                              "and measure nothing")
-    add_settings(parser, "quick", "lengths", "trials", "cpu", "kat_files", "allow_kat_fail")
+    add_settings(parser, "quick", "lengths", "trials", "cpu", "kat_files", "allow_kat_fail",
+                 "kat_manifest", "kat_official", "kat_timeout", "trial_timeout",
+                 "max_trial_timeout")
+    for option, metavar, what in (
+            ("exclude", "FOLDER:FILE", "leave this C file of the folder out of its build "
+                                       "(ngcc build --exclude)"),
+            ("define", "FOLDER:NAME[=VALUE]", "define this macro for every source of the "
+                                              "folder (ngcc build --define)")):
+        parser.add_argument("--" + option, dest="requested", action="append", default=[],
+                            type=_folder_option(option, metavar), metavar=metavar,
+                            help="%s, for what its build's diagnosis is not certain of; "
+                                 "FOLDER is the end of its path as the rows show it (its "
+                                 "instance folder's name will do); repeatable" % what)
     parser.add_argument("--format", dest="formats", action="append", choices=_export.FORMATS,
                         metavar="FORMAT",
                         help="the report's formats (repeatable; default: markdown and html)")
@@ -62,6 +76,19 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                         help="no plan and no progress; the table of folders still")
     add_wait(parser)
     parser.set_defaults(run=_run_evaluate)
+
+
+def _folder_option(option: str, metavar: str) -> Callable[[str], FolderOption]:
+    """The ``type`` of ``--exclude``/``--define``: ``FOLDER:VALUE``, split at its last
+    colon."""
+    def parse(text: str) -> FolderOption:
+        folder, colon, value = text.rpartition(":")
+        if not (colon and folder.strip("/") and value):
+            raise argparse.ArgumentTypeError("expected %s (the end of a folder's path, a "
+                                             "colon, then the value), got %r" % (metavar, text))
+        return FolderOption(folder, option, value)
+
+    return parse
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
@@ -84,7 +111,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             result = _evaluate.evaluate(
                 args.archives, settings=settings, formats=args.formats or ("markdown", "html"),
                 plots=not args.no_plots, build_timeout=args.build_timeout,
-                progress=not args.quiet, on_wait=print_wait,
+                requested=args.requested, progress=not args.quiet, on_wait=print_wait,
                 on_plan=None if args.quiet else print_plan(sys.stderr))
         except KeyboardInterrupt:
             print("ngcc: interrupted; the folders built and %s: run the same command "
@@ -96,6 +123,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     rows += [(plain(f.folder), f.kind, plain(f.options), f.label or "-",
               _folders.outcome(f, verdicts, plain)) for f in result.evaluation.folders]
     print(table(rows))
+    for entry in result.evaluation.folders:  # the whole reason evaluation.json holds
+        if entry.reason is not None and entry.status != "built":
+            print("\n%s %s:\n%s" % (entry.status, plain(entry.folder), "\n".join(
+                "  " + plain(line) for line in entry.reason.splitlines())))
     for entry in result.evaluation.builtin_names():
         print("ngcc: note: %s %s" % (plain(entry.folder), entry.name_note()), file=sys.stderr)
     if result.run is not None:

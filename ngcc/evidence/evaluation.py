@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngcc.base.codec import Evidence, FieldError
+from ngcc.base.codec import Evidence, FieldError, added
 from ngcc.base.errors import InvalidNameError
 from ngcc.base.names import check_name
 from ngcc.evidence.records import EVALUATION_FILE, load_file, write_json
@@ -51,6 +51,8 @@ class FolderEntry(Evidence):
         candidate: the candidate ``ngcc build`` gave it (None when not built).
         library: the library, relative to the run directory (None when not built).
         library_sha256: the library's SHA-256 (None when not built).
+        requested: the build options given for it on the command line
+            (``--exclude core.c``, from ``ngcc evaluate --exclude FOLDER:core.c``).
     """
 
     submission: str
@@ -66,6 +68,7 @@ class FolderEntry(Evidence):
     candidate: str | None
     library: str | None
     library_sha256: str | None
+    requested: tuple[str, ...] = added(())
 
     def _check(self, where: str) -> None:
         kinds = (*KIND_FLAGS, UNKNOWN_KIND) if self.status == "not followed" else KIND_FLAGS
@@ -99,8 +102,8 @@ class FolderEntry(Evidence):
         --extra-cflags=-maes``; ``-`` for a folder not followed)."""
         if self.status == "not followed":
             return "-"
-        return " ".join(["--flags %s" % self.flags, *(a.split(" (", 1)[0]
-                                                       for a in self.adjustments)])
+        return " ".join(["--flags %s" % self.flags, *self.requested,
+                         *(a.split(" (", 1)[0] for a in self.adjustments)])
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ that lists them on a candidate's page and on the index."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -21,14 +22,25 @@ ADJUSTMENT_NOTE = ("Adjustments: options the build's own diagnosis was certain o
                    "(%s); nothing else was changed." % CERTAIN_FIXES)
 
 
-def reason_line(reason: str | None, width: int = 300) -> str:
+def reason_line(reason: str | None, width: int = 400) -> str:
     """A build's message on one line: its first line and, when that only introduces
-    them (``does not compile with …:``), the first error line after it."""
+    them (``does not compile with …:``), the first error line after it; then every
+    line of ngcc's own that names what to do (an option: ``… (--exclude core.c)``), so
+    the row says what ``evaluation.json`` says a submitter can act on."""
     lines = [line.strip() for line in (reason or "unknown").splitlines() if line.strip()]
     shown = lines[0] if lines else "unknown"
     if shown.endswith(":") and len(lines) > 1:
         shown += " " + next((line for line in lines[1:] if "error" in line), lines[1])
+    remedies = [line for line in lines[1:] if _REMEDY.search(line)
+                and not _COMPILER_LINE.match(line) and line not in shown]
+    shown = " ".join([shown, *remedies])
     return shown if len(shown) <= width else shown[:width - 1] + "…"
+
+
+#: A line of ngcc's that names an option to give (``--exclude FILE``, ``--define X``).
+_REMEDY = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+#: A compiler's or linker's own line (``core.c:5:2: error: …``, ``ld: …``).
+_COMPILER_LINE = re.compile(r"^(\S+:\d+(:\d+)?:|/\S*ld\b|ld:|collect2)")
 
 
 def outcome(entry: FolderEntry, verdicts: dict[str, str],
