@@ -1,10 +1,12 @@
 """``ngcc evaluate``: every implementation folder of one or more submission archives,
 built, KAT-gated, measured in one interleaved campaign and reported.
 
-1. :func:`ngcc.library.archive.folders_of` finds the folders (reference and optimized, in
-   the ICCS layouts);
+1. :func:`ngcc.library.archive.folders_of` finds the folders (reference, optimized and
+   additional, in the ICCS layouts);
 2. each is built with ``ngcc build`` and the flag set of its kind (reference: the
-   guide's reference flags; optimized: its performance flags); when the build fails
+   guide's reference flags; optimized and additional: its performance flags; an
+   additional folder that does not build for this host is a row saying so); when the
+   build fails
    and its own diagnosis is certain of a fix (``base.errors.CERTAIN_FIXES``:
    :class:`ngcc.base.errors.BuildFix`), the fix is applied and the build run again, and
    the fix is recorded as an adjustment (in the sidecar, so in the KAT log, and in
@@ -23,6 +25,7 @@ candidate of each library is the one ``ngcc build`` gives it.
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -206,6 +209,9 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
 
 def _failed(folder: Folder, shown: str, digest: str, adjustments: list[str],
             reason: str, requested: tuple[str, ...] = ()) -> FolderEntry:
+    if folder.kind == "additional":  # a port for another platform fails here by design
+        reason = ("an additional implementation (a platform port or alternative code) "
+                  "that does not build for this host (%s): %s" % (platform.machine(), reason))
     return FolderEntry(
         submission=folder.submission, kind=folder.kind, folder=shown, source_sha256=digest,
         flags=folder.flags, adjustments=tuple(adjustments), status="build failed",

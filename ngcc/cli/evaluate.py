@@ -24,6 +24,7 @@ from ngcc.cli.common import (
 from ngcc.cli.options import add_settings, settings_of
 from ngcc.cli.summary import FlagWarnings, kept_words, print_plan, verdict_text
 from ngcc.library import build as _build
+from ngcc.library.archive import KIND_FLAGS
 from ngcc.stats import groups as _analysis
 
 
@@ -34,17 +35,18 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
         "evaluate", help="build, KAT-check, measure and report every folder of "
                          "submission archives",
         description="Find every implementation folder of every candidate in the "
-                    "submission archives (<Name>/.../Reference_Implementation/<instance>/ "
-                    "and .../Optimized_Implementation/<instance>/), build each with the "
-                    "guide's flag set of its kind (reference: reference; optimized: "
-                    "performance), applying only the fixes the build's own diagnosis is "
+                    "submission archives (<Name>/.../Reference_Implementation/<instance>/, "
+                    ".../Optimized_Implementation/<instance>/ and .../Additional_"
+                    "Implementation/<instance>/), build each with the guide's flag set of "
+                    "its kind (%s), applying only the fixes the build's own diagnosis is "
                     "certain of (%s), each recorded as an adjustment; "
                     "then one campaign over every library built (KAT gate, interleaved "
                     "trials) and the report (RUN_DIR/report/: index, a page per "
                     "candidate, summary). A folder that does not build or pass is a row "
                     "with its reason. Run again with the same arguments, it resumes. Exit "
                     "status 1 when a folder was not built or a job not measured."
-                    % CERTAIN_FIXES)
+                    % ("; ".join("%s: %s" % kind for kind in KIND_FLAGS.items()),
+                       CERTAIN_FIXES))
     parser.add_argument("archives", nargs="+", type=Path, metavar="ARCHIVE",
                         help="the folder of an unpacked submission archive")
     add_settings(parser, "run_dir")

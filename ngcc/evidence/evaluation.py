@@ -34,8 +34,8 @@ class FolderEntry(Evidence):
 
     Attributes:
         submission: the submission's name (its archive's top folder).
-        kind: ``reference`` or ``optimized`` (``unknown``: a symbolic link outside
-            every kind folder, not followed).
+        kind: ``reference``, ``optimized`` or ``additional`` (``unknown``: a symbolic
+            link outside every kind folder, not followed).
         folder: the folder relative to its archive's parent.
         source_sha256: :func:`source_digest` of the folder when it was built.
         flags: the flag set it was built with (``reference``, ``performance``).

@@ -1,7 +1,8 @@
 """Submission archives: the implementation folders in them.
 
 An ICCS submission archive holds, per candidate, ``<Name>/…/Reference_Implementation/
-<instance>/`` and ``…/Optimized_Implementation/<instance>/`` (often under
+<instance>/`` and ``…/Optimized_Implementation/<instance>/``, some also
+``…/Additional_Implementation/<instance>/`` (platform ports, alternative code; often under
 ``Implementations and Test_Vectors/API_CryptHash/``; names with spaces, sometimes a
 level more such as ``Optimized_Implementation/avx2/<instance>/``). :func:`find_folders`
 lists every such folder, nearest the kind folder first; a folder is an implementation
@@ -26,10 +27,15 @@ from ngcc.base.errors import ArchiveError
 #: separator aside), and the kind.
 KIND_FOLDERS = {"reference_implementation": "reference",
                 "optimized_implementation": "optimized",
-                "optimised_implementation": "optimized"}
-#: The flag set of ``ngcc build`` each kind is built with (the NGCC guide's).
-KIND_FLAGS = {"reference": "reference", "optimized": "performance"}
-KIND_SUFFIX = {"reference": "ref", "optimized": "opt"}
+                "optimised_implementation": "optimized",
+                "additional_implementation": "additional",
+                "additional_implementations": "additional"}
+#: The flag set of ``ngcc build`` each kind is built with (the NGCC guide's; an
+#: additional implementation, a platform port or alternative code, is built for speed
+#: as an optimized one is).
+KIND_FLAGS = {"reference": "reference", "optimized": "performance",
+              "additional": "performance"}
+KIND_SUFFIX = {"reference": "ref", "optimized": "opt", "additional": "add"}
 #: The kind of a linked folder with no kind folder at or above it (it is not followed,
 #: so what it holds is not known).
 UNKNOWN_KIND = "unknown"
@@ -47,7 +53,8 @@ class Folder:
     Attributes:
         path: the folder, absolute.
         submission: the submission's name: the archive's top folder (``Pavelor``).
-        kind: ``reference`` or ``optimized`` (:data:`UNKNOWN_KIND` for a linked folder
+        kind: ``reference``, ``optimized`` or ``additional`` (:data:`UNKNOWN_KIND` for a
+            linked folder
             outside any kind folder).
         linked_to: for a symbolic link to a folder, where it points (it is not
             followed: nothing below it is read or built); else None.

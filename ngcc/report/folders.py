@@ -89,7 +89,7 @@ def submission_folders(run: Run, candidate: str | None) -> list[str]:
              f"{plural(len(entries), 'folder')} found, {len(entries) - failed} built"
              + (f", {failed} not built (a row each, with the build's reason)" if failed
                 else "") + ". Reference folders are built with the guide's reference "
-             "flags, optimized ones with its performance flags.", ""]
+             "flags, optimized and additional ones with its performance flags.", ""]
     lines += markdown_table(FOLDER_COLUMNS, folder_rows(entries, verdicts)) + [""]
     if any(e.adjustments for e in entries):
         lines += [ADJUSTMENT_NOTE, ""]

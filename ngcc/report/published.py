@@ -199,8 +199,9 @@ def optimized_build(record: Record) -> str | None:
     if build["flag_set"] != "reference":
         return "flag set %s" % (build["flag_set"] or "given literally")
     source = build.get("source_dir")
-    if isinstance(source, str) and _archive.path_kind(Path(source)) == "optimized":
-        return "an Optimized_Implementation folder"
+    kind = _archive.path_kind(Path(source)) if isinstance(source, str) else None
+    if kind in ("optimized", "additional"):
+        return "an %s_Implementation folder" % str(kind).capitalize()
     return None
 
 
