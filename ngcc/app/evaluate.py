@@ -159,7 +159,8 @@ def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Fol
 
 def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
                  timeout: float = _build.DEFAULT_TIMEOUT,
-                 requested: Sequence[FolderOption] = ()) -> FolderEntry:
+                 requested: Sequence[FolderOption] = (),
+                 candidate: str | None = None) -> FolderEntry:
     """Build one folder into ``RUN_DIR/builds/<label>/`` with its kind's flag set, the
     options ``requested`` for it and the fixes its build diagnosis is certain of; a
     failure is the row's reason."""
@@ -175,6 +176,7 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
         shutil.rmtree(staging, ignore_errors=True)
         try:
             result = _build.build(folder.path, flags=folder.flags, out_dir=staging,
+                                  candidate=candidate,
                                   defines=applied["define"],
                                   extra_cflags=applied["extra_cflags"],
                                   exclude=applied["exclude"], timeout=timeout,
@@ -270,8 +272,37 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
             taken.add(entry.label)
         entries.append(entry)
         _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
+    entries = _inherit_candidates(entries, {shown: folder for shown, (_, folder)
+                                            in zip(shown_all, pairs, strict=True)},
+                                  path, taken, timeout, requested)
+    _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
     shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
     return Evaluation(archives=archive_names, folders=tuple(entries))
+
+
+def _inherit_candidates(entries: list[FolderEntry], found: dict[str, Folder],
+                        run_dir: Path, taken: set[str], timeout: float,
+                        requested: Sequence[FolderOption]) -> list[FolderEntry]:
+    """A library ``ngcc build`` could not place (``external``: its instance name is in
+    no manifest, ``Foo_SIMD512`` for ``Foo512``) is built again as its submission's
+    candidate when the submission's other libraries name one: its KAT files are then
+    checked against that candidate's manifest lines by content."""
+    known: dict[str, set[str]] = {}
+    for entry in entries:
+        if entry.candidate not in (None, "external"):
+            known.setdefault(entry.submission, set()).add(str(entry.candidate))
+    for index, entry in enumerate(entries):
+        candidates = known.get(entry.submission, set())
+        if entry.candidate != "external" or len(candidates) != 1:
+            continue
+        taken.discard(str(entry.label))
+        entries[index] = build_folder(found[entry.folder], entry.folder, run_dir, taken,
+                                      timeout, [option for option in requested
+                                                if option.matches(entry.folder)],
+                                      next(iter(candidates)))
+        if entries[index].label is not None:
+            taken.add(str(entries[index].label))
+    return entries
 
 
 def evaluate(archives: Sequence[str | os.PathLike[str]],

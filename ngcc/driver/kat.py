@@ -30,6 +30,7 @@ from ngcc.library.katfile import (
     normalise_files,
 )
 from ngcc.library.katref import (
+    by_content,
     folder_names,
     official_file,
     read_reference,
@@ -244,8 +245,11 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
                           if outcome.status == "done" and outcome.seconds is not None
                           else outcome.status)
         outcomes.append(outcome)
+    alias = by_content(manifest, {kind: path for (kind, path), outcome
+                                  in zip(jobs, outcomes, strict=True)
+                                  if outcome.status == "done"}, inst.name)
     reference = _Reference(manifest_file, manifest_basis, manifest,
-                           Path(official_dir) if official_dir is not None else None)
+                           Path(official_dir) if official_dir is not None else None, alias)
     results = tuple(_judge(inst, kind, path, outcome, reference, keep)
                     for (kind, path), outcome in zip(jobs, outcomes, strict=True))
     probe = _probe(inst, timeout)
@@ -333,14 +337,16 @@ class _Reference:
     manifest_basis: str
     manifest: dict[str, ManifestEntry]
     official_dir: Path | None
+    by_content: str | None = None  # the manifest label the files' content matched
 
 
 def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: _Reference,
            keep: bool) -> KatFileResult:
     """Turn a generation outcome into a verdict against the first reference there is;
     delete the file unless kept."""
-    name = path.name
-    expected = manifest_entry(reference.manifest, inst.name, name)
+    name, alias = path.name, reference.by_content
+    expected = manifest_entry(reference.manifest, inst.name, name) if alias is None \
+        else manifest_entry(reference.manifest, alias, file_name(kind, alias))
     base = KatFileResult(kind, name, "ERROR", outcome.seconds,
                          expected_sha256=expected.sha256 if expected else None,
                          basis=reference.manifest_basis if expected else "none",
@@ -357,6 +363,11 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: 
         basis, against = reference.manifest_basis, str(reference.manifest_file)
         verdict, detail = (("PASS", "") if digest == expected.sha256
                            else ("MISMATCH", _mismatch_detail(data, official)))
+        if alias is not None:  # the instance name is no label: matched by content
+            detail = "; ".join(filter(None, [
+                "by content: %s %s's manifest line (%s is no manifest label)" % (
+                    "equal to" if verdict == "PASS" else "its other files match, this "
+                    "one differs from", alias, inst.name), detail]))
     elif official is not None:  # no manifest line: the official file is the reference
         basis, against = "official files", str(official)
         verdict, detail = _against_file(data, official, "the official file")

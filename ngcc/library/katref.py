@@ -14,7 +14,15 @@ from ngcc.base.files import sha256_file
 from ngcc.base.names import is_valid_name
 from ngcc.base.untrusted import load_json_file
 from ngcc.library import candidates as _candidates
-from ngcc.library.katfile import ManifestEntry, read_manifest, submission_kat_folders
+from ngcc.library.katfile import (
+    TAGS,
+    ManifestEntry,
+    canonical_sha256,
+    file_name,
+    manifest_entry,
+    read_manifest,
+    submission_kat_folders,
+)
 from ngcc.library.registry import Instance, manifest_path, sidecar_path
 
 
@@ -112,3 +120,36 @@ def submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]]
         if path.is_file():  # a regular file: never a FIFO or a device
             return path, folders
     return None, folders
+
+
+def by_content(manifest: dict[str, ManifestEntry], generated: dict[str, Path],
+               own_name: str) -> str | None:
+    """The harness instance whose manifest lines the ``generated`` files (by kind:
+    ``2_12`` → its file) equal, when no line names ``own_name``'s files: a library
+    whose instance name is no manifest label (``Foo_SIMD512`` for ``Foo512``) is
+    checked against the lines its content matches. The instance with the most equal
+    files wins (at least one; the first by name on a tie); None when none equals."""
+    if any(manifest_entry(manifest, own_name, file_name(kind, own_name))
+           for kind in generated):
+        return None
+    lines: dict[str, dict[str, ManifestEntry]] = {}
+    for key, entry in manifest.items():
+        file = key.rpartition("/")[2]
+        for kind in generated:
+            prefix = "KAT_%s_" % TAGS[kind]
+            if file.startswith(prefix) and file.endswith(".txt"):
+                lines.setdefault(file[len(prefix):-len(".txt")], {})[kind] = entry
+    digests: dict[tuple[str, str], str] = {}
+
+    def digest(kind: str, mode: str) -> str:
+        if (kind, mode) not in digests:
+            digests[kind, mode] = canonical_sha256(generated[kind].read_bytes(), mode)
+        return digests[kind, mode]
+
+    best, most = None, 0
+    for name in sorted(lines):
+        equal = sum(digest(kind, entry.mode) == entry.sha256
+                    for kind, entry in lines[name].items())
+        if equal > most:
+            best, most = name, equal
+    return best
