@@ -117,7 +117,7 @@ class BuildError(NgccError):
     """``ngcc build`` could not make an instance library from a source folder.
 
     ``fixes``: the option changes the diagnosis is certain of (a missing ``-m`` flag,
-    the define that leaves out a guarded ``main``, a C file another one ``#include``s
+    the define that leaves out a guarded ``main``, a C file that another one includes
     left out); empty when it knows of none."""
 
     def __init__(self, message: str, fixes: tuple[BuildFix, ...] = ()):

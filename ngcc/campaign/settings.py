@@ -186,7 +186,7 @@ class CampaignSettings:
              "(ngcc leak) at --leak-length bytes; evidence in RUN_DIR/leak/, a section in "
              "the report")
     leak_calls: int = _schema.setting(
-        _leak.DEFAULT_CALLS, kind=_schema.POSITIVE_WHOLE, flag="--leak-calls", metavar="N",
+        _leak.DEFAULT_CALLS, kind=_schema.WHOLE, flag="--leak-calls", metavar="N",
         help="the most calls of each leak test (default {default})")
     leak_seconds: float = _schema.setting(
         _leak.DEFAULT_SECONDS, kind=_schema.POSITIVE_SECONDS, flag="--leak-seconds",
@@ -323,13 +323,16 @@ class CampaignSettings:
         for name, check in (("cpu", lambda: self.cpu is None or _locks.check_cpu(self.cpu)),
                             ("wait", lambda: _locks.checked_wait(self.wait)),
                             ("kat_files", lambda: _katfile.normalise_files(self.kat_files)),
-                            ("leak", lambda: self.leak is None or _leak.checked_limits(
-                                self.leak, self.leak_calls, self.leak_seconds, "leak_"))):
+                            ("leak", lambda: _leak.checked_limits(  # its limits, always
+                                _leak.DEFAULT_LENGTH if self.leak is None else self.leak,
+                                self.leak_calls, self.leak_seconds, "leak_"))):
             try:
                 check()
             except (ValueError, TypeError) as exc:  # a typo is refused before the run dir
-                text = str(exc)
-                raise SettingError(name, text if text.startswith(name) else "%s: %s" % (
+                text = str(exc)  # the setting it names (leak_calls), else the one checked
+                named = max((n for n in _schema.fields(type(self)) if text.startswith(n)),
+                            key=len, default=None)
+                raise SettingError(named or name, text if named else "%s: %s" % (
                     name, text)) from None
         if self.run_dir.is_symlink() and not self.run_dir.exists():
             raise ForeignRunDirError("%s is a symbolic link to %s, which does not exist; "
