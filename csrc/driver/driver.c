@@ -88,6 +88,13 @@
 #include "sandbox.h"
 #include "timer.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define HAVE_MEMCHECK 1
+#endif
+#endif
+
 #define EXIT_USAGE 120    /* no usable result channel: the message is on stderr */
 #define EXIT_CHANNEL 121  /* the result channel broke (closed, or the parent is gone) */
 
@@ -555,6 +562,42 @@ static void run_hash(const request *req)
              req->library, status, req->digest_bits, (unsigned long long)req->bits);
     send_frame(FRAME_DIGEST, digest, (size_t)req->digest_bits / 8);
     end();
+}
+
+
+/* ct: hash like run_hash, the message marked undefined for valgrind's memcheck and
+ * the digest and status marked defined after the call, so that memcheck reports each
+ * branch and address the message decides (ngcc/measure/ct_measurement.py runs it). */
+static void run_ct(const request *req)
+{
+#if defined(HAVE_MEMCHECK)
+    guarded_buffer message_buffer, digest_buffer;
+    size_t bytes = (size_t)((req->bits + 7) / 8);
+    unsigned char *message, *digest;
+    instance_library lib;
+    int status;
+
+    map_guarded(&message_buffer, bytes, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    message = guard_end_aligned(&message_buffer, bytes);
+    read_stdin(message, bytes);
+    digest = prepare_digest(req, &digest_buffer);
+    load(req, &lib);
+    (void)VALGRIND_MAKE_MEM_UNDEFINED(message, bytes);
+    status = lib.hash(req->digest_bits, message, req->bits, digest);
+    (void)VALGRIND_MAKE_MEM_DEFINED(&status, sizeof status);
+    (void)VALGRIND_MAKE_MEM_DEFINED(digest, (size_t)req->digest_bits / 8);
+    (void)VALGRIND_MAKE_MEM_DEFINED(message, bytes);
+    check_descendants();
+    if (status != 0)
+        fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d (digest_bits=%d, bits=%llu)",
+             req->library, status, req->digest_bits, (unsigned long long)req->bits);
+    send_frame(FRAME_DIGEST, digest, (size_t)req->digest_bits / 8);
+    end();
+#else
+    fail(DRIVER_ERR_REQUEST, 0, "this ngcc-driver was built without valgrind/memcheck.h, so "
+         "its ct mode cannot mark a message undefined: install valgrind (its headers) and "
+         "rebuild ngcc");
+#endif
 }
 
 static void run_cold(const request *req)
@@ -1129,6 +1172,8 @@ int main(int argc, char **argv)
         run_probe(&req);
     else if (strcmp(req.mode, "leak") == 0 && req.calls > 0)
         run_leak(&req);
+    else if (strcmp(req.mode, "ct") == 0)
+        run_ct(&req);
     fail(DRIVER_ERR_REQUEST, 0, "unknown mode \"%.40s\" (or trial or leak without --calls)",
          req.mode);
 }

@@ -20,7 +20,19 @@ from ngcc.base.errors import BuildError, NgccError, UsageError
 from ngcc.base.sandbox import disable_sandbox
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
-from ngcc.cli import build, campaign, compare, evaluate, hash, host, kat, leak, report, validate
+from ngcc.cli import (
+    build,
+    campaign,
+    compare,
+    ct_command,
+    evaluate,
+    hash,
+    host,
+    kat,
+    leak,
+    report,
+    validate,
+)
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, EXIT_USAGE
 
 
@@ -45,6 +57,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     build.add_build,
     evaluate.add_evaluate,
     leak.add_leak,
+    ct_command.add_ct,
 ]
 
 

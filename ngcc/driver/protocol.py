@@ -88,10 +88,11 @@ LEAK_CALL_BYTES = 9
 MODE_FRAMES = {
     "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
     "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
+    "ct": (DIGEST,),
 }
 #: The frames a successful conversation of each mode must hold.
 MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
-               "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,)}
+               "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,), "ct": (DIGEST,)}
 
 _REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH}
 MAX_PROGRESS_FRAMES = 1_000_000
