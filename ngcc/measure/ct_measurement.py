@@ -122,9 +122,13 @@ def _failure(run: _mode.MemcheckRun, output: _stats.MemcheckOutput,
              twin: _twin.DebugTwin) -> str:
     """Why a length stopped the analysis: the instruction valgrind cannot decode, a
     crash (where), or the driver's own words."""
+    # where: memcheck's report of the bad access, else the stack of the fatal signal
+    # (under the driver's fault handler that one may name a later line)
+    stacks = [r.stack for r in output.reports if r.kind.startswith("Invalid")] \
+        + [signal.stack for signal in output.fatal]
     where = ""
-    for signal in output.fatal:
-        located = _stats.site_frame(signal.stack, twin.instance.library, twin.source_dir)
+    for stack in stacks:
+        located = _stats.site_frame(stack, twin.instance.library, twin.source_dir)
         if located is not None:
             frame, relative = located
             where = " in %s (%s:%d)" % (frame.function or "?", relative, frame.line)
@@ -159,10 +163,9 @@ def name_instruction(codes: Sequence[str]) -> str:
         except (OSError, subprocess.TimeoutExpired):
             return "bytes %s" % shown
     for line in done.stdout.splitlines():
-        match = re.match(r"\s*0:\s+((?:[0-9a-f]{2} )+)\s*(\S.*)$", line)
+        match = re.match(r"\s*0:\s+((?:[0-9a-f]{2} )+)\s*(\S.*)$", line)  # offset 0
         if match:
-            return "%s (bytes %s)" % (" ".join(match.group(2).split("#")[0].split()),
-                                      match.group(1).strip())
+            return "%s (bytes %s)" % (" ".join(match.group(2).split("#")[0].split()), shown)
     return "bytes %s" % shown
 
 
