@@ -37,6 +37,11 @@ def _error(kind: str, what: str, *frames: str) -> str:
            "</stack></error>" % (kind, what, "".join(frames))
 
 
+def _marker(bits: int) -> str:
+    """The client message the driver's ct mode writes before the child of ``bits``."""
+    return "<clientmsg><tid>1</tid><text>ngcc-ct length %d\n</text></clientmsg>" % bits
+
+
 def _document(*parts: str) -> str:
     return ('<?xml version="1.0"?>\n<valgrindoutput>\n<protocolversion>4</protocolversion>'
             "<protocoltool>memcheck</protocoltool>%s</valgrindoutput>\n" % "".join(parts))
@@ -84,16 +89,16 @@ def test_sites_are_the_first_frames_in_the_submission_kept_once_per_line(tmp_pat
                             "syscall-template.S", 117),
                      _frame("/ngcc-driver", "main", "", "", 0))
     header = _frame(str(library), "_mm_aesenc", "/usr/lib/gcc/include", "wmmintrin.h", 5)
-    reports = {
-        8: st.parse_xml(_document(
-            _error("UninitValue", "Use of size 8", in_lib("sbox", "sub/b.c", 1)),
-            _error("UninitCondition", "Conditional jump", header, in_lib("f", "a.c", 12)),
-            harness)).reports,
-        16: st.parse_xml(_document(
-            _error("UninitCondition", "Conditional jump", in_lib("f", "a.c", 12)),
-            _error("SyscallParam", "Syscall param write(buf)", in_lib("f", "a.c", 4)),
-        )).reports,
-    }
+    stream = _document(
+        harness,
+        _marker(8),
+        _error("UninitValue", "Use of size 8", in_lib("sbox", "sub/b.c", 1)),
+        _error("UninitCondition", "Conditional jump", header, in_lib("f", "a.c", 12)),
+        _marker(16),
+        _error("UninitCondition", "Conditional jump", in_lib("f", "a.c", 12)),
+        _error("SyscallParam", "Syscall param write(buf)", in_lib("f", "a.c", 4)))
+    reports = st.parse_xml(stream).reports
+    assert [r.bits for r in reports] == [None, 8, 8, 16, 16]
     found = st.sites(reports, library, folder)
     assert [(s.file, s.line, s.function, s.kind, s.lengths) for s in found] == [
         ("a.c", 4, "f", "other", 1), ("a.c", 12, "f", "branch", 2),
@@ -157,7 +162,7 @@ def test_unsound_evidence_is_refused_naming_the_field(tmp_path, changes, field):
 def test_a_file_of_another_schema_is_refused(tmp_path):
     path = tmp_path / "x__ct.json"
     path.write_text(json.dumps({"schema": "ngcc.leak/1"}))
-    with pytest.raises(CorruptRecordError, match="not an ngcc.ct/1 file"):
+    with pytest.raises(CorruptRecordError, match=r"not an ngcc\.ct/1 file"):
         ev.read_evidence(path)
 
 
@@ -191,7 +196,8 @@ def test_the_lengths_reach_every_path():
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs binutils' objdump")
 def test_an_instruction_valgrind_cannot_decode_is_named():
-    named = ct.name_instruction("0xC4 0xE2 0x75 0xDC 0x05 0xF3 0x0E 0x00 0x00".split())
+    codes = ["0xC4", "0xE2", "0x75", "0xDC", "0x05", "0xF3", "0x0E", "0x00", "0x00"]
+    named = ct.name_instruction(codes)
     assert named.startswith("vaesenc ") and named.endswith("(bytes c4 e2 75 dc 05 f3 0e 00 00)")
 
 

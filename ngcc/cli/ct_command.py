@@ -56,7 +56,7 @@ def _run_ct(args: argparse.Namespace) -> int:
                                                                        args.label),
                                                  strict=True) if isinstance(target, Instance)]
         labels = iter(run_labels(libraries, wanted))
-    status, used = 0, set()
+    status, used = 0, set[str]()
     for target in targets:
         label = next(labels) if isinstance(target, Instance) else _folder_label(target, used)
         used.add(label)

@@ -1,6 +1,7 @@
-"""The driver's ``ct`` mode under valgrind: one message hashed by a debug twin with the
-message marked undefined for memcheck (``csrc/driver/`` ``ct``), the digest and the
-status marked defined after the call, in the driver's isolation and seccomp filter.
+"""The driver's ``ct`` mode under valgrind: messages of several lengths hashed by a
+debug twin, each in a child process of its own, the message marked undefined for
+memcheck (``csrc/driver/`` ``ct``) and the digest and the status marked defined after
+the call, in the driver's isolation and seccomp filter.
 
 Memcheck writes its XML to a descriptor the driver inherits (``--xml-fd``), not to a
 file: under the isolation the driver's processes see no writable folder of this
@@ -37,14 +38,23 @@ class ValgrindMissingError(NgccError):
 
 
 @dataclass(frozen=True)
-class MemcheckRun:
-    """One message hashed under memcheck: its bit length, memcheck's XML, the digest
-    (None when the run failed: ``error``), valgrind's own stderr lines (where it says
-    which instruction it could not decode) and what the run ran in."""
+class LengthResult:
+    """What one length gave: its bits, CryptHash's return and the digest."""
 
     bits: int
+    status: int
+    digest: bytes
+
+
+@dataclass(frozen=True)
+class MemcheckRun:
+    """The lengths hashed under memcheck in one driver run: each one's result (in
+    order; those before a failure only), memcheck's XML, how the run failed (None: it
+    did not), valgrind's own stderr lines (where it says which instruction it could not
+    decode) and what the run ran in."""
+
+    results: tuple[LengthResult, ...]
     xml: str
-    digest: bytes | None
     error: DriverError | None
     stderr: str
     isolation: str
@@ -69,24 +79,25 @@ def valgrind_version(command: Sequence[str]) -> str:
     return done.stdout.strip() or done.stderr.strip()
 
 
-def memcheck_run(inst: Instance, message: bytes, bits: int, valgrind: Sequence[str], *,
-                 timeout: float = CT_TIMEOUT) -> MemcheckRun:
-    """Hash the first ``bits`` bits of ``message`` with ``inst`` (a debug twin) in the
-    driver's ``ct`` mode under memcheck."""
+def memcheck_run(inst: Instance, message: bytes, lengths: Sequence[int],
+                 valgrind: Sequence[str], *, timeout: float = CT_TIMEOUT) -> MemcheckRun:
+    """Hash the first ``bits`` bits of ``message`` for each of ``lengths`` with ``inst``
+    (a debug twin) in the driver's ``ct`` mode under memcheck, each length in a child
+    process of its own (memcheck's XML marks each one's reports)."""
     conversation = Conversation("ct", digest_bytes=inst.digest_bits // 8)
     options = ["--library", str(inst.library), "--digest-bits", str(inst.digest_bits),
-               "--bits", str(bits)]
+               "--lengths", ",".join(str(bits) for bits in lengths)]
     with tempfile.TemporaryFile() as xml:
         descriptor = xml.fileno()
         run = _process.run_driver(
-            conversation, options, timeout, message[: (bits + 7) // 8],
+            conversation, options, timeout, message[: (max(lengths) + 7) // 8],
             tool=[*valgrind, *MEMCHECK_OPTIONS, "--xml-fd=%d" % descriptor],
             pass_fds=(descriptor,))
         xml.seek(0)
         text = xml.read().decode("utf-8", errors="replace")
+    results = tuple(LengthResult(*frame) for frame in conversation.frames.get(wire.CT_LENGTH, ()))
     try:
-        _process.judge(run, "%s hashing %d bits under memcheck" % (inst.name, bits))
+        _process.judge(run, "%s under memcheck" % inst.name)
     except DriverError as exc:
-        return MemcheckRun(bits, text, None, exc, run.stderr_tail, run.isolation)
-    return MemcheckRun(bits, text, bytes(conversation.frames[wire.DIGEST]), None,
-                       run.stderr_tail, run.isolation)
+        return MemcheckRun(results, text, exc, run.stderr_tail, run.isolation)
+    return MemcheckRun(results, text, None, run.stderr_tail, run.isolation)

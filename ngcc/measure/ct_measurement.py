@@ -1,9 +1,10 @@
 """The constant-time analysis of a library (``ngcc ct``, :func:`constant_time`): its
 debug twin (:mod:`ngcc.library.ct_twin`) hashes messages of every length in
 :data:`LENGTHS` in the driver's ``ct`` mode under valgrind memcheck
-(:mod:`ngcc.driver.ct_mode`), one run per length, the message marked undefined and
-its length defined, so that memcheck reports each branch and address the message
-decides and a length-dependent block count is no finding. Each report becomes a site
+(:mod:`ngcc.driver.ct_mode`), each length in a child process of one driver run, the
+message marked undefined and its length defined, so that memcheck reports each branch
+and address the message decides and a length-dependent block count is no finding.
+Each report becomes a site
 (:mod:`ngcc.stats.ct_statistics`); the result is a :class:`CtEvidence`
 (:mod:`ngcc.evidence.ct_evidence`).
 
@@ -23,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ngcc.base.errors import BuildError, LibraryError, NgccError
 from ngcc.driver import ct_mode as _mode
@@ -67,14 +69,14 @@ def constant_time(target: Instance | Path, *, label: str, candidate: str | None 
     try:
         command = list(valgrind) if valgrind is not None else _mode.valgrind_command()
     except _mode.ValgrindMissingError as exc:
-        return CtEvidence(**base, verdict=NOT_ANALYSED, reason=str(exc))
+        return _record(base, verdict=NOT_ANALYSED, reason=str(exc))
     memcheck = CtValgrind(_mode.valgrind_version(command), _mode.MEMCHECK_OPTIONS)
     with tempfile.TemporaryDirectory(prefix="ngcc-ct-") as scratch:
         try:
             twin = _twin.twin(inst, Path(scratch)) if inst else \
-                _twin.folder_twin(Path(target), Path(scratch), candidate)
+                _twin.folder_twin(Path(str(target)), Path(scratch), candidate)
         except (_twin.TwinError, BuildError, LibraryError) as exc:
-            return CtEvidence(**base, verdict=NOT_ANALYSED, valgrind=memcheck,
+            return _record(base, verdict=NOT_ANALYSED, valgrind=memcheck,
                               reason="no debug twin: %s" % exc)
         if inst is None:
             base.update(instance=twin.instance.name,
@@ -85,29 +87,26 @@ def constant_time(target: Instance | Path, *, label: str, candidate: str | None 
 def _analyse(base: dict[str, str], twin: _twin.DebugTwin, inst: Instance | None,
              command: list[str], memcheck: CtValgrind, started: float) -> CtEvidence:
     """Every length under memcheck, then the sites and the verdict."""
-    reports: dict[int, tuple[_stats.Report, ...]] = {}
-    refused: list[int] = []
-    same: bool | None = None if inst is None or inst.missing_cpu_features else True
-    isolation = ""
-    for bits in LENGTHS:
-        message = default_message((bits + 7) // 8)
-        run = _mode.memcheck_run(twin.instance, message, bits, command)
-        isolation = run.isolation
-        if run.error is not None and run.error.status == "error" \
-                and run.error.reason == "hash" and bits % 8:
-            refused.append(bits)  # a bit length the library does not take
-            continue
-        output = _parsed(run)
-        if run.error is not None or isinstance(output, str):
-            reason = output if isinstance(output, str) else _failure(run, output, twin)
-            return _withheld(base, twin, memcheck, reason, isolation, started)
-        reports[bits] = output.reports
-        if same and inst is not None:
-            same = run.digest == _native_digest(inst, message, bits)
-    found = _stats.sites(reports, twin.instance.library, twin.source_dir)
-    return CtEvidence(**base, verdict=_stats.verdict(found), sites=found,
-                      lengths=tuple(reports), refused_lengths=tuple(refused),
-                      twin=_twin_record(twin, same), valgrind=memcheck, isolation=isolation,
+    message = default_message((max(LENGTHS) + 7) // 8)
+    run = _mode.memcheck_run(twin.instance, message, LENGTHS, command)
+    output = _parsed(run)
+    if isinstance(output, str) or run.error is not None:
+        reason = output if isinstance(output, str) else _failure(run, output, twin)
+        return _withheld(base, twin, memcheck, reason, run.isolation, started)
+    refused = tuple(r.bits for r in run.results if r.status != 0 and r.bits % 8)
+    for result in run.results:
+        if result.status != 0 and not result.bits % 8:
+            return _withheld(base, twin, memcheck, "CryptHash returned %d at %d bits"
+                             % (result.status, result.bits), run.isolation, started)
+    analysed = tuple(r.bits for r in run.results if r.bits not in refused)
+    found = _stats.sites([r for r in output.reports if r.bits in analysed],
+                         twin.instance.library, twin.source_dir)
+    same = None if inst is None or inst.missing_cpu_features else all(
+        r.digest == _native_digest(inst, message, r.bits) for r in run.results
+        if r.bits in analysed)
+    return _record(base, verdict=_stats.verdict(found), sites=found, lengths=analysed,
+                      refused_lengths=refused, twin=_twin_record(twin, same),
+                      valgrind=memcheck, isolation=run.isolation,
                       seconds=round(time.monotonic() - started, 3))
 
 
@@ -138,11 +137,12 @@ def _failure(run: _mode.MemcheckRun, output: _stats.MemcheckOutput,
         return "an instruction valgrind cannot decode: %s%s" % (
             name_instruction(unhandled.group(1).split()), where)
     error = run.error
+    bits = LENGTHS[min(len(run.results), len(LENGTHS) - 1)]  # the first length not done
     if error is not None and error.status == "crash":
-        # the driver's guess at a failed allocation is about native runs: left out
+        signals = [signal.name for signal in output.fatal if signal.name]
         return "it crashed under valgrind at %d bits%s: %s" % (
-            run.bits, where, error.detail.split("; it ran under a memory limit")[0])
-    return "it failed under valgrind at %d bits: %s" % (run.bits, error)
+            bits, where, signals[0] if signals else error.detail)
+    return "it failed under valgrind at %d bits: %s" % (bits, error)
 
 
 def name_instruction(codes: Sequence[str]) -> str:
@@ -169,9 +169,14 @@ def name_instruction(codes: Sequence[str]) -> str:
     return "bytes %s" % shown
 
 
+def _record(base: dict[str, str], **fields: Any) -> CtEvidence:
+    """The evidence of ``base``'s library with ``fields``."""
+    return CtEvidence(**{**base, **fields})
+
+
 def _withheld(base: dict[str, str], twin: _twin.DebugTwin, memcheck: CtValgrind,
               reason: str, isolation: str, started: float) -> CtEvidence:
-    return CtEvidence(**base, verdict=NOT_ANALYSED, reason=reason,
+    return _record(base, verdict=NOT_ANALYSED, reason=reason,
                       twin=_twin_record(twin, None), valgrind=memcheck, isolation=isolation,
                       seconds=round(time.monotonic() - started, 3))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,8 @@ from ngcc.evidence.ct_evidence import (
     CtSite,
 )
 
+#: The client message the driver's ct mode writes before each length's child.
+LENGTH_MARKER = re.compile(r"ngcc-ct length (\d+)")
 #: memcheck's error kinds and the site kind each is.
 KIND_OF = {"UninitCondition": BRANCH, "UninitValue": ADDRESS}
 
@@ -59,11 +61,14 @@ class Frame:
 
 @dataclass(frozen=True)
 class Report:
-    """One ``<error>`` of memcheck: its kind, its words and its stack (innermost first)."""
+    """One ``<error>`` of memcheck: its kind, its words, its stack (innermost first),
+    and the length (bits) whose child process reported it (None: before any length,
+    the driver's own)."""
 
     kind: str
     what: str
     stack: tuple[Frame, ...]
+    bits: int | None = None
 
 
 @dataclass(frozen=True)
@@ -96,11 +101,17 @@ def parse_xml(text: str) -> MemcheckOutput:
         raise MemcheckOutputError("memcheck's XML output cannot be read: %s" % exc) from None
     if root.find("protocoltool") is None and not len(root):
         raise MemcheckOutputError("memcheck wrote no XML output")
-    reports = tuple(Report(element.findtext("kind", ""), _what(element),
-                           _stack(element)) for element in root.iter("error"))
+    reports, bits = [], None
+    for element in root:
+        if element.tag == "clientmsg":  # the driver's "ngcc-ct length N" before a length
+            marker = LENGTH_MARKER.fullmatch(element.findtext("text", "").strip())
+            bits = int(marker.group(1)) if marker else bits
+        elif element.tag == "error":
+            reports.append(Report(element.findtext("kind", ""), _what(element),
+                                  _stack(element), bits))
     fatal = tuple(FatalSignal(element.findtext("signame", ""), _stack(element))
                   for element in root.iter("fatal_signal"))
-    return MemcheckOutput(reports, fatal)
+    return MemcheckOutput(tuple(reports), fatal)
 
 
 def _what(error: ET.Element) -> str:
@@ -137,21 +148,19 @@ def site_frame(stack: Sequence[Frame], library: Path, source_dir: Path
     return None
 
 
-def sites(reports_by_length: Mapping[int, Iterable[Report]], library: Path,
-          source_dir: Path) -> tuple[CtSite, ...]:
+def sites(reports: Iterable[Report], library: Path, source_dir: Path
+          ) -> tuple[CtSite, ...]:
     """The sites of the reports of every length: one per (file, line, kind, function),
     counting the lengths that reached it, sorted by file and line; each with its source
     line quoted."""
-    found: dict[tuple[str, int, str, str], tuple[set[int], str]] = {}
-    for bits, reports in reports_by_length.items():
-        for report in reports:
-            located = site_frame(report.stack, library, source_dir)
-            if located is None:
-                continue
-            frame, relative = located
-            key = (relative, frame.line, KIND_OF.get(report.kind, OTHER),
-                   frame.function or "?")
-            found.setdefault(key, (set(), report.what))[0].add(bits)
+    found: dict[tuple[str, int, str, str], tuple[set[int | None], str]] = {}
+    for report in reports:
+        located = site_frame(report.stack, library, source_dir)
+        if located is None:
+            continue
+        frame, relative = located
+        key = (relative, frame.line, KIND_OF.get(report.kind, OTHER), frame.function or "?")
+        found.setdefault(key, (set(), report.what))[0].add(report.bits)
     return tuple(CtSite(file, line, function, kind, quote_line(source_dir / file, line),
                         len(lengths), what)
                  for (file, line, kind, function), (lengths, what) in sorted(found.items()))
