@@ -12,7 +12,7 @@ interrupts widen both classes' distributions alike and a constant-time function'
 stays a standard normal variable; max |t| over the 32 tests passes 4.5 with a
 probability of at most 32 x 7e-6.
 
-tests/fixtures/leaky/table_sbox (the ctgrind fixture) is deliberately left out of
+tests/fixtures/leaky/table_sbox (an `ngcc ct` fixture) is deliberately left out of
 the LEAK assertions: its 256-byte table stays in the L1 cache, so its only timing
 signal is a small microarchitectural effect that comes and goes from one process to
 the next (benchmarks/leak_power.py measures how often it is flagged).

@@ -85,29 +85,33 @@ def twin(inst: Instance, out_dir: Path) -> DebugTwin:
     return DebugTwin(built.instance, folder.resolve(), built.provenance.cflags, built.sha256)
 
 
-def builtin_spec(inst: Instance) -> tuple[Path, dict]:
-    """The family folder and the ``instances.json`` entry of a built-in variant.
+def builtin_spec(inst: Instance) -> tuple[Path, dict, dict]:
+    """The family folder, the ``instances.json`` variant entry and instance entry of a
+    built-in variant.
 
     Raises:
         TwinError: the sources are not here (an installed ngcc ships none).
     """
     for spec_file in sorted(ALGORITHMS.glob("*/instances.json")):
         spec = json.loads(spec_file.read_text())
-        if spec["family"] == inst.family and inst.variant in spec["variants"]:
-            return spec_file.parent, spec["variants"][inst.variant]
+        entries = [entry for entry in spec["instances"] if entry["name"] == inst.name]
+        if spec["family"] == inst.family and inst.variant in spec["variants"] and entries:
+            return spec_file.parent, spec["variants"][inst.variant], entries[0]
     raise TwinError("the sources of %s are not installed (they are in a checkout of "
                     "ngcc, under algorithms/)" % inst.key)
 
 
 def _builtin_twin(inst: Instance, out_dir: Path) -> DebugTwin:
-    folder, spec = builtin_spec(inst)
+    folder, spec, entry = builtin_spec(inst)  # compiled as setup.py compiles it
     cflags = (*inst.cflags, *spec.get("valgrind_twin_cflags", ()), DEBUG_FLAG)
     library = out_dir / ("%s.%s.so" % (inst.name, inst.variant))  # the name's ``:`` aside
     out_dir.mkdir(parents=True, exist_ok=True)
     command = [*shlex.split(os.environ.get("CC", "cc")), *cflags,
                "-I", str(ALGORITHMS / "include"), "-I", str(folder),
                "-DDIGEST_BIT_LENGTH=%d" % inst.digest_bits,
-               '-DALGORITHM_INSTANCE="%s"' % inst.name, "-shared", "-o", str(library),
+               '-DALGORITHM_INSTANCE="%s"' % inst.name,
+               *("-D%s=%s" % pair for pair in entry.get("defines", {}).items()),
+               "-shared", "-o", str(library),
                *(str(folder / source) for source in spec["sources"])]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False,
