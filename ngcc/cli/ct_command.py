@@ -15,7 +15,7 @@ from ngcc.evidence.ct_evidence import CONSTANT_TIME, CtEvidence
 SITES_SHOWN = 5
 
 
-def add_ct(subcommands: argparse._SubParsersAction) -> None:
+def add_command(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "ct", help="find where message data decides a branch or an address (valgrind "
                    "memcheck on a debug twin)",

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ngcc.base.errors import NgccError
+from ngcc.driver import ending as _ending
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.process import DriverError
@@ -97,7 +98,7 @@ def memcheck_run(inst: Instance, message: bytes, lengths: Sequence[int],
         text = xml.read().decode("utf-8", errors="replace")
     results = tuple(LengthResult(*frame) for frame in conversation.frames.get(wire.CT_LENGTH, ()))
     try:
-        _process.judge(run, "%s under memcheck" % inst.name)
+        _ending.judge(run, "%s under memcheck" % inst.name)
     except DriverError as exc:
         return MemcheckRun(results, text, exc, run.stderr_tail, run.isolation)
     return MemcheckRun(results, text, None, run.stderr_tail, run.isolation)

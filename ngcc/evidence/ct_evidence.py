@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.clock import utc_now
@@ -24,6 +25,9 @@ from ngcc.base.errors import CorruptRecordError
 from ngcc.base.names import check_name, inside, is_valid_name
 from ngcc.base.version import __version__
 from ngcc.evidence import records as _records
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA_CT = "ngcc.ct/1"
 CT_DIR = "ct"
@@ -240,3 +244,24 @@ def run_evidence(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     root = Path(run_dir)
     return [{**read_evidence(path).to_json(), "relpath": path.relative_to(root).as_posix()}
             for path in sorted((root / CT_DIR).glob("*/*.json"))]
+
+
+#: The columns of :func:`sites_frame`.
+SITE_COLUMNS = ("candidate", "label", "instance", "verdict", "file", "line", "function",
+                "kind", "lengths", "quote", "relpath")
+
+
+def sites_frame(evidence: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The sites of constant-time evidence (``Run.constant_time``): one row per site of
+    each library, a library without a site one row whose site columns are empty."""
+    import pandas as pd
+
+    rows = []
+    for record in evidence:
+        library = {key: record.get(key, "") for key in ("candidate", "label", "instance",
+                                                        "verdict", "relpath")}
+        sites = record.get("sites") or [{}]
+        rows += [{**library, **{key: site.get(key) for key in
+                                ("file", "line", "function", "kind", "lengths", "quote")}}
+                 for site in sites]
+    return pd.DataFrame(rows, columns=list(SITE_COLUMNS))
