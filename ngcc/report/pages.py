@@ -29,6 +29,7 @@ from ngcc.report.folders import submission_folders
 from ngcc.report.sections.basic import basic_information, environment
 from ngcc.report.sections.common import (
     WARNING,
+    baseline_sentence,
     by_host,
     candidate_title,
     code,
@@ -288,9 +289,8 @@ def field_page(run: Run) -> str:
     lines += ["One row per instance: mean cycles per call (all counter ticks of all timed "
               "calls / calls, as section 4 of the candidate pages) at "
               + ", ".join(_format.message(n) for n in FIELD_LENGTHS)
-              + "; × pseudoXOF: over pseudoXOF of the same output width at the same length "
-              f"in this run ({_format.MISSING} where it was not measured); KAT: the gate's "
-              "verdict. The candidate links to its page.", ""]
+              + "; KAT: the gate's verdict. " + baseline_sentence(run.records)
+              + ". The candidate links to its page.", ""]
     lines += by_host(field_columns(), run.records, None,
                      lambda records: field_rows(run, records), run=run)
     lines += [f"Candidate pages: [index]({INDEX_PAGE}); cycles/byte at every length: "

@@ -19,6 +19,11 @@ BASELINE_FAMILY = "pseudoXOF"
 #: The candidate id of the built-in baselines (an external library is never one unless
 #: built with ``--candidate baseline``).
 BASELINE_CANDIDATE = _candidates.BASELINE
+#: The built-in variant that is the baseline: the helper as the ICCS ``auxfunc.c`` computes
+#: it (a plain SM3, every pseudoXOF block from scratch; ``algorithms/iccs/README.md``).
+BASELINE_VARIANT = "ref"
+#: The variant of a library ``ngcc build`` made (``Instance.variant``).
+EXTERNAL_VARIANT = "external"
 
 R = TypeVar("R", bound=Record)
 
@@ -95,15 +100,21 @@ def labels(records: Sequence[Record], entries: Sequence[BuildEntry] = ()) -> lis
 
 
 def baseline_record(records: Sequence[R], record: Record) -> R | None:
-    """The pseudoXOF record of the same output width and length, if the run has one: the
-    built-in baseline's (candidate ``baseline``), never an external library that
-    declares its name."""
+    """The record ``record``'s × pseudoXOF divides by: the pseudoXOF record of the same
+    output width and length, of candidate ``baseline``. A library the user built with
+    ``ngcc build --candidate baseline`` (e.g. from the official ICCS helper source,
+    declaring ``pseudoXOF-<width>``) is preferred, the first in the run's order:
+    measuring it names it the run's baseline. Else the built-in one as the ICCS
+    ``auxfunc.c`` computes it (variant ``ref``). Never the built-in ``fastsm3`` or
+    ``absorb`` variants, nor a library of any other candidate that declares the name
+    (``external`` by default, or a submission's in ``ngcc evaluate``)."""
     name = "%s-%d" % (BASELINE_FAMILY, record.digest_bits)
-    for other in records:
-        if (other.instance == name and other.candidate == BASELINE_CANDIDATE
-                and other.message_bytes == record.message_bytes):
-            return other
-    return None
+    found = [other for other in records
+             if other.instance == name and other.candidate == BASELINE_CANDIDATE
+             and other.message_bytes == record.message_bytes
+             and other.implementation.variant in (BASELINE_VARIANT, EXTERNAL_VARIANT)]
+    own = [other for other in found if other.implementation.variant == EXTERNAL_VARIANT]
+    return (own or found)[0] if found else None
 
 
 def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
@@ -113,6 +124,16 @@ def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
     if baseline is None or host(baseline) != host(record):
         return None
     return record.statistics.mean_cycles / baseline.statistics.mean_cycles
+
+
+def baseline_labels(records: Sequence[Record]) -> list[str]:
+    """The labels of the records some record of ``records`` is divided by, in order."""
+    found: list[str] = []
+    for record in records:
+        baseline = baseline_record(records, record)
+        if baseline is not None and baseline.label not in found:
+            found.append(baseline.label)
+    return found
 
 
 def host(record: Record) -> str | None:

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 from ngcc.base import format as _format
 from ngcc.evidence.model import Record, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import verdict as _verdict
-from ngcc.report.sections.common import by_host, code, instance_label
+from ngcc.report.sections.common import (
+    baseline_sentence,
+    by_host,
+    code,
+    instance_label,
+)
 from ngcc.report.sections.failures import flag_lines
 from ngcc.stats import groups as _analysis
 
@@ -143,8 +148,7 @@ def columns(run: Run, records: Sequence[Record]) -> list[Column]:
                "Core cycles/byte: section 4's mean in core cycles (each trial's core "
                "cycles per tick)"),
         Column("× pseudoXOF", lambda r: ratio_cell(run.records, r), lambda _: True,
-               "× pseudoXOF: the mean over pseudoXOF's of the same output width and "
-               f"length in this run ({_format.MISSING} where it was not measured)"),
+               baseline_sentence(run.records)),
         Column("flags", flags_cell,
                lambda rs: any(r.statistics.flags or r.rejected_trials for r in rs),
                "Flags: the trials flagged, by kind, the worst of each below; rejected: "
