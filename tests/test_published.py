@@ -16,8 +16,8 @@ import pytest
 import ngcc
 from ngcc.base.errors import InvalidNameError, UnknownLabelError, UnknownPublishedError
 from ngcc.cli.main import main
+from ngcc.evidence.figures import lead as leading
 from ngcc.report import published as _published
-from ngcc.stats.groups import leading
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")

@@ -52,9 +52,11 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
                         help="only records measured on this host (a run measured by Dask "
                              "workers on several machines); given twice: A's host, then "
                              "B's (with one run: the hosts of --instance A=B)")
-    parser.add_argument("--statistic", choices=_compare.STATISTICS, default="median",
-                        help="the per-trial figure compared: median (default; robust to "
-                             "preemptions) or mean cycles per call")
+    parser.add_argument("--statistic", choices=_compare.STATISTICS,
+                        default=_compare.DEFAULT_STATISTIC,
+                        help="the per-trial figure compared: figure (default: each trial's "
+                             "value of the figure the record leads with, as every table "
+                             "shows it), median or mean cycles per call")
     parser.add_argument("--alpha", type=_alpha, default=_compare.ALPHA,
                         help="significance level (default 0.05; the CI is 1 - alpha)")
     parser.add_argument("--format", choices=_compare_runs.FORMATS, default="table",

@@ -9,7 +9,7 @@ implementations built with the guide's flags. Each library of the run is matched
 harness's instance through the shipped manifest's folder of its instance
 (``laurus_512`` is ``Laurus-512``; ``ngcc.library.candidates``), or as ``--instance
 MINE=THEIRS`` says. Per instance and length this puts the record's leading figure
-(``stats.groups.leading``) beside the published one with their ratio, and the **shape**
+(``evidence.figures.lead``) beside the published one with their ratio, and the **shape**
 (cycles/byte at each length over cycles/byte at 64 KiB) beside the published shape:
 absolute figures compare only across equal hosts (and the run's are counter ticks unless
 its counter counts core cycles), shapes and rankings transfer. A geometric-mean row sums
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublishedError
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
 from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
@@ -51,7 +52,7 @@ _HELPER_ALIASES = {"SM3": ("sm3hash", 256)}
 
 @dataclass(frozen=True)
 class Published:
-    """One published figure: the harness mean in core cycles, and its source page."""
+    """One published figure: the harness's mean core cycles per call, and its source page."""
 
     instance: str
     message_bytes: int
@@ -95,7 +96,7 @@ class PublishedRow:
 
     Attributes:
         published_name: the harness's instance the library was matched to (None: none).
-        lead: the name of the record's leading figure (``stats.groups.Lead.name``).
+        lead: the name of the record's leading figure (``evidence.figures.Figure.name``).
         optimized: why the library is not built as the published figures were (the
             reference implementation, the guide's reference flags): ``variant opt``,
             ``flag set performance``, ``an Optimized_Implementation folder``; None for a
@@ -220,16 +221,16 @@ def compare_published(run: Run, system: str, instances: Iterable[str] = ()
     by_label: dict[str, dict[int, float]] = {}
     for record in run.records:
         by_label.setdefault(record.label, {})[record.message_bytes] = \
-            _groups.leading(record.statistics).ticks
+            record.statistics.figure.ticks or 0.0
     rows = []
     for record in run.records:
         name = _published_name(record, figures, given)
         mine = by_label[record.label]
         published = figures.get((name, record.message_bytes)) if name else None
         base = figures.get((name, SHAPE_LENGTH)) if name else None
-        lead = _groups.leading(record.statistics)
+        lead = record.statistics.figure
         rows.append(PublishedRow(
-            record.label, record.instance, record.message_bytes, name, lead.name, lead.ticks,
+            record.label, record.instance, record.message_bytes, name, lead.name, lead.ticks or 0.0,
             published.mean_cycles if published else None,
             _shape(mine.get(record.message_bytes), record.message_bytes, mine.get(SHAPE_LENGTH)),
             _shape(published.mean_cycles if published else None, record.message_bytes,
@@ -271,7 +272,7 @@ def _notes(system: str, rows: Sequence[PublishedRow], units: Sequence[str]) -> l
              "reference builds (ngcc/published/README.md); the run's are each record's "
              "leading figure (%s) in %s: ratios of absolute figures hold only across equal "
              "hosts and units, shapes (cycles/byte at a length over that at 64 KiB) and "
-             "rankings transfer" % (system, _groups.LEADING_RULE, ", ".join(units))]
+             "rankings transfer" % (system, _figures.LEADING_RULE, ", ".join(units))]
     optimized = {r.label: r.optimized for r in rows if r.optimized and r.published_mean}
     if optimized:
         notes.append("optimized builds set against the published reference figures, for "

@@ -1,4 +1,6 @@
-"""What a run's records say beyond each record: grouping and the ratio to the baseline.
+"""What a run's records say beyond each record: grouping, the ratio to the baseline,
+failure causes and flag kinds. (Which figure a record leads with, and its value, is
+:mod:`ngcc.evidence.figures`.)
 
 Pure functions of the records (the evidence model's objects), used by the report
 pages and by the data frames alike, so a figure reads the same in both.
@@ -8,10 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
-from ngcc.evidence.model import BuildEntry, Flag, Job, Record, Statistics
+from ngcc.evidence.model import BuildEntry, Flag, Job, Record
 from ngcc.library import candidates as _candidates
 
 #: The family whose same-width instance is the speed baseline of every record.
@@ -26,49 +27,6 @@ BASELINE_VARIANT = "ref"
 EXTERNAL_VARIANT = "external"
 
 R = TypeVar("R", bound=Record)
-
-
-#: The leading-figure rule in one sentence (``stats.trials.leading_figure``): what the CLI
-#: table and the pages say.
-LEADING_RULE = ("the CPU-time figure (the thread's CPU time per call over the "
-                "uninstrumented batch) where a trial of the job was preempted, since the "
-                "counter keeps running while another task holds the CPU and the thread's CPU "
-                "time does not; else the harness mean, as on the NICCS pages")
-
-
-@dataclass(frozen=True)
-class Lead:
-    """The figure a record leads with (``Statistics.leading``), per call.
-
-    Attributes:
-        code: ``cpu_time`` or ``harness_mean``.
-        name: how tables name it: ``CPU time`` or ``harness mean``.
-        ticks, seconds: the figure in counter units and in seconds.
-        ci_low, ci_high, ci_relative: its 95 % interval (ticks) and half-width / figure.
-        interval: which interval of which statistic that is: ``bootstrap median`` (the
-            CPU-time figure: the median of the trials'), ``bootstrap mean`` (the per-call
-            mean's) or ``t mean`` (the mean's, in statistics of version 1).
-    """
-
-    code: str
-    name: str
-    ticks: float
-    seconds: float
-    ci_low: float | None
-    ci_high: float | None
-    ci_relative: float | None
-    interval: str
-
-
-def leading(stats: Statistics) -> Lead:
-    """The leading figure of a record's statistics (the harness mean before version 3)."""
-    if stats.leading == "cpu_time" and stats.cpu_time_ticks is not None:
-        return Lead("cpu_time", "CPU time", stats.cpu_time_ticks,
-                    stats.cpu_time_seconds or 0.0, stats.cpu_time_ci95_low_ticks,
-                    stats.cpu_time_ci95_high_ticks, stats.cpu_time_ci95_relative,
-                    "bootstrap median")
-    return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
-                *stats.mean_ci95, "bootstrap mean" if stats.version >= 2 else "t mean")
 
 
 def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:
@@ -118,12 +76,16 @@ def baseline_record(records: Sequence[R], record: Record) -> R | None:
 
 
 def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
-    """Mean cycles of ``record`` over those of its pseudoXOF baseline (``None`` if absent,
-    or measured on another host: a ratio is never taken across hosts)."""
+    """The leading figure of ``record`` over its pseudoXOF baseline's (``None`` if absent,
+    measured on another host — a ratio is never taken across hosts — or led by another
+    figure: a ratio is of one figure)."""
     baseline = baseline_record(records, record)
     if baseline is None or host(baseline) != host(record):
         return None
-    return record.statistics.mean_cycles / baseline.statistics.mean_cycles
+    mine, theirs = record.statistics.figure, baseline.statistics.figure
+    if mine.code != theirs.code or not mine.ticks or not theirs.ticks:
+        return None
+    return mine.ticks / theirs.ticks
 
 
 def baseline_labels(records: Sequence[Record]) -> list[str]:

@@ -74,8 +74,9 @@ def baseline_sentence(records: Sequence[Record]) -> str:
         by_description.setdefault(what, []).append(code(label))
     used = "; ".join(f"{', '.join(labels)}: {what}" if what else ", ".join(labels)
                      for what, labels in by_description.items())
-    return ("× pseudoXOF: the mean cycles over those of pseudoXOF of the same output width "
-            "at the same length in this run, as the NGCC harness divides by its ICCS helper "
+    return ("× pseudoXOF: the leading figure over that of pseudoXOF of the same output "
+            "width at the same length in this run, as the NGCC harness divides by its ICCS "
+            "helper "
             f"({_format.MISSING} where it was not measured); the baseline here: "
             + (used or "none measured"))
 
