@@ -33,7 +33,6 @@ from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublishedError
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
-from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
 from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import groups as _groups
@@ -187,23 +186,6 @@ def _published_name(record: Record, figures: Mapping[tuple[str, int], Published]
     return None
 
 
-def optimized_build(record: Record) -> str | None:
-    """Why ``record``'s library is not built as the published figures were (the
-    reference implementation with the guide's reference flags), or None when it is."""
-    implementation = record.implementation
-    if implementation.variant != _groups.EXTERNAL_VARIANT:
-        return None if implementation.variant == "ref" else "variant %s" % implementation.variant
-    build = implementation.build or {}
-    if "flag_set" not in build:
-        return "its build is not recorded"
-    if build["flag_set"] != "reference":
-        return "flag set %s" % (build["flag_set"] or "given literally")
-    source = build.get("source_dir")
-    if isinstance(source, str) and _archive.path_kind(Path(source)) == "optimized":
-        return "an Optimized_Implementation folder"
-    return None
-
-
 def compare_published(run: Run, system: str, instances: Iterable[str] = ()
                       ) -> PublishedComparison:
     """Every record of ``run`` beside the published figure of its instance on
@@ -234,7 +216,7 @@ def compare_published(run: Run, system: str, instances: Iterable[str] = ()
             published.mean_cycles if published else None,
             _shape(mine.get(record.message_bytes), record.message_bytes, mine.get(SHAPE_LENGTH)),
             _shape(published.mean_cycles if published else None, record.message_bytes,
-                   base.mean_cycles if base else None), optimized_build(record)))
+                   base.mean_cycles if base else None), _groups.optimized_build(record)))
     if rows and all(row.published_mean is None for row in rows):
         raise PublishedError("no instance of run %s has a published figure on %s (published: "
                              "the Round 1 hash instances and the ICCS helpers; name one with "
