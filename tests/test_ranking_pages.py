@@ -84,3 +84,51 @@ def test_a_run_of_one_candidate_writes_no_ranking_page(tmp_path):
     written = run.report(plots=False, formats=["markdown", "csv"])
     assert not [path for path in written if path.name.startswith("ranking")]
     assert "ranking" not in (run.path / "report" / "index.md").read_text()
+
+
+# ------------------------------------------------------------------ beside the published one
+
+def test_the_published_ranking_follows_the_rule():
+    from ngcc.report.published_ranking import published_standings
+
+    figures = {}
+    for name, scale in (("Pavelor-1024", 3), ("WChain-V2-1024", 1), ("Wish1024", 2),
+                        ("Garnet_1024", 9), ("Garnet_1024_DM4x4", 0.5)):
+        figures.update({(name, n): scale * n for n in LENGTHS})
+    figures[("Wish1024", 32)] = 1 * 32  # WChain's own figure: a tie at 32 B
+    standings = published_standings(figures, 512)
+    assert standings == {"hash-11": ("Garnet_1024_DM4x4", 1.0), "hash-22": ("Pavelor-1024", 4.0),
+                         "hash-34": ("WChain-V2-1024", 2.0), "hash-35": ("Wish1024", 3.0)}
+    assert published_standings(figures, 256) == {}
+
+
+def test_spearman():
+    from ngcc.report.published_ranking import spearman
+
+    assert spearman([1, 2, 3], [10, 20, 30]) == 1
+    assert spearman([1, 2, 3], [3, 2, 1]) == -1
+    assert spearman([1, 2, 3], [1, 3, 2]) == pytest.approx(0.5)  # 1 − 6·2/(3·8)
+    assert spearman([1], [1]) is None and spearman([1, 2], [5, 5]) is None
+
+
+def test_compare_published_sets_the_run_beside_the_published_ranking(run):
+    from ngcc.report import published as _published
+    from ngcc.report.published_ranking import published_standings, spearman
+
+    result = _published.compare_published(run, "x86_1")
+    beside = {b.target: b for b in result.rankings}
+    assert list(beside) == [512]
+    here = run.ranking(target=512)
+    figures = {key: found.mean_cycles for key, found in _published.load("x86_1").items()}
+    there = published_standings(figures, 512)
+    standings = beside[512].standings
+    assert [s.candidate for s in standings] == list(here["candidate"])
+    assert [s.rank for s in standings] == list(here["rank"])
+    assert [s.published_rank for s in standings] == [there[c][1] for c in here["candidate"]]
+    assert beside[512].published_field == len(there) and beside[512].ranked_here == 3
+    assert beside[512].correlation == spearman(list(here["rank"]),
+                                               [s.published_rank for s in standings])
+    text = _published.render(result)
+    assert "ranking at 512-bit security beside the published one on x86_1" in text
+    rows = json.loads(_published.render(result, "json"))["rankings"]
+    assert [c["candidate"] for c in rows[0]["candidates"]] == list(here["candidate"])

@@ -14,7 +14,8 @@ MINE=THEIRS`` says. Per instance and length this puts the record's leading figur
 absolute figures compare only across equal hosts (and the run's are counter ticks unless
 its counter counts core cycles), shapes and rankings transfer. A geometric-mean row sums
 each up over the rows of reference builds; an optimized build's rows are shown, marked,
-and left out of it.
+and left out of it. Below them, the run's ranking at each security target beside the
+published ranking (:mod:`ngcc.report.published_ranking`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublished
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
 from ngcc.library import candidates as _candidates
+from ngcc.report import published_ranking as _beside
 from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import groups as _groups
 from ngcc.stats.pairing import Pair
@@ -135,6 +137,8 @@ class PublishedComparison:
     unit: str
     rows: tuple[PublishedRow, ...]
     notes: tuple[str, ...]
+    #: The run's ranking at each security target beside the published one.
+    rankings: tuple[_beside.RankingBeside, ...] = ()
 
     def geometric_means(self) -> tuple[float | None, float | None]:
         """The geometric means of the ratios and of the shape ratios over the rows of
@@ -222,8 +226,11 @@ def compare_published(run: Run, system: str, instances: Iterable[str] = ()
                              "the Round 1 hash instances and the ICCS helpers; name one with "
                              "--instance MINE=THEIRS)" % (run.run_id, system))
     units = sorted({t.unit for r in run.records for t in r.trials})
+    rankings, ranking_notes = _beside.rankings_beside(
+        run.records, {key: found.mean_cycles for key, found in figures.items()})
     return PublishedComparison(run.run_id, system, ", ".join(units) or "ticks", tuple(rows),
-                               tuple(_notes(system, rows, units)))
+                               tuple(_notes(system, rows, units) + ranking_notes),
+                               tuple(rankings))
 
 
 def _check_given(run: Run, given: Mapping[str, str],
@@ -312,8 +319,14 @@ def render(result: PublishedComparison, fmt: str = "table") -> str:
         return buffer.getvalue()
     if fmt == "markdown":
         lines = markdown_table(COLUMNS, rows)
+        for beside in result.rankings:
+            lines += ["", _beside.heading(beside, result.system), "",
+                      *markdown_table(_beside.COLUMNS, _beside.table_rows(beside))]
         return "\n".join([head, "", *lines, "", *("- " + n for n in result.notes)]) + "\n"
     text = aligned_table([list(COLUMNS), *rows], right_from=5)
+    for beside in result.rankings:
+        text += ["", _beside.heading(beside, result.system), "",
+                 *aligned_table([list(_beside.COLUMNS), *_beside.table_rows(beside)])]
     return "\n".join([head, "", *text, "", *("note: " + n for n in result.notes)]) + "\n"
 
 
@@ -328,4 +341,5 @@ def _json(result: PublishedComparison) -> dict[str, Any]:
                       "run_shape": r.run_shape, "published_shape": r.published_shape,
                       "shape_ratio": r.shape_ratio} for r in result.rows],
             "geometric_mean_ratio": ratio, "geometric_mean_shape_ratio": shape,
+            "rankings": [_beside.as_json(beside) for beside in result.rankings],
             "notes": list(result.notes)}

@@ -183,20 +183,29 @@ def _figure(record: Record) -> float:
     return float(record.statistics.figure.ticks or np.nan)
 
 
-def _representative(candidate: str, sets: Mapping[str, Mapping[int, Record]],
-                    lengths: Sequence[int], recommended: Mapping[str, str]
-                    ) -> tuple[str, str]:
-    """The label that represents ``candidate``, and how it was chosen."""
+def representative(candidate: str, sets: Mapping[str, tuple[str, Sequence[float]]],
+                   recommended: Mapping[str, str] = RECOMMENDED) -> tuple[str, str]:
+    """The set that represents ``candidate`` of its eligible ``sets`` (name → its
+    instance and its figure at each metric, in order), and how it was chosen: the one
+    it recommends, else the fastest by mean rank among its own sets (the first on a
+    tie)."""
     named = recommended.get(candidate)
-    for label, by_length in sets.items():
-        if named is not None and next(iter(by_length.values())).instance == named:
-            return label, "recommended"
-    labels = list(sets)
-    if len(labels) == 1:
-        return labels[0], "its only set"
-    figures = np.array([[_figure(sets[label][n]) for n in lengths] for label in labels])
-    mean = positions(figures.T).mean(axis=0)
-    return labels[int(np.argmin(mean))], "fastest of %d sets" % len(labels)
+    for name, (instance, _) in sets.items():
+        if named is not None and instance == named:
+            return name, "recommended"
+    names = list(sets)
+    if len(names) == 1:
+        return names[0], "its only set"
+    figures = np.array([list(sets[name][1]) for name in names], dtype=np.float64)
+    return names[int(np.argmin(standings(figures)[1]))], "fastest of %d sets" % len(names)
+
+
+def standings(figures: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rule on point figures (candidates × metrics): each metric's ranks (metrics ×
+    candidates), each candidate's mean rank, and its overall rank (of the mean ranks)."""
+    metric_ranks = positions(np.asarray(figures, dtype=np.float64).T)
+    mean = metric_ranks.mean(axis=0)
+    return metric_ranks, mean, positions(mean)
 
 
 def _resampled(values: np.ndarray, seed: int) -> np.ndarray:
@@ -251,18 +260,20 @@ def rank(records: Sequence[Record], target: int = 512, build: str = "reference",
             "%d B" % n for n in lengths if n not in by_length))
             for label, by_length in sets.items() if label not in complete]
         if complete:
-            chosen.append((candidate, *_representative(candidate, complete, lengths,
-                                                       recommended)))
+            chosen.append((candidate, *representative(candidate, {
+                label: (next(iter(by_length.values())).instance,
+                        [_figure(by_length[n]) for n in lengths])
+                for label, by_length in complete.items()}, recommended)))
     if not chosen or not lengths:
         return Ranking(target, build, lengths, (), tuple(left_out))
     grid = [[eligible[c][label][n] for n in lengths] for c, label, _ in chosen]
     names = [c for c, _, _ in chosen]
-    point = positions(np.array([[_figure(r) for r in row] for row in grid]).T)  # metric × c
+    point, mean_ranks, overall_point = standings(
+        np.array([[_figure(r) for r in row] for row in grid]))  # point: metric × candidate
     resamples = np.stack([np.stack([
         _resampled(trial_figures(grid[c][m]), BOOTSTRAP_SEED + c * len(lengths) + m)
         for c in range(len(chosen))], axis=-1) for m in range(len(lengths))])
     resampled_ranks = positions(resamples)  # metric × resample × candidate
-    overall_point = positions(point.mean(axis=0))
     overall_ranks = positions(resampled_ranks.mean(axis=0))
     overall_low, overall_high = _interval(overall_ranks)
     metric_bounds = [_interval(resampled_ranks[m]) for m in range(len(lengths))]
@@ -275,7 +286,7 @@ def rank(records: Sequence[Record], target: int = 512, build: str = "reference",
             float(metric_bounds[m][0][c]), float(metric_bounds[m][1][c]), ties[m][c])
             for m, n in enumerate(lengths))
         entries.append(Entry(candidate, label, grid[c][0].instance, how, metrics,
-                             float(point[:, c].mean()), float(overall_point[c]),
+                             float(mean_ranks[c]), float(overall_point[c]),
                              float(overall_low[c]), float(overall_high[c])))
     entries.sort(key=lambda e: (e.rank, e.mean_rank, names.index(e.candidate)))
     return Ranking(target, build, lengths, tuple(entries), tuple(left_out))
