@@ -53,8 +53,10 @@ def _metric_cell(metric: _ranking.MetricRank) -> str:
     ratio = (" (%s×)" % _format.ratio(metric.x_pseudoxof)
              if metric.x_pseudoxof is not None else "")
     tied = " " + TIED if metric.tied_with else ""
-    return "%s%s · %s%s" % (_format.cycles(metric.figure), ratio, _ranking.rank_with_interval(
-        metric.rank, metric.low, metric.high), tied)
+    alone = " (1 trial: no interval)" if metric.trials < 2 else ""
+    return "%s%s · %s%s%s" % (_format.cycles(metric.figure), ratio,
+                              _ranking.rank_with_interval(metric.rank, metric.low,
+                                                          metric.high), tied, alone)
 
 
 def _rows(ranking: _ranking.Ranking) -> list[tuple[str, ...]]:
@@ -132,7 +134,9 @@ def rule_lines(target: int, run: Run) -> list[str]:
         f"(the trials its figure rests on; each resample's figure is their median; seed "
         f"{BOOTSTRAP_SEED:#x} plus the candidate's and metric's position, so every "
         f"reader recomputes the same). {TIED}: tied in the noise — {_ranking.TIE_RULE}. "
-        "Each metric cell: the figure per call (× pseudoXOF) · its rank. "
+        "Each metric cell: the figure per call (× pseudoXOF) · its rank; a figure of one "
+        "trial (the others left out: the host's slow speed state) has no spread to "
+        "resample, so no interval. "
         + baseline_sentence(run.records) + ".",
         ""]
 
