@@ -31,7 +31,7 @@ from ngcc.cli.summary import (
     print_plan,
     verdict_text,
 )
-from ngcc.measure import leak as _leak
+from ngcc.measure import leak_measurement as _leak
 from ngcc.stats import groups as _analysis
 
 
