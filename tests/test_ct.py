@@ -281,3 +281,65 @@ def test_the_command_writes_evidence_and_exits_1_on_a_leak(valgrind, tmp_path, c
     verdicts = {r["label"]: r["verdict"] for r in
                 (ev.read_evidence(p).to_json() for p in sorted(tmp_path.glob("*/*.json")))}
     assert verdicts == {"constant_time": ev.CONSTANT_TIME, "early_exit": ev.LEAKS}
+
+
+# ------------------------------------------------------------------ on the pages
+
+@pytest.fixture
+def ct_run(tmp_path):
+    """A fake run with constant-time evidence for hash-22: one library that leaks, one
+    constant-time, one not analysed."""
+    from _fakerun import make_run
+
+    run_dir = make_run(tmp_path / "run")
+    out = run_dir / ev.CT_DIR
+    leaking = _evidence(label="Pavelor-512", instance="Pavelor-512", candidate="hash-22",
+                        variant="ref")
+    ev.write_evidence(leaking, out)
+    ev.write_evidence(_evidence(label="Pavelor-768", instance="Pavelor-768",
+                                candidate="hash-22", variant="ref", sites=(),
+                                verdict=ev.CONSTANT_TIME), out)
+    ev.write_evidence(_evidence(label="Pavelor-1024", instance="Pavelor-1024",
+                                candidate="hash-22", variant="ref", sites=(), lengths=(),
+                                twin=None, verdict=ev.NOT_ANALYSED,
+                                reason="valgrind is not installed"), out)
+    return run_dir
+
+
+def test_the_candidate_page_has_a_constant_time_section(ct_run):
+    from ngcc.evidence.run import load_run
+    from ngcc.report.pages import candidate_page
+
+    run = load_run(ct_run)
+    page = candidate_page(run, "hash-22")
+    section = page.split("## Constant time (beyond the guide's structure)")[1].split("\n## ")[0]
+    assert "| `Pavelor-512` | leaks (2 sites in 2 functions) | `a.c:3` branch, `a.c:7` address |" \
+        in section
+    assert "| `Pavelor-768` | constant-time | — |" in section or \
+        "| `Pavelor-768` | constant-time |" in section
+    assert "not analysed: `valgrind is not installed`" in section
+    assert "- `Pavelor-512` `a.c:3` (branch, in `f`): `if (m[0])`" in section
+    assert "operands" in section and "`ngcc leak`" in section
+    assert "Constant time" not in candidate_page(run, "hash-34")
+
+
+def test_the_run_gives_the_sites_as_a_frame(ct_run):
+    from ngcc.evidence.run import load_run
+
+    frame = load_run(ct_run).constant_time
+    assert list(frame["label"]) == ["Pavelor-1024", "Pavelor-512", "Pavelor-512",
+                                    "Pavelor-768"]
+    assert list(frame["line"].dropna()) == [3, 7]
+    assert set(frame["verdict"]) == {ev.LEAKS, ev.CONSTANT_TIME, ev.NOT_ANALYSED}
+
+
+def test_validate_finds_an_unsound_constant_time_file(ct_run):
+    import ngcc
+
+    path = ct_run / "ct" / "hash-22" / "Pavelor-768__ct.json"
+    data = json.loads(path.read_text())
+    data["verdict"] = ev.LEAKS  # a verdict its sites deny
+    path.write_text(json.dumps(data))
+    found = [str(d) for d in ngcc.validate(ct_run).differences]
+    assert any(d.startswith("ct/hash-22/Pavelor-768__ct.json: sites must hold a site") for d
+               in found), found
