@@ -188,3 +188,18 @@ def test_libraries_no_candidate_claims_rank_by_family(template):
     ranking = _ranking.rank(records, 128)
     assert [(e.name, e.candidate) for e in ranking.entries] == [
         ("GChain", "external"), ("TinyHash", "external")]
+
+
+def test_no_rank_is_taken_across_hosts(template):
+    from ngcc.stats.tables import ranking_frame
+
+    def on(host, records):
+        return [replace(r, environment=replace(r.environment, host=host)) for r in records]
+
+    records = on("alpha", field(template)) + on("beta", field(template))
+    with pytest.raises(ValueError, match="hosts alpha, beta"):
+        _ranking.rank(records)
+    with pytest.raises(ValueError, match="one host's"):
+        ranking_frame(records)
+    frame = ranking_frame(records, host_name="beta")
+    assert list(frame["candidate"]) == ["hash-01", "hash-02", "hash-03", "hash-04", "hash-05"]
