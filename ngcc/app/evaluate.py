@@ -15,7 +15,10 @@ built, KAT-gated, measured in one interleaved campaign and reported.
 3. the libraries built go into one :class:`~ngcc.campaign.campaign.Campaign` (the KAT gate
    refuses what does not pass: a row too; interleaved trials, so drift hits every
    library alike) in the same run directory;
-4. the report is written (``RUN_DIR/report/``: index, a page per candidate, summary).
+4. each library built is analysed for constant time (``ngcc ct``'s analysis, into
+   ``RUN_DIR/ct/``: :mod:`ngcc.campaign.ct_step`; on by default where valgrind is
+   present, ``ct=False`` / ``--no-ct`` skips it);
+5. the report is written (``RUN_DIR/report/``: index, a page per candidate, summary).
 
 Run again with the same archives and run directory, it resumes: a folder whose sources
 are unchanged keeps its library, and the campaign keeps its finished jobs. The
@@ -42,6 +45,7 @@ from ngcc.base.errors import (
 from ngcc.base.names import inside, unique_label
 from ngcc.base.progress import Progress
 from ngcc.campaign import campaign as _campaign
+from ngcc.campaign import ct_step as _ct_step
 from ngcc.campaign import schema as _schema
 from ngcc.campaign.cost import CostEstimate
 from ngcc.campaign.rundir import refuse_foreign
@@ -111,8 +115,10 @@ class EvaluationResult:
         return [f for f in self.evaluation.folders if f.status != "built"]
 
 
-def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """What ``--dry-run`` prints: each folder found, its kind and the build options.
+def plan_lines(archives: Sequence[str | os.PathLike[str]], ct: bool | None = None
+               ) -> list[str]:
+    """What ``--dry-run`` prints: each folder found, its kind and the build options,
+    and the constant-time step's cost where it runs (``ct``: as :func:`evaluate`).
 
     Raises:
         ArchiveError: an archive that is not a folder, or no implementation folder.
@@ -130,6 +136,8 @@ def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
                  "is certain of (%s), each recorded as an adjustment; nothing was built"
                  % CERTAIN_FIXES)
+    if _ct_step.wanted(ct):
+        lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
     return lines
 
 
@@ -309,7 +317,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
              run_dir: str | os.PathLike[str] | None = None, *,
              settings: CampaignSettings | None = None, report: bool = True,
              formats: Sequence[str] = ("markdown", "html"), plots: bool = True,
-             build_timeout: float = _build.DEFAULT_TIMEOUT,
+             build_timeout: float = _build.DEFAULT_TIMEOUT, ct: bool | None = None,
              progress: bool | Progress = True,
              on_plan: Callable[[CostEstimate], None] | None = None,
              on_wait: Callable[[str], None] | None = None,
@@ -327,6 +335,8 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
         formats, plots: what the report holds (:func:`ngcc.report.write.write_report`).
         build_timeout: seconds the compiler runs of one build may take together.
         requested: build options for some folders (:class:`FolderOption`).
+        ct: analyse each library built for constant time (default: where valgrind is
+            on PATH).
         progress, on_plan, on_wait, runner, kat_checker: the campaign's
             (:class:`ngcc.Campaign`).
 
@@ -354,5 +364,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
         run = job.run()
     except KatGateError:  # every library refused: each is a row of the report
         run = Run(path)
+    if _ct_step.wanted(ct):
+        _ct_step.run(path, [(str(f.label), path / str(f.library)) for f in built])
     written = tuple(_report.write_report(run, formats=formats, plots=plots)) if report else ()
     return EvaluationResult(evaluation, run, written)

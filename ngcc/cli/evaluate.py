@@ -70,6 +70,9 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                         metavar="FORMAT",
                         help="the report's formats (repeatable; default: markdown and html)")
     parser.add_argument("--no-plots", action="store_true", help="write the pages only")
+    parser.add_argument("--no-ct", action="store_true",
+                        help="skip the constant-time analysis of each library built (ngcc "
+                             "ct: on by default where valgrind is installed)")
     parser.add_argument("--build-timeout", type=_positive_seconds, metavar="SECONDS",
                         default=_build.DEFAULT_TIMEOUT,
                         help="time the compiler runs of one build may take together; "
@@ -101,7 +104,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         settings = CampaignSettings.make(**settings_of(
             args, command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None))
     if args.dry_run:
-        for line in _evaluate.plan_lines(args.archives):
+        for line in _evaluate.plan_lines(args.archives, ct=False if args.no_ct else None):
             print(plain(line))
         return 0
     run_dir = settings.run_dir
@@ -113,7 +116,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             result = _evaluate.evaluate(
                 args.archives, settings=settings, formats=args.formats or ("markdown", "html"),
                 plots=not args.no_plots, build_timeout=args.build_timeout,
-                requested=args.requested, progress=not args.quiet, on_wait=print_wait,
+                ct=False if args.no_ct else None, requested=args.requested,
+                progress=not args.quiet, on_wait=print_wait,
                 on_plan=None if args.quiet else print_plan(sys.stderr))
         except KeyboardInterrupt:
             print("ngcc: interrupted; the folders built and %s: run the same command "
