@@ -148,8 +148,8 @@ def test_the_python_reader_and_frames_h_agree_on_every_number():
     assert (c["ACCESS_READ"], c["ACCESS_WRITE"]) == (1, 2)
     assert c["FRAME_PROTOCOL_VERSION"] == _protocol.PROTOCOL_VERSION
     assert c["FRAME_MAX_TEXT"] == _protocol.MAX_TEXT  # the fields: tests/test_frames_h.py
-    driver_c = (REPO / "csrc" / "driver" / "driver.c").read_text()
-    assert "#define MAX_REQUEST_BYTES %d " % _process.MAX_REQUEST_BYTES in driver_c
+    request_h = (REPO / "csrc" / "driver" / "request.h").read_text()
+    assert "#define MAX_REQUEST_BYTES %d " % _process.MAX_REQUEST_BYTES in request_h
 
 
 @pytest.mark.parametrize(("argv", "words", "said"), [

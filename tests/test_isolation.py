@@ -1,4 +1,4 @@
-"""ngcc-driver --isolate (csrc/driver/isolate.h): a library loaded in new user, PID,
+"""ngcc-driver --isolate (csrc/isolate/isolate.h): a library loaded in new user, PID,
 network, IPC, mount and UTS namespaces, with a read-only view of the system, no
 capabilities and an address-space cap, cannot reach the caller or the machine.
 

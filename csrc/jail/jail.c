@@ -1,5 +1,5 @@
 /* ngcc-jail: run one command (the C compiler on a submission's sources) in the
- * isolation of csrc/driver/isolate.h, with a view of the caller's choosing.
+ * isolation of csrc/isolate/isolate.h, with a view of the caller's choosing.
  *
  * Usage:
  *   ngcc-jail [--read DIR]... [--write DIR] [--chdir DIR] [--address-space-limit BYTES]

@@ -18,7 +18,7 @@ NAMESPACES = "namespaces"   # user, PID, network, IPC, mount, UTS + the seccomp 
 FILTER_ONLY = "filter"      # the seccomp filter alone (--no-sandbox)
 
 #: The exit status of ngcc-driver --isolate and of ngcc-jail when the kernel refuses the
-#: namespaces (ISOLATE_EXIT_UNAVAILABLE in csrc/driver/isolate.h), before running anything.
+#: namespaces (ISOLATE_EXIT_UNAVAILABLE in csrc/isolate/isolate.h), before running anything.
 EXIT_UNAVAILABLE = 122
 
 REMEDY = ("this kernel or container refuses unprivileged user namespaces; allow them "
