@@ -1,6 +1,6 @@
 """The driver's modes: every call ngcc makes into a foreign library — hashing, the
 cold call, trials, KAT generation, the guard probe, the leak test's calls — runs in
-``ngcc-driver`` (``csrc/driver/driver.c``), a small C executable, in a process of its
+``ngcc-driver`` (``csrc/driver/``), a small C executable, in a process of its
 own, started and bounded by :mod:`ngcc.driver.process` and judged by
 :mod:`ngcc.driver.ending` (a failure is a :class:`~ngcc.driver.process.DriverError`);
 the facts each mode reports are held against the request by :mod:`ngcc.driver.facts`.
@@ -197,7 +197,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
 
 def default_message(message_bytes: int) -> bytes:
     """The NGCC harness's message of a trial or cold call given no message: byte i is
-    ``(i * 131 + message_bytes) mod 256`` (as ``csrc/driver/driver.c`` fills it)."""
+    ``(i * 131 + message_bytes) mod 256`` (as ``csrc/driver/buffers.c`` fills it)."""
     # (i*131 + n) mod 256 depends only on i mod 256: build one period, repeat it.
     period = bytes((i * 131 + message_bytes) % 256 for i in range(256))
     whole, rest = divmod(message_bytes, 256)

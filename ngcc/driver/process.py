@@ -1,4 +1,4 @@
-"""Running ``ngcc-driver`` (``csrc/driver/driver.c``), the one process foreign code
+"""Running ``ngcc-driver`` (``csrc/driver/``), the one process foreign code
 runs in: every mode of :mod:`ngcc.driver.child` goes through :func:`run_driver`, then
 :func:`ngcc.driver.ending.judge` tells how it ended; :func:`api_error` is the
 documented exception of a failure.
@@ -10,7 +10,7 @@ frames on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds deri
 from the request, every number range-checked. Unless the sandbox is off
 (:mod:`ngcc.base.sandbox`: ``--no-sandbox``, ``NGCC_NO_SANDBOX=1``) or the driver runs
 behind an emulator, it runs with ``--isolate`` (new user, PID, network, IPC and mount
-namespaces; ``csrc/driver/isolate.h``); where the kernel refuses them the run raises
+namespaces; ``csrc/isolate/isolate.h``); where the kernel refuses them the run raises
 :class:`~ngcc.base.errors.SandboxUnavailableError` with the remedy. Each run has a
 deadline; the driver runs in a new session, and when it has finished, failed or
 overrun, its whole process group is killed, so no descendant of a library survives
@@ -72,7 +72,7 @@ from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
-#: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/driver.c``).
+#: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/request.h``).
 MAX_REQUEST_BYTES = 32768
 _STDERR_TAIL = 4096
 
