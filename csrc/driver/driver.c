@@ -4,7 +4,7 @@
  *   ngcc-driver --request-fd FD
  *
  * The request (request.h) names a mode (modes.h: hash, cold, trial, kat, probe,
- * leak; each one file, mode_NAME.c) and its options. This file sets up the process
+ * leak, ct; each one file, mode_NAME.c) and its options. This file sets up the process
  * every mode runs in, in this order, then runs the mode:
  *
  * - the request read from FD, which is closed; the result channel opened (channel.h)

@@ -10,38 +10,14 @@
 #include "modes.h"
 #include "steps.h"
 
-#define MAX_PROBE_LENGTHS 4096
-#define MAX_PROBE_BITS ((uint64_t)1 << 23)
-
-/* The comma-separated bit lengths of `text` into lengths[]: how many, or 0 when
- * the list is empty, too long or holds anything but lengths up to MAX_PROBE_BITS. */
-static size_t parse_lengths(const char *text, uint64_t lengths[MAX_PROBE_LENGTHS])
-{
-    size_t count = 0;
-
-    while (text != NULL && *text != '\0' && count < MAX_PROBE_LENGTHS) {
-        char number[32];
-        size_t n = strcspn(text, ",");
-        if (n == 0 || n >= sizeof number)
-            return 0;
-        memcpy(number, text, n);
-        number[n] = '\0';
-        if (parse_number(number, MAX_PROBE_BITS, &lengths[count]) != 0)
-            return 0;
-        count++;
-        text += n + (text[n] == ',');
-    }
-    return text != NULL && *text != '\0' ? 0 : count;
-}
-
 static int check_probe(const request *req, char *error, size_t size)
 {
-    uint64_t lengths[MAX_PROBE_LENGTHS];
+    uint64_t lengths[MAX_BIT_LENGTHS];
 
-    if (parse_lengths(req->lengths, lengths) > 0)
+    if (parse_bit_lengths(req->lengths, lengths) > 0)
         return 0;
     snprintf(error, size, "probe needs --lengths: up to %d comma-separated bit lengths of "
-             "at most %llu", MAX_PROBE_LENGTHS, (unsigned long long)MAX_PROBE_BITS);
+             "at most %llu", MAX_BIT_LENGTHS, (unsigned long long)MAX_LENGTH_BITS);
     return -1;
 }
 
@@ -51,12 +27,12 @@ static int check_probe(const request *req, char *error, size_t size)
 static void run_probe(const request *req)
 {
     guarded_buffer at_start, at_end, digest_buffer;
-    uint64_t lengths[MAX_PROBE_LENGTHS], longest = 0, i, byte;
+    uint64_t lengths[MAX_BIT_LENGTHS], longest = 0, i, byte;
     size_t count, digest_bytes = (size_t)req->digest_bits / 8;
     unsigned char *digest, *first, payload[4];
     instance_library lib;
 
-    count = parse_lengths(req->lengths, lengths);  /* check_probe found them good */
+    count = parse_bit_lengths(req->lengths, lengths);  /* check_probe found them good */
     for (i = 0; i < count; i++)
         if (lengths[i] > longest)
             longest = lengths[i];

@@ -34,7 +34,7 @@ typedef struct {
 } driver_mode;
 
 /* Every mode, one row each. */
-#define DRIVER_MODES(X) X(hash) X(cold) X(trial) X(kat) X(probe) X(leak)
+#define DRIVER_MODES(X) X(hash) X(cold) X(trial) X(kat) X(probe) X(leak) X(ct)
 
 #define DRIVER_MODE_DECLARE(name) extern const driver_mode mode_##name;
 DRIVER_MODES(DRIVER_MODE_DECLARE)

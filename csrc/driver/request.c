@@ -22,6 +22,25 @@ int parse_number(const char *text, uint64_t max, uint64_t *out)
     return 0;
 }
 
+size_t parse_bit_lengths(const char *text, uint64_t lengths[MAX_BIT_LENGTHS])
+{
+    size_t count = 0;
+
+    while (text != NULL && *text != '\0' && count < MAX_BIT_LENGTHS) {
+        char number[32];
+        size_t n = strcspn(text, ",");
+        if (n == 0 || n >= sizeof number)
+            return 0;
+        memcpy(number, text, n);
+        number[n] = '\0';
+        if (parse_number(number, MAX_LENGTH_BITS, &lengths[count]) != 0)
+            return 0;
+        count++;
+        text += n + (text[n] == ',');
+    }
+    return text != NULL && *text != '\0' ? 0 : count;
+}
+
 int parse_request(int argc, char **argv, request *req, char *error, size_t size)
 {
     int i;

@@ -65,6 +65,13 @@ typedef struct {
 /* A decimal number without sign or space, at most max, into out: 0, or -1. */
 int parse_number(const char *text, uint64_t max, uint64_t *out);
 
+/* --lengths (probe, ct): the comma-separated bit lengths of `text` into lengths[]:
+ * how many, or 0 when the list is empty, too long or holds anything but lengths up
+ * to MAX_LENGTH_BITS. */
+#define MAX_BIT_LENGTHS 4096
+#define MAX_LENGTH_BITS ((uint64_t)1 << 23)
+size_t parse_bit_lengths(const char *text, uint64_t lengths[MAX_BIT_LENGTHS]);
+
 /* The request's words, read from the pipe that `--request-fd FD` names (the whole
  * command line: nothing else is accepted), into words[1..]; words[0] is argv[0], as
  * parse_request expects; words has room for MAX_REQUEST_WORDS + 2. The pipe is closed
