@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,13 +20,19 @@ void map_guarded(guarded_buffer *buffer, uint64_t bytes, uint32_t before, uint32
     guard_watch(buffer, before, past);
 }
 
-unsigned char *prepare_message(const request *req, guarded_buffer *buffer)
+unsigned char *prepare_timed_message(const request *req)
 {
+    size_t bytes = (size_t)req->message_bytes + TIMED_SLACK_BYTES;
+    void *memory;
     unsigned char *message;
     uint64_t i;
 
-    map_guarded(buffer, req->message_bytes, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
-    message = guard_end_aligned(buffer, (size_t)req->message_bytes);
+    errno = posix_memalign(&memory, TIMED_ALIGNMENT, bytes);
+    if (errno != 0)
+        fail(errno == ENOMEM ? DRIVER_ERR_MEMORY : DRIVER_ERR_SYSTEM, 0,
+             "cannot allocate the %llu-byte message buffer: %s",
+             (unsigned long long)req->message_bytes, strerror(errno));
+    message = memset(memory, 0, bytes);  /* as calloc, and no page faults in the loop */
     if (req->message_from_stdin) {
         read_stdin(message, req->message_bytes);
     } else {  /* the NGCC harness's message: byte i = (i*131 + n) mod 256 */

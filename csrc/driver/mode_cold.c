@@ -9,14 +9,14 @@
 
 static void run_cold(const request *req)
 {
-    guarded_buffer message_buffer, digest_buffer;
+    guarded_buffer digest_buffer;
     unsigned char payload[16], *message, *digest;
     uint64_t ns0, ticks0, ticks, ns;
     instance_library lib;
     int status;
 
     pin(req);
-    message = prepare_message(req, &message_buffer);
+    message = prepare_timed_message(req);
     digest = prepare_digest(req, &digest_buffer);
     load(req, &lib);
     ns0 = clock_raw_ns();

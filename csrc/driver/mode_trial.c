@@ -36,7 +36,7 @@ static size_t sub_batches(const bench_outcome *per_call, uint64_t calls, uint64_
 
 static void run_trial(const request *req)
 {
-    guarded_buffer message_buffer, digest_buffer;
+    guarded_buffer digest_buffer;
     unsigned char packed[FRAME_TRIAL_BYTES];
     bench_outcome per_call, batch;
     counter_reading mark;
@@ -63,7 +63,7 @@ static void run_trial(const request *req)
     memset(cycles, 0, (size_t)req->calls * sizeof *cycles);  /* no page faults in the loop */
     if ((loop_digest = malloc(2 * digest_bytes)) == NULL)
         fail(DRIVER_ERR_MEMORY, 0, "cannot allocate %zu bytes", 2 * digest_bytes);
-    call.message = prepare_message(req, &message_buffer);
+    call.message = prepare_timed_message(req);
     call.digest = prepare_digest(req, &digest_buffer);
     load(req, &lib);
     facts.baseline_rss_kib = resident_kib();

@@ -212,6 +212,11 @@ def reference_digest(inst: Instance, message_bytes: int,
     return hash_in_child(inst, data, 8 * message_bytes, what=what)
 
 
+#: Where the driver puts a trial's timed message (``prepare_timed_message`` in
+#: ``csrc/driver/buffers.h``): on the heap, as the NGCC harness does.
+TIMED_PLACEMENT = "heap"
+
+
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
                  parent_wall_ns: int, isolation: str) -> TrialMeasurement:
     counter, unit = wire.COUNTERS[int(f["counter_id"])]
@@ -239,7 +244,8 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
                                     else None),
         counter_resolution_ticks=int(f["counter_resolution"]) or None,
         batch_min_cpu_ns=int(f["batch_min_cpu_ns"]) if f["batch_min_calls"] else None,
-        batch_min_calls=int(f["batch_min_calls"]) or None, isolation=isolation)
+        batch_min_calls=int(f["batch_min_calls"]) or None, isolation=isolation,
+        placement=TIMED_PLACEMENT)
 
 
 @dataclass(frozen=True)
