@@ -33,7 +33,8 @@ What this protects against: a library cannot run code in this process (nothing i
 writes is unpickled or evaluated), write outside the run directory (the parent
 writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
-seccomp filter, ``csrc/driver/sandbox.h``); under the isolation it sees no other
+seccomp filter, ``csrc/driver/sandbox.h``), or read ngcc's environment (the driver
+starts with :func:`driver_environment`); under the isolation it sees no other
 process, no network, no file but the system's and its own folder, read-only, and
 at most 4 GiB of address space. What it cannot stop: the library shares the trial
 process, so it can still lie — forge the whole rest of a conversation and end the
@@ -68,7 +69,7 @@ from ngcc.base.errors import (
 )
 from ngcc.base.untrusted import plain
 from ngcc.driver.protocol import Conversation, ProtocolError
-from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
+from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance, sanitized_build
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
@@ -129,6 +130,20 @@ def driver_command() -> list[str]:
     except ValueError as exc:
         raise NgccError("%s is not a command line: %s" % (PREFIX_ENV, exc)) from None
     return [*prefix, str(driver_path())]
+
+
+#: What an AddressSanitizer build of the driver reads of its environment: its runtime's
+#: options (``.ci/sanitize``: a fault in a guard page must reach the driver's handler).
+SANITIZER_OPTIONS = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+
+
+def driver_environment() -> dict[str, str]:
+    """The driver's environment: the fixed minimal one of :mod:`ngcc.base.sandbox` (a
+    library sees nothing else of ngcc's, in any mode), with the sanitizers' options
+    in an AddressSanitizer build."""
+    kept = SANITIZER_OPTIONS if sanitized_build() else ()
+    return sandbox.minimal_environment(**{name: os.environ[name] for name in kept
+                                          if name in os.environ})
 
 
 def isolation_now() -> str:
@@ -215,7 +230,7 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
                                  stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
                                  stdout=err_write, stderr=err_write,
                                  pass_fds=(write_end, request, *pass_fds),
-                                 start_new_session=True)
+                                 start_new_session=True, env=driver_environment())
     except OSError as exc:
         os.close(read_end)
         os.close(err_read)

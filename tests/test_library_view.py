@@ -1,0 +1,103 @@
+"""What a library sees of ngcc from inside ngcc-driver, in every mode: none of ngcc's
+environment but the fixed minimal one (``base/sandbox.minimal_environment``). The
+compiler in its jail gets the same environment.
+
+Each fixture library here looks for what it must not find and returns a code naming
+it from CryptHash (or aborts from its constructor), so the run fails and says which.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _testlib import build_library
+
+import ngcc
+from ngcc.driver import child as _child
+from ngcc.library.cc import Compiler
+
+SECRET = "SECRET_TOKEN"
+
+TEMPLATE = r"""
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 41 when the secret is in the environment, 42 when /proc/self/environ holds it. */
+static int secret_in_environment(void)
+{
+    char text[65536];
+    size_t got;
+    FILE *environ_file = fopen("/proc/self/environ", "r");
+
+    if (getenv("SECRET_TOKEN") != NULL)
+        return 41;
+    got = environ_file != NULL ? fread(text, 1, sizeof text, environ_file) : 0;
+    if (environ_file != NULL)
+        fclose(environ_file);
+    return memmem(text, got, "SECRET_TOKEN", 12) != NULL ? 42 : 0;
+}
+
+__attribute__((constructor)) static void at_load(void)
+{
+    if (secret_in_environment() != 0)
+        abort();
+}
+
+__attribute__((visibility("default")))
+int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
+{
+    static int looked;
+    int found = looked ? 0 : LOOK();
+    looked = 1;
+    memset(digest, 0x33, (size_t)d / 8);
+    (void)msg; (void)bits;
+    return found;
+}
+"""
+
+LOOKS = {"environment": "secret_in_environment"}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory) -> dict[str, ngcc.Instance]:
+    folder = tmp_path_factory.mktemp("view-libs")
+    return {name: ngcc.instance(build_library(folder, name, TEMPLATE.replace("LOOK", look)))
+            for name, look in LOOKS.items()}
+
+
+def _every_mode(inst: ngcc.Instance, tmp_path: Path) -> dict[str, Callable[[], object]]:
+    cpu = max(os.sched_getaffinity(0))
+    return {
+        "hash": lambda: _child.hash_in_child(inst, b"abc", 24),
+        "cold": lambda: _child.cold_call(inst, 32),
+        "trial": lambda: _child.trial(inst, 32, 10, 1, cpu=cpu),
+        "probe": lambda: _child.probe(inst),
+        "kat": lambda: _child.generate_kat(inst, "2_12", tmp_path / "kat.txt"),
+        "leak": lambda: _child.leak(inst, 32, 2000, 500, 7, lambda ticks, classes: False),
+    }
+
+
+MODES = ("hash", "cold", "trial", "probe", "kat", "leak")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_secret_in_ngccs_environment_never_reaches_the_library(libs, mode, tmp_path,
+                                                                  monkeypatch):
+    monkeypatch.setenv(SECRET, "ghp_not-for-the-library")
+    _every_mode(libs["environment"], tmp_path)[mode]()  # no abort, no code 41 or 42
+
+
+def test_the_compiler_gets_the_minimal_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(SECRET, "ghp_not-for-the-compiler")
+    monkeypatch.setenv("NGCC_TEST_KEPT", "yes")
+    monkeypatch.setenv("CC", "sh")  # a "compiler" that prints its environment
+    status, text = Compiler(tmp_path, 60).run(["-c", "env"], tmp_path, "printing the environment")
+    names = {line.split("=", 1)[0] for line in text.splitlines() if "=" in line}
+    assert status == 0, text
+    assert SECRET not in names and "NGCC_TEST_KEPT" in names and "PATH" in names
+    assert "HOME" not in names
