@@ -1,5 +1,6 @@
 """What a library sees of ngcc from inside ngcc-driver, in every mode: none of ngcc's
-environment but the fixed minimal one (``base/sandbox.minimal_environment``). The
+environment but the fixed minimal one (``base/sandbox.minimal_environment``), and no
+trace of its request (the words, their text, the parent's pid: ``request.h``). The
 compiler in its jail gets the same environment.
 
 Each fixture library here looks for what it must not find and returns a code naming
@@ -48,6 +49,40 @@ __attribute__((constructor)) static void at_load(void)
         abort();
 }
 
+/* 10 + i when the process's writable memory holds needle i: a word of the request,
+ * or the parent's pid as a word of its own. */
+static int request_in_memory(void)
+{
+    char pid_word[32], line[512];
+    const char *needles[] = {"--parent-pid", "--calls", "--result-fd", "--message-bytes",
+                             "--library", "--digest-bits", pid_word};
+    size_t count = sizeof needles / sizeof needles[0], lengths[8], i;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    int found = 0;
+
+    snprintf(pid_word, sizeof pid_word, "%c%s", 0, getenv("NGCC_TEST_PID"));
+    for (i = 0; i < count; i++)  /* each with its NUL byte */
+        lengths[i] = i == count - 1 ? strlen(pid_word + 1) + 2 : strlen(needles[i]) + 1;
+    while (maps != NULL && found == 0 && fgets(line, sizeof line, maps) != NULL) {
+        unsigned long start, stop;
+        char perms[8];
+        const char *at;
+        if (sscanf(line, "%lx-%lx %7s", &start, &stop, perms) != 3 || perms[0] != 'r'
+            || perms[1] != 'w')
+            continue;
+        for (at = (const char *)start; found == 0 && at < (const char *)stop; at++)
+            for (i = 0; i < count; i++)
+                if (*at == needles[i][0] && (size_t)((const char *)stop - at) >= lengths[i]
+                    && at != pid_word && memcmp(at, needles[i], lengths[i]) == 0) {
+                    found = 10 + (int)i;
+                    break;
+                }
+    }
+    if (maps != NULL)
+        fclose(maps);
+    return found;
+}
+
 __attribute__((visibility("default")))
 int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
 {
@@ -60,7 +95,7 @@ int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned
 }
 """
 
-LOOKS = {"environment": "secret_in_environment"}
+LOOKS = {"environment": "secret_in_environment", "request": "request_in_memory"}
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +125,12 @@ def test_a_secret_in_ngccs_environment_never_reaches_the_library(libs, mode, tmp
                                                                   monkeypatch):
     monkeypatch.setenv(SECRET, "ghp_not-for-the-library")
     _every_mode(libs["environment"], tmp_path)[mode]()  # no abort, no code 41 or 42
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_trace_of_the_request_is_left_for_the_library(libs, mode, tmp_path, monkeypatch):
+    monkeypatch.setenv("NGCC_TEST_PID", str(os.getpid()))  # the driver's parent
+    _every_mode(libs["request"], tmp_path)[mode]()  # no code 10 to 16
 
 
 def test_the_compiler_gets_the_minimal_environment(tmp_path, monkeypatch):

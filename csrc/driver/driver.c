@@ -32,7 +32,8 @@
  *   --emulated (the parent runs the driver behind NGCC_DRIVER_PREFIX, an emulator
  *   such as qemu-user) the run goes on without it where the emulator refuses it
  *   (EINVAL: qemu-user keeps seccomp to itself); any other failure ends it;
- * - the mode's check of the request, its run, and END.
+ * - the mode's check of the request; the request's words and the parent's pid wiped
+ *   (request.h), so the library cannot read them; the mode's run, and END.
  *
  * Results go to the pipe FD as frames (frames.h); fd 1 is pointed at fd 2 before
  * the library is loaded, so a library that prints cannot reach the channel.
@@ -157,12 +158,13 @@ static const driver_mode *checked_mode(const request *req)
 
 int main(int argc, char **argv)
 {
-    static char *words[MAX_REQUEST_WORDS + 2];
+    const driver_mode *mode;
+    char **words;
     request req;
     char error[512];
     const char *limit_option;
     uint64_t address_space;
-    int count = read_request(argc, argv, words, error, sizeof error), parsed;
+    int count = read_request(argc, argv, &words, error, sizeof error), parsed;
 
     if (count < 0) {
         fprintf(stderr, "ngcc-driver: %s\n", error);
@@ -194,6 +196,9 @@ int main(int argc, char **argv)
     if (sandbox_install(getpid(), getpgid(0), error, sizeof error) != 0
         && !(req.emulated && errno == EINVAL))
         fail(DRIVER_ERR_SYSTEM, 0, "%s", error);
-    checked_mode(&req)->run(&req);
+    mode = checked_mode(&req);
+    request_forget_words(&req, mode->name);
+    scrub_stack();
+    mode->run(&req);
     end();
 }

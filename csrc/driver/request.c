@@ -137,9 +137,12 @@ int parse_request(int argc, char **argv, request *req, char *error, size_t size)
     return 0;
 }
 
-int read_request(int argc, char **argv, char **words, char *error, size_t size)
+/* The request's words and their text, as read; wiped by request_forget_words. */
+static char text[MAX_REQUEST_BYTES + 1];
+static char *words[MAX_REQUEST_WORDS + 2];
+
+int read_request(int argc, char **argv, char ***words_read, char *error, size_t size)
 {
-    static char text[MAX_REQUEST_BYTES + 1];
     size_t length = 0, at;
     uint64_t fd;
     int count = 1;
@@ -183,5 +186,50 @@ int read_request(int argc, char **argv, char **words, char *error, size_t size)
         words[count++] = text + at;
     }
     words[count] = NULL;
+    *words_read = words;
     return count;
+}
+
+/* Zero `bytes` bytes at `area` in a way the compiler keeps (the bytes are not read
+ * again, which would let it drop a plain memset). */
+static void wipe(void *area, size_t bytes)
+{
+    volatile unsigned char *at = area;
+    while (bytes-- > 0)
+        *at++ = 0;
+}
+
+/* A copy of `value` on the heap (NULL stays NULL). */
+static const char *kept(const char *value)
+{
+    char *copy;
+
+    if (value == NULL)
+        return NULL;
+    if ((copy = strdup(value)) == NULL)
+        abort();  /* a few hundred bytes: there is no run without them */
+    return copy;
+}
+
+void request_forget_words(request *req, const char *mode_name)
+{
+    req->mode = mode_name;
+    req->library = kept(req->library);
+    req->kat_tag = kept(req->kat_tag);
+    req->instance = kept(req->instance);
+    req->lengths = kept(req->lengths);
+    req->counter = kept(req->counter);
+    req->cpu_features = NULL;  /* checked already */
+    req->parent_pid = 0;
+    wipe(text, sizeof text);
+    wipe(words, sizeof words);
+}
+
+void scrub_stack(void)
+{
+    volatile unsigned char area[SCRUBBED_STACK_BYTES];
+    size_t i;
+
+    for (i = 0; i < sizeof area; i++)
+        area[i] = 0;
 }

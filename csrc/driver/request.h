@@ -73,14 +73,26 @@ int parse_number(const char *text, uint64_t max, uint64_t *out);
 size_t parse_bit_lengths(const char *text, uint64_t lengths[MAX_BIT_LENGTHS]);
 
 /* The request's words, read from the pipe that `--request-fd FD` names (the whole
- * command line: nothing else is accepted), into words[1..]; words[0] is argv[0], as
- * parse_request expects; words has room for MAX_REQUEST_WORDS + 2. The pipe is closed
- * before this returns, whatever happens. Returns the count of words[] filled, or -1
+ * command line: nothing else is accepted), into a static array (*words) from
+ * (*words)[1]; (*words)[0] is argv[0], as parse_request expects. The pipe is closed
+ * before this returns, whatever happens. Returns the count of words filled, or -1
  * with the reason in error. */
-int read_request(int argc, char **argv, char **words, char *error, size_t size);
+int read_request(int argc, char **argv, char ***words, char *error, size_t size);
 
 /* Fill req from the words; on a mistake write why into error and return -1 (req
  * still carries the result fd when it was given, so the mistake can be reported). */
 int parse_request(int argc, char **argv, request *req, char *error, size_t size);
+
+/* Once the mode is known (`mode_name`: the mode table's own string) and before the
+ * library is loaded: keep heap copies of the string values the run still needs, and
+ * wipe the request's words, their text and the parent's pid, so that a library
+ * finds no trace of its request in the process's writable memory: not its mode, its
+ * calls, its warm-up, nor who asked (issue 45). The numbers stay, parsed, in req. */
+void request_forget_words(request *req, const char *mode_name);
+
+/* Zero SCRUBBED_STACK_BYTES of the stack below the caller's frame, where the
+ * request's reading, parsing and the isolation's setup left their locals. */
+#define SCRUBBED_STACK_BYTES 65536
+void scrub_stack(void);
 
 #endif
