@@ -1,6 +1,7 @@
 """What a library sees of ngcc from inside ngcc-driver, in every mode: none of ngcc's
-environment but the fixed minimal one (``base/sandbox.minimal_environment``), and no
-trace of its request (the words, their text, the parent's pid: ``request.h``). The
+environment but the fixed minimal one (``base/sandbox.minimal_environment``), no
+trace of its request (the words, their text, the parent's pid: ``request.h``), and of
+the file system around it its own file alone (``csrc/isolate/isolate.h``). The
 compiler in its jail gets the same environment.
 
 Each fixture library here looks for what it must not find and returns a code naming
@@ -18,12 +19,14 @@ from _testlib import build_library
 
 import ngcc
 from ngcc.driver import child as _child
+from ngcc.driver import process as _process
 from ngcc.library.cc import Compiler
 
 SECRET = "SECRET_TOKEN"
 
 TEMPLATE = r"""
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +86,23 @@ static int request_in_memory(void)
     return found;
 }
 
+/* 31 when a file beside the library opens, 32 when its folder lists a file but
+ * itself (the view makes folders on the way to the library, but holds no other file). */
+static int sees_its_folder(void)
+{
+    const char *folder = getenv("NGCC_TEST_FOLDER");
+    FILE *sibling = fopen(getenv("NGCC_TEST_SIBLING"), "r");
+    DIR *listing = opendir(folder);
+    struct dirent *entry;
+
+    if (sibling != NULL)
+        return 31;
+    while (listing != NULL && (entry = readdir(listing)) != NULL)
+        if (entry->d_type != DT_DIR && strcmp(entry->d_name, "sees.so") != 0)
+            return 32;
+    return 0;
+}
+
 __attribute__((visibility("default")))
 int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
 {
@@ -90,7 +110,8 @@ int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned
     int found = looked ? 0 : LOOK();
     looked = 1;
     memset(digest, 0x33, (size_t)d / 8);
-    (void)msg; (void)bits;
+    (void)msg; (void)bits; (void)secret_in_environment; (void)request_in_memory;
+    (void)sees_its_folder;
     return found;
 }
 """
@@ -131,6 +152,28 @@ def test_a_secret_in_ngccs_environment_never_reaches_the_library(libs, mode, tmp
 def test_no_trace_of_the_request_is_left_for_the_library(libs, mode, tmp_path, monkeypatch):
     monkeypatch.setenv("NGCC_TEST_PID", str(os.getpid()))  # the driver's parent
     _every_mode(libs["request"], tmp_path)[mode]()  # no code 10 to 16
+
+
+@pytest.mark.parametrize("where", ["home", "tmp"])
+def test_a_library_saved_in_a_home_or_tmp_reads_nothing_beside_it(where, tmp_path, monkeypatch):
+    """The view holds the library file alone, never its folder: saved in $HOME beside a
+    key, or in /tmp beside another run's files, it finds neither."""
+    folder = tmp_path / "home" if where == "home" else tmp_path  # tmp_path lies in /tmp
+    folder.mkdir(exist_ok=True)
+    (folder / ".ssh").mkdir()
+    (folder / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (folder / "campaign.json").write_text("{}\n")
+    sibling = folder / ("campaign.json" if where == "tmp" else ".ssh/id_rsa")
+    if where == "home":
+        monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("NGCC_TEST_FOLDER", str(folder))
+    monkeypatch.setenv("NGCC_TEST_SIBLING", str(sibling))
+    inst = ngcc.instance(build_library(folder, "sees",
+                                       TEMPLATE.replace("LOOK", "sees_its_folder")))
+    assert _child.hash_in_child(inst, b"abc", 24) == b"\x33" * 32  # no code 31 or 32
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # the control: the file is read there
+    with pytest.raises(_process.DriverError, match="returned 31"):
+        _child.hash_in_child(inst, b"abc", 24)
 
 
 def test_the_compiler_gets_the_minimal_environment(tmp_path, monkeypatch):

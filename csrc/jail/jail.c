@@ -138,7 +138,7 @@ static void run_command(const jail_request *request)
 int main(int argc, char **argv)
 {
     jail_request request;
-    isolate_view view = {"ngcc-jail", NULL, NULL, -1};
+    isolate_view view = {"ngcc-jail", NULL, NULL, NULL, NULL, -1};
 
     parse(argc, argv, &request);
     /* Die with the caller (ngcc killed, even by SIGKILL): init dies with this process

@@ -35,7 +35,7 @@ writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
 seccomp filter, ``csrc/driver/sandbox.h``), or read ngcc's environment (the driver
 starts with :func:`driver_environment`); under the isolation it sees no other
-process, no network, no file but the system's and its own folder, read-only, and
+process, no network, no file but the system's and its own, read-only, and
 at most 4 GiB of address space. What it cannot stop: the library shares the trial
 process, so it can still lie — forge the whole rest of a conversation and end the
 process, or claim any speed within the time the parent observed and the CPU time
