@@ -19,6 +19,7 @@ from _testlib import build_library
 
 import ngcc
 from ngcc.driver import child as _child
+from ngcc.driver import leak_mode
 from ngcc.driver import process as _process
 from ngcc.library.cc import Compiler
 
@@ -134,7 +135,7 @@ def _every_mode(inst: ngcc.Instance, tmp_path: Path) -> dict[str, Callable[[], o
         "trial": lambda: _child.trial(inst, 32, 10, 1, cpu=cpu),
         "probe": lambda: _child.probe(inst),
         "kat": lambda: _child.generate_kat(inst, "2_12", tmp_path / "kat.txt"),
-        "leak": lambda: _child.leak(inst, 32, 2000, 500, 7, lambda ticks, classes: False),
+        "leak": lambda: leak_mode.leak(inst, 32, 2000, 500, 7, lambda ticks, classes: False),
     }
 
 
