@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
 from ngcc.evidence import figures as _figures
+from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import (
     BuildEntry,
     Record,
@@ -41,7 +42,6 @@ from ngcc.report.sections.common import (
 from ngcc.report.sections.evidence import evidence_index
 from ngcc.report.sections.failures import failure_banner
 from ngcc.report.sections.kat import functional_testing
-from ngcc.report.sections.leak import leak_section, plot_stem_leak
 from ngcc.report.sections.performance import performance
 from ngcc.report.sections.resources import resource_consumption
 from ngcc.report.sections.statistics import robustness
@@ -84,7 +84,8 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines += performance(run, records)
     lines += robustness(run, candidate, records, plotted)
     lines += resource_consumption(records)
-    lines += leak_section(run, candidate, plotted)
+    for section in slice_modules("section"):  # each analysis's section, in their order
+        lines += section.section(run, candidate, plotted)
     lines += evidence_index(run, records, builds)
     return "\n".join(lines) + "\n"
 
@@ -327,5 +328,6 @@ def plot_stems(run: Run) -> frozenset[str]:
             stems.add(plot_stem_cpb(candidate))
         stems.update(plot_stem_distribution(r.label, r.message_bytes)
                      for r in _analysis.distribution_records(records))
-    stems.update(plot_stem_leak(test) for test in run.leak_tests)
+    for section in slice_modules("section"):
+        stems.update(section.plot_stems(run))
     return frozenset(stems)
