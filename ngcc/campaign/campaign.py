@@ -71,6 +71,7 @@ from ngcc.measure import leak as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import partial as _partial
 from ngcc.measure import plan as _plan
+from ngcc.measure.waiting import CpuWait, ShowWait
 
 
 class Campaign:
@@ -101,9 +102,10 @@ class Campaign:
         executor: what measures whole jobs instead of this process's own executor
             (a :class:`ngcc.measure.job.JobExecutor`; the settings' ``workers`` and
             ``scheduler`` make one).
-        on_wait: told once, in a line naming the holder, that the campaign waits for
-            its CPU (``wait``; default: a :class:`~ngcc.MeasurementWarning`, so a
-            notebook says why it waits; the command line prints the line).
+        on_wait: told where a wait for its CPU stands (``wait``; a
+            :class:`~ngcc.measure.waiting.CpuWait`: who holds it, since when, when it
+            expects to end, how many wait before), about once a second; default: shown
+            as progress (``progress``), as the command line shows it.
 
     Raises:
         ValueError, TypeError: a setting out of range, or no setting at all (named).
@@ -117,7 +119,7 @@ class Campaign:
                  kat_checker: _gate.KatChecker | None = None,
                  leak_tester: Callable[..., _leak.LeakResult] | None = None,
                  executor: _jobs.JobExecutor | None = None,
-                 on_wait: Callable[[str], None] | None = None, **options: Any):
+                 on_wait: Callable[[CpuWait], None] | None = None, **options: Any):
         if settings is not None and options:
             raise TypeError("give the campaign's settings or its keyword settings (%s), "
                             "not both" % ", ".join(sorted(options)))
@@ -135,7 +137,7 @@ class Campaign:
         self.cpu = _locks.default_cpu() if s.cpu is None else s.cpu  # run() may take another
         self.reporter = _progress.progress_of(progress)
         self.on_plan, self.executor = on_plan, executor
-        self.on_wait = on_wait if on_wait is not None else _locks.warn_waiting
+        self.on_wait = on_wait if on_wait is not None else ShowWait(self.reporter)
         self.runner: TrialRunner = runner if runner is not None else (
             _child.DriverRunner(counter=s.counter) if s.counter else _child.DriverRunner())
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else (
@@ -269,6 +271,8 @@ class Campaign:
             self._calibrate()
         if self.on_plan is not None:
             self.on_plan(self.estimate())
+        cost = self.estimate()
+        _locks.expect_end(cost.seconds + cost.leak_seconds)  # shown to whoever waits
         if dry_run:
             return Run(self.run_dir)
         self._leak_tests()
@@ -461,6 +465,9 @@ class Campaign:
             return
         self._watch.success()
         self._run.save()
+        left = bar.eta()
+        if left is not None:
+            _locks.expect_end(left)
         if local:
             _partial.discard(self.run_dir, job.raw)  # the record supersedes them
             bar.item_done(what, per_byte(record))
