@@ -21,6 +21,7 @@ no executor touches the run directory.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,20 +30,43 @@ from typing import Protocol
 import numpy as np
 
 from ngcc.base.clock import utc_now
-from ngcc.base.errors import ChildError, LibraryChangedError
-from ngcc.base.files import sha256_file
+from ngcc.base.errors import ChildError
 from ngcc.driver import child as _child
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence.model import Environment, RejectedTrial, Trial, TrialMeasurement
 from ngcc.library.registry import Instance
 from ngcc.measure import host as _host
 from ngcc.measure import plan as _plan
+from ngcc.measure.guard import check_library, trial_deadline
 from ngcc.stats import flags as _flags
 from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
 #: With ``--strict``, a disturbed trial is run at most this many times in all.
 STRICT_ATTEMPTS = 3
+#: How many trials a job may measure beyond its plan in place of trials of the host's
+#: slow speed state (``stats.trials.speed_states``), as a share of its planned trials.
+REPLACEMENT_SHARE = 1.0
+
+
+def replacement_budget(trials: int) -> int:
+    """The trials a job of ``trials`` planned ones may add in place of slow-state ones."""
+    return math.ceil(trials * REPLACEMENT_SHARE)
+
+
+def most_trials(order: JobOrder) -> int:
+    """The most trials a job of ``order`` may end with: ``max_trials``, or its planned
+    trials and their replacements (:func:`replacement_budget`) if that is more."""
+    return max(order.max_trials, order.trials + replacement_budget(order.trials))
+
+
+def slow_state_trials(taken: Sequence[Taken]) -> int:
+    """How many of ``taken`` ran in the host's slow speed state: their CPU-time figure
+    far above the fastest's (0 where a trial lacks the figure)."""
+    figures = [t.trial.statistics.cpu_time_ticks for t in taken]
+    if not figures or any(f is None for f in figures):
+        return 0
+    return len(_stats.speed_states([float(f or 0.0) for f in figures]))
 
 
 @dataclass(frozen=True)
@@ -90,74 +114,6 @@ class JobOrder:
     attempts: int = 1
     calibration: Calibration | None = None
     max_trial_timeout: float = _child.MAX_TRIAL_TIMEOUT
-
-
-@dataclass(frozen=True)
-class Deadline:
-    """Seconds a trial's child may take, and whether the cap set them.
-
-    Attributes:
-        seconds: the deadline.
-        estimate: the deadline the cold call alone would have allowed, when the cap
-            (``JobOrder.max_trial_timeout``) cut it down to ``seconds``; else None.
-    """
-
-    seconds: float
-    estimate: float | None = None
-
-    def explained(self, error: ChildError) -> ChildError | None:
-        """A trial's timeout at a capped deadline, said so with how to allow more (None:
-        ``error`` needs nothing added)."""
-        if error.status != "timeout" or self.estimate is None:
-            return None
-        return ChildError("timeout", "%s; its deadline was the cap of %g s on a deadline "
-                          "from the cold call (which alone would have allowed %.0f s): if "
-                          "the library is this slow, allow it more with --trial-timeout "
-                          "SECONDS or --max-trial-timeout SECONDS (trial_timeout= or "
-                          "max_trial_timeout= in Python)" % (error.message, self.seconds,
-                                                             self.estimate))
-
-
-def trial_deadline(order: JobOrder, t1: float, calls: int, warmup: int) -> Deadline:
-    """The deadline of a trial of ``calls`` calls after ``warmup``: ``order.trial_timeout``
-    when given, else :func:`ngcc.driver.child.uncapped_trial_timeout` of the cold call
-    ``t1``, at most ``order.max_trial_timeout`` (the cold call is the library's own: a
-    slow one must not buy its trials a long deadline)."""
-    if order.trial_timeout:
-        return Deadline(order.trial_timeout)
-    estimate = _child.uncapped_trial_timeout(t1, calls, warmup)
-    if estimate <= order.max_trial_timeout:
-        return Deadline(estimate)
-    return Deadline(order.max_trial_timeout, estimate)
-
-
-def check_library(order: JobOrder, instance: Instance, before: str) -> None:
-    """Refuse to run (or to keep what ran) unless ``instance``'s library file still has
-    the sha256 the plan names (``order.library_sha256``): a file renamed over it or
-    rewritten since the KAT gate must not be timed under the gated library's name.
-    Hashing a library is cheap next to a trial, so it is hashed every time.
-
-    Raises:
-        LibraryChangedError: the file's sha256 differs, or it cannot be read (the
-            message names the file, ``before`` and both digests).
-    """
-    path = instance.library
-    try:
-        actual = sha256_file(path)
-    except OSError as exc:
-        actual = "unreadable (%s)" % (exc.strerror or exc)
-    if actual == order.library_sha256:
-        return
-    raise LibraryChangedError(
-        "the library file %s of %s changed %s: its sha256 is %s, not the plan's %s; the "
-        "job keeps nothing timed from the changed file: restore the file the plan names "
-        "(or rebuild it and start a new --run-dir)" % (
-            path, order.label, before, _short(actual), _short(order.library_sha256)))
-
-
-def _short(digest: str) -> str:
-    """The first 16 hex digits of a sha256 (a message's), the whole of anything else."""
-    return digest[:16] + "…" if len(digest) == 64 else digest
 
 
 @dataclass(frozen=True)
@@ -254,11 +210,15 @@ class JobExecutor(Protocol):
         ...
 
 
-def enough(cycles: Sequence[np.ndarray], order: JobOrder) -> bool:
-    """The stop rule: whether a job has its trials: the planned ones, then
-    (``target_ci``) more until the CI of its statistic is narrow enough or
-    ``max_trials`` are done."""
+def enough(cycles: Sequence[np.ndarray], order: JobOrder, slow: int = 0) -> bool:
+    """The stop rule: whether a job has its trials: the planned ones outside the host's
+    slow speed state (``slow`` of ``cycles`` were in it: each is replaced, within
+    :func:`replacement_budget`), then (``target_ci``) more until the CI of its statistic
+    is narrow enough or ``max_trials`` are done."""
     if len(cycles) < order.trials:
+        return False
+    if len(cycles) - slow < order.trials and \
+            len(cycles) < order.trials + replacement_budget(order.trials):
         return False
     if order.target_ci is None or len(cycles) >= order.max_trials:
         return True
@@ -364,8 +324,10 @@ class JobStepper:
         self.timeout = self.deadline.seconds
 
     def enough(self) -> bool:
-        """Whether the job has its trials (:func:`enough`)."""
-        return enough([t.measured.cycles for t in self.taken], self.order)
+        """Whether the job has its trials (:func:`enough`), those of the host's slow
+        speed state replaced."""
+        return enough([t.measured.cycles for t in self.taken], self.order,
+                      slow_state_trials(self.taken))
 
     def step(self) -> Taken:
         """Run the job's next trial and keep it. With ``order.attempts`` > 1
@@ -375,7 +337,7 @@ class JobStepper:
 
         Raises:
             ChildError: the trial's child did not deliver (a timeout at the capped
-                deadline says so: :class:`Deadline`).
+                deadline says so: :class:`~ngcc.measure.guard.Deadline`).
             LibraryChangedError: the library file is not the plan's before the trial, or
                 after it (then the trial is not kept).
         """
@@ -476,7 +438,7 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
 
     A result must name the host and CPU it was measured on, have loaded the library the
     plan names, follow the plan rule from its own calibration, and hold between
-    ``trials`` and ``max_trials`` trials of that many calls, each pinned to that CPU.
+    ``trials`` and :func:`most_trials` trials of that many calls, each pinned to that CPU.
     """
     env = result.environment
     if result.key != order.key:
@@ -499,9 +461,9 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
         found.append("its plan (%s calls, %s warm-up) is not the plan rule's for t1 %.3g s "
                      "(%d calls, %d warm-up)" % (result.calls_per_trial, result.warmup_calls,
                                                  t1, calls, warmup))
-    if not order.trials <= len(result.trials) <= order.max_trials:
+    if not order.trials <= len(result.trials) <= most_trials(order):
         found.append("it has %d trials, not %d to %d" % (len(result.trials), order.trials,
-                                                         order.max_trials))
+                                                         most_trials(order)))
     for index, measured in enumerate(t.measured for t in result.trials):
         if measured.cpu != env.cpu:
             found.append("trial %d ran on CPU %d, not the worker's CPU %d"
