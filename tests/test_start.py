@@ -43,8 +43,11 @@ def test_python_m_ngcc_interrupted_while_starting_says_one_line(tmp_path, held):
     marker = tmp_path / "importing"
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "NGCC_TEST_HOLD_IMPORT": held,
            "NGCC_TEST_MARKER": str(marker)}
+    # SIGINT as a terminal leaves it, even where this test runs as a background job
+    # (whose shell made the job ignore it, and a child inherits that)
     child = subprocess.Popen([sys.executable, "-m", "ngcc", "list"], cwd=REPO, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         while not marker.exists() and child.poll() is None:
             time.sleep(0.01)
