@@ -304,3 +304,36 @@ def test_a_campaign_writes_its_own_estimate_of_its_end_into_its_cpu_lock(tmp_pat
     _campaign(tmp_path / "run", lengths=(64, 128)).run()
     assert written  # after the plan, and after each job
     assert '"ends": "20' in written[0] and '"pid": %d' % os.getpid() in written[0]
+
+
+# ------------------------------------------------- every decision before the wait
+
+def test_a_dry_run_never_takes_the_cpu_lock(tmp_path, holder, no_lock, monkeypatch):
+    fixed_host(monkeypatch)
+    told: list[CpuWait] = []
+    cost = _campaign(tmp_path / "run", wait=0, on_wait=told.append).dry_run()
+    assert cost.jobs == 1 and cost.seconds > 0  # calibrated, beside the holder
+    assert no_lock == [] and told == [] and holder.poll() is None
+
+
+def test_the_command_line_dry_run_does_not_wait(tmp_path, holder, monkeypatch, capsys):
+    fixed_host(monkeypatch)
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
+    monkeypatch.setattr("ngcc.driver.kat.check", FakeKat())
+    assert main(["campaign", "SM3", "--quick", "--lengths", "64", "--cpu", str(LAST_CPU),
+                 "--run-dir", str(tmp_path / "run"), "--dry-run", "--wait", "0"]) == 0
+    assert "waiting" not in capsys.readouterr().err and holder.poll() is None
+
+
+def test_a_library_without_kat_is_refused_before_any_wait(tmp_path, holder, no_lock,
+                                                         monkeypatch):
+    fixed_host(monkeypatch)
+    told: list[CpuWait] = []
+    # a submission's NOKAT (a baseline's is admitted): no reference to check it against
+    campaign = ngcc.Campaign(["WChain-V1-512"], lengths=(64,), quick=True, cpu=LAST_CPU,
+                             run_dir=tmp_path / "run", progress=False, runner=FakeRunner(),
+                             kat_checker=FakeKat({"WChain-V1-512": "NOKAT"}), wait=600,
+                             on_wait=told.append)
+    with pytest.raises(ngcc.KatGateError, match="NOKAT"):
+        campaign.run()
+    assert no_lock == [] and told == [] and holder.poll() is None

@@ -183,12 +183,14 @@ class Campaign:
 
     def _hold_cpu(self) -> None:
         """Hold the trial CPU (waiting for it with ``wait``) before the first work that
-        runs on it, if that is not done yet."""
+        runs on it, if that is not done yet; the host is read again once it is held (a
+        wait may have been long)."""
         if self._cpu_stack is None:
             return
         stack, self._cpu_stack = self._cpu_stack, None
         self.cpu = stack.enter_context(_locks.hold_cpu(
             self.cpu, self.run_dir, wait=self.settings.wait, on_wait=self.on_wait))
+        self._environment = _host.fingerprint(self.cpu)
 
     # ------------------------------------------------------------ the phases
 
@@ -221,24 +223,22 @@ class Campaign:
         settings resumes from there without calibrating again. Raises what
         :meth:`run` raises before its trials. (With ``workers``/``scheduler`` too: the
         calibration runs here; the workers calibrate each job again where they measure
-        it.)
+        it.) It takes no CPU lock and never waits: its calibration's cold calls run
+        beside whatever runs on the CPU now, so the estimate is this host's as it is.
         """
         self._locked(dry_run=True)
         return self.estimate()
 
     def _locked(self, dry_run: bool) -> Run:
-        """Hold the run directory, then (unless nothing is left to measure) the trial
-        CPU, and run."""
+        """Hold the run directory, choose the trial CPU, and run: its lock is taken (and
+        waited for) only after every decision that needs no CPU, before the first work
+        that runs on it (:meth:`_hold_cpu`); a dry run never takes it."""
         with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
             resume = _locks.stored_cpu(self.run_dir) if self.settings.cpu is None else None
-            cpu = _locks.choose_cpu(self.settings.cpu, resume)
-            if nothing_to_measure(self.run_dir, self.plan, self.settings.leak, cpu):
-                self.cpu = cpu
-                self._cpu_stack = stack  # held only if a defective record is measured again
-            else:
-                self.cpu = stack.enter_context(_locks.hold_cpu(
-                    self.settings.cpu, self.run_dir, resume, wait=self.settings.wait,
-                    on_wait=self.on_wait))
+            self.cpu = _locks.choose_cpu(self.settings.cpu, resume)
+            # a foreign folder or another plan is refused here, before anything else
+            nothing_to_measure(self.run_dir, self.plan, self.settings.leak, self.cpu)
+            self._cpu_stack = stack
             self.plan = replace(self.plan, cpu=self.cpu)
             try:
                 return self._run_held(dry_run)
@@ -266,8 +266,9 @@ class Campaign:
         self._kat_gate()
         self._run.reconcile(self._build)
         self._apply_gate()
-        if self._pending() and (self.executor is None or dry_run):
-            self._hold_cpu()  # the calibration and the trials run on it
+        if self.executor is None and not dry_run and (
+                self._pending() or _leaks.todo(self.settings, self.run_dir, self._build)):
+            self._hold_cpu()  # the calibration, the leak tests and the trials run on it
         if self.executor is None or dry_run:  # an executor calibrates where it measures
             self._calibrate()
         if self.on_plan is not None:
