@@ -81,7 +81,9 @@ def test_the_wait_is_bounded(tmp_path, holder, monkeypatch):
                        % holder.pid):
         _campaign(tmp_path / "run", wait=0.3, on_wait=told.append).run()
     assert told and not told[0].over and (told[-1].over, told[-1].taken) == (True, None)
-    assert not (tmp_path / "run").exists()  # refused before it began: nothing left
+    # refused once the KAT gate had run (every decision before the wait): resumable
+    run = ngcc.load_run(tmp_path / "run")
+    assert [job.status for job in run.jobs] == ["pending"] and not run.records
 
 
 def test_a_plan_mismatch_is_answered_before_any_wait(tmp_path, holder, monkeypatch):

@@ -149,6 +149,7 @@ class Campaign:
         self._watch = FailureWatch()
         self._resubmitted: list[Resubmitted] = []
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
+        self._any_cpu = False  # whether the CPU lock may be any free CPU (a new run)
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _files.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
@@ -189,8 +190,12 @@ class Campaign:
             return
         stack, self._cpu_stack = self._cpu_stack, None
         self.cpu = stack.enter_context(_locks.hold_cpu(
-            self.cpu, self.run_dir, wait=self.settings.wait, on_wait=self.on_wait))
+            None if self._any_cpu else self.cpu, self.run_dir, wait=self.settings.wait,
+            on_wait=self.on_wait))
         self._environment = _host.fingerprint(self.cpu)
+        if self.plan.cpu != self.cpu:  # a new run took the CPU that came free first
+            self.plan = replace(self.plan, cpu=self.cpu)
+            self._run.save(plan=self.plan, environment=self._environment)
 
     # ------------------------------------------------------------ the phases
 
@@ -236,6 +241,7 @@ class Campaign:
         with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
             resume = _locks.stored_cpu(self.run_dir) if self.settings.cpu is None else None
             self.cpu = _locks.choose_cpu(self.settings.cpu, resume)
+            self._any_cpu = self.settings.cpu is None and resume is None  # a new run
             # a foreign folder or another plan is refused here, before anything else
             nothing_to_measure(self.run_dir, self.plan, self.settings.leak, self.cpu)
             self._cpu_stack = stack
