@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from ngcc.base.clock import UTC_FORMAT
 from ngcc.base.progress import Progress, Task, clock
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class CpuWait:
 def expected_end(seconds_left: float) -> str:
     """The UTC time ``seconds_left`` from now, as a holder writes it into its lock."""
     moment = datetime.fromtimestamp(time.time() + max(0.0, seconds_left), timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.strftime(UTC_FORMAT)
 
 
 def seconds_until(moment: str | None) -> float | None:
@@ -87,7 +88,7 @@ def seconds_until(moment: str | None) -> float | None:
     if not moment:
         return None
     try:
-        then = datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        then = datetime.strptime(moment, UTC_FORMAT).replace(tzinfo=timezone.utc)
     except ValueError:
         return None
     return then.timestamp() - time.time()
