@@ -193,8 +193,8 @@ class Campaign:
             None if self._any_cpu else self.cpu, self.run_dir, wait=self.settings.wait,
             on_wait=self.on_wait))
         self._environment = _host.fingerprint(self.cpu)
-        if self.plan.cpu != self.cpu:  # a new run took the CPU that came free first
-            self.plan = replace(self.plan, cpu=self.cpu)
+        if len(self._run.state.starts) == 1:  # a new run: its host is the one it measures on
+            self.plan = replace(self.plan, cpu=self.cpu)  # maybe the CPU free first
             self._run.save(plan=self.plan, environment=self._environment)
 
     # ------------------------------------------------------------ the phases
