@@ -103,10 +103,9 @@ class Campaign:
         executor: what measures whole jobs instead of this process's own executor
             (a :class:`ngcc.measure.job.JobExecutor`; the settings' ``workers`` and
             ``scheduler`` make one).
-        on_wait: told where a wait for its CPU stands (``wait``; a
-            :class:`~ngcc.measure.waiting.CpuWait`: who holds it, since when, when it
-            expects to end, how many wait before), about once a second; default: shown
-            as progress (``progress``), as the command line shows it.
+        on_wait: told where a wait for its CPU stands, about once a second (a
+            :class:`~ngcc.measure.waiting.CpuWait`: who holds it, since when, until when);
+            default: shown as progress (``progress``), as the command line shows it.
 
     Raises:
         ValueError, TypeError: a setting out of range, or no setting at all (named).
@@ -149,7 +148,6 @@ class Campaign:
         self._watch = FailureWatch()
         self._resubmitted: list[Resubmitted] = []
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
-        self._any_cpu = False  # whether the CPU lock may be any free CPU (a new run)
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
         self._sha = {label: _files.sha256_file(inst.library)
                      for label, inst in self._by_label.items()}
@@ -184,8 +182,7 @@ class Campaign:
 
     def _hold_cpu(self) -> None:
         """Hold the trial CPU (waiting for it with ``wait``) before the first work that
-        runs on it, if that is not done yet; the host is read again once it is held (a
-        wait may have been long)."""
+        runs on it, if that is not done yet; the host is read again once it is held."""
         if self._cpu_stack is None:
             return
         stack, self._cpu_stack = self._cpu_stack, None
@@ -228,16 +225,14 @@ class Campaign:
         settings resumes from there without calibrating again. Raises what
         :meth:`run` raises before its trials. (With ``workers``/``scheduler`` too: the
         calibration runs here; the workers calibrate each job again where they measure
-        it.) It takes no CPU lock and never waits: its calibration's cold calls run
-        beside whatever runs on the CPU now, so the estimate is this host's as it is.
+        it.) It takes no CPU lock, so never waits: the estimate is this host's now.
         """
         self._locked(dry_run=True)
         return self.estimate()
 
     def _locked(self, dry_run: bool) -> Run:
-        """Hold the run directory, choose the trial CPU, and run: its lock is taken (and
-        waited for) only after every decision that needs no CPU, before the first work
-        that runs on it (:meth:`_hold_cpu`); a dry run never takes it."""
+        """Hold the run directory, choose the trial CPU, and run: its lock is taken after
+        every decision that needs no CPU (:meth:`_hold_cpu`); a dry run never takes it."""
         with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
             resume = _locks.stored_cpu(self.run_dir) if self.settings.cpu is None else None
             self.cpu = _locks.choose_cpu(self.settings.cpu, resume)
@@ -467,9 +462,7 @@ class Campaign:
             return
         self._watch.success()
         self._run.save()
-        left = bar.eta()
-        if left is not None:
-            _locks.expect_end(left)
+        _locks.expect_end(bar.eta())
         if local:
             _partial.discard(self.run_dir, job.raw)  # the record supersedes them
             bar.item_done(what, per_byte(record))

@@ -160,10 +160,12 @@ def default_cpu() -> int:
     return next((cpu for cpu in reversed(allowed) if cpu_holder(cpu) is None), allowed[-1])
 
 
-def expect_end(seconds_left: float) -> None:
+def expect_end(seconds_left: float | None) -> None:
     """Write into the lock of every CPU this process holds that its work should end
     ``seconds_left`` from now (a campaign's own estimate): what a measurement waiting
-    for one of them shows."""
+    for one of them shows. None (no estimate yet) writes nothing."""
+    if seconds_left is None:
+        return
     for fd, facts in list(_HELD_FILES.values()):
         facts["ends"] = expected_end(seconds_left)
         _write_facts(fd, facts)
