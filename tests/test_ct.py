@@ -281,3 +281,130 @@ def test_the_command_writes_evidence_and_exits_1_on_a_leak(valgrind, tmp_path, c
     verdicts = {r["label"]: r["verdict"] for r in
                 (ev.read_evidence(p).to_json() for p in sorted(tmp_path.glob("*/*.json")))}
     assert verdicts == {"constant_time": ev.CONSTANT_TIME, "early_exit": ev.LEAKS}
+
+
+# ------------------------------------------------------------------ on the pages
+
+@pytest.fixture
+def ct_run(tmp_path):
+    """A fake run with constant-time evidence for hash-22: one library that leaks, one
+    constant-time, one not analysed."""
+    from _fakerun import make_run
+
+    run_dir = make_run(tmp_path / "run")
+    out = run_dir / ev.CT_DIR
+    leaking = _evidence(label="Pavelor-512", instance="Pavelor-512", candidate="hash-22",
+                        variant="ref")
+    ev.write_evidence(leaking, out)
+    ev.write_evidence(_evidence(label="Pavelor-768", instance="Pavelor-768",
+                                candidate="hash-22", variant="ref", sites=(),
+                                verdict=ev.CONSTANT_TIME), out)
+    ev.write_evidence(_evidence(label="Pavelor-1024", instance="Pavelor-1024",
+                                candidate="hash-22", variant="ref", sites=(), lengths=(),
+                                twin=None, verdict=ev.NOT_ANALYSED,
+                                reason="valgrind is not installed"), out)
+    return run_dir
+
+
+def test_the_candidate_page_has_a_constant_time_section(ct_run):
+    from ngcc.evidence.run import load_run
+    from ngcc.report.pages import candidate_page
+
+    run = load_run(ct_run)
+    page = candidate_page(run, "hash-22")
+    section = page.split("## Constant time (beyond the guide's structure)")[1].split("\n## ")[0]
+    assert "| `Pavelor-512` | leaks (2 sites in 2 functions) | `a.c:3` branch, `a.c:7` address |" \
+        in section
+    assert "| `Pavelor-768` | constant-time | — |" in section or \
+        "| `Pavelor-768` | constant-time |" in section
+    assert "not analysed: `valgrind is not installed`" in section
+    assert "- `Pavelor-512` `a.c:3` (branch, in `f`): `if (m[0])`" in section
+    assert "operands" in section and "`ngcc leak`" in section
+    assert "Constant time" not in candidate_page(run, "hash-34")
+
+
+def test_the_run_gives_the_sites_as_a_frame(ct_run):
+    from ngcc.evidence.run import load_run
+
+    frame = load_run(ct_run).constant_time
+    assert list(frame["label"]) == ["Pavelor-1024", "Pavelor-512", "Pavelor-512",
+                                    "Pavelor-768"]
+    assert list(frame["line"].dropna()) == [3, 7]
+    assert set(frame["verdict"]) == {ev.LEAKS, ev.CONSTANT_TIME, ev.NOT_ANALYSED}
+
+
+def test_validate_finds_an_unsound_constant_time_file(ct_run):
+    import ngcc
+
+    path = ct_run / "ct" / "hash-22" / "Pavelor-768__ct.json"
+    data = json.loads(path.read_text())
+    data["verdict"] = ev.LEAKS  # a verdict its sites deny
+    path.write_text(json.dumps(data))
+    found = [str(d) for d in ngcc.validate(ct_run).differences]
+    assert any(d.startswith("ct/hash-22/Pavelor-768__ct.json: sites must hold a site") for d
+               in found), found
+
+
+# ------------------------------------------------------------------ in ngcc evaluate
+
+@pytest.mark.e2e
+def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgrind, tmp_path,
+                                                                          monkeypatch):
+    """The Done-when of issue 42: an archive of the fixtures, evaluated (real builds,
+    fake trials), each candidate page with the fixtures' leaking lines and no others."""
+    from _fakes import FakeKat, FakeRunner, fixed_host
+
+    from ngcc.app import evaluate as _evaluate
+
+    folders = {"Leaky Table": FIXTURES / "leaky" / "table_sbox",
+               "Leaky Exit": FIXTURES / "leaky" / "early_exit",
+               "Plain": FIXTURES / "ct" / "constant_time"}
+    archive = tmp_path / "archive"
+    for submission, folder in folders.items():
+        shutil.copytree(folder, archive / submission / "Reference_Implementation" / folder.name)
+    fixed_host(monkeypatch)
+    result = _evaluate.evaluate([archive], tmp_path / "run", runner=FakeRunner(),
+                                kat_checker=FakeKat(), plots=False, quick=True,
+                                lengths=[64], kat_files=["2_23"], progress=False)
+    records = {r["label"]: r for r in result.run.analysis_evidence("ct")}
+    assert {label: r["verdict"] for label, r in records.items()} == {
+        "LeakyTable-256@ref": ev.LEAKS, "LeakyExit-256@ref": ev.LEAKS,
+        "CtPlain-256@ref": ev.CONSTANT_TIME}
+    pages = "".join(p.read_text() for p in (tmp_path / "run" / "report").glob("*.md"))
+    sites = [(r["label"], s["file"], s["line"], s["kind"]) for r in records.values()
+             for s in r["sites"]]
+    expected = [("LeakyTable-256@ref", f, n, ev.ADDRESS) for f, n in _marked_lines(
+        folders["Leaky Table"], "= SBOX[state[i % sizeof state] ^ byte]")] + [
+        ("LeakyExit-256@ref", f, n, ev.BRANCH) for f, n in _marked_lines(
+            folders["Leaky Exit"], "the leak: stop at the first zero byte")]
+    assert sorted(sites) == sorted(expected)
+    for label, file, line, kind in expected:
+        assert "- `%s` `%s:%d` (%s, in `CryptHash`)" % (label, file, line, kind) in pages
+    assert pages.count("## Constant time (beyond the guide's structure)") >= 1
+
+
+def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys):
+    from ngcc.app.evaluate import plan_lines
+
+    archive = tmp_path / "archive"
+    for name in ("constant_time", "length_branch"):
+        shutil.copytree(FIXTURES / "ct" / name, archive / name / "Reference_Implementation" / name)
+    with_ct, without = plan_lines([archive], ct=True), plan_lines([archive], ct=False)
+    assert [line for line in with_ct if line not in without] == [
+        "constant time (ngcc ct): each library's -g debug twin under valgrind memcheck, about "
+        "10 s a library (2: about 20 s); --no-ct skips it"]
+    assert main(["evaluate", str(archive), "--dry-run", "--no-ct"]) == 0
+    assert "constant time" not in capsys.readouterr().out
+
+
+@pytest.mark.e2e
+def test_a_library_ngcc_build_made_is_twinned_from_its_recorded_sources(valgrind, tmp_path):
+    import ngcc
+
+    folder = FIXTURES / "leaky" / "early_exit"
+    built = ngcc.build(folder, out_dir=tmp_path / "built", flags="-O1 -std=c99")
+    evidence = ct.constant_time(built.instance, label="exit")
+    assert evidence.verdict == ev.LEAKS and evidence.twin.same_digests is True
+    assert evidence.twin.cflags[:2] == ("-O1", "-std=c99") and "-g" in evidence.twin.cflags
+    assert [(s.file, s.line) for s in evidence.sites] == \
+        _marked_lines(folder, "the leak: stop at the first zero byte")

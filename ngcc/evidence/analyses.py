@@ -73,7 +73,8 @@ ANALYSES = (
              ("evidence", "statistics", "mode", "measurement", "step", "section", "plot",
               "command")),
     Analysis("ct", "Constant time", "ct",
-             ("twin", "evidence", "statistics", "mode", "measurement", "command")),
+             ("twin", "evidence", "statistics", "mode", "measurement", "step", "section",
+              "command")),
 )
 
 

@@ -231,6 +231,17 @@ class Run:
 
         return _frames.summary_frame(self.records)
 
+    def ranking(self, target: int = 512, build: str = "reference",
+                host: str | None = None) -> pd.DataFrame:
+        """The candidates ranked at a security target of ``target`` bits (their
+        2 × target-bit instances), the harness's rule with each rank's 95 % interval
+        and the ties in the noise (``stats.ranking``): one row per candidate, best
+        first. ``build``: ``reference`` (as the harness ranks) or ``optimized``;
+        ``host``: one host's records, in a run measured on several."""
+        from ngcc.stats import tables as _frames
+
+        return _frames.ranking_frame(self.records, target, build, host)
+
     def plot_cpb(self, candidate: str | None = None) -> Figure:
         """Cycles/byte against message length, one line per library, CI error bars
         (all libraries, or those of one ``candidate``)."""

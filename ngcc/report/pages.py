@@ -47,6 +47,7 @@ from ngcc.report.sections.resources import resource_consumption
 from ngcc.report.sections.statistics import robustness
 from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
+from ngcc.stats import ranking as _ranking
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
@@ -220,6 +221,11 @@ def index_page(run: Run) -> str:
                             [index_row(run, c, hosts) for c in run_candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
               f"{field_index_line()}", ""]
+    targets = ranking_targets(run)
+    if targets:
+        lines += ["The candidates ranked as the NGCC harness ranks them, with each rank's "
+                  "interval and the ties in the noise: " + ", ".join(
+                      f"[{t}-bit security]({ranking_page(t)})" for t in targets) + ".", ""]
     lines += submission_folders(run, None)
     return "\n".join(lines) + "\n"
 
@@ -230,8 +236,9 @@ def index_page(run: Run) -> str:
 # 64 KiB with the ratio to the pseudoXOF baseline of the same width measured in the run.
 
 FIELD_PAGE = "field.md"
-FIELD_LENGTHS = (32, 1024, 65536)
-"""The message lengths of the field summary: short, medium and long messages."""
+FIELD_LENGTHS = _ranking.METRIC_LENGTHS
+"""The message lengths of the field summary: short, medium and long messages (the
+ranking's metrics)."""
 
 
 def field_index_line() -> str:
@@ -299,6 +306,28 @@ def field_page(run: Run) -> str:
     lines += [f"Candidate pages: [index]({INDEX_PAGE}); cycles/byte at every length: "
               f"[summary]({SUMMARY_PAGE}).", ""]
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ the ranking pages
+# Their text is report/ranking's; which a run has, and their names, are here, so the
+# index links them.
+
+def ranking_targets(run: Run) -> list[int]:
+    """The security targets a run's ranking pages rank: every target of its candidates'
+    records when it measured two or more candidates (the baseline aside), else none."""
+    if len(_ranking.ranked_candidates(run.records)) < 2:
+        return []
+    return _ranking.targets(run.records)
+
+
+def ranking_stem(target: int) -> str:
+    """The file stem of the ranking at ``target`` bits: ``ranking-512``."""
+    return "ranking-%d" % target
+
+
+def ranking_page(target: int) -> str:
+    """The ranking page at ``target`` bits: ``ranking-512.md``."""
+    return ranking_stem(target) + ".md"
 
 
 # ------------------------------------------------------------------ all pages

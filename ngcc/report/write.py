@@ -18,6 +18,7 @@ from ngcc.evidence import figures as _figures
 from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
 from ngcc.report import export as _export
+from ngcc.report import ranking as _ranking_pages
 from ngcc.report.pages import PLOT_RUN_CPB, pages, run_candidates
 from ngcc.stats import groups as _analysis
 
@@ -54,7 +55,7 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
         ReportError: an unknown format.
     """
     formats = check_formats(formats)
-    markdown = pages(run, plots)
+    markdown = {**pages(run, plots), **_ranking_pages.ranking_pages(run)}
     files: dict[str, str] = {}
     if "markdown" in formats:
         files.update(markdown)
@@ -64,6 +65,7 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
         files[_export.STATISTICS_STEM + ".csv"] = _export.statistics_csv(run.records)
     if "json" in formats:
         files[_export.STATISTICS_STEM + ".json"] = _export.statistics_json(run.records)
+    files.update(_ranking_pages.ranking_tables(run, formats))
     return files
 
 
