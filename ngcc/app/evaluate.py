@@ -60,6 +60,7 @@ from ngcc.library import build as _build
 from ngcc.library import registry as _registry
 from ngcc.library.archive import Folder
 from ngcc.measure.gate import KatChecker
+from ngcc.measure.waiting import CpuWait
 from ngcc.report import write as _report
 
 
@@ -320,7 +321,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
              build_timeout: float = _build.DEFAULT_TIMEOUT, ct: bool | None = None,
              progress: bool | Progress = True,
              on_plan: Callable[[CostEstimate], None] | None = None,
-             on_wait: Callable[[str], None] | None = None,
+             on_wait: Callable[[CpuWait], None] | None = None,
              runner: TrialRunner | None = None, kat_checker: KatChecker | None = None,
              requested: Sequence[FolderOption] = ()) -> EvaluationResult:
     """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
