@@ -90,9 +90,8 @@ def add_host(subcommands: argparse._SubParsersAction) -> None:
                     "command that fixes it. As root, --tune applies what may change at run "
                     "time (governor, turbo/boost) and saves the values it replaced; --reset "
                     "puts them back.")
-    parser.add_argument("--cpu", type=int, metavar="N",
-                        help="the CPU a campaign would pin to (default: the last one allowed "
-                             "that no other running ngcc campaign holds)")
+    add_setting(parser, "cpu", help="the CPU a campaign would pin to (default: the last one "
+                                    "allowed that no other running ngcc campaign holds)")
     change = parser.add_mutually_exclusive_group()
     change.add_argument("--tune", action="store_true",
                         help="as root, set the governor to performance and turn turbo/boost "
