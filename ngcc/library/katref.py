@@ -14,7 +14,13 @@ from ngcc.base.files import sha256_file
 from ngcc.base.names import is_valid_name
 from ngcc.base.untrusted import load_json_file
 from ngcc.library import candidates as _candidates
-from ngcc.library.katfile import ManifestEntry, read_manifest, submission_kat_folders
+from ngcc.library.katfile import (
+    ManifestEntry,
+    canonical_sha256,
+    first_difference,
+    read_manifest,
+    submission_kat_folders,
+)
 from ngcc.library.registry import Instance, manifest_path, sidecar_path
 
 
@@ -68,15 +74,39 @@ def folder_names(inst: Instance) -> list[str]:
 def official_file(inst: Instance, name: str, official_dir: Path | None
                    ) -> tuple[Path | None, list[Path]]:
     """The official copy of a KAT file, when the user gave a folder that holds it, and
-    the folders looked in."""
+    the folders looked in.
+
+    Raises:
+        KatError: the first one found is a symbolic link, or lies under one below
+            ``official_dir`` (a folder of files handed over could point at any file of
+            the evaluator's, whose first line would land in the log): refused by name,
+            never opened. ``official_dir`` itself may be a link: the user named it.
+    """
     if official_dir is None:
         return None, []
     tried = [official_dir / inst.candidate / folder for folder in folder_names(inst)]
     tried += [official_dir / folder for folder in folder_names(inst)] + [official_dir]
     for folder in tried:
-        if (folder / name).is_file():
-            return folder / name, tried
+        path = folder / name
+        link = _link_below(official_dir, path) if os.path.lexists(path) else None
+        if link is not None:
+            raise KatError("the official KAT file %s is a symbolic link (or lies under one, "
+                           "%s) to %s: not read; ngcc reads --official files only as "
+                           "regular files of the folder given (copy the file in)"
+                           % (path, link, path.resolve()))
+        if path.is_file():  # a regular file: never a FIFO or a device
+            return path, tried
     return None, tried
+
+
+def _link_below(root: Path, path: Path) -> Path | None:
+    """The first of ``path`` and its folders below ``root`` that is a symbolic link."""
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
 
 
 def source_dir(inst: Instance) -> Path | None:
@@ -112,3 +142,40 @@ def submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]]
         if path.is_file():  # a regular file: never a FIFO or a device
             return path, folders
     return None, folders
+
+
+def nokat_detail(inst: Instance, name: str, manifest: Path, official_tried: list[Path],
+                 searched: list[Path]) -> str:
+    """Every place a reference for ``name`` was looked for, and the names tried."""
+    parts = ["no line for %s in the manifest %s" % (name, manifest)]
+    parts.append("no file %s in --official %s" % (name, ", ".join(map(str, official_tried)))
+                 if official_tried else "no --official DIR given")
+    if searched:
+        parts.append("no submission KAT file %s in %s (subfolders named %s tried)" % (
+            name, ", ".join(map(str, searched)), " or ".join(folder_names(inst))))
+    elif not inst.builtin:
+        parts.append("no source folder recorded, so no submission KAT file was looked for")
+    return "; ".join(parts)
+
+
+def mismatch_detail(path: Path, official: Path | None) -> str:
+    """Where the generated file ``path``, whose digest differs from its manifest line,
+    first departs from the official file (when one is at hand)."""
+    if official is None:
+        return ("the canonical digest differs from the manifest (official file not at hand: "
+                "pass official_dir to name the first differing record)")
+    where = first_difference(path, official)
+    if where is None:
+        return "equal to the official file %s, which does not match the manifest" % official
+    return "first difference from %s: %s" % (official, where)
+
+
+def against_file(path: Path, reference: Path, what: str) -> tuple[str, str]:
+    """PASS when the canonical texts of the generated file ``path`` and ``reference``
+    are equal, else MISMATCH naming the first differing record; ``what`` names the
+    reference (``the official file``). Both are read a line at a time, as regular
+    files of at most ``katfile.MAX_KAT_BYTES``."""
+    if canonical_sha256(path) == canonical_sha256(reference):
+        return "PASS", "equal to %s %s (no manifest line)" % (what, reference)
+    return "MISMATCH", "first difference from %s %s: %s" % (
+        what, reference, first_difference(path, reference) or "canonical text differs")
