@@ -229,29 +229,29 @@ def _order(library: Path, sha: str) -> _jobs.JobOrder:
 
 @needs_dask
 def test_a_worker_refuses_library_bytes_that_differ(tmp_path):
-    from ngcc.measure import distributed as _distributed
+    from ngcc.measure import worker as _worker
 
     library = ngcc.instance("SM3").library
     data = library.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
-    good = _distributed.LibraryPlugin("good", {sha: (library.name, data)})
+    good = _worker.LibraryPlugin("good", {sha: (library.name, data)})
     good.setup()
     try:
-        copy = _distributed.worker_library(_order(library, sha))
+        copy = _worker.worker_library(_order(library, sha))
         assert copy.read_bytes() == data and copy != library
         copy.chmod(0o700)
         copy.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # damaged after it arrived
         with pytest.raises(LibraryMismatchError, match="refused library %s of SM3: its "
                            "copy .* has sha256 [0-9a-f]{64}, not the plan's %s"
                            % (library.name, sha)):
-            _distributed.worker_library(_order(library, sha))
+            _worker.worker_library(_order(library, sha))
     finally:
         good.teardown()
-    bad = _distributed.LibraryPlugin("bad", {sha: (library.name, data + b"\0")})
+    bad = _worker.LibraryPlugin("bad", {sha: (library.name, data + b"\0")})
     bad.setup()
     try:
         with pytest.raises(LibraryMismatchError, match=r"the bytes sent for .* have sha256"):
-            _distributed.worker_library(_order(library, sha))
+            _worker.worker_library(_order(library, sha))
     finally:
         bad.teardown()
 
@@ -262,6 +262,7 @@ def test_a_worker_whose_kernel_refuses_the_isolation_stops_the_campaign_once(tmp
     """Not an error on each job: the same refusal would meet every job of that host."""
     from ngcc.base.errors import SandboxUnavailableError
     from ngcc.measure import distributed as _distributed
+    from ngcc.measure import worker as _worker
 
     library = ngcc.instance("SM3").library
     data = library.read_bytes()
@@ -271,14 +272,14 @@ def test_a_worker_whose_kernel_refuses_the_isolation_stops_the_campaign_once(tmp
     def refusing_measure_job(*args, **kwargs):
         raise refused
 
-    monkeypatch.setattr(_distributed, "measure_job", refusing_measure_job)
-    monkeypatch.setenv(_distributed.CPU_ENV, str(_locks.allowed_cpus()[0]))
-    monkeypatch.setenv(_distributed.HELD_ENV, "1")
-    plugin = _distributed.LibraryPlugin("refusing", {sha: (library.name, data)})
+    monkeypatch.setattr(_worker, "measure_job", refusing_measure_job)
+    monkeypatch.setenv(_worker.CPU_ENV, str(_locks.allowed_cpus()[0]))
+    monkeypatch.setenv(_worker.HELD_ENV, "1")
+    plugin = _worker.LibraryPlugin("refusing", {sha: (library.name, data)})
     plugin.setup()
     try:
         with pytest.raises(SandboxUnavailableError, match="isolation unavailable") as caught:
-            _distributed.run_job(_order(library, sha), FakeRunner())
+            _worker.run_job(_order(library, sha), FakeRunner())
     finally:
         plugin.teardown()
 
@@ -297,7 +298,7 @@ def test_a_worker_whose_kernel_refuses_the_isolation_stops_the_campaign_once(tmp
 def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeypatch):
     import tempfile
 
-    from ngcc.measure import distributed as _distributed
+    from ngcc.measure import worker as _worker
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -307,7 +308,7 @@ def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeyp
     for folder in (stale, living):
         folder.mkdir()
         (folder / "lib.so").write_bytes(b"old")
-    plugin = _distributed.LibraryPlugin("p", {})
+    plugin = _worker.LibraryPlugin("p", {})
     plugin.setup()
     try:
         assert not stale.exists() and living.exists()
@@ -320,19 +321,19 @@ def test_the_copies_of_a_killed_worker_are_removed_by_the_next(tmp_path, monkeyp
 
 @needs_dask
 def test_a_worker_must_be_told_its_cpu(monkeypatch):
-    from ngcc.measure import distributed as _distributed
+    from ngcc.measure import worker as _worker
 
     monkeypatch.setenv("NGCC_CPU", str(max(os.sched_getaffinity(0))))
-    assert _distributed.worker_cpu() == max(os.sched_getaffinity(0))
+    assert _worker.worker_cpu() == max(os.sched_getaffinity(0))
     monkeypatch.setenv("NGCC_CPU", "999")
     with pytest.raises(DistributedError, match="NGCC_CPU='999' is not a CPU it may use"):
-        _distributed.worker_cpu()
+        _worker.worker_cpu()
     monkeypatch.delenv("NGCC_CPU")
     if len(os.sched_getaffinity(0)) > 1:
         with pytest.raises(DistributedError, match=r"was not told its CPU.*NGCC_CPU=3 dask "
                            "worker tcp://SCHEDULER:8786 --nworkers 1 --nthreads 1 "
                            "--resources cpu=1"):
-            _distributed.worker_cpu()
+            _worker.worker_cpu()
 
 
 @needs_dask

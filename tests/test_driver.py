@@ -26,6 +26,7 @@ import ngcc.kat
 from ngcc import _core
 from ngcc.base.errors import HashError, InstanceCrashError, InstanceProtocolError
 from ngcc.driver import child as _child
+from ngcc.driver import ending as _ending
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.driver.process import DriverError
@@ -458,7 +459,7 @@ def test_the_driver_refuses_a_bad_request_by_name(libs):
     run = _process.run_driver(conversation, ["--library", str(libs["trivial"].library),
                                              "--digest-bits", "256", "--bits", str(2**64)], 30)
     with pytest.raises(DriverError) as caught:
-        _process.judge(run, "a request")
+        _ending.judge(run, "a request")
     assert (caught.value.status, caught.value.reason) == ("error", "request")
     assert 'bad value for --bits: "18446744073709551616"' in caught.value.detail
 

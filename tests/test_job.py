@@ -19,6 +19,7 @@ import ngcc
 from ngcc.base.errors import ChildError, LibraryChangedError
 from ngcc.driver import child as _child
 from ngcc.measure import executors as _executors
+from ngcc.measure import guard as _guard
 from ngcc.measure import job as _jobs
 
 LENGTH = 64
@@ -123,7 +124,7 @@ def test_a_library_that_cannot_be_read_is_refused_naming_it(tmp_path):
     with pytest.raises(LibraryChangedError, match=r"^the library file %s of SM3 changed "
                        r"before trial 0 at 64 B: its sha256 is unreadable \(No such file"
                        % library) as refused:
-        _jobs.check_library(order, order.instance, "before trial 0 at 64 B")
+        _guard.check_library(order, order.instance, "before trial 0 at 64 B")
     assert refused.value.status == "error" and isinstance(refused.value, ChildError)
 
 
@@ -141,21 +142,21 @@ def test_a_deadline_from_the_cold_call_is_capped(tmp_path):
     order = _order(_library(tmp_path), "0" * 64)
     assert order.max_trial_timeout == _child.MAX_TRIAL_TIMEOUT == 300.0
     # a 100 s cold call, 20 calls and one warm-up: 60 + 10 * 41 * 100 s uncapped
-    slow = _jobs.trial_deadline(order, 100.0, 20, 1)
-    assert slow == _jobs.Deadline(300.0, 41060.0)
+    slow = _guard.trial_deadline(order, 100.0, 20, 1)
+    assert slow == _guard.Deadline(300.0, 41060.0)
     assert _child.trial_timeout(100.0, 20, 1) == 300.0
     # a fast library keeps the estimate, which no cap touches
-    fast = _jobs.trial_deadline(order, 1e-6, 20000, 10)
-    assert fast == _jobs.Deadline(60.0 + 10 * 40010 * 1e-6)
+    fast = _guard.trial_deadline(order, 1e-6, 20000, 10)
+    assert fast == _guard.Deadline(60.0 + 10 * 40010 * 1e-6)
     # the cap is a setting, and trial_timeout (--trial-timeout) is not capped
-    assert _jobs.trial_deadline(_order(_library(tmp_path), "0" * 64, max_trial_timeout=50.0),
-                                100.0, 20, 1) == _jobs.Deadline(50.0, 41060.0)
-    assert _jobs.trial_deadline(_order(_library(tmp_path), "0" * 64, trial_timeout=5000.0),
-                                100.0, 20, 1) == _jobs.Deadline(5000.0)
+    assert _guard.trial_deadline(_order(_library(tmp_path), "0" * 64, max_trial_timeout=50.0),
+                                100.0, 20, 1) == _guard.Deadline(50.0, 41060.0)
+    assert _guard.trial_deadline(_order(_library(tmp_path), "0" * 64, trial_timeout=5000.0),
+                                100.0, 20, 1) == _guard.Deadline(5000.0)
 
 
 def test_a_trial_killed_at_the_cap_says_so():
-    capped, uncapped = _jobs.Deadline(300.0, 41060.0), _jobs.Deadline(120.0)
+    capped, uncapped = _guard.Deadline(300.0, 41060.0), _guard.Deadline(120.0)
     timeout = ChildError("timeout", "SM3 at 64 B (trial 0) did not finish within 300 s")
     said = capped.explained(timeout)
     assert said is not None and said.status == "timeout"

@@ -35,6 +35,7 @@ from ngcc.base.errors import (
     MeasurementWarning,
 )
 from ngcc.campaign import leaks as _leaks
+from ngcc.campaign import results as _results
 from ngcc.campaign.cost import CostEstimate, estimate, planned_job, trial_cost
 from ngcc.campaign.failures import FailureWatch
 from ngcc.campaign.keeper import TrialKeeper
@@ -369,14 +370,8 @@ class Campaign:
 
     @property
     def order(self) -> str:
-        """The order of the trials: ``interleaved`` (round k runs trial k of every job
-        before trial k + 1 of any; the default with more than one library) or
-        ``sequential`` (job after job)."""
-        if self.settings.order is not None:
-            return self.settings.order
-        if (self.settings.workers, self.settings.scheduler, self.executor) != (None, None, None):
-            return "sequential"  # whole jobs, each on one worker
-        return "interleaved" if len(self._by_label) > 1 else "sequential"
+        """The order of the trials (``CampaignSettings.trial_order``)."""
+        return self.settings.trial_order(self.executor, len(self._by_label))
 
     def _write_job(self, job: Job, taken: Sequence[_jobs.Taken], rejected: list[RejectedTrial],
                    env: Environment) -> Record:
@@ -474,27 +469,18 @@ class Campaign:
         ``resubmitted`` in campaign.json), keep its calibration, then write its record
         (``done``) and return it, or return why the job failed (a failed child, or a result
         refused). ``checked``: a result from another executor than the campaign's own is
-        held to the plan first (``job.result_defects``)."""
+        held to the plan first (``campaign.results.refusal``)."""
         job = self._run.jobs[index]
-        for lost in result.lost:
-            self._resubmitted.append(Resubmitted(record=job.record, worker=lost.worker,
-                                                 reason=lost.reason))
+        lost = _results.lost_attempts(job, result)
+        if lost:
+            self._resubmitted += lost
             self._run.change_start(resubmitted=tuple(self._resubmitted))
-            warnings.warn("%s at %d B: %s %s; its partial trials were discarded and the job "
-                          "was measured again from the start" % (
-                              job.label, job.message_bytes, lost.worker, lost.reason),
-                          MeasurementWarning, stacklevel=5)
         if result.t1_seconds is not None:  # planned here by the rule, not as it says
             job = self._run.jobs[index] = planned_job(job, _jobs.planned(
                 order, result.t1_seconds, result.warm_call_seconds), self.settings.trials)
-        if result.status != "done":
-            return ChildError(result.status, result.error or result.status)
-        defects = _jobs.result_defects(order, result) if checked else []
-        if defects or result.environment is None:
-            message = "the result from %s was refused: %s" % (result.worker, "; ".join(defects))
-            warnings.warn("%s at %d B: %s" % (job.label, job.message_bytes, message),
-                          MeasurementWarning, stacklevel=5)
-            return ChildError("error", message)
+        refused = _results.refusal(job, order, result, checked)
+        if refused is not None or result.environment is None:  # refusal() says none
+            return refused or ChildError("error", "the result names no environment")
         record = self._write_job(job, result.trials, list(result.rejected),
                                  result.environment)
         self._run.jobs[index] = replace(job, status="done", error=None)

@@ -242,6 +242,16 @@ class CampaignSettings:
             return "dask LocalCluster: %d workers" % self.workers
         return None if self.scheduler is None else "dask %s" % self.scheduler
 
+    def trial_order(self, executor: JobExecutor | None, libraries: int) -> str:
+        """The order of the trials: ``interleaved`` (round k runs trial k of every job
+        before trial k + 1 of any; the default with more than one library) or
+        ``sequential`` (job after job; whole jobs, each on one worker, with an executor)."""
+        if self.order is not None:
+            return self.order
+        if (self.workers, self.scheduler, executor) != (None, None, None):
+            return "sequential"
+        return "interleaved" if libraries > 1 else "sequential"
+
     def _check(self) -> None:
         """The checks of the values that need no defaults resolved."""
         for name, value, options in (("statistic", self.statistic, STATISTICS),

@@ -1,10 +1,10 @@
 """The driver's modes: every call ngcc makes into a foreign library — hashing, the
 cold call, trials, KAT generation, the guard probe, the leak test's calls — runs in
 ``ngcc-driver`` (``csrc/driver/driver.c``), a small C executable, in a process of its
-own, started, bounded and judged by :mod:`ngcc.driver.process` (a failure is its
-:class:`~ngcc.driver.process.DriverError`); the facts each mode reports are held
-against the request by :mod:`ngcc.driver.facts`. :class:`DriverRunner` is the
-campaigns' trial runner.
+own, started and bounded by :mod:`ngcc.driver.process` and judged by
+:mod:`ngcc.driver.ending` (a failure is a :class:`~ngcc.driver.process.DriverError`);
+the facts each mode reports are held against the request by :mod:`ngcc.driver.facts`.
+:class:`DriverRunner` is the campaigns' trial runner.
 
 Every mode takes ``memory_limit``: a cap on the run's address space in bytes
 (RLIMIT_AS); under the sandbox the driver caps it at 4 GiB anyway (none in an
@@ -26,6 +26,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ngcc.base import sandbox as _sandbox
+from ngcc.driver import ending as _ending
 from ngcc.driver import facts as _facts
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
@@ -110,7 +111,7 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
     conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8)
     run = _process.run_driver(conversation, _library_options(inst) + ["--bits", str(bits)]
                               + _memory_options(memory_limit), timeout, message)
-    _process.judge(run, what, memory_limit)
+    _ending.judge(run, what, memory_limit)
     return bytes(conversation.frames[wire.DIGEST])
 
 
@@ -134,10 +135,10 @@ def cold_call(inst: Instance, message_bytes: int, *, cpu: int | None = None,
     options += _memory_options(memory_limit)
     conversation = Conversation("cold", digest_bytes=inst.digest_bits // 8)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
-    _process.judge(run, what, memory_limit)
+    _ending.judge(run, what, memory_limit)
     _ticks, ns = conversation.frames[wire.COLD]
     if not 0 < ns <= run.wall_ns:
-        raise _process.broken_protocol(
+        raise _ending.broken_protocol(
             run, what, "a first call of %d ns in a child that ran %d ns" % (ns, run.wall_ns))
     return ns / 1e9
 
@@ -178,7 +179,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     options += _memory_options(memory_limit)
     conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
-    _process.judge(run, what, memory_limit)
+    _ending.judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
     defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch) \
@@ -190,7 +191,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
             expected = reference_digest(inst, message_bytes, message, what=what)
         defect = _facts.other_digest(bytes(conversation.frames[wire.TRIAL_DIGEST]), expected)
     if defect:
-        raise _process.broken_protocol(run, what, defect)
+        raise _ending.broken_protocol(run, what, defect)
     return _measurement(facts, cycles, cpu, run.wall_ns, run.isolation)
 
 
@@ -293,10 +294,10 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
                                       else timeout)
         finally:
             closing = out[0].close if out else (lambda: None)
-        _process.judge(run, what, memory_limit)
+        _ending.judge(run, what, memory_limit)
         size, ns = conversation.frames[wire.KAT_DONE]
         if size != conversation.data_bytes:
-            raise _process.broken_protocol(run, what, "KAT_DONE claims %d bytes, %d came"
+            raise _ending.broken_protocol(run, what, "KAT_DONE claims %d bytes, %d came"
                                            % (size, conversation.data_bytes))
         try:
             closing()
@@ -325,7 +326,7 @@ def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
     conversation = Conversation("probe", digest_bytes=inst.digest_bits // 8)
     run = _process.run_driver(conversation, _library_options(inst) + [
         "--lengths", ",".join(str(b) for b in bits)] + _memory_options(memory_limit), timeout)
-    _process.judge(run, "the guard-page probe of %s" % inst.name, memory_limit)
+    _ending.judge(run, "the guard-page probe of %s" % inst.name, memory_limit)
     return int(conversation.frames[wire.PROBE])
 
 
@@ -401,7 +402,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
                                 batch_calls=batch_calls, on_batch=batch)
     run = _process.run_driver(conversation, options, timeout, b"" if fixed is None else fixed,
                               hold_stdin=lambda: not stop[0])
-    _process.judge(run, what, memory_limit)
+    _ending.judge(run, what, memory_limit)
     facts = conversation.frames[wire.LEAK_DONE]
     defect = _facts.implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls,
                                      seed, message_bytes, ticks_total[0])
@@ -409,7 +410,7 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name:
         defect = _facts.below_floor(ticks_least[0], floor)
     if defect:
-        raise _process.broken_protocol(run, what, defect)
+        raise _ending.broken_protocol(run, what, defect)
     counter, unit = wire.COUNTERS[int(facts["counter_id"])]
     return LeakRun(
         pid=run.pid, cpu=cpu, stop_reason=wire.LEAK_STOPS[int(facts["stop_reason"])],

@@ -11,13 +11,11 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ngcc.base.clock import utc_now
 from ngcc.base.errors import KatError
-from ngcc.base.files import atomic_write_bytes, sha256_file
 from ngcc.base.names import check_name
 from ngcc.base.progress import Progress, Task, progress_of
-from ngcc.base.version import __version__
 from ngcc.driver import child as _child
+from ngcc.driver import katlog as _katlog
 from ngcc.driver import process as _process
 from ngcc.library.katfile import (
     DEFAULT_FILES,
@@ -260,7 +258,7 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
     basis = ", ".join(dict.fromkeys(r.basis for r in results))
     where = ", ".join(dict.fromkeys(_reference_of(r, manifest_file) for r in results
                                     if r.basis != "none"))
-    _write_log(log, inst, label, results, probe, verdict, manifest_file, basis)
+    _katlog.write_log(log, inst, label, results, probe, verdict, manifest_file, basis)
     return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant, probe,
                      label, basis, where)
 
@@ -429,60 +427,3 @@ def _failed(base: KatFileResult, outcome: _Outcome) -> KatFileResult:
 def _remove_if_empty(folder: Path) -> None:
     with suppress(OSError):  # not empty: kept files, or someone else's
         folder.rmdir()
-
-
-# ------------------------------------------------------------------------------ log
-
-def _write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
-               probe: KatProbeResult, verdict: str, manifest: Path, basis: str) -> None:
-    """Write the KAT log atomically (temp file, fsync, rename: ``base.files``)."""
-    lines = [
-        "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
-        "date        %s" % utc_now(),
-        "instance    %s" % inst.name,
-        "label       %s" % label,
-        "candidate   %s" % inst.candidate,
-        "variant     %s" % inst.variant,
-        "digest      %d bits" % inst.digest_bits,
-        "library     %s" % inst.library,
-        "sha256      %s" % _file_sha256(inst.library),
-        "compiler    %s" % (inst.compiler or "unknown"),
-        "flags       %s" % (" ".join(inst.cflags) or "unknown"),
-        "manifest    %s" % manifest,
-        "  sha256    %s" % (_file_sha256(manifest) if manifest.is_file() else "- (no such file)"),
-        "basis       %s" % basis,
-        "isolation   %s" % _process.isolation_now(),
-        *("adjusted    %s" % text for text in _adjustments(inst)),
-        "",
-    ]
-    for r in results:
-        lines += [
-            "FILE %s %s" % (r.name, r.verdict),
-            "  time              %s" % ("%.3f s" % r.seconds if r.seconds is not None else "-"),
-            "  size              %s" % ("%d bytes" % r.size if r.size is not None else "-"),
-            "  canonical sha256  %s" % (r.canonical_sha256 or "-"),
-            "  manifest sha256   %s" % (r.expected_sha256 or "-"),
-            "  basis             %s%s" % (r.basis, " " + r.reference if r.reference else ""),
-        ]
-        if r.detail:
-            lines.append("  detail            %s" % r.detail)
-        lines.append("")
-    lines += ["PROBE guard pages %s" % probe.verdict,
-              "  detail            %s" % probe.detail, ""]
-    lines.append("RESULT %s %s %s" % (inst.candidate, inst.name, verdict))
-    # a path of a folder whose name is not UTF-8 (os decodes its bytes as lone
-    # surrogates) is written escaped, as plain() shows it
-    atomic_write_bytes(log, ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
-
-
-def _adjustments(inst: Instance) -> list[str]:
-    """The build options ``ngcc evaluate`` added on the build's diagnosis (sidecar)."""
-    found = (inst.sidecar or {}).get("adjustments")
-    return [str(a) for a in found] if isinstance(found, list) else []
-
-
-def _file_sha256(path: Path) -> str:
-    try:
-        return sha256_file(path)
-    except OSError as exc:
-        return "unreadable (%s)" % exc
