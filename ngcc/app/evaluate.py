@@ -26,13 +26,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ngcc.base import files as _files
 from ngcc.base.clock import run_id_now
-from ngcc.base.errors import BuildError, KatGateError
+from ngcc.base.errors import BuildError, InvalidNameError, KatGateError
 from ngcc.base.names import inside, unique_label
 from ngcc.campaign import campaign as _campaign
 from ngcc.campaign.rundir import refuse_foreign
@@ -43,7 +43,8 @@ from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
 from ngcc.library import registry as _registry
-from ngcc.library.archive import Folder
+from ngcc.library.archive import Archives, Folder
+from ngcc.library.candidates import AmbiguousInstanceError
 from ngcc.report import write as _report
 
 #: How many times a build is run again with the fixes its diagnosis named.
@@ -71,7 +72,7 @@ class EvaluationResult:
         return [f for f in self.evaluation.folders if f.status != "built"]
 
 
-def plan_lines(archives: Sequence[str | os.PathLike[str]]) -> list[str]:
+def plan_lines(archives: Archives) -> list[str]:
     """What ``--dry-run`` prints: each folder found, its kind and the build options.
 
     Raises:
@@ -132,6 +133,9 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
             result = _build.build(folder.path, flags=folder.flags, out_dir=staging,
                                   defines=defines, extra_cflags=extra, timeout=timeout,
                                   adjustments=adjustments)
+        except (InvalidNameError, AmbiguousInstanceError) as exc:  # the header's name
+            return _failed(folder, shown, digest, adjustments,
+                           str(exc).replace(str(folder.path), shown))
         except BuildError as exc:
             new = [fix for fix in exc.fixes
                    if fix.value not in (defines if fix.option == "define" else extra)]
@@ -181,7 +185,7 @@ def _not_followed(folder: Folder, shown: str) -> FolderEntry:
         label=None, instance=None, candidate=None, library=None, library_sha256=None)
 
 
-def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.PathLike[str],
+def build_all(archives: Archives, run_dir: str | os.PathLike[str],
               timeout: float = _build.DEFAULT_TIMEOUT) -> Evaluation:
     """Build every folder of the archives into ``run_dir`` (keeping the unchanged
     libraries of an earlier evaluation there), writing ``evaluation.json`` after each.
@@ -212,10 +216,41 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
         entries.append(entry)
         _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
     shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
-    return Evaluation(archives=archive_names, folders=tuple(entries))
+    entries = _no_bare_label_for_a_shared_name([folder for _, folder in pairs], entries, path)
+    evaluation = Evaluation(archives=archive_names, folders=tuple(entries))
+    _evaluation.dump(path, evaluation)
+    return evaluation
 
 
-def evaluate(archives: Sequence[str | os.PathLike[str]],
+def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[FolderEntry],
+                                     run_dir: Path) -> list[FolderEntry]:
+    """When folders of one kind declare one instance name, none keeps the bare label
+    (``TinyHash-256@ref``): the one that got it first gets its folder too (its library
+    moved), so no submission takes the bare label from another, the genuine one
+    included, by the order of their names."""
+    declared: dict[tuple[str, str], int] = {}
+    for entry in entries:
+        if entry.label is not None and entry.instance is not None:
+            key = (entry.instance.casefold(), entry.kind)
+            declared[key] = declared.get(key, 0) + 1
+    taken = {str(e.label).casefold() for e in entries} | _registry.reserved_labels()
+    result = []
+    for folder, entry in zip(folders, entries, strict=True):
+        bare = "%s@%s" % (entry.instance, _archive.KIND_SUFFIX[entry.kind])
+        if (entry.label is None or entry.library is None or entry.label != bare
+                or declared[(str(entry.instance).casefold(), entry.kind)] < 2):
+            result.append(entry)
+            continue
+        label = unique_label(bare, taken | {bare.casefold()}, folder.label_hints)
+        taken.add(label.casefold())
+        builds = run_dir / _records.BUILDS_DIR
+        os.replace(inside(builds, bare), inside(builds, label))
+        result.append(replace(entry, label=label, library=(
+            Path(_records.BUILDS_DIR) / label / Path(entry.library).name).as_posix()))
+    return result
+
+
+def evaluate(archives: Archives,
              run_dir: str | os.PathLike[str] | None = None, *, report: bool = True,
              formats: Sequence[str] = ("markdown", "html"), plots: bool = True,
              build_timeout: float = _build.DEFAULT_TIMEOUT,
@@ -223,7 +258,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
     """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
 
     Args:
-        archives: the folders of unpacked submission archives.
+        archives: the folders of unpacked submission archives (one path, or several).
         run_dir: the run directory (default ``runs/<UTC start time>``); an existing
             evaluation there is resumed.
         report: write the report (``RUN_DIR/report/``) at the end.

@@ -35,6 +35,7 @@ from ngcc.cli.summary import (
 )
 from ngcc.driver import child as _child
 from ngcc.evidence.model import COUNTER_CHOICES
+from ngcc.measure import leak as _leak
 from ngcc.measure import plan as _plan
 from ngcc.stats import groups as _analysis
 
@@ -153,8 +154,9 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
                         help="after the KAT gate, test every library it lets through for "
                              "timing leakage (ngcc leak); evidence in RUN_DIR/leak/, a "
                              "section in the report")
-    parser.add_argument("--leak-length", type=int, default=64, metavar="BYTES",
-                        help="the message length of the leak tests (default %(default)s)")
+    parser.add_argument("--leak-length", type=int, metavar="BYTES",
+                        help="the message length of the leak tests (default %d)"
+                             % _leak.DEFAULT_LENGTH)
     parser.add_argument("--leak-calls", type=int, metavar="N",
                         help="the most calls of each leak test (default 1000000)")
     parser.add_argument("--leak-seconds", type=_positive_seconds, metavar="S",
@@ -184,7 +186,8 @@ def _settings(args: argparse.Namespace) -> CampaignSettings:
         kat_timeout=args.kat_timeout, trial_timeout=args.trial_timeout,
         max_trial_timeout=args.max_trial_timeout,
         labels=path_labels(args.instances, args.label),
-        leak=args.leak_length if args.leak else None, leak_calls=args.leak_calls,
+        leak=(_leak.DEFAULT_LENGTH if args.leak_length is None else args.leak_length)
+        if args.leak else None, leak_calls=args.leak_calls,
         leak_seconds=args.leak_seconds, statistic=args.statistic,
         calls_rule=args.calls_rule, order=args.order,
         workers=args.workers, scheduler=args.scheduler, counter=args.counter,
@@ -197,8 +200,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
         raise UsageError("name the instances to measure, or use --candidate ID or --all "
                           "(see `ngcc list`)")
     refuse_together(args, ("all", "candidate"), ("wide", "quiet"))
-    refuse_alone(args, ("leak_calls", "leak"), ("leak_seconds", "leak"),
-                 ("max_trials", "target_ci"))
+    refuse_alone(args, ("leak_length", "leak"), ("leak_calls", "leak"),
+                 ("leak_seconds", "leak"), ("max_trials", "target_ci"))
     if args.trials == 1 and not args.quiet:
         print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "
               "2 trials or more); the tables show — for it", file=sys.stderr)

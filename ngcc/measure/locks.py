@@ -18,6 +18,7 @@ ngcc campaigns (of one user) apart, not other programs.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -338,23 +339,36 @@ def _locked(path: Path, facts: dict[str, object]) -> Iterator[Holder | None]:
     into it), or the current holder if another process has it (nothing is held then).
 
     An empty ``facts`` only probes: the lock is released at once."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:  # never blocks (a FIFO, a device: refused just below)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                     | os.O_NONBLOCK | os.O_NOCTTY, 0o600)
     except OSError as exc:
         raise OSError(exc.errno, "cannot open the lock file %s: %s" % (path, exc.strerror)
                       ) from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "the lock file %s is not a regular file (a FIFO, a "
+                          "device or a socket): remove it, ngcc makes its own" % path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             yield _holder(fd)
             return
         if facts:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(facts) + "\n").encode(), 0)
+            _write_facts(fd, path, facts)
         yield None
     finally:
         os.close(fd)  # releases the lock
+
+
+def _write_facts(fd: int, path: Path, facts: dict[str, object]) -> None:
+    """Write who holds the lock into it; an OSError names the lock file."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(facts) + "\n").encode(), 0)
+    except OSError as exc:
+        raise OSError(exc.errno, "cannot write the lock file %s: %s" % (path, exc.strerror)
+                      ) from None
 
 
 def _holder(fd: int) -> Holder:
