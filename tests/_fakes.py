@@ -62,18 +62,24 @@ class FakeRunner:
             switches (quiet ones: 99.9 %, none).
         spikes: every odd-numbered trial has one call in 20 this many times slower
             (rare preemptions inside a trial: they move its mean, not its median).
+        batch: every trial also times an uninstrumented batch, as the real driver does:
+            its ticks 8 % under the per-call loop's (no counter bracket), its thread's CPU
+            time 25 % under its wall time (a busy host), so the per-call mean, median,
+            batch mean and CPU-time figure all differ.
     """
 
     def __init__(self, fail: dict[tuple[str, int, int | None], BaseException] | None = None,
                  spread: float = 0.0,
                  preempt: dict[tuple[str, int, int], int] | None = None,
                  spikes: float = 0.0,
-                 slow: dict[tuple[str, int, int], float] | None = None):
+                 slow: dict[tuple[str, int, int], float] | None = None,
+                 batch: bool = False):
         self.fail = dict(fail or {})
         self.slow = dict(slow or {})  # (name, bytes, index): every call this much slower, once
         self.spread = spread
         self.preempt = None if preempt is None else dict(preempt)
         self.spikes = spikes
+        self.batch = batch
         self.log: list[tuple[str, str, int, int | None]] = []
 
     def _maybe_fail(self, instance: Instance, message_bytes: int, index: int | None) -> None:
@@ -116,6 +122,13 @@ class FakeRunner:
                 self.preempt[key] -= 1
             facts = dict(thread_cpu_ns=round(loop_ns * (0.8 if preempted else 0.999)),
                          involuntary_switches=40 if preempted else 0, voluntary_switches=0)
+        if self.batch:
+            batch_ticks = round((ticks - 30 * calls) * 0.92)
+            batch_ns = round(batch_ticks / FREQUENCY_HZ * 1e9)
+            facts.update(batch_calls=calls, batch_ticks=batch_ticks, batch_ns=batch_ns,
+                         batch_thread_cpu_ns=round(batch_ns * 0.75),
+                         thread_cpu_ns=facts.get("thread_cpu_ns", loop_ns),
+                         core_cycles_per_tick=1.3)
         return TrialMeasurement(
             pid=40000 + index, cpu=cpu, cycles=cycles, loop_ticks=ticks,
             loop_ns=loop_ns, counter="rdtsc", unit="tsc-ticks",

@@ -96,7 +96,7 @@ def test_each_unit_has_its_own_word() -> None:
     assert _host_words.counter_text(replace(ENVIRONMENT, counter=clock)).endswith(
         "overhead 20–25 ns (min–median; recorded, not subtracted)")
     tsc = _host_words.counter_text(ENVIRONMENT)  # the TSC keeps the seeds' wording
-    assert tsc == "rdtsc, 2.100 GHz, overhead 24–26 cycles (min–median; recorded, not subtracted)"
+    assert tsc == "rdtsc, 2.100 GHz, overhead 24–26 ticks (min–median; recorded, not subtracted)"
 
 
 def test_the_units_are_the_drivers() -> None:

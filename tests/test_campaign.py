@@ -135,8 +135,12 @@ def test_quick_campaign_records_follow_the_plan(quick_run):
         assert plan.calls_per_trial == calls_per_trial(
             plan.t1_seconds, 0.002, _plan.QUICK_OP_BUDGET, 2)
         assert plan.warmup_calls == warmup_calls(plan.t1_seconds)
-        assert stats.trials == 2 and len(record.trials) == 2
-        assert stats.calls == 2 * plan.calls_per_trial
+        # 2 planned trials; on a host that switches speed, up to 2 more replace trials of
+        # its slow state (left out of the figure), and the job stops once 2 are fast
+        fast = stats.trials - len(stats.left_out_trials or ())
+        assert 2 <= stats.trials <= 4 and len(record.trials) == stats.trials
+        assert fast >= 2 or stats.trials == 4
+        assert stats.calls == stats.trials * plan.calls_per_trial
         assert all(t.cpu == quick_run.plan.cpu for t in record.trials)
         assert all(t.baseline_rss_kib <= t.peak_rss_kib for t in record.trials)
         resources = record.resources
@@ -153,7 +157,7 @@ def test_quick_campaign_statistics_match_the_raw_samples(quick_run):
                                              quick_run.plan.cpu)
         assert recomputed == record.statistics
         assert record.statistics.cycles_per_byte == pytest.approx(
-            record.statistics.mean_cycles / record.message_bytes)
+            record.statistics.figure.ticks / record.message_bytes)  # the leading figure's
 
 
 def test_quick_campaign_kat_gate_and_environment(quick_run):
@@ -1031,9 +1035,9 @@ def test_cli_campaign_statistic_plan_order_strict(tmp_path, monkeypatch, capsys)
     assert status == 0
     header = next(line for line in out.splitlines() if line.startswith("instance"))
     assert header.split() == ["instance", "message", "leads", "ticks/call", "ticks/byte",
-                              "95%", "CI", "(of)", "harness", "mean", "median", "95%", "CI",
-                              "(log-t)", "observer", "core", "c/B", "MB/s", "n", "KAT",
-                              "flags"]
+                              "95%", "CI", "(of)", "per-call", "mean", "median", "95%", "CI",
+                              "(log-t)", "observer", "core", "c/B", "(est.)", "MB/s", "n",
+                              "KAT", "flags"]
     sm3 = next(line for line in out.splitlines() if line.startswith("SM3"))
     assert sm3.endswith("1 rejected")
     run = ngcc.load_run(tmp_path / "run")
@@ -1062,9 +1066,10 @@ def test_a_real_trial_beside_a_busy_process_on_its_cpu_is_flagged(tmp_path, monk
         rival.kill()
         rival.wait()
     [record] = run.records
-    assert record.statistics.preempted_trials == (0, 1)
+    every = tuple(range(record.statistics.trials))  # 2, or more in place of slow-state ones
+    assert record.statistics.preempted_trials == every
     flags = [f for f in record.statistics.flags if f.code == "preempted"]
-    assert [f.trial for f in flags] == [0, 1]
+    assert tuple(f.trial for f in flags) == every
     assert all(f.value is not None and f.value < 0.9 for f in flags), flags
     assert all("involuntary context switches" in f.message for f in flags)
 
@@ -1324,7 +1329,7 @@ def test_without_a_terminal_one_line_per_job_and_no_carriage_return(tmp_path, mo
     assert [line.split(":")[0] for line in measured] == ["measure %d/6" % i for i in
                                                           range(1, 7)]
     assert measured[0].startswith("measure 1/6: SM3 32 B  ")
-    assert " ticks/byte (elapsed " in measured[0] and ", ETA " in measured[0]
+    assert " ticks/byte (" in measured[0] and "(elapsed " in measured[0] and ", ETA " in measured[0]
     assert captured.out.startswith("instance ")                       # stdout: the table
 
 

@@ -203,9 +203,9 @@ def test_the_campaign_table_fits_100_columns_and_wide_has_every_column(tmp_path)
 
     wide = campaign_summary(run, wide=True).splitlines()
     assert wide[0].split() == ["instance", "message", "leads", "ticks/call", "ticks/byte",
-                               "95%", "CI", "(of)", "harness", "mean", "median", "95%", "CI",
-                               "(log-t)", "observer", "core", "c/B", "MB/s", "n", "KAT",
-                               "flags"]
+                               "95%", "CI", "(of)", "per-call", "mean", "median", "95%", "CI",
+                               "(log-t)", "observer", "core", "c/B", "(est.)", "MB/s", "n",
+                               "KAT", "flags"]
     legend = [line for line in wide if not line.startswith(("Pavelor", "pseudoXOF"))][1:]
     assert legend and max(len(line) for line in legend[:-2]) <= 100  # folded legend
 

@@ -113,7 +113,7 @@ def test_html_pages_are_self_contained_with_their_plots_inline(run: Run) -> None
     assert '<a href="hash-22.html">hash-22</a>' in pages["index.html"]
     # tables keep their cells, escaped pipes and all
     assert page.count("<tr>") == page.count("</tr>")
-    assert "<th>95 % CI of the mean (bootstrap)</th>" in page
+    assert "<th>95 % CI of the figure</th>" in page
     assert "<td><code>Pavelor-1024</code> ⚠</td>" in page
 
 

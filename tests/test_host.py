@@ -70,7 +70,7 @@ def test_one_renderer_in_the_reports_words():
                                        memory_mib=None, git_commit="38b161e0a2b4ffff",
                                        git_dirty=True)))
     assert rows["clock"] == "max unknown, governor unknown, turbo unknown, SMT off"
-    assert rows["cycle counter"] == ("rdtsc, 2.100 GHz, overhead 24–26 cycles (min–median; "
+    assert rows["cycle counter"] == ("rdtsc, 2.100 GHz, overhead 24–26 ticks (min–median; "
                                      "recorded, not subtracted)")
     assert rows["memory"] == "—"
     assert rows["virtualization"] == "none detected"

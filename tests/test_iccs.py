@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 from _guard import hash_before_guard_page
+from _variants import variant_name_params, variants
 from conftest import REPO
 
 import ngcc
@@ -33,12 +34,16 @@ def vectors(spec_dir):
     return json.loads((spec_dir / "drng" / "iccs_helper_vectors.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def helpers(tmp_path_factory):
-    """The helper functions of algorithms/iccs/iccs.c, exported, as a ctypes library."""
+@pytest.fixture(scope="module", params=[pytest.param(v.get("cflags", []),
+                                                    id=name)
+                                       for name, v in variants("iccs").items()])
+def helpers(request, tmp_path_factory):
+    """The helper functions of algorithms/iccs/iccs.c, exported, as a ctypes library:
+    once per variant of instances.json, with that variant's defines."""
     library = tmp_path_factory.mktemp("iccs") / "iccs_helpers.so"
     cc = shlex.split(os.environ.get("CC", "cc"))
     command = cc + ["-std=c99", "-Wpedantic", "-Wall", "-Wextra", "-O2", "-fPIC", "-shared",
+                    *request.param,
                     "-o", str(library), str(ICCS / "iccs.c"), str(ICCS / ".." / "sm3" / "sm3.c")]
     built = subprocess.run(command, capture_output=True, text=True, check=False)
     assert built.returncode == 0, built.stderr
@@ -161,6 +166,57 @@ def test_instances_are_registered_as_iccs_baseline():
     for name in INSTANCES:
         inst = ngcc.instance(name)
         assert (inst.family, inst.candidate, inst.variant) == ("ICCS", "baseline", "ref"), name
+
+
+def test_the_bare_names_are_the_helpers_as_shipped():
+    """``ref`` (what ``pseudoXOF-512`` means, and the × pseudoXOF baseline) is built as
+    the ICCS auxfunc.c computes: the plain SM3, every pseudoXOF block from scratch; the
+    fast SM3 and the one-absorb pseudoXOF are variants of their own."""
+    for name in INSTANCES:
+        flags = {v: ngcc.instance("%s:%s" % (name, v)).cflags for v in variants("iccs")}
+        assert "-DSM3_TEXTBOOK" in flags["ref"] and "-DICCS_XOF_ABSORB_ONCE" not in flags["ref"]
+        assert not {"-DSM3_TEXTBOOK", "-DICCS_XOF_ABSORB_ONCE"} & set(flags["fastsm3"])
+        assert "-DICCS_XOF_ABSORB_ONCE" in flags["absorb"]
+        assert "-DSM3_TEXTBOOK" not in flags["absorb"]
+        assert ngcc.instance(name) is ngcc.instance(name + ":ref")
+
+
+def test_variants_have_labels_of_their_own():
+    from ngcc.library.registry import run_labels
+
+    chosen = [ngcc.instance("pseudoXOF-512" + suffix) for suffix in ("", ":fastsm3", ":absorb")]
+    assert run_labels(chosen) == ["pseudoXOF-512", "pseudoXOF-512@fastsm3",
+                                  "pseudoXOF-512@absorb"]
+
+
+@pytest.mark.parametrize("variant", variant_name_params("iccs"))
+def test_every_variant_reproduces_the_vectors(vectors, variant):
+    cases = [(SM3HASH, v) for v in _accepted(vectors["sm3hash"])]
+    cases += [(PSEUDOHASH[v["digest_len_bits"]], v) for v in _accepted(vectors["pseudohash"])]
+    cases += [("pseudoXOF-%d" % v["output_len_bits"], v) for v in vectors["pseudoXOF"]
+              if v["output_len_bits"] in XOF_WIDTHS]
+    assert len(cases) == 13 + 39 + 8
+    for name, v in cases:
+        expected = v["digest"] if "digest" in v else v["output"]
+        digest = ngcc.hash("%s:%s" % (name, variant), _message(v), v["msg_len_bits"])
+        assert digest.hex() == expected, (name, v)
+
+
+@pytest.mark.parametrize("name", ["sm3hash-256", "pseudohash-512", "pseudoXOF-512",
+                                  "pseudoXOF-1024"])
+def test_every_variant_writes_the_same_kat_file(name, tmp_path):
+    """KAT_2_12 (every length 0..4096 bits) of each variant equals ``ref``'s byte for
+    byte: the variants differ in speed only."""
+    files = {}
+    for variant in variants("iccs"):
+        [result] = ngcc.kat.check("%s:%s" % (name, variant), files=("2_12",),
+                                  out_dir=tmp_path / variant, keep=True, progress=False)
+        assert [f.verdict for f in result.files] == ["NOKAT"], result
+        [path] = (tmp_path / variant).glob("baseline/*/KAT_2_12_%s.txt" % name)
+        files[variant] = path.read_bytes()
+    assert len(files["ref"]) > 100_000
+    assert all(content == files["ref"] for content in files.values()), \
+        [v for v, content in files.items() if content != files["ref"]]
 
 
 # --- pseudoXOF (§4) ------------------------------------------------------------------

@@ -175,12 +175,17 @@ def test_robustness_figures(run: Run, page: str) -> None:
     stats = record.statistics
     row = rows[("`Pavelor-512`", "1024 B")]
     assert stats.version >= 2   # the bootstrap interval, which cannot go below zero
-    assert list(row) == ["instance", "message", "95 % CI of the mean (bootstrap)",
-                         "median (95 % CI)", "× pseudoXOF"]
-    assert row["95 % CI of the mean (bootstrap)"] == "%s – %s (± %s)" % (
+    assert list(row) == ["instance", "message", "95 % CI of the figure",
+                         "per-call mean (95 % CI)", "median (95 % CI)", "× pseudoXOF"]
+    # the fake trials measured no CPU time: the per-call mean leads, with its interval
+    assert stats.figure.name == "per-call mean"
+    assert row["95 % CI of the figure"] == "%s – %s (± %s)" % (
         _format.cycles(stats.mean_bootstrap_ci95_low_ticks),
         _format.cycles(stats.mean_bootstrap_ci95_high_ticks),
         _format.percent(stats.mean_bootstrap_ci95_relative))
+    assert row["per-call mean (95 % CI)"] == "%s (%s – %s)" % (
+        _format.cycles(stats.mean_cycles), _format.cycles(stats.mean_bootstrap_ci95_low_ticks),
+        _format.cycles(stats.mean_bootstrap_ci95_high_ticks))
     assert row["median (95 % CI)"] == "%s (%s – %s)" % (
         _format.cycles(stats.median_cycles), _format.cycles(stats.median_ci95_low_ticks),
         _format.cycles(stats.median_ci95_high_ticks))
@@ -191,27 +196,25 @@ def test_robustness_figures(run: Run, page: str) -> None:
     assert rows[("`Pavelor-1024` ⚠", "1024 B")]["× pseudoXOF"] == _format.MISSING
     # the fake trials timed no batch and no CPU time, and none was flagged: those columns
     # are not shown, nor their legend
-    assert "CPU time/call" not in page and "Batch mean" not in page and "Flags:" not in page
+    assert "CPU time/call over" not in page and "Batch mean" not in page \
+        and "Flags:" not in page
 
 
 def test_robustness_cells_of_newer_figures(run: Run) -> None:
     from dataclasses import replace
 
     record = run.record("Pavelor-512", 1024)
-    stats = replace(record.statistics, version=3, cpu_time_ticks=1914.2,
+    stats = replace(record.statistics, version=4, cpu_time_ticks=1914.2,
                     cpu_time_ci95_low_ticks=1899.0, cpu_time_ci95_high_ticks=1929.4,
-                    loop_cpu_time_ticks=2023.0, batch_mean_ticks=1962.0,
-                    per_call_mean_ticks=record.statistics.mean_cycles * 1.5)
+                    cpu_time_ci95_relative=0.008, loop_cpu_time_ticks=2023.0,
+                    batch_mean_ticks=1962.0, leading="cpu_time", left_out_trials=(1,))
     newer = replace(record, statistics=stats)
-    assert _statistics.cpu_time_cell(newer) == "1914 (1899 – 1929), loop 2023"
+    assert _statistics.lead_ci_cell(newer) == "1899 – 1929 (± 0.80 %); 1 of 3 trials left out"
+    assert _statistics.loop_cell(newer) == "2023"
     assert _statistics.batch_cell(newer).startswith("1962; ")
-    # a per-call mean that reads otherwise than section 4's mean is named
-    assert _statistics.mean_ci_cell(newer).endswith(
-        " of %s)" % _format.cycles(stats.per_call_mean_ticks))
-    assert _statistics.mean_ci_cell(record).endswith("%)")
     headers = [c.header for c in _statistics.columns(run, [record, newer])]
-    assert "CPU time/call (95 % CI)" in headers and "batch mean; observer effect" in headers
-    assert _statistics.cpu_time_cell(record) == _format.MISSING
+    assert "CPU time/call over the loop" in headers and "batch mean; observer effect" in headers
+    assert _statistics.loop_cell(record) == _format.MISSING
     assert "flags" not in headers
     flagged = replace_flags(newer, [Flag("slow_trial", 0, "0: +6 %", 0.06)])
     assert _statistics.flags_cell(flagged) == "1 slow_trial"
@@ -249,7 +252,7 @@ def test_resource_rows(run: Run, page: str) -> None:
 
 def test_summary_page(run: Run) -> None:
     text = _report.summary_page(run)
-    rows = markdown_rows(page_sections(text)["Cycles/byte (mean over all calls)"])
+    rows = markdown_rows(page_sections(text)["Cycles/byte (per-call mean)"])  # no CPU time
     assert [row[1] for row in rows] == ["`Pavelor-512`", "`Pavelor-1024` ⚠", "`pseudoXOF-512`"]
     assert rows[0][3:] == [_format.cycles_per_byte(run.record("Pavelor-512", n)
                                                    .statistics.cycles_per_byte)
@@ -373,7 +376,8 @@ def test_html_tables(run: Run) -> None:
     assert html.startswith("<table>") and html.count("<tr>") == 1 + len(run.records)
     assert "Pavelor-1024 ⚠" in html and "`" not in html
     record_html = run.record("Pavelor-512", 32)._repr_html_()
-    assert "<table>" in record_html and "95 % CI of the mean" in record_html
+    assert "<table>" in record_html and "95 % CI of the figure" in record_html
+    assert "per-call mean (95 % CI)" in record_html
     assert _format.cycles(run.record("Pavelor-512", 32).statistics.mean_cycles) in record_html
 
 

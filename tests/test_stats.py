@@ -310,7 +310,7 @@ def test_the_cpu_time_figure_and_the_leading_figure_rule():
     assert facts[0].statistics.cpu_time_ticks == pytest.approx(1000.0)
     assert facts[2].statistics.cpu_time_ticks == pytest.approx(2900 / 6 * 2)
     assert facts[0].statistics.loop_cpu_time_ticks == pytest.approx(1000.0)
-    stats = _stats.aggregate_trials(facts, trials, 100, cpu=1)
+    stats = _stats.aggregate_trials(facts, trials, 100, cpu=1, version=3)
     assert stats.version == 3 and stats.preempted_trials == (1,)
     # the median of the trials' figures: trial 1's preemption is not in its CPU time
     assert stats.cpu_time_ticks == pytest.approx(1000.0)
@@ -319,12 +319,67 @@ def test_the_cpu_time_figure_and_the_leading_figure_rule():
     low, high = stats.cpu_time_ci95_low_ticks, stats.cpu_time_ci95_high_ticks
     assert low is not None and high is not None and low <= 1000.0 <= high
     assert stats.leading == "cpu_time" and stats.mean_cycles == pytest.approx(4000 / 3)
-    calm = _stats.aggregate_trials([facts[0], facts[2]], [trials[0], trials[2]], 100, cpu=1)
+    calm = _stats.aggregate_trials([facts[0], facts[2]], [trials[0], trials[2]], 100, cpu=1,
+                                   version=3)
     assert calm.preempted_trials == () and calm.leading == "harness_mean"
-    # no CPU time from the runner: the harness mean leads whatever happened
+    # no CPU time from the runner: the per-call mean leads whatever happened
     bare = _stats.aggregate_trials([_trial(0, trials[0]), _trial(1, trials[1])],
-                                   trials[:2], 100, cpu=1)
+                                   trials[:2], 100, cpu=1, version=3)
     assert bare.cpu_time_ticks is None and bare.leading == "harness_mean"
+
+
+# ------------------------------------------------------------- statistics version 4
+
+def _speed_state_job(cpu_ns):
+    """Trials of 100 calls of 1000 ticks at 2 GHz whose thread CPU time per call over
+    the batch is ``cpu_ns`` (one per trial)."""
+    trials = [u64([1000] * 100) for _ in cpu_ns]
+    facts = [_with_cpu_time(i, cycles, thread_cpu_ns=50_000, involuntary_switches=0,
+                            batch_calls=100, batch_ticks=100_000, batch_ns=100 * ns,
+                            batch_thread_cpu_ns=100 * ns, core_cycles_per_tick=1.3)
+             for i, (cycles, ns) in enumerate(zip(trials, cpu_ns, strict=True))]
+    return _stats.aggregate_trials(facts, trials, 100, cpu=1)
+
+
+def test_the_cpu_time_figure_leads_and_the_slow_state_cannot_move_it():
+    fast = [500, 510, 495]
+    alone = _speed_state_job(fast)
+    assert alone.version == 4 and alone.leading == "cpu_time"  # no preemption needed
+    assert alone.left_out_trials == () and alone.figure.ticks == pytest.approx(1000.0)
+    # one, two or three trials of five in a slow state 1.7x slower: the same figure,
+    # where the median of all five jumps once three are slow
+    for slow in ([850], [850, 900], [850, 900, 870]):
+        stats = _speed_state_job(fast[:5 - len(slow)] + slow if len(slow) > 2 else fast + slow)
+        assert stats.cpu_time_ticks == pytest.approx(alone.cpu_time_ticks, rel=0.02)
+        assert len(stats.left_out_trials) == len(slow)
+        flagged = [f for f in stats.flags if f.code == "slow_state"]
+        assert [f.trial for f in flagged] == list(stats.left_out_trials)
+        assert flagged[0].value == pytest.approx(850 / 495 - 1, abs=0.02)  # above 1.6x
+        assert "left out of the leading figure" in flagged[0].message
+    # the views' per-byte figures are the leading figure's, core cycles from it
+    assert alone.cycles_per_byte == pytest.approx(alone.cpu_time_ticks / 100)
+    assert alone.core_cycles_per_byte == pytest.approx(alone.cpu_time_ticks * 1.3 / 100)
+    assert alone.core_cycles_per_tick_spread == pytest.approx(0.0)
+    assert alone.mb_per_s == pytest.approx(100 / alone.cpu_time_seconds / 1e6)
+
+
+def test_the_median_of_every_trial_is_what_version_3_led_with():
+    # three of five trials slow: version 3's median is the slow state's
+    stats = _speed_state_job([500, 510, 850, 900, 870])
+    trials_only = _stats.cpu_time(
+        [_with_cpu_time(i, u64([1000] * 100), thread_cpu_ns=50_000, batch_calls=100,
+                        batch_ticks=100_000, batch_ns=100 * ns, batch_thread_cpu_ns=100 * ns)
+         for i, ns in enumerate([500, 510, 850, 900, 870])], version=3)
+    assert trials_only is not None and trials_only.ticks == pytest.approx(1700.0)
+    assert stats.cpu_time_ticks == pytest.approx(1010.0)
+
+
+def test_without_the_cpu_time_the_per_call_mean_leads_under_its_own_name():
+    trials = [u64([1000] * 100), u64([1200] * 100)]
+    bare = _stats.aggregate_trials([_trial(0, trials[0]), _trial(1, trials[1])], trials, 100,
+                                   cpu=1)
+    assert bare.leading == "per_call_mean" and bare.left_out_trials is None
+    assert bare.figure.name == "per-call mean" and bare.figure.ticks == pytest.approx(1100.0)
 
 
 def test_a_coarse_counter_and_a_slow_process_are_flagged():

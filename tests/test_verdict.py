@@ -44,7 +44,7 @@ def test_a_clean_run_on_a_fixed_host_is_fit_to_publish(tmp_path, quiet_host):
     for page in ("index.md", "hash-34.md", "baseline.md"):
         text = (run.path / "report" / page).read_text()
         assert "**Verdict: fit to publish.**" in text, page
-        assert "Section 4 leads with the harness mean (Σ ticks / Σ calls)." in text, page
+        assert "Section 4 leads with the per-call mean." in text, page  # no batch timed
     assert "Verdict: fit to publish." in (run.path / "report" / "index.html").read_text()
 
 
@@ -64,25 +64,23 @@ def test_disturbed_trials_and_an_unfixed_host_are_counted(tmp_path, quiet_host, 
         assert ("**Verdict: not fit to publish** — 2/12 trials preempted; turbo on; KVM "
                 "guest; load 0.01–8.20.") in (busy.path / "report" / page).read_text()
     text = (busy.path / "report" / "hash-34.md").read_text()
-    assert "Section 4 leads with the harness mean (Σ ticks / Σ calls)." in text  # no batch
+    assert "Section 4 leads with the per-call mean." in text  # no batch
 
 
 def test_the_sentence_under_the_verdict_names_each_records_leading_figure(tmp_path,
                                                                          quiet_host):
-    records = _run(tmp_path / "run").records
-    assert [r.statistics.leading for r in records] == ["harness_mean"] * 4
+    mean = _run(tmp_path / "run").records  # the fake runner times no batch
+    assert [r.statistics.leading for r in mean] == ["per_call_mean"] * 4
     cpu = [replace(r, statistics=replace(r.statistics, leading="cpu_time",
                                          cpu_time_ticks=r.statistics.mean_cycles * 0.9))
-           for r in records]
-    assert _verdict.leading_sentence(records) == \
-        "Section 4 leads with the harness mean (Σ ticks / Σ calls)."
-    assert _verdict.leading_sentence(cpu) == ("Section 4 leads with the CPU-time figure (the "
-                                              "thread's CPU time per call): trials were "
-                                              "preempted.")
-    assert _verdict.leading_sentence([cpu[0], *records[1:]]) == (
-        "Section 4 leads with the CPU-time figure (the thread's CPU time per call) in 1 of 4 "
-        "jobs (their trials were preempted) and with the harness mean (Σ ticks / Σ calls) "
-        "in the others.")
+           for r in mean]
+    left_out = replace(cpu[0], statistics=replace(cpu[0].statistics, left_out_trials=(1,)))
+    assert _verdict.leading_sentence(cpu) == "Section 4 leads with the CPU time per call."
+    assert _verdict.leading_sentence(mean) == "Section 4 leads with the per-call mean."
+    assert _verdict.leading_sentence([left_out, *mean[1:]]) == (
+        "Section 4 leads with the per-call mean (CPU time per call where not measured). "
+        "1 trial(s) of the host's slow speed state were left out of it and measured again "
+        "(flag slow_state).")
 
 
 def test_the_command_lines_last_line_is_the_verdict(tmp_path, quiet_host, monkeypatch, capsys):

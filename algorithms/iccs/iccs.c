@@ -118,26 +118,48 @@ int iccs_pseudohash(int d, const unsigned char *msg, uint64_t bits, unsigned cha
     return ICCS_OK;
 }
 
+/* Block i of §4: SM3(msg || ct_i). As the ICCS auxfunc.c computes it, every block
+ * hashes the message from scratch; with ICCS_XOF_ABSORB_ONCE (the `absorb` variant)
+ * each block instead continues from a copy of `absorbed`, the state after the
+ * message, which gives the same block with one pass over the message in all. */
+static void xof_block(const sm3_context *absorbed, const unsigned char *msg, uint64_t bits,
+                      uint32_t counter, unsigned char block[SM3_DIGEST_BYTES])
+{
+    unsigned char ct[4];
+    sm3_context ctx;
+
+#ifdef ICCS_XOF_ABSORB_ONCE
+    (void)msg;
+    (void)bits;
+    ctx = *absorbed;
+#else
+    (void)absorbed;
+    sm3_init(&ctx);
+    sm3_update_bits(&ctx, msg, bits);
+#endif
+    ct[0] = (unsigned char)(counter >> 24);
+    ct[1] = (unsigned char)(counter >> 16);
+    ct[2] = (unsigned char)(counter >> 8);
+    ct[3] = (unsigned char)counter;
+    sm3_update_bits(&ctx, ct, 32);
+    iccs_sm3_finish(&ctx, block);
+}
+
 int iccs_pseudoXOF(uint64_t n, const unsigned char *msg, uint64_t bits, unsigned char *out)
 {
     sm3_context absorbed;
     uint64_t done;     /* output bits written so far, a multiple of 256 */
     uint32_t counter;  /* ct_i: block i = SM3(msg || ct_i), i = 1, 2, ... */
 
-    /* The message is absorbed once; each block continues from a copy of that state. */
     sm3_init(&absorbed);
+#ifdef ICCS_XOF_ABSORB_ONCE
     sm3_update_bits(&absorbed, msg, bits);
+#endif
     for (done = 0, counter = 1; done < n; done += 256, counter++) {
-        unsigned char ct[4], block[SM3_DIGEST_BYTES];
+        unsigned char block[SM3_DIGEST_BYTES];
         uint64_t left = n - done;
-        sm3_context ctx = absorbed;
 
-        ct[0] = (unsigned char)(counter >> 24);
-        ct[1] = (unsigned char)(counter >> 16);
-        ct[2] = (unsigned char)(counter >> 8);
-        ct[3] = (unsigned char)counter;
-        sm3_update_bits(&ctx, ct, 32);
-        iccs_sm3_finish(&ctx, block);
+        xof_block(&absorbed, msg, bits, counter, block);
         if (left >= 256) {
             memcpy(out + done / 8, block, SM3_DIGEST_BYTES);
         } else {

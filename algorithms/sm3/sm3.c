@@ -32,6 +32,49 @@ static void store_be32(unsigned char *p, uint32_t x)
     p[3] = (unsigned char)x;
 }
 
+#ifdef SM3_TEXTBOOK
+/* The compression function CF (GB/T 32905 §5.3) as the standard writes it: W and
+ * W' expanded in full, then 64 rounds shifting the eight registers, FF_j and GG_j
+ * picked per round. The ICCS helpers as shipped (the `ref` variant of ../iccs/)
+ * use an SM3 of this plain kind; -DSM3_TEXTBOOK selects it over the fast one below. */
+static uint32_t ff(int j, uint32_t x, uint32_t y, uint32_t z)
+{
+    return j < 16 ? x ^ y ^ z : (x & y) | (x & z) | (y & z);
+}
+
+static uint32_t gg(int j, uint32_t x, uint32_t y, uint32_t z)
+{
+    return j < 16 ? x ^ y ^ z : (x & y) | (~x & z);
+}
+
+static void sm3_compress(uint32_t state[8], const unsigned char *data, size_t blocks)
+{
+    for (; blocks > 0; blocks--, data += SM3_BLOCK_BYTES) {
+        uint32_t w[68], w1[64], a, b, c, d, e, f, g, h;
+        int j;
+
+        for (j = 0; j < 16; j++)
+            w[j] = load_be32(data + 4 * j);
+        for (j = 16; j < 68; j++)
+            w[j] = P1(w[j - 16] ^ w[j - 9] ^ rotl(w[j - 3], 15)) ^ rotl(w[j - 13], 7) ^ w[j - 6];
+        for (j = 0; j < 64; j++)
+            w1[j] = w[j] ^ w[j + 4];
+        a = state[0]; b = state[1]; c = state[2]; d = state[3];
+        e = state[4]; f = state[5]; g = state[6]; h = state[7];
+        for (j = 0; j < 64; j++) {
+            uint32_t t = j < 16 ? 0x79cc4519u : 0x7a879d8au;
+            uint32_t ss1 = rotl(rotl(a, 12) + e + rotl(t, (unsigned)j % 32), 7);
+            uint32_t ss2 = ss1 ^ rotl(a, 12);
+            uint32_t tt1 = ff(j, a, b, c) + d + ss2 + w1[j];
+            uint32_t tt2 = gg(j, e, f, g) + h + ss1 + w[j];
+            d = c; c = rotl(b, 9); b = a; a = tt1;
+            h = g; g = rotl(f, 19); f = e; e = P0(tt2);
+        }
+        state[0] ^= a; state[1] ^= b; state[2] ^= c; state[3] ^= d;
+        state[4] ^= e; state[5] ^= f; state[6] ^= g; state[7] ^= h;
+    }
+}
+#else
 /* The boolean functions (§4.3): XOR in rounds 0..15; majority and choice in
  * 16..63, each written with one operation fewer than the standard's form. */
 #define FF_LOW(x, y, z) ((x) ^ (y) ^ (z))
@@ -94,6 +137,7 @@ static void sm3_compress(uint32_t state[8], const unsigned char *data, size_t bl
         state[4] ^= e; state[5] ^= f; state[6] ^= g; state[7] ^= h;
     }
 }
+#endif
 
 void sm3_init(sm3_context *ctx)
 {

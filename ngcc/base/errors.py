@@ -328,3 +328,11 @@ class ArchiveError(NgccError):
 class PublishedError(NgccError):
     """An unknown published system, or published figures that cannot be read or
     compared with a run."""
+
+
+class UnknownPublishedError(PublishedError, LookupError):
+    """An instance name given to ``--instance MINE=THEIRS`` that has no published figure;
+    the message names close ones."""
+
+    def __str__(self) -> str:  # LookupError would otherwise repr() the message
+        return str(self.args[0])

@@ -25,7 +25,7 @@ or NaN), so a page never shows ``nan``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 MISSING = "—"
 """What a page shows for a value that was not measured."""
@@ -51,14 +51,6 @@ def cycles(value: float | None) -> str:
     if round(value / 1e3, 1) < 1000:
         return f"{value / 1e3:.1f} k"
     return f"{value / 1e6:.2f} M"
-
-
-def unit_word(units: Iterable[str]) -> str:
-    """What the counter's figures are called in a table or a progress line: ``ns``
-    where every figure is nanoseconds, ``cycles`` where every figure is core cycles
-    (the perf counters), else ``ticks`` (a cycle counter's, not core cycles)."""
-    found = set(units)
-    return "ns" if found == {"ns"} else "cycles" if found == {"core-cycles"} else "ticks"
 
 
 def cycles_per_byte(value: float | None) -> str:

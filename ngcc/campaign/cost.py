@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.evidence.model import Job
-from ngcc.measure.job import Calibration
+from ngcc.measure.job import Calibration, replacement_budget
 
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
 #: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
@@ -50,6 +50,9 @@ class CostEstimate:
         executor: what measures the jobs whole, when not this process
             (``--workers``/``--scheduler``): each job is then calibrated where it is
             measured, so ``calls`` and ``seconds`` count only jobs calibrated before.
+        replacements: the trials a job may add in place of slow-speed-state ones
+            (``measure.job.replacement_budget``), and ``replacement_seconds`` what all of
+            them would take if every job used its budget.
     """
 
     jobs: int
@@ -65,6 +68,8 @@ class CostEstimate:
     failed: int
     calibration: str = "cold call"
     executor: str | None = None
+    replacements: int = 0
+    replacement_seconds: float = 0.0
 
     def __str__(self) -> str:
         trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
@@ -84,6 +89,10 @@ class CostEstimate:
                     "jobs on %s (each calibrated and timed where it is measured)"
                     % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
                        self.lengths, trials, self.executor))
+        if self.replacements and self.jobs and not self.executor:
+            text += ("; up to %d more trial(s) per job in place of trials a slow speed "
+                     "state of the host took (at most %s more)" % (
+                         self.replacements, _duration(self.replacement_seconds)))
         if self.leak_seconds:
             text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
         if self.kept:
@@ -118,7 +127,9 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
         leak_seconds=s.leak_seconds * leak_tests,
         kept=sum(job.status == "done" for job in jobs),
         failed=sum(job.status not in ("done", "pending") for job in jobs),
-        calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor)
+        calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor,
+        replacements=replacement_budget(s.trials),
+        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job) for job in todo))
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:

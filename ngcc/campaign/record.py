@@ -12,6 +12,7 @@ from ngcc.base import format as _format
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import MeasurementWarning, TrialFlagWarning
 from ngcc.campaign.settings import CampaignSettings
+from ngcc.evidence import figures as _figures
 from ngcc.evidence import records as _records
 from ngcc.evidence.model import (
     BuildEntry,
@@ -50,10 +51,12 @@ def target_missed(job: Job, trials: int, reached: float | None, target: float,
 
 
 def per_byte(record: Record) -> str:
-    """``16.3 ticks/byte``: a finished job's figure for its progress line, in the
-    counter's unit (``ns`` where the counter gave nanoseconds)."""
-    return "%s %s/byte" % (_format.cycles_per_byte(record.statistics.cycles_per_byte),
-                           _format.unit_word(t.unit for t in record.trials))
+    """``16.3 ticks/byte (CPU time)``: a finished job's leading figure for its progress
+    line, in the counter's unit (``ns`` where the counter gave nanoseconds)."""
+    lead = record.statistics.figure
+    return "%s %s/byte (%s)" % (_format.cycles_per_byte(lead.per_byte(record.message_bytes)),
+                                _figures.unit_word(t.unit for t in record.trials),
+                                lead.figure.short)
 
 
 def write_job(run_dir: Path, job: Job, taken: Sequence[Taken],

@@ -44,14 +44,19 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--instance", action="append", default=[], metavar="NAME[=NAME]",
                         help="compare label NAME of A with label NAME of B, or A_LABEL=B_LABEL "
                              "(e.g. Wish512@built=Wish512); repeatable; default: every "
-                             "label both runs hold")
+                             "label both runs hold. With --published: MINE=THEIRS sets "
+                             "the run's label MINE against the harness's instance THEIRS "
+                             "(default: through the shipped manifest's folder of its "
+                             "instance, laurus_512 as Laurus-512)")
     parser.add_argument("--host", action="append", default=[], metavar="NAME",
                         help="only records measured on this host (a run measured by Dask "
                              "workers on several machines); given twice: A's host, then "
                              "B's (with one run: the hosts of --instance A=B)")
-    parser.add_argument("--statistic", choices=_compare.STATISTICS, default="median",
-                        help="the per-trial figure compared: median (default; robust to "
-                             "preemptions) or mean cycles per call")
+    parser.add_argument("--statistic", choices=_compare.STATISTICS,
+                        default=_compare.DEFAULT_STATISTIC,
+                        help="the per-trial figure compared: figure (default: each trial's "
+                             "value of the figure the record leads with, as every table "
+                             "shows it), median or mean cycles per call")
     parser.add_argument("--alpha", type=_alpha, default=_compare.ALPHA,
                         help="significance level (default 0.05; the CI is 1 - alpha)")
     parser.add_argument("--format", choices=_compare_runs.FORMATS, default="table",
@@ -62,9 +67,10 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--published", choices=("x86_1", "arm_1"), metavar="SYSTEM",
                         help="compare RUN_A with the NGCC harness's published figures on "
                              "SYSTEM (x86_1 or arm_1): per instance and length the run's "
-                             "harness mean beside the published one, their ratio, and the "
-                             "shape (cycles/byte over that at 64 KiB) beside the published "
-                             "shape, with a geometric-mean row")
+                             "leading figure beside the published one, their ratio, and "
+                             "the shape (cycles/byte over that at 64 KiB) beside the "
+                             "published shape, with a geometric-mean row over the reference "
+                             "builds (an optimized build's rows are marked and left out)")
     parser.set_defaults(run=_run_compare)
 
 
@@ -73,10 +79,12 @@ def _run_compare(args: argparse.Namespace) -> int:
     from ngcc.report import published as _published
 
     if args.published is not None:
-        if args.run_b is not None or args.instance or args.host or args.plot:
+        if args.run_b is not None or args.host or args.plot:
             raise UsageError("--published compares one run with the published figures: "
-                             "give RUN_A only, without --instance, --host or --plot")
-        beside = _published.compare_published(load_run(args.run_a), args.published)
+                             "give RUN_A only, without --host or --plot")
+        run = load_run(args.run_a)
+        with usage_checks():  # an --instance label the run does not hold, or malformed
+            beside = _published.compare_published(run, args.published, args.instance)
         sys.stdout.write(_published.render(beside, args.format))
         return 0
 

@@ -19,6 +19,7 @@ from ngcc.base import format as _format
 from ngcc.base.errors import NgccError, TrialFlagWarning
 from ngcc.base.untrusted import plain
 from ngcc.campaign.cost import CostEstimate
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Job, Record
 from ngcc.evidence.run import Run, load_run
 from ngcc.report.tables import aligned_table
@@ -110,7 +111,7 @@ def campaign_summary(run: Run, wide: bool = False) -> str:
     its 95 % CI, the trials, KAT verdict and flags), which fit in :data:`WIDTH`
     columns; with ``wide`` every column (the median and its CI, the observer effect,
     core cycles per byte, MB/s, the calls)."""
-    unit = _format.unit_word(t.unit for r in run.records for t in r.trials)
+    unit = _figures.unit_word(t.unit for r in run.records for t in r.trials)
     rows = [_wide_row(record) if wide else _short_row(record) for record in run.records]
     lines = aligned_table([_wide_header(unit) if wide else _short_header(unit), *rows])
     legend = _WIDE_LEGEND if wide else _SHORT_LEGEND
@@ -125,36 +126,37 @@ def _short_header(unit: str) -> tuple[str, ...]:
 
 
 def _short_row(record: Record) -> tuple[str, ...]:
-    lead = _analysis.leading(record.statistics)
-    return (record.label, _format.message(record.message_bytes), _SHORT_LEAD[lead.code],
-            _format.cycles_per_byte(lead.ticks / record.message_bytes),
+    lead = record.statistics.figure
+    return (record.label, _format.message(record.message_bytes), lead.figure.short,
+            _format.cycles_per_byte(lead.per_byte(record.message_bytes)),
             _format.cycles(lead.ticks), _ci(lead), str(len(record.raw.calls_per_trial)),
             _kat(record), _flag_counts(record))
 
 
 def _wide_header(unit: str) -> tuple[str, ...]:
     return ("instance", "message", "leads", unit + "/call", unit + "/byte", "95% CI (of)",
-            "harness mean", "median", "95% CI (log-t)", "observer", "core c/B", "MB/s", "n",
+            "per-call mean", "median", "95% CI (log-t)", "observer", "core c/B (est.)", "MB/s",
+            "n",
             "KAT", "flags")
 
 
 def _wide_row(record: Record) -> tuple[str, ...]:
     stats = record.statistics
-    lead = _analysis.leading(stats)
-    return (record.label, _format.message(record.message_bytes), lead.name,
-            _format.cycles(lead.ticks), _format.cycles_per_byte(lead.ticks / record.message_bytes),
-            "%s %s" % (_ci(lead), lead.interval) if lead.ci_relative is not None
+    lead = stats.figure
+    return (record.label, _format.message(record.message_bytes), lead.figure.short,
+            _format.cycles(lead.ticks),
+            _format.cycles_per_byte(lead.per_byte(record.message_bytes)),
+            "%s %s" % (_ci(lead), lead.figure.interval) if lead.ci_relative is not None
             else _format.MISSING,
             _format.cycles(stats.mean_cycles), _format.cycles(stats.median_cycles),
             "±" + _format.percent(stats.median_ci95_relative), _observer(record),
-            _format.cycles_per_byte(stats.core_cycles_per_byte),
-            _format.megabytes_per_second(record.message_bytes / lead.seconds / 1e6
-                                         if lead.seconds else None),
+            _format.cycles_per_byte(_figures.core_cycles_per_byte(stats, record.message_bytes)),
+            _format.megabytes_per_second(lead.megabytes_per_second(record.message_bytes)),
             _format.call_count(list(record.raw.calls_per_trial)), _kat(record),
             _flag_counts(record))
 
 
-def _ci(lead: _analysis.Lead) -> str:
+def _ci(lead: _figures.Value) -> str:
     return ("±" + _format.percent(lead.ci_relative) if lead.ci_relative is not None
             else _format.MISSING)
 
@@ -169,25 +171,24 @@ def _fit(line: str) -> str:
     return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
 
 
-#: The ``leads`` column by default: which figure the row gives.
-_SHORT_LEAD = {"harness_mean": "mean", "cpu_time": "CPU time"}
-
 _SHORT_LEGEND = (
-    "leads: the row's figure: mean is the harness mean (Σ %(unit)s / Σ calls, as on the "
-    "NICCS pages); CPU time, the thread's CPU time per call, where a trial of the job was "
-    "preempted (the counter runs on while another task holds the CPU). 95%% CI: of that "
-    "figure, over the trials. flags: the trials flagged, by kind. --wide: every column "
-    "(median and its CI, observer effect, core c/B, MB/s, calls).")
+    "leads: the row's figure: %s; %s where the trials did not measure it. 95%%%% CI: of "
+    "that figure, over the trials. flags: the trials flagged, by kind (slow_state: a trial "
+    "of the host's slow speed state, left out). --wide: every column (the per-call mean "
+    "and median, observer effect, core c/B, MB/s, calls)." % (
+        _figures.CPU_TIME.short + " is " + _figures.CPU_TIME.meaning.replace("%", "%%"),
+        _figures.PER_CALL_MEAN.short))
 
 _WIDE_LEGEND = (
-    "leads: what the row's %(unit)s/call, /byte, 95%% CI and MB/s are: " + _analysis.LEADING_RULE
-    .replace("%", "%%") + "; harness mean: Σ %(unit)s / Σ calls (the NICCS pages' mean); "
-    "95%% CI (of): the interval of the row's figure and which it is (bootstrap median: "
-    "percentile bootstrap of the median of the trials' CPU-time figures; bootstrap mean: of "
-    "the trial means); 95%% CI (log-t): of the per-call median, t interval of the logarithms "
-    "of the trial medians; observer: per-call mean over the uninstrumented batch mean "
-    "(median of the trials); core c/B: core cycles per byte, from each trial's estimate of "
-    "core cycles per tick; MB/s: of the row's figure")
+    "leads: what the row's %(unit)s/call, /byte, 95%% CI and MB/s are: "
+    + _figures.LEADING_RULE.replace("%", "%%") + "; per-call mean: "
+    + _figures.PER_CALL_MEAN.meaning.replace("%", "%%") + "; 95%% CI (of): the interval "
+    "of the row's figure and which it is (bootstrap median: percentile bootstrap of the "
+    "median of the trials' CPU-time figures; bootstrap mean: of the trial means); 95%% CI "
+    "(log-t): of the per-call median, t interval of the logarithms of the trial medians; "
+    "observer: per-call mean over the uninstrumented batch mean (median of the trials); "
+    "core c/B (est.): the row's figure in core cycles per byte, estimated with the trials' "
+    "core cycles per tick (no PMU counted them); MB/s: of the row's figure")
 
 
 def verdict_text(run: Run) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ngcc.base.codec import Evidence, FieldError, JsonObject, added
 from ngcc.base.names import check_name, is_valid_name
+from ngcc.evidence import figures as _figures
 
 if TYPE_CHECKING:
     from ngcc.library.registry import Instance
@@ -41,8 +42,10 @@ SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_
 #: The versions of :class:`Statistics` this version reads (it writes the last):
 #: 1 = ngcc 0.1 (mean, t interval, outlier and counter-rate flags), 2 = + median and
 #: bootstrap intervals, batch mean, observer effect, core cycles, preemption flags;
-#: 3 = + the CPU-time figure and the leading figure, slow_process and coarse_counter.
-STATISTICS_VERSIONS = (1, 2, 3)
+#: 3 = + the CPU-time figure and the leading figure, slow_process and coarse_counter;
+#: 4 = the CPU-time figure leads wherever measured, from the trials of the fast speed
+#: state (the others left out and flagged ``slow_state``); core cycles from it.
+STATISTICS_VERSIONS = (1, 2, 3, 4)
 #: The counters a trial can be asked to use (``--counter``; ``csrc/timer.h``).
 COUNTER_CHOICES = ("auto", "perf", "tsc", "clock")
 
@@ -733,9 +736,9 @@ class Trial(Evidence):
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;
-#: ``slow_process`` and ``coarse_counter`` from version 3).
+#: ``slow_process`` and ``coarse_counter`` from version 3, ``slow_state`` from 4).
 FLAG_CODES = ("slow_trial", "fast_trial", "preempted", "counter_rate", "affinity_changed",
-              "outlying_trial", "slow_process", "coarse_counter")
+              "outlying_trial", "slow_process", "coarse_counter", "slow_state")
 
 
 @dataclass(frozen=True)
@@ -745,7 +748,8 @@ class Flag(Evidence):
     from the median of trial means (``slow_trial`` > 0, ``fast_trial`` < 0), the
     counter rate ratio (``counter_rate``), the share of wall time on the CPU
     (``preempted``), the per-call minimum's departure from the job's best
-    (``slow_process`` > 0) or the counter steps per call (``coarse_counter``); ``None``
+    (``slow_process`` > 0), the CPU-time figure's departure from the job's fastest
+    trial's (``slow_state`` > 0) or the counter steps per call (``coarse_counter``); ``None``
     in statistics of version 1 and for ``affinity_changed`` (the library changed the
     trial process's CPU affinity)."""
 
@@ -770,8 +774,8 @@ class Flag(Evidence):
         return abs(self.value - quiet)
 
 
-#: The figures a record can lead with (``Statistics.leading``).
-LEADING_FIGURES = ("cpu_time", "harness_mean")
+#: The figures a record can lead with (``Statistics.leading``; ``evidence.figures``).
+LEADING_FIGURES = _figures.LEADING_CODES
 
 
 @dataclass(frozen=True)
@@ -779,7 +783,12 @@ class Statistics(Evidence):
     """The aggregate statistics of one job over its trials (``stats.trials.aggregate``), by
     the rules of ``version`` (:data:`STATISTICS_VERSIONS`). Fields named ``_cycles``
     keep their ngcc 0.1 names and hold counter ticks, like the ``_ticks`` fields; only
-    ``core_cycles_…`` are core cycles."""
+    ``core_cycles_…`` are core cycles.
+
+    Which figure a record leads with, and how every view reads it: :attr:`figure`
+    (``evidence.figures.lead``). From version 4, ``cycles_per_byte``, ``mean_seconds``'s
+    ``mb_per_s`` and ``core_cycles_per_byte`` are of that leading figure; before, of the
+    per-call mean (``mean_cycles``)."""
 
     trials: int
     calls: int
@@ -828,6 +837,17 @@ class Statistics(Evidence):
     loop_cpu_time_ticks: float | None = added(None)
     cpu_time_per_byte: float | None = added(None)
     leading: str | None = added(None)
+    # Version 4: the trials of the slow speed state, left out of the CPU-time figure
+    # (``stats.trials.speed_states``), and the spread of the trials' estimates of core
+    # cycles per tick ((max - min) / median).
+    left_out_trials: tuple[int, ...] | None = added(None)
+    core_cycles_per_tick_spread: float | None = added(None)
+
+    @property
+    def figure(self) -> _figures.Value:
+        """The figure this record leads with (``evidence.figures.lead``): the number
+        every table, page, plot, export and comparison shows first."""
+        return _figures.lead(self)
 
     @property
     def mean_ci95(self) -> tuple[float | None, float | None, float | None]:
@@ -1009,11 +1029,12 @@ class Record(Evidence):
         return record_relpath(self.candidate, self.label, self.message_bytes)
 
     def __repr__(self) -> str:
-        stats = self.statistics
-        unit = "ns" if {t.unit for t in self.trials} == {"ns"} else "ticks"
-        return "<Record %s %s %d B: %.1f %s/byte, ±%.2f %% over %d trials>" % (
-            self.candidate, self.label, self.message_bytes, stats.cycles_per_byte or 0.0,
-            unit, 100 * (stats.ci95_relative or 0.0), stats.trials)
+        lead = self.statistics.figure
+        unit = _figures.unit_word(t.unit for t in self.trials)
+        return "<Record %s %s %d B: %.1f %s/byte (%s), ±%.2f %% over %d trials>" % (
+            self.candidate, self.label, self.message_bytes,
+            lead.per_byte(self.message_bytes) or 0.0, unit, lead.figure.short,
+            100 * (lead.ci_relative or 0.0), self.statistics.trials)
 
 
 #: The evidence class of each schema string this version reads.

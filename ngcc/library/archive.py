@@ -79,6 +79,13 @@ def _kind(name: str) -> str | None:
     return KIND_FOLDERS.get(name.casefold().replace(" ", "_").replace("-", "_"))
 
 
+def path_kind(path: Path) -> str | None:
+    """The kind (``reference``, ``optimized``) of the nearest kind folder at or above
+    ``path``, None when there is none."""
+    kinds = [_kind(part) for part in path.parts if _kind(part)]
+    return kinds[-1] if kinds else None
+
+
 def _submission(archive: Path, parts: Sequence[str]) -> str:
     """The submission a folder belongs to: the first folder below the archive unless it
     is generic (``Implementations and Test_Vectors``), else the archive's own name."""

@@ -21,6 +21,7 @@ no executor touches the run directory.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,6 +44,23 @@ from ngcc.stats import trials as _stats
 
 #: With ``--strict``, a disturbed trial is run at most this many times in all.
 STRICT_ATTEMPTS = 3
+#: How many trials a job may measure beyond its plan in place of trials of the host's
+#: slow speed state (``stats.trials.speed_states``), as a share of its planned trials.
+REPLACEMENT_SHARE = 1.0
+
+
+def replacement_budget(trials: int) -> int:
+    """The trials a job of ``trials`` planned ones may add in place of slow-state ones."""
+    return math.ceil(trials * REPLACEMENT_SHARE)
+
+
+def slow_state_trials(taken: Sequence[Taken]) -> int:
+    """How many of ``taken`` ran in the host's slow speed state: their CPU-time figure
+    far above the fastest's (0 where a trial lacks the figure)."""
+    figures = [t.trial.statistics.cpu_time_ticks for t in taken]
+    if not figures or any(f is None for f in figures):
+        return 0
+    return len(_stats.speed_states([float(f or 0.0) for f in figures]))
 
 
 @dataclass(frozen=True)
@@ -186,11 +204,15 @@ class JobExecutor(Protocol):
         ...
 
 
-def enough(cycles: Sequence[np.ndarray], order: JobOrder) -> bool:
-    """The stop rule: whether a job has its trials: the planned ones, then
-    (``target_ci``) more until the CI of its statistic is narrow enough or
-    ``max_trials`` are done."""
+def enough(cycles: Sequence[np.ndarray], order: JobOrder, slow: int = 0) -> bool:
+    """The stop rule: whether a job has its trials: the planned ones outside the host's
+    slow speed state (``slow`` of ``cycles`` were in it: each is replaced, within
+    :func:`replacement_budget`), then (``target_ci``) more until the CI of its statistic
+    is narrow enough or ``max_trials`` are done."""
     if len(cycles) < order.trials:
+        return False
+    if len(cycles) - slow < order.trials and \
+            len(cycles) < order.trials + replacement_budget(order.trials):
         return False
     if order.target_ci is None or len(cycles) >= order.max_trials:
         return True
@@ -296,8 +318,10 @@ class JobStepper:
         self.timeout = self.deadline.seconds
 
     def enough(self) -> bool:
-        """Whether the job has its trials (:func:`enough`)."""
-        return enough([t.measured.cycles for t in self.taken], self.order)
+        """Whether the job has its trials (:func:`enough`), those of the host's slow
+        speed state replaced."""
+        return enough([t.measured.cycles for t in self.taken], self.order,
+                      slow_state_trials(self.taken))
 
     def step(self) -> Taken:
         """Run the job's next trial and keep it. With ``order.attempts`` > 1

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
+from ngcc.evidence import figures as _figures
 from ngcc.measure.host import LOAD_LIMIT
 from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import compare as _compare
 from ngcc.stats import pairing as _pairing
-from ngcc.stats.pairing import CORE_CYCLES, Pair, RunComparison
+from ngcc.stats.pairing import Pair, RunComparison
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -33,7 +34,7 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 
 def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | str] = (),
-                 statistic: str = "median", alpha: float = _compare.ALPHA,
+                 statistic: str = _compare.DEFAULT_STATISTIC, alpha: float = _compare.ALPHA,
                  hosts: Sequence[str] = ()) -> RunComparison:
     """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself):
     :func:`ngcc.stats.pairing.run_comparison`, with a note when a side's host was busy
@@ -43,7 +44,9 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         run_a, run_b: the runs; without ``run_b`` the pairs are two labels of ``run_a``.
         pairs: ``Pair`` objects or ``"A=B"``/``"NAME"`` strings (default: every label
             both runs hold; required for one run).
-        statistic: the per-trial figure compared, ``median`` or ``mean`` cycles per call.
+        statistic: the per-trial figure compared: ``figure`` (each trial's value of the
+            figure its record leads with, as every view), ``median`` or ``mean`` cycles
+            per call.
         alpha: the significance level; the intervals' confidence is 1 − alpha.
         hosts: only the records measured on this host (one name: both sides; two: A's
             host and B's), for runs whose workers measured on several machines (with
@@ -55,6 +58,9 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         NothingToCompareError: no pair has a length measured on both sides.
         UnitMismatchError: two figures in different units that cannot be converted.
         ValueError: an unknown statistic, or alpha outside (0, 1).
+
+    Ratios within 1 ± ``stats.compare.MARGIN`` are not called significant: what two runs
+    of the same code differ by on a busy host.
     """
     return _pairing.run_comparison(run_a, run_b, pairs, statistic, alpha, hosts, LOAD_LIMIT)
 
@@ -106,24 +112,25 @@ def _tables(result: RunComparison) -> tuple[list[list[str]], list[list[str]]]:
 
 #: The figure a side shows, by ``statistic``: one name per meaning (the pages'
 #: "median" is of all calls pooled; this one is of the trials' own medians).
-FIGURE_NAMES = {"median": "geo-mean of trial medians", "mean": "geo-mean of trial means"}
-#: How a counter's unit reads in a table: ticks of a counter, core cycles, ns.
-UNIT_WORDS = {"tsc-ticks": "ticks", "timer-ticks": "ticks", CORE_CYCLES: "core cycles",
-              "ns": "ns"}
-
-
+FIGURE_NAMES = {"figure": "leading figure",
+                "median": "geo-mean of trial medians", "mean": "geo-mean of trial means"}
 def unit_word(unit: str) -> str:
-    """``ticks`` for a counter's ticks, else the unit itself."""
-    return UNIT_WORDS.get(unit, unit)
+    """``ticks`` for a counter's ticks, else the unit's word (``evidence.figures``)."""
+    return _figures.unit_word([unit])
 
 
 def method_text(result: RunComparison) -> str:
     """One sentence on what was computed, printed above the table."""
     units = sorted({unit_word(row.unit) for row in result.rows}) or ["ticks"]
-    return ("A/B of the geometric mean of per-trial %s %s per call; %g %% CI and p "
-            "from Welch's t on the logarithms of the per-trial figures (the trials are the "
-            "samples); significant at alpha = %g" % (
-                result.statistic, "/".join(units), 100 * result.confidence, result.alpha))
+    what = ("of the records' leading figures (each as every table shows it)"
+            if result.statistic == "figure" else
+            "of the geometric mean of per-trial %s" % result.statistic)
+    return ("A/B %s, %s per call; %g %% CI and p from Welch's t on the logarithms of the "
+            "per-trial figures (the trials are the samples; the slow speed state's left "
+            "out); significant at alpha = %g and only beyond ±%g %% (two runs of the same "
+            "code on a busy host differ by that much)" % (
+                what, "/".join(units), 100 * result.confidence, result.alpha,
+                100 * _compare.MARGIN))
 
 
 def render(result: RunComparison, fmt: str = "table") -> str:

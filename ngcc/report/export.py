@@ -61,7 +61,8 @@ figcaption{font-size:.9rem;color:#555}
 
 def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per record: ``stats.tables.summary_frame`` (keys, every statistic but the
-    flags, the KAT verdict, the ratio to pseudoXOF, the CI in cycles/byte), the flags
+    flags, the leading figure, the KAT verdict, the ratio to pseudoXOF, the CI in
+    cycles/byte: ``cycles_per_byte`` is the leading figure's), the flags
     (each as its JSON object) and, when any record names its host, ``host`` (from the
     summary frame). A
     tuple-valued statistic (trial indices) is a list."""
@@ -69,8 +70,9 @@ def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
 
     frame = _frames.summary_frame(records)
     for name in (f.name for f in fields(Statistics) if f.name in frame.columns):
-        frame[name] = [list(value) if isinstance(value, tuple) else value
-                       for value in (getattr(r.statistics, name) for r in records)]
+        values = [getattr(r.statistics, name) for r in records]
+        if any(isinstance(value, tuple) for value in values):  # trial indices: lists
+            frame[name] = [list(v) if isinstance(v, tuple) else v for v in values]
     after = [*frame.columns].index(_frames.SUMMARY_COLUMNS[-1]) + 1
     frame.insert(after, "flags", [[flag.to_json() for flag in r.statistics.flags]
                                   for r in records])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ngcc.base.format import MISSING, duration, significant
 from ngcc.driver import protocol as wire
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Counter, Environment
 
 #: What a fact the host did not say reads as.
@@ -26,8 +27,6 @@ def clock_text(env: Environment) -> str:
     return "%s, governor %s, turbo %s, SMT %s" % (maximum, env.governor or UNKNOWN, turbo, smt)
 
 
-#: What the overhead of each unit of ticks is called (the TSC's in the seeds' word).
-_TICK_WORDS = {"tsc-ticks": "cycles", "timer-ticks": "ticks", "ns": "ns", "core-cycles": "cycles"}
 GENERIC_TIMER = "timer-ticks"
 
 
@@ -68,13 +67,13 @@ def counter_text(env: Environment) -> str:
     if counter.resolution is None:  # a run of an ngcc that did not measure it: as it read
         return ("%s, %s, overhead %s–%s %s (min–median; recorded, not subtracted)"
                 % (name, rate, counter.overhead_min, counter.overhead_median,
-                   _TICK_WORDS.get(unit, "ticks")))
-    word = "ns" if unit == "ns" else "ticks"
+                   _figures.unit_word([unit])))
+    word = _figures.unit_word([unit])
     steps = "%.3g–%.3g steps" % (counter.overhead_min / counter.resolution,
                                  counter.overhead_median / counter.resolution)
     return ("%s, %s, resolution %d %s, bracket %s–%s %s (%s; min–median; recorded, not "
             "subtracted)" % (name, rate, counter.resolution,
-                             word if counter.resolution != 1 or word == "ns" else "tick",
+                             word if counter.resolution != 1 or word != "ticks" else "tick",
                              counter.overhead_min, counter.overhead_median, word, steps))
 
 

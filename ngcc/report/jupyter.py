@@ -11,17 +11,19 @@ from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.model import Record
 from ngcc.report.sections.common import kat_cell
 from ngcc.report.sections.performance import PERFORMANCE_COLUMNS, performance_row
-from ngcc.report.sections.statistics import confidence_interval
+from ngcc.report.sections.statistics import lead_ci_cell, mean_ci_cell
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
 
 
 def record_html(record: Record) -> str:
-    """An HTML table of one record: the section 4 row, its CI and median, the KAT
-    verdict and the implementation timed."""
-    rows = list(zip(PERFORMANCE_COLUMNS, performance_row(record), strict=True))
-    rows += [("95 % CI of the mean", confidence_interval(record)),
+    """An HTML table of one record: the section 4 row (its leading figure, named), its
+    CI, the per-call mean and median, the KAT verdict and the implementation timed."""
+    rows = [("figure", record.statistics.figure.name)]
+    rows += list(zip(PERFORMANCE_COLUMNS, performance_row(record), strict=True))
+    rows += [("95 % CI of the figure", lead_ci_cell(record)),
+             ("per-call mean (95 % CI)", mean_ci_cell(record)),
              ("median cycles/call", _format.cycles(record.statistics.median_cycles)),
              ("KAT", kat_cell(record.kat))]
     if record.implementation.description:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import (
     BuildEntry,
     Record,
@@ -28,6 +29,7 @@ from ngcc.report.folders import submission_folders
 from ngcc.report.sections.basic import basic_information, environment
 from ngcc.report.sections.common import (
     WARNING,
+    baseline_sentence,
     by_host,
     candidate_title,
     code,
@@ -40,7 +42,7 @@ from ngcc.report.sections.evidence import evidence_index
 from ngcc.report.sections.failures import failure_banner
 from ngcc.report.sections.kat import functional_testing
 from ngcc.report.sections.leak import leak_section, plot_stem_leak
-from ngcc.report.sections.performance import leads_with_cpu_time, performance
+from ngcc.report.sections.performance import performance
 from ngcc.report.sections.resources import resource_consumption
 from ngcc.report.sections.statistics import robustness
 from ngcc.report.tables import markdown_table
@@ -123,19 +125,17 @@ def summary_page(run: Run, plotted: frozenset[str] | None = None) -> str:
     lines = run_page_head(run, "summary")
     lines += failure_banner(run.jobs)
     lines += [f"- {WARNING} {warning}" for warning in run.host_warnings]
-    disturbed = leads_with_cpu_time(run.records)
     lines += ([""] if run.host_warnings else []) + [
-        "## Cycles/byte (the leading figure)" if disturbed
-        else "## Cycles/byte (mean over all calls)", ""]
-    if disturbed:
-        lines += [f"{WARNING} Trials of {len(disturbed)} of "
-                  f"{plural(len(run.records), 'job')} were preempted: a cell marked (CPU) "
-                  "is the CPU-time figure (the thread's CPU time per call over the "
-                  "uninstrumented batch, which the time other tasks took cannot inflate), "
-                  "the others the mean over all calls.", ""]
+        "## Cycles/byte (%s)" % _figures.leading_words(run.records), ""]
+    uncertain = [r for r in run.records if _figures.uncertainty(r)]
+    if uncertain:
+        lines += [f"{WARNING} {plural(len(uncertain), 'cell')} marked (uncertain): "
+                  "fewer trials than planned ran in the host's fast speed state; the "
+                  "candidate page's flags say which.", ""]
     columns = ("candidate", "instance", "KAT", *[_format.message(n) for n in lengths])
-    lines += (by_host(columns, run.records, None, lambda rs: _summary_rows(rs, lengths),
-                      run=run)
+    main = _figures.main_figure(run.records)
+    lines += (by_host(columns, run.records, None,
+                      lambda rs: _summary_rows(rs, lengths, main), run=run)
               if run.records else ["No job was measured.", ""])
     lines += ["Candidate pages: " + ", ".join(
         f"[{c}]({page_name(c)})" for c in run_candidates(run)) + f"; [index]({INDEX_PAGE}).", ""]
@@ -159,24 +159,28 @@ def _run_line(run: Run) -> str:
             f"{utc(run.campaign.created)} – {utc(run.campaign.finished)} (UTC){measured}.")
 
 
-def _summary_rows(records: Sequence[Record], lengths: Sequence[int]) -> list[tuple[str, ...]]:
+def _summary_rows(records: Sequence[Record], lengths: Sequence[int], main: _figures.Figure
+                  ) -> list[tuple[str, ...]]:
     rows = []
     by_label: dict[str, dict[int, Record]] = {}
     for record in records:
         by_label.setdefault(record.label, {})[record.message_bytes] = record
     for by_length in by_label.values():
         first = next(iter(by_length.values()))
-        cells = [_summary_cell(by_length[n]) if n in by_length else _format.MISSING
+        cells = [_summary_cell(by_length[n], main) if n in by_length else _format.MISSING
                  for n in lengths]
         rows.append((first.candidate, instance_label(first), kat_cell(first.kat), *cells))
     return rows
 
 
-def _summary_cell(record: Record) -> str:
-    """A record's leading figure per byte, marked ``(CPU)`` when it is the CPU time."""
-    lead = _analysis.leading(record.statistics)
-    cell = _format.cycles_per_byte(lead.ticks / record.message_bytes)
-    return cell + " (CPU)" if lead.code == "cpu_time" else cell
+def _summary_cell(record: Record, main: _figures.Figure) -> str:
+    """A record's leading figure per byte, named where it is not the page's ``main``
+    figure and marked where it is uncertain (``evidence.figures.uncertainty``)."""
+    lead = record.statistics.figure
+    cell = _format.cycles_per_byte(lead.per_byte(record.message_bytes))
+    if lead.figure is not main:
+        cell += " (%s)" % lead.figure.short
+    return cell + " (uncertain)" if _figures.uncertainty(record) else cell
 
 
 # ------------------------------------------------------------------ index page
@@ -221,8 +225,8 @@ def index_page(run: Run) -> str:
 
 # ------------------------------------------------------------------ the field summary
 # One row per library of the run, whatever the number of candidates, like the harness's
-# summary table: candidate, algorithm, KAT verdict, mean cycles at 32 B, 1 KiB and 64 KiB
-# with the ratio to the pseudoXOF baseline of the same width measured in the run.
+# summary table: candidate, algorithm, KAT verdict, the leading figure at 32 B, 1 KiB and
+# 64 KiB with the ratio to the pseudoXOF baseline of the same width measured in the run.
 
 FIELD_PAGE = "field.md"
 FIELD_LENGTHS = (32, 1024, 65536)
@@ -232,14 +236,14 @@ FIELD_LENGTHS = (32, 1024, 65536)
 def field_index_line() -> str:
     """The index page's sentence that links the field summary."""
     lengths = ", ".join(_format.message(n) for n in FIELD_LENGTHS)
-    return (f"Mean cycles at {lengths} with × pseudoXOF and the KAT verdict of every "
+    return (f"The leading figure at {lengths} with × pseudoXOF and the KAT verdict of every "
             f"instance: [field summary]({FIELD_PAGE}).")
 
 
 def field_columns() -> tuple[str, ...]:
-    """The field table's columns: who, the KAT verdict, then per length mean cycles and
-    the ratio to pseudoXOF."""
-    per_length = [(f"{_format.message(n)} mean cycles", f"{_format.message(n)} × pseudoXOF")
+    """The field table's columns: who, the KAT verdict, then per length the leading
+    figure per call and its ratio to pseudoXOF."""
+    per_length = [(f"{_format.message(n)} ticks/call", f"{_format.message(n)} × pseudoXOF")
                   for n in FIELD_LENGTHS]
     return ("candidate", "algorithm", "instance", "KAT",
             *[name for pair in per_length for name in pair])
@@ -263,7 +267,7 @@ def field_rows(run: Run, records: Sequence[Record]) -> list[tuple[str, ...]]:
         cells: list[str] = []
         for length in FIELD_LENGTHS:
             at = measured.get(length)
-            cells += ([_format.cycles(at.statistics.mean_cycles),
+            cells += ([_format.cycles(at.statistics.figure.ticks),
                        _format.ratio(_analysis.baseline_ratio(run.records, at))]
                       if at is not None else [_format.MISSING, _format.MISSING])
         shown = instance_label(first) if first is not None else code(label)
@@ -284,12 +288,11 @@ def field_page(run: Run) -> str:
     """The run's field summary page (:data:`FIELD_PAGE`)."""
     lines = run_page_head(run, "field summary")
     lines += failure_banner(run.jobs)
-    lines += ["One row per instance: mean cycles per call (all counter ticks of all timed "
-              "calls / calls, as section 4 of the candidate pages) at "
+    lines += ["One row per instance: its leading figure per call (%s, as section 4 of the "
+              "candidate pages) at " % _figures.leading_words(run.records)
               + ", ".join(_format.message(n) for n in FIELD_LENGTHS)
-              + "; × pseudoXOF: over pseudoXOF of the same output width at the same length "
-              f"in this run ({_format.MISSING} where it was not measured); KAT: the gate's "
-              "verdict. The candidate links to its page.", ""]
+              + "; KAT: the gate's verdict. " + baseline_sentence(run.records)
+              + ". The candidate links to its page.", ""]
     lines += by_host(field_columns(), run.records, None,
                      lambda records: field_rows(run, records), run=run)
     lines += [f"Candidate pages: [index]({INDEX_PAGE}); cycles/byte at every length: "

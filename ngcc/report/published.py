@@ -1,31 +1,43 @@
 """``ngcc compare RUN --published x86_1|arm_1``: a run beside the independent NGCC
 harness's published figures.
 
-The harness published, per Round 1 hash instance, the mean cycles per call (its
-harness mean: Σ cycles / Σ calls over 5 trials) at 32 B, 1 KiB and 64 KiB on two
-systems (all eight lengths for hash-22, hash-34 and hash-35), and the ICCS helpers'
-figures; they ship in ``ngcc/published/`` (its README says where each row comes from).
-Per instance and length this puts the run's harness mean beside the published one
-with their ratio, and the **shape** (cycles/byte at each length over cycles/byte at
-64 KiB) beside the published shape: absolute figures compare only across equal hosts
-(and the run's are counter ticks unless its counter counts core cycles), shapes and
-rankings transfer. A geometric-mean row sums each up over the rows that have it.
+The harness published, per Round 1 hash instance, the mean cycles per call (Σ cycles /
+Σ calls over 5 trials, no per-call bracket) at 32 B, 1 KiB and 64 KiB on two systems (all
+eight lengths for hash-22, hash-34 and hash-35), and the ICCS helpers' figures; they ship
+in ``ngcc/published/`` (its README says where each row comes from), for the reference
+implementations built with the guide's flags. Each library of the run is matched to the
+harness's instance through the shipped manifest's folder of its instance
+(``laurus_512`` is ``Laurus-512``; ``ngcc.library.candidates``), or as ``--instance
+MINE=THEIRS`` says. Per instance and length this puts the record's leading figure
+(``evidence.figures.lead``) beside the published one with their ratio, and the **shape**
+(cycles/byte at each length over cycles/byte at 64 KiB) beside the published shape:
+absolute figures compare only across equal hosts (and the run's are counter ticks unless
+its counter counts core cycles), shapes and rankings transfer. A geometric-mean row sums
+each up over the rows of reference builds; an optimized build's rows are shown, marked,
+and left out of it.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
-from ngcc.base.errors import PublishedError
+from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublishedError
+from ngcc.evidence import figures as _figures
+from ngcc.evidence.model import Record
+from ngcc.library import archive as _archive
+from ngcc.library import candidates as _candidates
 from ngcc.report.tables import aligned_table, markdown_table
+from ngcc.stats import groups as _groups
+from ngcc.stats.pairing import Pair
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
@@ -78,21 +90,34 @@ def load(system: str) -> dict[tuple[str, int], Published]:
 
 @dataclass(frozen=True)
 class PublishedRow:
-    """One instance at one length: the run's figure, the published one, their ratio,
-    and both shapes (cycles/byte here over cycles/byte at 64 KiB; None without one)."""
+    """One library at one length: the run's leading figure, the published one, their
+    ratio, and both shapes (cycles/byte here over cycles/byte at 64 KiB; None without
+    one).
+
+    Attributes:
+        published_name: the harness's instance the library was matched to (None: none).
+        lead: the name of the record's leading figure (``evidence.figures.Figure.name``).
+        optimized: why the library is not built as the published figures were (the
+            reference implementation, the guide's reference flags): ``variant opt``,
+            ``flag set performance``, ``an Optimized_Implementation folder``; None for a
+            reference build. Such a row is never in the geometric means.
+    """
 
     label: str
     instance: str
     message_bytes: int
-    run_mean: float
+    published_name: str | None
+    lead: str
+    run_figure: float
     published_mean: float | None
     run_shape: float | None
     published_shape: float | None
+    optimized: str | None = None
 
     @property
     def ratio(self) -> float | None:
         """Run over published (None without a published figure)."""
-        return self.run_mean / self.published_mean if self.published_mean else None
+        return self.run_figure / self.published_mean if self.published_mean else None
 
     @property
     def shape_ratio(self) -> float | None:
@@ -113,9 +138,11 @@ class PublishedComparison:
     notes: tuple[str, ...]
 
     def geometric_means(self) -> tuple[float | None, float | None]:
-        """The geometric means of the ratios and of the shape ratios (None if none)."""
-        return (_geometric([r.ratio for r in self.rows]),
-                _geometric([r.shape_ratio for r in self.rows]))
+        """The geometric means of the ratios and of the shape ratios over the rows of
+        reference builds (None if none): an optimized build is never summed up against
+        the published reference figures."""
+        kept = [r for r in self.rows if r.optimized is None]
+        return (_geometric([r.ratio for r in kept]), _geometric([r.shape_ratio for r in kept]))
 
 
 def _geometric(values: Sequence[float | None]) -> float | None:
@@ -123,45 +150,114 @@ def _geometric(values: Sequence[float | None]) -> float | None:
     return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else None
 
 
-def _published_name(instance: str, figures: dict[tuple[str, int], Published]) -> str:
-    if any(name == instance for name, _ in figures):
-        return instance
-    helper = _HELPER_ALIASES.get(instance)
-    return "%s-%d" % helper if helper else instance
+def parse_instances(texts: Iterable[str]) -> dict[str, str]:
+    """``--instance MINE=THEIRS`` (or ``NAME`` for both): the run's label → the harness's
+    instance name.
+
+    Raises:
+        InvalidNameError: a side that is empty or breaks the name rule.
+    """
+    pairs = [Pair.parse(text) for text in texts]
+    return {pair.label_a: pair.label_b for pair in pairs}
 
 
-def compare_published(run: Run, system: str) -> PublishedComparison:
+def _manifest_name(record: Record) -> str | None:
+    """The harness's name of a record's instance: the shipped manifest's folder of the
+    candidate's instance that the name matches (exactly, else case, ``-`` and ``_``
+    aside); for a library of no known candidate, of the one candidate that has it."""
+    ident: str | None = record.candidate
+    try:
+        if ident not in _candidates.candidate_ids():
+            ident = _candidates.infer_candidate(record.instance)
+        found = _candidates.candidate(ident).instance(record.instance) if ident else None
+    except (_candidates.AmbiguousInstanceError, _candidates.UnknownCandidateError):
+        return None
+    return found.manifest_folder if found is not None else None
+
+
+def _published_name(record: Record, figures: Mapping[tuple[str, int], Published],
+                    given: Mapping[str, str]) -> str | None:
+    """The published instance ``record`` is set against (None: no published figure)."""
+    published = {name for name, _ in figures}
+    helper = _HELPER_ALIASES.get(record.instance)
+    for name in (given.get(record.label), record.instance, _manifest_name(record),
+                 "%s-%d" % helper if helper else None):
+        if name in published:
+            return name
+    return None
+
+
+def optimized_build(record: Record) -> str | None:
+    """Why ``record``'s library is not built as the published figures were (the
+    reference implementation with the guide's reference flags), or None when it is."""
+    implementation = record.implementation
+    if implementation.variant != _groups.EXTERNAL_VARIANT:
+        return None if implementation.variant == "ref" else "variant %s" % implementation.variant
+    build = implementation.build or {}
+    if "flag_set" not in build:
+        return "its build is not recorded"
+    if build["flag_set"] != "reference":
+        return "flag set %s" % (build["flag_set"] or "given literally")
+    source = build.get("source_dir")
+    if isinstance(source, str) and _archive.path_kind(Path(source)) == "optimized":
+        return "an Optimized_Implementation folder"
+    return None
+
+
+def compare_published(run: Run, system: str, instances: Iterable[str] = ()
+                      ) -> PublishedComparison:
     """Every record of ``run`` beside the published figure of its instance on
-    ``system`` (module docstring).
+    ``system`` (module docstring); ``instances`` as ``--instance MINE=THEIRS`` says.
 
     Raises:
         PublishedError: an unknown system; a run none of whose instances is published.
+        UnknownPublishedError: a THEIRS of ``instances`` that is not published.
+        UnknownLabelError: a MINE of ``instances`` that is no label of the run.
+        InvalidNameError: a malformed ``instances`` entry.
     """
     figures = load(system)
+    given = parse_instances(instances)
+    _check_given(run, given, figures, system)
     by_label: dict[str, dict[int, float]] = {}
     for record in run.records:
         by_label.setdefault(record.label, {})[record.message_bytes] = \
-            record.statistics.mean_cycles
+            record.statistics.figure.ticks or 0.0
     rows = []
     for record in run.records:
-        name = _published_name(record.instance, figures)
+        name = _published_name(record, figures, given)
         mine = by_label[record.label]
-        published = figures.get((name, record.message_bytes))
-        base = figures.get((name, SHAPE_LENGTH))
+        published = figures.get((name, record.message_bytes)) if name else None
+        base = figures.get((name, SHAPE_LENGTH)) if name else None
+        lead = record.statistics.figure
         rows.append(PublishedRow(
-            record.label, record.instance, record.message_bytes,
-            record.statistics.mean_cycles,
+            record.label, record.instance, record.message_bytes, name, lead.name, lead.ticks or 0.0,
             published.mean_cycles if published else None,
             _shape(mine.get(record.message_bytes), record.message_bytes, mine.get(SHAPE_LENGTH)),
             _shape(published.mean_cycles if published else None, record.message_bytes,
-                   base.mean_cycles if base else None)))
+                   base.mean_cycles if base else None), optimized_build(record)))
     if rows and all(row.published_mean is None for row in rows):
         raise PublishedError("no instance of run %s has a published figure on %s (published: "
-                             "the Round 1 hash instances and the ICCS helpers)"
-                             % (run.run_id, system))
+                             "the Round 1 hash instances and the ICCS helpers; name one with "
+                             "--instance MINE=THEIRS)" % (run.run_id, system))
     units = sorted({t.unit for r in run.records for t in r.trials})
     return PublishedComparison(run.run_id, system, ", ".join(units) or "ticks", tuple(rows),
                                tuple(_notes(system, rows, units)))
+
+
+def _check_given(run: Run, given: Mapping[str, str],
+                 figures: Mapping[tuple[str, int], Published], system: str) -> None:
+    labels = {record.label for record in run.records}
+    published = {name for name, _ in figures}
+    for mine, theirs in given.items():
+        if mine not in labels:
+            raise UnknownLabelError("--instance %s=%s: run %s has no library labelled %r (its "
+                                    "labels: %s)" % (mine, theirs, run.run_id, mine,
+                                                     ", ".join(sorted(labels))))
+        if theirs not in published:
+            close = difflib.get_close_matches(theirs, sorted(published), n=3)
+            raise UnknownPublishedError("--instance %s=%s: %r has no published figure on %s%s"
+                                 % (mine, theirs, theirs, system, "; did you mean %s?"
+                                    % " or ".join(close) if close else ""))
 
 
 def _shape(mean: float | None, message_bytes: int, at_64k: float | None) -> float | None:
@@ -172,14 +268,21 @@ def _shape(mean: float | None, message_bytes: int, at_64k: float | None) -> floa
 
 
 def _notes(system: str, rows: Sequence[PublishedRow], units: Sequence[str]) -> list[str]:
-    notes = ["the published figures are the harness's mean core cycles per call on %s "
-             "(ngcc/published/README.md); the run's are its harness mean in %s: ratios of "
-             "absolute figures hold only across equal hosts and units, shapes (cycles/byte "
-             "at a length over that at 64 KiB) and rankings transfer"
-             % (system, ", ".join(units))]
-    missing = sorted({r.label for r in rows if r.published_mean is None})
+    notes = ["the published figures are the harness's mean core cycles per call on %s, of "
+             "reference builds (ngcc/published/README.md); the run's are each record's "
+             "leading figure (%s) in %s: ratios of absolute figures hold only across equal "
+             "hosts and units, shapes (cycles/byte at a length over that at 64 KiB) and "
+             "rankings transfer" % (system, _figures.LEADING_RULE, ", ".join(units))]
+    optimized = {r.label: r.optimized for r in rows if r.optimized and r.published_mean}
+    if optimized:
+        notes.append("optimized builds set against the published reference figures, for "
+                     "information only and left out of the geometric means: %s" % ", ".join(
+                         "%s (%s)" % pair for pair in optimized.items()))
+    matched = {r.label for r in rows if r.published_mean is not None}
+    missing = sorted({r.label for r in rows} - matched)
     if missing:
-        notes.append("no published figure for: %s" % ", ".join(missing))
+        notes.append("no published figure for: %s (name the harness's instance with "
+                     "--instance MINE=THEIRS)" % ", ".join(missing))
     if not any(r.message_bytes == SHAPE_LENGTH for r in rows):
         notes.append("the run has no 64 KiB record, so no shape (measure with --lengths "
                      "…,65536)")
@@ -188,8 +291,9 @@ def _notes(system: str, rows: Sequence[PublishedRow], units: Sequence[str]) -> l
 
 # ------------------------------------------------------------------ rendering
 
-COLUMNS = ("library", "message", "run mean", "published mean", "run / published",
-           "run shape", "published shape", "shape ratio")
+COLUMNS = ("library", "published as", "build", "message", "leads", "run figure",
+           "published mean", "run / published", "run shape", "published shape",
+           "shape ratio")
 
 
 def _number(value: float | None, digits: str = "%.3f") -> str:
@@ -197,12 +301,15 @@ def _number(value: float | None, digits: str = "%.3f") -> str:
 
 
 def _table_rows(result: PublishedComparison) -> list[list[str]]:
-    rows = [[r.label, _format.message(r.message_bytes), _format.cycles(r.run_mean),
+    rows = [[r.label, r.published_name or _format.MISSING,
+             "optimized: %s" % r.optimized if r.optimized else "reference",
+             _format.message(r.message_bytes), r.lead, _format.cycles(r.run_figure),
              _format.cycles(r.published_mean) if r.published_mean else _format.MISSING,
              _number(r.ratio), _number(r.run_shape), _number(r.published_shape),
              _number(r.shape_ratio)] for r in result.rows]
     ratio, shape = result.geometric_means()
-    rows.append(["geometric mean", "", "", "", _number(ratio), "", "", _number(shape)])
+    rows.append(["geometric mean (reference builds)", "", "", "", "", "", "", _number(ratio),
+                 "", "", _number(shape)])
     return rows
 
 
@@ -224,7 +331,7 @@ def render(result: PublishedComparison, fmt: str = "table") -> str:
     if fmt == "markdown":
         lines = markdown_table(COLUMNS, rows)
         return "\n".join([head, "", *lines, "", *("- " + n for n in result.notes)]) + "\n"
-    text = aligned_table([list(COLUMNS), *rows], right_from=2)
+    text = aligned_table([list(COLUMNS), *rows], right_from=5)
     return "\n".join([head, "", *text, "", *("note: " + n for n in result.notes)]) + "\n"
 
 
@@ -232,7 +339,9 @@ def _json(result: PublishedComparison) -> dict[str, Any]:
     ratio, shape = result.geometric_means()
     return {"run_id": result.run_id, "system": result.system, "unit": result.unit,
             "rows": [{"label": r.label, "instance": r.instance,
-                      "message_bytes": r.message_bytes, "run_mean": r.run_mean,
+                      "published_name": r.published_name, "optimized": r.optimized,
+                      "message_bytes": r.message_bytes, "leads": r.lead,
+                      "run_figure": r.run_figure,
                       "published_mean": r.published_mean, "ratio": r.ratio,
                       "run_shape": r.run_shape, "published_shape": r.published_shape,
                       "shape_ratio": r.shape_ratio} for r in result.rows],

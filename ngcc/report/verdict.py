@@ -10,7 +10,7 @@ guest; load 4.20–8.20``. The command line's last lines, the index, every candi
 page and so the HTML say it in these words (:func:`verdict_line`).
 
 The sentence under the verdict names the figure section 4 leads with, from each
-record's own ``statistics.leading`` (:func:`leading_sentence`).
+record's own leading figure (``evidence.figures``; :func:`leading_sentence`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Environment, Record
 from ngcc.measure import host as _host
-from ngcc.stats import groups as _analysis
 from ngcc.stats import trials as _stats
 
 if TYPE_CHECKING:
@@ -32,15 +32,13 @@ NOT_FIT = "not fit to publish"
 CONDITIONS = ("the host meets the guide's conditions as `ngcc check` reads them (one "
               "core, fixed clock, turbo off, SMT sibling idle, not virtual, idle) and no "
               "trial was disturbed")
-#: The words for each leading figure (``_analysis.leading(...).code``) under the verdict.
-LEADING_WORDS = {"harness_mean": "the harness mean (Σ ticks / Σ calls)",
-                 "cpu_time": "the CPU-time figure (the thread's CPU time per call)"}
 #: How each trial flag reads in a reason: ``12/160 trials preempted``.
 FLAG_WORDS = {"preempted": "preempted", "counter_rate": "off their counter's rate",
               "slow_trial": "slower than the others", "fast_trial": "faster than the others",
               "outlying_trial": "outlying", "slow_process": "in processes slow as a whole",
               "affinity_changed": "whose library changed their CPU affinity",
-              "coarse_counter": "too short for the counter's resolution"}
+              "coarse_counter": "too short for the counter's resolution",
+              "slow_state": "in the host's slow speed state (left out of the figure)"}
 
 
 @dataclass(frozen=True)
@@ -114,17 +112,15 @@ def verdict_line(run: Run) -> str:
 
 
 def leading_sentence(records: Sequence[Record]) -> str:
-    """``Section 4 leads with …``: the figure the records lead with, counted when they
-    differ (the CPU-time figure where trials were preempted, the harness mean elsewhere)."""
-    codes = [_analysis.leading(r.statistics).code for r in records]
-    cpu = codes.count("cpu_time")
-    if not cpu:
-        return "Section 4 leads with %s." % LEADING_WORDS["harness_mean"]
-    if cpu == len(codes):
-        return "Section 4 leads with %s: trials were preempted." % LEADING_WORDS["cpu_time"]
-    return ("Section 4 leads with %s in %d of %d jobs (their trials were preempted) and "
-            "with %s in the others." % (LEADING_WORDS["cpu_time"], cpu, len(codes),
-                                        LEADING_WORDS["harness_mean"]))
+    """``Section 4 leads with …``: the figure the records lead with
+    (``evidence.figures.leading_words``), and how many trials of the slow speed state
+    were left out of it."""
+    left_out = sum(len(r.statistics.left_out_trials or ()) for r in records)
+    sentence = "Section 4 leads with the %s." % _figures.leading_words(records)
+    if left_out:
+        sentence += (" %d trial(s) of the host's slow speed state were left out of it and "
+                     "measured again (flag slow_state)." % left_out)
+    return sentence
 
 
 def page_lines(run: Run, records: Sequence[Record] | None = None) -> list[str]:

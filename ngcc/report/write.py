@@ -7,18 +7,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base.errors import ReportError
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
 from ngcc.report import export as _export
 from ngcc.report.pages import PLOT_RUN_CPB, pages, run_candidates
 from ngcc.report.sections.leak import plot_stem_leak
-from ngcc.report.sections.performance import leads_with_cpu_time
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
@@ -145,23 +145,6 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
     return chosen
 
 
-def _leading_summary(run: Run) -> Any:
-    """The run's summary table with each row's cycles/byte and CI bars those of its
-    leading figure (``stats.groups.leading``): what the cycles/byte plots draw."""
-    summary = run.summary()
-    for index, record in zip(summary.index, run.records, strict=True):
-        lead = _analysis.leading(record.statistics)
-        if lead.code != "cpu_time":
-            continue
-        n = record.message_bytes
-        summary.loc[index, "cycles_per_byte"] = lead.ticks / n
-        summary.loc[index, "cpb_ci_low"] = (lead.ci_low if lead.ci_low is not None
-                                            else lead.ticks) / n
-        summary.loc[index, "cpb_ci_high"] = (lead.ci_high if lead.ci_high is not None
-                                             else lead.ticks) / n
-    return summary
-
-
 def write_plots(run: Run, out: Path,
                 samples: dict[tuple[str, int], tuple[RunRecord, list[np.ndarray]]]
                 ) -> list[Path]:
@@ -173,10 +156,9 @@ def write_plots(run: Run, out: Path,
     from ngcc.report.plots.distribution import distribution
     from ngcc.report.plots.leak import leak_trace_plot
 
-    summary = _leading_summary(run)
-    statistic = ("CPU time where preempted, else mean"
-                 if leads_with_cpu_time(run.records) else "mean")
-    per_byte = "%s/byte" % _format.unit_word(t.unit for r in run.records for t in r.trials)
+    summary = run.summary()  # each row's cycles/byte and CI: its leading figure's
+    statistic = _figures.leading_words(run.records)
+    per_byte = "%s/byte" % _figures.unit_word(t.unit for r in run.records for t in r.trials)
     written = []
     if len(summary):
         written += save(cycles_per_byte(summary, f"Run {run.run_id}: {per_byte}",
@@ -189,7 +171,7 @@ def write_plots(run: Run, out: Path,
                                            statistic=statistic)
             written += save(figure, out / plot_stem_cpb(candidate))
     for (label, length), (record, cycles) in samples.items():
-        unit = _format.unit_word(t.unit for t in record.trials)  # counter ticks, or ns
+        unit = _figures.unit_word(t.unit for t in record.trials)  # counter ticks, or ns
         figure = distribution(cycles, f"{label}, {_format.message(length)}: "
                                     f"{unit} per call", unit=f"{unit}/call")
         written += save(figure, out / plot_stem_distribution(label, length))

@@ -15,8 +15,12 @@ The method (the README's ``ngcc compare`` section says why):
   interval ``exp(log-ratio ± t · se)`` is always positive, and swapping A and B inverts
   it exactly. Timing noise is multiplicative (a disturbance costs a share of the run,
   not a fixed count), and logarithms make it additive and less skewed.
-* **Verdict**: two-sided p-value of the same t; significant when p < α. The interval's
-  confidence is 1 − α, so it excludes 1 exactly when the verdict is significant.
+* **Verdict**: two-sided p-value of the same t, and the run-to-run margin: significant
+  when p < α *and* the interval lies wholly beyond ±:data:`MARGIN` (5 %). Two runs of
+  the same code on a busy host differ by a few percent as a whole (the host's state
+  drifts between runs, and every length of a run shares it), a difference the trials of
+  one run cannot see; a verdict within it would call that drift a speed-up
+  (``benchmarks/compare_aa.py`` measures how often). The interval's confidence is 1 − α.
   Where neither side's trials spread at all (identical per-trial medians, which a
   counter's resolution makes common on a quiet machine) t is undefined: the p-value
   is then the exact permutation test's (5 equal trials against 5 others: 2/252), and
@@ -34,15 +38,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 #: The significance level used unless another is asked for.
 ALPHA = 0.05
-#: The per-trial statistics a comparison can be about.
-STATISTICS = ("median", "mean")
+#: The per-trial statistics a comparison can be about: ``figure``, each trial's value of
+#: the figure its record leads with (the trials of the slow speed state left out), or
+#: the per-call ``median`` or ``mean`` of each trial.
+STATISTICS = ("figure", "median", "mean")
+#: The statistic compared unless another is asked for: what every view leads with.
+DEFAULT_STATISTIC = "figure"
+#: Ratios within 1 ± this are not called significant whatever p says: what two runs of
+#: the same code differ by on a busy 2-core guest (``benchmarks/compare_aa.py``).
+MARGIN = 0.05
 #: Fewest trials per side for a variance, hence for an interval and a verdict.
 MIN_TRIALS = 2
 
@@ -190,6 +201,7 @@ class Comparison:
         df: Welch–Satterthwaite degrees of freedom (``inf``: no spread at all).
         alpha: the significance level of the verdict.
         estimate: the log-scale estimate, for summaries across lengths.
+        margin: ratios within 1 ± margin are never significant (:data:`MARGIN`).
     """
 
     ratio: float
@@ -199,6 +211,7 @@ class Comparison:
     df: float | None
     alpha: float
     estimate: Estimate = field(repr=False, compare=False)
+    margin: float = 0.0
 
     @property
     def confidence(self) -> float:
@@ -211,13 +224,25 @@ class Comparison:
         return self.ci_low is not None
 
     @property
+    def beyond_margin(self) -> bool:
+        """True when the whole interval (the ratio itself, where there is none) lies
+        outside 1 ± :attr:`margin`."""
+        low = self.ci_low if self.ci_low is not None else self.ratio
+        high = self.ci_high if self.ci_high is not None else self.ratio
+        return high < 1 / (1 + self.margin) or low > 1 + self.margin
+
+    @property
     def significant(self) -> bool:
-        """True when the difference is larger than the noise: p < alpha."""
-        return self.p_value is not None and self.p_value < self.alpha
+        """True when the difference is larger than the noise: p < alpha, and beyond the
+        run-to-run margin."""
+        return self.p_value is not None and self.p_value < self.alpha and self.beyond_margin
 
     @property
     def words(self) -> str:
-        """The verdict in plain words: ``1.84× faster``, ``1.05× slower``, ``not significant``."""
+        """The verdict in plain words: ``1.84× faster``, ``1.05× slower``, ``not
+        significant``, or ``within 5 %`` (p < alpha, but not beyond the margin)."""
+        if self.p_value is not None and self.p_value < self.alpha and not self.beyond_margin:
+            return "within %g %%" % (100 * self.margin)
         return verdict(self.ratio, self.p_value, self.alpha)
 
 
@@ -227,36 +252,51 @@ def _check_alpha(alpha: float) -> None:
                          "e.g. 0.05" % alpha)
 
 
-def _comparison(estimate: Estimate, alpha: float) -> Comparison:
+def _comparison(estimate: Estimate, alpha: float, margin: float) -> Comparison:
     _check_alpha(alpha)
+    if not 0 <= margin < 1:
+        raise ValueError("margin is %r; a relative margin lies in [0, 1), e.g. 0.05" % margin)
     ratio = float(np.exp(estimate.log_ratio))
     variance = float(estimate.variance)
     if math.isnan(variance):
-        return Comparison(ratio, None, None, None, None, alpha, estimate)
+        return Comparison(ratio, None, None, None, None, alpha, estimate, margin)
     p_value = float(estimate.p_value())
     if variance == 0:
-        return Comparison(ratio, None, None, p_value, math.inf, alpha, estimate)
+        return Comparison(ratio, None, None, p_value, math.inf, alpha, estimate, margin)
     low, high = estimate.ratio_interval(1.0 - alpha)
     return Comparison(ratio, float(low), float(high), p_value, float(estimate.df), alpha,
-                      estimate)
+                      estimate, margin)
 
 
-def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA) -> Comparison:
+def compare(a: ArrayLike, b: ArrayLike, alpha: float = ALPHA, margin: float = 0.0,
+            centre: float | None = None) -> Comparison:
     """Compare one figure of A and B from their per-trial statistics (1-d arrays).
 
     Args:
         a, b: each trial's statistic (median or mean cycles per call), one per trial.
         alpha: significance level; the interval's confidence is 1 − alpha.
+        margin: ratios within 1 ± margin are not significant (``ngcc compare`` uses
+            :data:`MARGIN`).
+        centre: the ratio to test and to centre the interval on, where each side's
+            figure is not the geometric mean of its trials (the records' leading
+            figures, medians of their fast-state trials); the spread is still the
+            trials' (Welch's standard error and degrees of freedom).
 
     Raises:
         ValueError: a side is empty or not positive, or alpha is outside (0, 1).
     """
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise ValueError("compare() takes one 1-d array of per-trial figures per side")
-    return _comparison(log_ratio(a, b), alpha)
+    estimate = log_ratio(a, b)
+    if centre is not None:
+        if not centre > 0:
+            raise ValueError("a ratio of cycle counts is positive, not %r" % centre)
+        estimate = replace(estimate, log_ratio=np.asarray(math.log(centre)))
+    return _comparison(estimate, alpha, margin)
 
 
-def summarize(comparisons: Sequence[Comparison], alpha: float = ALPHA) -> Comparison:
+def summarize(comparisons: Sequence[Comparison], alpha: float = ALPHA,
+              margin: float = 0.0) -> Comparison:
     """The geometric-mean ratio of one pair across message lengths, with its interval.
 
     Only comparisons with an interval count: a length with fewer than 2 trials on a
@@ -272,7 +312,7 @@ def summarize(comparisons: Sequence[Comparison], alpha: float = ALPHA) -> Compar
                          "side, and some spread between them)" % MIN_TRIALS)
     stacked = Estimate(*(np.stack([getattr(e, name) for e in usable])
                          for name in ("log_ratio", "variance", "df", "exact_p")))
-    return _comparison(mean_log_ratio(stacked, axis=0), alpha)
+    return _comparison(mean_log_ratio(stacked, axis=0), alpha, margin)
 
 
 # ---------------------------------------------------------------------------- words

@@ -1,9 +1,9 @@
 """The flags of a job's trials (:class:`~ngcc.evidence.model.Flag`) and the rules that
 raise them: a trial mean far from the median of trial means, a counter off its
 calibrated rate, a preempted thread (its CPU share, its involuntary context switches),
-a process slow as a whole, a coarse counter, a changed CPU affinity; the flags of each
-statistics version, the :func:`rejection` of a trial that ``--strict`` repeats, and the
-flags grouped by code."""
+a process slow as a whole, a trial of the slow speed state, a coarse counter, a changed
+CPU affinity; the flags of each statistics version, the :func:`rejection` of a trial
+that ``--strict`` repeats, and the flags grouped by code."""
 
 from __future__ import annotations
 
@@ -269,4 +269,21 @@ def flags_v3(trials: Sequence[np.ndarray], facts: Sequence[Trial]) -> list[Flag]
             steps = trial.statistics.mean_cycles / resolution
             if steps < COARSE_STEPS:
                 flags.append(_coarse_flag(i, steps, resolution))
+    return flags
+
+
+def slow_state_flags(facts: Sequence[Trial], left_out: Sequence[int]) -> list[Flag]:
+    """``slow_state`` for each trial ``left_out`` of the CPU-time figure: its figure lay
+    far above the job's fastest trial's, so its process ran in the host's slow state
+    (``stats.trials.speed_states``); the value is that departure."""
+    figures = [t.statistics.cpu_time_ticks or 0.0 for t in facts]
+    fastest = min(figures) if figures else 0.0
+    flags = []
+    for i in left_out:
+        departure = figures[i] / fastest - 1 if fastest else 0.0
+        flags.append(Flag("slow_state", i, (
+            "trial %d's CPU time per call was %.0f %% above the job's fastest trial's: its "
+            "process ran in the host's slow speed state (another guest on the core or its "
+            "caches), so it is left out of the leading figure and the job measured another "
+            "trial in its place" % (i, 100 * departure)), departure))
     return flags

@@ -1,4 +1,6 @@
-"""What a run's records say beyond each record: grouping and the ratio to the baseline.
+"""What a run's records say beyond each record: grouping, the ratio to the baseline,
+failure causes and flag kinds. (Which figure a record leads with, and its value, is
+:mod:`ngcc.evidence.figures`.)
 
 Pure functions of the records (the evidence model's objects), used by the report
 pages and by the data frames alike, so a figure reads the same in both.
@@ -8,10 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
-from ngcc.evidence.model import BuildEntry, Flag, Job, Record, Statistics
+from ngcc.evidence.model import BuildEntry, Flag, Job, Record
 from ngcc.library import candidates as _candidates
 
 #: The family whose same-width instance is the speed baseline of every record.
@@ -19,51 +20,13 @@ BASELINE_FAMILY = "pseudoXOF"
 #: The candidate id of the built-in baselines (an external library is never one unless
 #: built with ``--candidate baseline``).
 BASELINE_CANDIDATE = _candidates.BASELINE
+#: The built-in variant that is the baseline: the helper as the ICCS ``auxfunc.c`` computes
+#: it (a plain SM3, every pseudoXOF block from scratch; ``algorithms/iccs/README.md``).
+BASELINE_VARIANT = "ref"
+#: The variant of a library ``ngcc build`` made (``Instance.variant``).
+EXTERNAL_VARIANT = "external"
 
 R = TypeVar("R", bound=Record)
-
-
-#: The leading-figure rule in one sentence (``stats.trials.leading_figure``): what the CLI
-#: table and the pages say.
-LEADING_RULE = ("the CPU-time figure (the thread's CPU time per call over the "
-                "uninstrumented batch) where a trial of the job was preempted, since the "
-                "counter keeps running while another task holds the CPU and the thread's CPU "
-                "time does not; else the harness mean, as on the NICCS pages")
-
-
-@dataclass(frozen=True)
-class Lead:
-    """The figure a record leads with (``Statistics.leading``), per call.
-
-    Attributes:
-        code: ``cpu_time`` or ``harness_mean``.
-        name: how tables name it: ``CPU time`` or ``harness mean``.
-        ticks, seconds: the figure in counter units and in seconds.
-        ci_low, ci_high, ci_relative: its 95 % interval (ticks) and half-width / figure.
-        interval: which interval of which statistic that is: ``bootstrap median`` (the
-            CPU-time figure: the median of the trials'), ``bootstrap mean`` (the per-call
-            mean's) or ``t mean`` (the mean's, in statistics of version 1).
-    """
-
-    code: str
-    name: str
-    ticks: float
-    seconds: float
-    ci_low: float | None
-    ci_high: float | None
-    ci_relative: float | None
-    interval: str
-
-
-def leading(stats: Statistics) -> Lead:
-    """The leading figure of a record's statistics (the harness mean before version 3)."""
-    if stats.leading == "cpu_time" and stats.cpu_time_ticks is not None:
-        return Lead("cpu_time", "CPU time", stats.cpu_time_ticks,
-                    stats.cpu_time_seconds or 0.0, stats.cpu_time_ci95_low_ticks,
-                    stats.cpu_time_ci95_high_ticks, stats.cpu_time_ci95_relative,
-                    "bootstrap median")
-    return Lead("harness_mean", "harness mean", stats.mean_cycles, stats.mean_seconds,
-                *stats.mean_ci95, "bootstrap mean" if stats.version >= 2 else "t mean")
 
 
 def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:
@@ -95,24 +58,44 @@ def labels(records: Sequence[Record], entries: Sequence[BuildEntry] = ()) -> lis
 
 
 def baseline_record(records: Sequence[R], record: Record) -> R | None:
-    """The pseudoXOF record of the same output width and length, if the run has one: the
-    built-in baseline's (candidate ``baseline``), never an external library that
-    declares its name."""
+    """The record ``record``'s × pseudoXOF divides by: the pseudoXOF record of the same
+    output width and length, of candidate ``baseline``. A library the user built with
+    ``ngcc build --candidate baseline`` (e.g. from the official ICCS helper source,
+    declaring ``pseudoXOF-<width>``) is preferred, the first in the run's order:
+    measuring it names it the run's baseline. Else the built-in one as the ICCS
+    ``auxfunc.c`` computes it (variant ``ref``). Never the built-in ``fastsm3`` or
+    ``absorb`` variants, nor a library of any other candidate that declares the name
+    (``external`` by default, or a submission's in ``ngcc evaluate``)."""
     name = "%s-%d" % (BASELINE_FAMILY, record.digest_bits)
-    for other in records:
-        if (other.instance == name and other.candidate == BASELINE_CANDIDATE
-                and other.message_bytes == record.message_bytes):
-            return other
-    return None
+    found = [other for other in records
+             if other.instance == name and other.candidate == BASELINE_CANDIDATE
+             and other.message_bytes == record.message_bytes
+             and other.implementation.variant in (BASELINE_VARIANT, EXTERNAL_VARIANT)]
+    own = [other for other in found if other.implementation.variant == EXTERNAL_VARIANT]
+    return (own or found)[0] if found else None
 
 
 def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
-    """Mean cycles of ``record`` over those of its pseudoXOF baseline (``None`` if absent,
-    or measured on another host: a ratio is never taken across hosts)."""
+    """The leading figure of ``record`` over its pseudoXOF baseline's (``None`` if absent,
+    measured on another host — a ratio is never taken across hosts — or led by another
+    figure: a ratio is of one figure)."""
     baseline = baseline_record(records, record)
     if baseline is None or host(baseline) != host(record):
         return None
-    return record.statistics.mean_cycles / baseline.statistics.mean_cycles
+    mine, theirs = record.statistics.figure, baseline.statistics.figure
+    if mine.code != theirs.code or not mine.ticks or not theirs.ticks:
+        return None
+    return mine.ticks / theirs.ticks
+
+
+def baseline_labels(records: Sequence[Record]) -> list[str]:
+    """The labels of the records some record of ``records`` is divided by, in order."""
+    found: list[str] = []
+    for record in records:
+        baseline = baseline_record(records, record)
+        if baseline is not None and baseline.label not in found:
+            found.append(baseline.label)
+    return found
 
 
 def host(record: Record) -> str | None:

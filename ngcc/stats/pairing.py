@@ -24,52 +24,30 @@ gives them as records and as a pandas DataFrame (``Run.compare``).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ngcc.base.errors import (
     NothingToCompareError,
-    UnitMismatchError,
     UnknownHostError,
     UnknownLabelError,
 )
 from ngcc.base.names import check_name
 from ngcc.stats import compare as _compare
+from ngcc.stats import sides as _sides
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ngcc.evidence.model import Environment, Record
+    from ngcc.evidence.model import Record
     from ngcc.evidence.run import Run
 
-#: Two counter rates within this relative distance are one unit (calibration noise).
-RATE_TOLERANCE = 0.01
-#: The unit of figures converted with each trial's core-cycles-per-tick estimate.
-CORE_CYCLES = "core-cycles"
 #: The DataFrame's columns, one row per pair × length, then one per pair's summary.
 COLUMNS = ("label_a", "label_b", "message_bytes", "statistic", "unit", "trials_a",
            "trials_b", "figure_a", "figure_b", "ratio", "ci_low", "ci_high", "p_value",
            "significant", "verdict", "same_host")
 GEOMEAN = "geomean"
-
-#: Host fingerprint fields whose difference makes two records "from different hosts".
-HOST_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
-    ("CPU model", lambda env: env.cpu_model),
-    ("machine", lambda env: env.machine),
-    ("CPU count", lambda env: env.cpu_count),
-    ("max frequency (MHz)", lambda env: env.cpu_max_mhz),
-    ("governor", lambda env: env.governor),
-    ("turbo", lambda env: env.turbo),
-    ("virtualization", lambda env: env.virtualization),
-    ("memory (MiB)", lambda env: env.memory_mib),
-    ("counter", lambda env: env.counter.name if env.counter else None),
-    ("kernel", lambda env: env.kernel),
-    ("OS", lambda env: env.os),
-)
-
 
 # ------------------------------------------------------------------ what is compared
 
@@ -252,105 +230,16 @@ def _why_missing(side: str, status: str | None, host: str | None = None) -> str:
     return "%s in %s" % (status, side)
 
 
-# ------------------------------------------------------------------ units and hosts
-
-def _rate_text(hz: float) -> str:
-    for unit, scale in (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3)):
-        if hz >= scale:
-            return "%.3g %s" % (hz / scale, unit)
-    return "%.3g Hz" % hz
-
-
-def _unit_text(record: Record) -> str:
-    units = sorted({trial.unit for trial in record.trials})
-    if units == ["ns"]:
-        return "ns"
-    rate = float(np.median([trial.frequency_hz for trial in record.trials]))
-    return "%s at %s" % ("/".join(units), _rate_text(rate))
-
-
-def _common_unit(a: Record, b: Record) -> str | None:
-    """The unit both records' figures are in, or None when they are not one unit."""
-    units = {trial.unit for trial in (*a.trials, *b.trials)}
-    if len(units) != 1:
-        return None
-    unit = units.pop()
-    if unit == "ns":
-        return unit
-    rates = [trial.frequency_hz for trial in (*a.trials, *b.trials)]
-    return unit if max(rates) <= min(rates) * (1 + RATE_TOLERANCE) else None
-
-
-def _core_cycles_per_tick(record: Record) -> np.ndarray | None:
-    factors = [trial.core_cycles_per_tick for trial in record.trials]
-    if any(f is None or not f > 0 for f in factors):
-        return None
-    return np.asarray(factors, dtype=np.float64)
-
-
-def _figures(record: Record, statistic: str) -> np.ndarray:
-    name = statistic + "_cycles"
-    return np.asarray([getattr(trial.statistics, name) for trial in record.trials],
-                      dtype=np.float64)
-
-
-def _comparable(pair: Pair, length: int, a: Record, b: Record, statistic: str
-                ) -> tuple[np.ndarray, np.ndarray, str, str | None]:
-    """Both sides' per-trial figures in one unit, the unit, and a note if converted.
-
-    Raises:
-        UnitMismatchError: different units and no conversion on both sides.
-    """
-    values_a, values_b = _figures(a, statistic), _figures(b, statistic)
-    unit = _common_unit(a, b)
-    if unit is not None:
-        return values_a, values_b, unit, None
-    factors_a, factors_b = _core_cycles_per_tick(a), _core_cycles_per_tick(b)
-    units = "A is in %s, B in %s" % (_unit_text(a), _unit_text(b))
-    if factors_a is None or factors_b is None:
-        lacking = " and ".join(side for side, f in (("A", factors_a), ("B", factors_b))
-                               if f is None)
-        raise UnitMismatchError(
-            "%s at %d B: %s, and a ratio of two units means nothing; converting to core "
-            "cycles needs each trial's core-cycles-per-tick estimate, which %s lack%s. "
-            "Compare runs measured with the same counter, or measure again with the C "
-            "trial driver, which estimates core cycles per tick on x86"
-            % (pair, length, units, lacking, "" if " and " in lacking else "s"))
-    note = ("%s: %s; compared in core cycles (each trial's figure × that trial's "
-            "core-cycles-per-tick estimate)" % (pair, units))
-    return values_a * factors_a, values_b * factors_b, CORE_CYCLES, note
-
-
-def _show(value: object) -> str:
-    return "unknown" if value is None else str(value)
-
-
-def host_differences(env_a: Environment, env_b: Environment) -> tuple[str, ...]:
-    """The fingerprint fields in which two hosts differ: ``CPU model: X vs Y`` …
-
-    Counter rates count as equal within :data:`RATE_TOLERANCE` (each run calibrates
-    its own).
-    """
-    out = ["%s: %s vs %s" % (name, _show(get(env_a)), _show(get(env_b)))
-           for name, get in HOST_FIELDS if get(env_a) != get(env_b)]
-    if env_a.host and env_b.host and env_a.host != env_b.host:  # None: a record before hosts
-        out.insert(0, "host: %s vs %s" % (env_a.host, env_b.host))
-    rate_a = env_a.counter.frequency_hz if env_a.counter else None
-    rate_b = env_b.counter.frequency_hz if env_b.counter else None
-    if rate_a and rate_b and abs(rate_a / rate_b - 1) > RATE_TOLERANCE:
-        out.append("counter rate: %s vs %s" % (_rate_text(rate_a), _rate_text(rate_b)))
-    return tuple(out)
-
-
 # ------------------------------------------------------------------ the comparison
 
 def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
-                   statistic: str, alpha: float, hosts: Sequence[str], load_limit: float
-                   ) -> RunComparison:
+                   statistic: str, alpha: float, hosts: Sequence[str], load_limit: float,
+                   margin: float = _compare.MARGIN) -> RunComparison:
     """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself):
     the statistics behind ``report.compare.compare_runs``, whose arguments these are (its
-    docstring says each), and ``load_limit``, the 1-minute load average above which a
-    side's host was busy (``measure.host.LOAD_LIMIT``): the notes then say so.
+    docstring says each), ``load_limit``, the 1-minute load average above which a
+    side's host was busy (``measure.host.LOAD_LIMIT``): the notes then say so, and
+    ``margin``: ratios within 1 ± margin are not called significant.
 
     Raises:
         UnknownLabelError: a label of ``pairs`` is not in its run.
@@ -394,7 +283,7 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
                            if record is None]
                 skipped.append("%d B (%s)" % (length, ", ".join(reasons)))
                 continue
-            row, note = _row(pair, length, a, b, statistic, alpha)
+            row, note = _row(pair, length, a, b, statistic, alpha, margin)
             compared_records.append((a, b))
             if note is not None:
                 notes.append(note)
@@ -403,7 +292,7 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
             notes.append("%s: not compared at %s" % (pair, "; ".join(skipped)))
         rows.extend(compared)
         summary, note = _summary(pair, compared, alpha, compared_records[-len(compared):]
-                                 if compared else [])
+                                 if compared else [], margin)
         if summary is not None:
             summaries.append(summary)
         if note is not None:
@@ -416,18 +305,26 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
                          tuple(summaries), tuple(dict.fromkeys(notes)))
 
 
-def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float
-         ) -> tuple[Row, str | None]:
-    values_a, values_b, unit, note = _comparable(pair, length, a, b, statistic)
-    comparison = _compare.compare(values_a, values_b, alpha)
-    return Row(pair, length, unit, len(values_a), len(values_b),
-               _compare.geometric_mean(values_a), _compare.geometric_mean(values_b),
-               comparison, host_differences(a.environment, b.environment)), note
+def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float,
+         margin: float) -> tuple[Row, str | None]:
+    """One length of a pair. By the leading figure, each side's figure is its record's
+    own (what every view shows) and the ratio theirs; otherwise, and where the figures
+    were converted to core cycles, the geometric means of the trials' figures."""
+    values_a, values_b, unit, note = _sides.comparable(str(pair), length, a, b, statistic)
+    figure_a, figure_b = _compare.geometric_mean(values_a), _compare.geometric_mean(values_b)
+    centre = None
+    if statistic == "figure" and unit != _sides.CORE_CYCLES and \
+            a.statistics.figure.code == b.statistics.figure.code:
+        figure_a, figure_b = a.statistics.figure.ticks or 0.0, b.statistics.figure.ticks or 0.0
+        centre = figure_a / figure_b if figure_a > 0 and figure_b > 0 else None
+    comparison = _compare.compare(values_a, values_b, alpha, margin, centre)
+    return Row(pair, length, unit, len(values_a), len(values_b), figure_a, figure_b,
+               comparison, _sides.host_differences(a.environment, b.environment)), note
 
 
 def _summary(pair: Pair, rows: Sequence[Row], alpha: float,
-             records: Sequence[tuple[Record, Record]] = ()) -> tuple[Summary | None,
-                                                                     str | None]:
+             records: Sequence[tuple[Record, Record]] = (), margin: float = 0.0
+             ) -> tuple[Summary | None, str | None]:
     """The pair's geometric mean over the lengths with an interval, and a note naming the
     lengths left out (too few trials, or trials without any spread); none when a side's
     records are of several hosts (one statistic is never pooled across hosts)."""
@@ -448,7 +345,7 @@ def _summary(pair: Pair, rows: Sequence[Row], alpha: float,
     if not usable:
         return None, note
     return Summary(pair, tuple(row.message_bytes for row in usable),
-                   _compare.summarize([row.comparison for row in usable], alpha)), note
+                   _compare.summarize([row.comparison for row in usable], alpha, margin)), note
 
 
 def _progress_notes(run_a: Run, run_b: Run, one_run: bool) -> list[str]:

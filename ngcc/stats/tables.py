@@ -6,10 +6,12 @@ Three shapes, all "tidy" (one observation per row, one variable per column):
   trial's facts and statistics as the record stores them;
 * :func:`call_frame`: one row per timed call (the raw counts, in call order);
 * :func:`summary_frame`: one row per library × message length, with the aggregate
-  statistics, cycles/byte with its confidence interval and the ratio to pseudoXOF.
+  statistics, the leading figure per call and per byte with its confidence interval and
+  the ratio to pseudoXOF.
 
 Nothing is recomputed here: the numbers are those of the records and raw files, and
-the columns are the evidence model's field names.
+the columns are the evidence model's field names; ``cycles_per_byte`` is the leading
+figure's (``evidence.figures.lead``) in every frame, whatever version wrote the record.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record, Statistics, Trial, TrialStatistics
 from ngcc.stats.groups import baseline_ratio, host
 
@@ -43,19 +46,29 @@ def _keys(record: Record) -> dict[str, Any]:
             "digest_bits": record.digest_bits, "message_bytes": record.message_bytes}
 
 
-def _trial_row(trial: Trial) -> dict[str, Any]:
+def _trial_row(record: Record, trial: Trial) -> dict[str, Any]:
+    left_out = record.statistics.left_out_trials or ()
     return {"trial": trial.index, **{name: getattr(trial, name) for name in TRIAL_FACTS},
-            **{name: getattr(trial.statistics, name) for name in TRIAL_STATISTICS}}
+            **{name: getattr(trial.statistics, name) for name in TRIAL_STATISTICS},
+            "left_out": trial.index in left_out,
+            "cycles_per_byte": _trial_figure(record, trial) / record.message_bytes}
+
+
+def _trial_figure(record: Record, trial: Trial) -> float:
+    """The trial's own value of the figure its job leads with."""
+    if record.statistics.figure.figure is _figures.CPU_TIME:
+        return trial.statistics.cpu_time_ticks or float("nan")
+    return trial.statistics.mean_cycles
 
 
 def trial_frame(records: Sequence[Record]) -> pd.DataFrame:
-    """One row per library × message length × trial (``trial`` counts from 0)."""
-    rows = [{**_keys(record), **_trial_row(trial)}
+    """One row per library × message length × trial (``trial`` counts from 0), with
+    ``left_out`` (a trial of the slow speed state, outside the job's figure) and
+    ``cycles_per_byte`` (the trial's value of the figure its job leads with)."""
+    rows = [{**_keys(record), **_trial_row(record, trial)}
             for record in records for trial in record.trials]
-    frame = pd.DataFrame(rows, columns=[*KEY_COLUMNS, "trial", *TRIAL_FACTS,
-                                        *TRIAL_STATISTICS])
-    frame["cycles_per_byte"] = frame["mean_cycles"] / frame["message_bytes"]
-    return frame
+    return pd.DataFrame(rows, columns=[*KEY_COLUMNS, "trial", *TRIAL_FACTS,
+                                       *TRIAL_STATISTICS, "left_out", "cycles_per_byte"])
 
 
 def call_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
@@ -82,26 +95,27 @@ def call_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
 def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per library × message length: aggregate statistics of each record.
 
-    Adds ``cpb_ci_low``/``cpb_ci_high`` (the 95 % CI of the mean in cycles/byte,
-    ``Statistics.mean_ci95``), ``kat_verdict``,
+    Adds the leading figure (``figure``: its name, ``figure_ticks``: per call, and
+    ``cycles_per_byte`` and ``mb_per_s`` of it, whatever version wrote the record),
+    ``cpb_ci_low``/``cpb_ci_high`` (its 95 % CI in cycles/byte), ``kat_verdict``,
     ``kat_passed`` (false when timed without a KAT pass) and ``pseudoxof_ratio``, and
     after the keys ``host`` when any record names the host it was measured on.
     """
     rows = []
     for record in records:
-        stats = record.statistics
+        stats, lead, n = record.statistics, record.statistics.figure, record.message_bytes
         row = {**_keys(record), **{name: getattr(stats, name) for name in SUMMARY_COLUMNS}}
-        row["kat_verdict"] = record.kat.verdict
-        row["kat_passed"] = not record.kat.timed_without_pass
-        row["pseudoxof_ratio"] = baseline_ratio(records, record)
+        row.update(figure=lead.name, figure_ticks=lead.ticks,
+                   cycles_per_byte=lead.per_byte(n), mb_per_s=lead.megabytes_per_second(n),
+                   cpb_ci_low=lead.ci_low / n if lead.ci_low is not None else lead.per_byte(n),
+                   cpb_ci_high=lead.ci_high / n if lead.ci_high is not None
+                   else lead.per_byte(n),
+                   kat_verdict=record.kat.verdict, kat_passed=not record.kat.timed_without_pass,
+                   pseudoxof_ratio=baseline_ratio(records, record))
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=[*KEY_COLUMNS, *SUMMARY_COLUMNS, "kat_verdict",
-                                        "kat_passed", "pseudoxof_ratio"])
-    for index, bound in enumerate(("low", "high")):  # the CI of the mean (mean_ci95)
-        ticks = pd.Series([r.statistics.mean_ci95[index] for r in records], dtype=float,
-                          index=frame.index)
-        frame[f"cpb_ci_{bound}"] = (ticks / frame["message_bytes"]).fillna(
-            frame["cycles_per_byte"])
+    frame = pd.DataFrame(rows, columns=[*KEY_COLUMNS, *SUMMARY_COLUMNS, "figure",
+                                        "figure_ticks", "kat_verdict", "kat_passed",
+                                        "pseudoxof_ratio", "cpb_ci_low", "cpb_ci_high"])
     hosts = [host(record) for record in records]
     if any(hosts):  # a run measured by workers: which host each row is of
         frame.insert(len(KEY_COLUMNS), "host", hosts)

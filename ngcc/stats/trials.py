@@ -10,26 +10,25 @@ counter ticks per trial) and returns plain Python numbers, or the evidence model
 results go straight into the JSON evidence. ``None`` stands for a statistic that is
 undefined (for example a confidence interval from a single trial); NaN never appears.
 
-One word for one thing:
+One word for one thing (the figures as data: :mod:`ngcc.evidence.figures`):
 
-* the *harness mean* (``mean_cycles``): Σ per-call ticks of every call of every trial
-  / Σ calls, as the NGCC harness computes it (the NICCS page's column);
-* the *per-call mean* (``per_call_mean_ticks``): the mean of the trials' per-call
-  means, each trial (a fresh process, the independent sample) weighing the same: the
-  centre of the confidence intervals of the mean;
+* the *per-call mean* (``mean_cycles``): Σ per-call ticks of every call of every trial
+  / Σ calls; each call is read on its own, so each carries the counter bracket;
+* the *mean of trial means* (``per_call_mean_ticks``): each trial (a fresh process, the
+  independent sample) weighing the same: the centre of the mean's confidence interval;
 * the *batch mean* (``batch_mean_ticks``): Σ ticks of the uninstrumented batches /
-  Σ batch calls (one counter reading around a loop of calls);
+  Σ batch calls (one counter reading around a loop of calls, as the NGCC harness
+  reads it), wall time;
 * the *observer effect*: what the per-call readings add, paired within each trial (its
   per-call mean against its own batch mean) and the median taken over the trials, so
   that one preempted trial does not decide it;
 * the *CPU-time figure* (``cpu_time_ticks``, statistics version 3): the thread's CPU
   time over the uninstrumented batch / its calls, in counter units (× the trial's
-  counter rate) and in seconds, the median over the trials: what the calls cost while
-  they ran, which a competing process cannot move, since the thread's CPU time stops
-  while it is off the CPU;
-* the *leading figure* (``leading``): the one the tables, pages and plots lead with:
-  the CPU-time figure for a job with a preempted trial, else the harness mean
-  (:func:`leading_figure`).
+  counter rate) and in seconds: what the calls cost while they ran, which a competing
+  process cannot move, since the thread's CPU time stops while it is off the CPU; from
+  version 4 the median over the trials of the fast speed state (:func:`speed_states`);
+* the *leading figure* (``leading``): the one every view leads with: from version 4 the
+  CPU-time figure wherever the trials measured it (:func:`leading_figure`).
 
 The statistics are versioned (:data:`STATISTICS_VERSION`, stored in each record), so
 ``ngcc validate`` recomputes a record with the rules of the version that wrote it.
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import STATISTICS_VERSIONS, Statistics, Trial, TrialStatistics
 from ngcc.stats.calls import (
     call_distribution,
@@ -61,6 +61,7 @@ from ngcc.stats.flags import (
     involuntary_switches,
     outlying_trials,
     preempted_trials,
+    slow_state_flags,
 )
 from ngcc.stats.intervals import (
     bootstrap_interval,
@@ -74,9 +75,12 @@ if TYPE_CHECKING:
 
 #: The version of the statistics this ngcc computes (see :class:`Statistics`).
 STATISTICS_VERSION = STATISTICS_VERSIONS[-1]
-#: The names of the leading figure (``Statistics.leading``).
-LEADING_CPU_TIME = "cpu_time"
-LEADING_HARNESS_MEAN = "harness_mean"
+#: How far above the job's fastest trial a trial's CPU-time figure may lie and still
+#: count as the fast speed state. A KVM guest here runs the same code at two speeds
+#: 1.6–1.9x apart, a process in one state for its life (another guest on the core or
+#: its caches), while the figure of one state varies by a few percent: 25 % lies between
+#: (chosen with ``benchmarks/speed_states.py``).
+SPEED_STATE_TOLERANCE = 0.25
 
 
 def counter_rate_ratio(total_cycles: int, total_seconds: float, frequency_hz: float
@@ -174,34 +178,69 @@ class CpuTime:
     seconds: float
     ci95: tuple[float, float] | None
     loop_ticks: float | None
+    left_out: tuple[int, ...] = ()
 
 
-def cpu_time(facts: Sequence[Trial]) -> CpuTime | None:
+def speed_states(figures: Sequence[float], tolerance: float = SPEED_STATE_TOLERANCE
+                 ) -> list[int]:
+    """The trials of the slow speed state: those whose figure lies more than
+    ``tolerance`` above the least (each trial a fresh process, which runs in one state
+    for its life); the others are the fast state. Empty when every trial is within."""
+    if not figures:
+        return []
+    least = min(figures)
+    return [i for i, v in enumerate(figures) if v > least * (1 + tolerance)]
+
+
+def cpu_time(facts: Sequence[Trial], version: int = STATISTICS_VERSION) -> CpuTime | None:
     """The job's CPU-time figure: the median over the trials of each trial's thread CPU
     time per call over its uninstrumented batch (``TrialStatistics.cpu_time_ticks``;
     each trial, a fresh process, one sample), in counter units and seconds, with the
     percentile bootstrap interval of that median across trials (seeded, as the mean's),
-    and the same median of the per-call loop's. The median, because some fresh
-    processes run slow as a whole (``slow_process``): one of them moves a mean of five
-    trials by 8 %, the median not at all. ``None`` unless every trial has the figure."""
+    and the same median of the per-call loop's. From version 4, over the trials of the
+    fast speed state only (:func:`speed_states`; the others ``left_out``): a host whose
+    processes run at one of two speeds cannot move it by how many trials drew the slow
+    one. (Version 3 took every trial, whose median jumps when 3 of 5 run slow.)
+    ``None`` unless every trial has the figure."""
     ticks = [v for t in facts if (v := t.statistics.cpu_time_ticks) is not None]
     ns = [v for t in facts if (v := t.statistics.cpu_time_ns) is not None]
     if not facts or len(ticks) < len(facts) or len(ns) < len(facts):
         return None
     loop = [v for t in facts if (v := t.statistics.loop_cpu_time_ticks) is not None]
+    left_out = tuple(speed_states(ticks)) if version >= 4 else ()
+    kept = [i for i in range(len(facts)) if i not in left_out]
+    ticks, ns = [ticks[i] for i in kept], [ns[i] for i in kept]
+    loop = [loop[i] for i in kept] if len(loop) == len(facts) else []
     return CpuTime(ticks=float(np.median(ticks)), seconds=float(np.median(ns)) / 1e9,
                    ci95=bootstrap_interval(ticks, median=True),
-                   loop_ticks=float(np.median(loop)) if len(loop) == len(facts) else None)
+                   loop_ticks=float(np.median(loop)) if loop else None, left_out=left_out)
 
 
-def leading_figure(preempted: Sequence[int] | None, figure: CpuTime | None) -> str:
-    """Which figure a job's tables, pages and plots lead with: the CPU-time figure
-    (``cpu_time``) when any of its trials was preempted and the figure exists, else the
-    harness mean (``harness_mean``, as the NICCS pages). A preempted trial's calls hold
-    the time other tasks took, its CPU time does not."""
+def leading_figure(preempted: Sequence[int] | None, figure: CpuTime | None,
+                   version: int = STATISTICS_VERSION) -> str:
+    """Which figure a job leads with (``Statistics.leading``): from version 4 the
+    CPU-time figure wherever it exists (it holds no counter bracket and no other task's
+    time), else the per-call mean. Version 3 led with the CPU-time figure only where a
+    trial was preempted, else with the per-call mean under its old code."""
+    if version >= 4:
+        return _figures.CPU_TIME.code if figure is not None else _figures.PER_CALL_MEAN.code
     if preempted and figure is not None:
-        return LEADING_CPU_TIME
-    return LEADING_HARNESS_MEAN
+        return _figures.CPU_TIME.code
+    return "harness_mean"
+
+
+def core_cycles_of_lead(facts: Sequence[Trial], figure: CpuTime | None
+                        ) -> tuple[float, float, float] | None:
+    """``(core cycles per tick, the leading figure in core cycles, spread)``: the
+    CPU-time figure × the median of the trials' estimates of core cycles per tick (an
+    estimate: no PMU counted them), and the estimates' (max − min) / median. ``None``
+    without the figure or an estimate in every trial."""
+    factors = [t.core_cycles_per_tick for t in facts]
+    if figure is None or not facts or any(f is None or not f > 0 for f in factors):
+        return None
+    values = [float(f or 0.0) for f in factors]
+    middle = float(np.median(values))
+    return middle, figure.ticks * middle, (max(values) - min(values)) / middle
 
 
 def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
@@ -258,7 +297,7 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         cpu_share(t) is not None or involuntary_switches(t) is not None for t in facts) \
         else None
     flags = flags_v2(means, ratios, outliers, disturbed, facts, cpu)
-    v2 = replace(
+    v2: Statistics = replace(
         v1, version=version, per_call_mean_ticks=per_call,
         mean_bootstrap_ci95_low_ticks=boot[0] if boot else None,
         mean_bootstrap_ci95_high_ticks=boot[1] if boot else None,
@@ -275,8 +314,8 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         preempted_trials=preempted, flags=tuple(flags))
     if version == 2:
         return v2
-    figure = cpu_time(facts)
-    return replace(
+    figure = cpu_time(facts, version)
+    v3 = replace(
         v2, cpu_time_ticks=figure.ticks if figure else None,
         cpu_time_seconds=figure.seconds if figure else None,
         cpu_time_ci95_low_ticks=figure.ci95[0] if figure and figure.ci95 else None,
@@ -285,8 +324,29 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
         if figure and figure.ci95 and figure.ticks else None,
         loop_cpu_time_ticks=figure.loop_ticks if figure else None,
         cpu_time_per_byte=figure.ticks / message_bytes if figure and message_bytes else None,
-        leading=leading_figure(preempted, figure),
+        leading=leading_figure(preempted, figure, version),
         flags=tuple(flags + flags_v3(trials, facts)))
+    if version == 3:
+        return v3
+    return _version_4(v3, facts, figure, message_bytes)
+
+
+def _version_4(v3: Statistics, facts: Sequence[Trial], figure: CpuTime | None,
+               message_bytes: int) -> Statistics:
+    """Version 4 over version 3's statistics: the slow-state trials left out and
+    flagged, and the per-byte figures, MB/s and core cycles of the leading figure."""
+    lead = _figures.lead(replace(v3, version=4))
+    core = core_cycles_of_lead(facts, figure)
+    left_out = figure.left_out if figure else ()
+    return replace(
+        v3, left_out_trials=left_out if figure else None,
+        cycles_per_byte=lead.per_byte(message_bytes),
+        mb_per_s=lead.megabytes_per_second(message_bytes),
+        core_cycles_per_tick=core[0] if core else v3.core_cycles_per_tick,
+        core_cycles_per_byte=core[1] / message_bytes if core and message_bytes
+        else None if figure else v3.core_cycles_per_byte,
+        core_cycles_per_tick_spread=core[2] if core else None,
+        flags=v3.flags + tuple(slow_state_flags(facts, left_out)))
 
 
 def aggregate_trials(trials: Sequence[Trial], cycles: Sequence[np.ndarray],

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ngcc.base import format as _format
 from ngcc.base import untrusted as _untrusted
 from ngcc.evidence.model import BuildEntry, KatFacts, Record
 from ngcc.library.candidates import title as registry_title
@@ -58,6 +59,26 @@ def kat_cell(kat: KatFacts | None) -> str:
     if kat.timed_without_pass:
         return f"{kat.verdict} {WARNING} timed without a KAT pass (override)"
     return kat.verdict
+
+
+def baseline_sentence(records: Sequence[Record]) -> str:
+    """The one sentence (no final stop) that defines × pseudoXOF and names the baselines
+    ``records`` are divided by (``stats.groups.baseline_record``), with what each is."""
+    by_description: dict[str, list[str]] = {}
+    for label in _analysis.baseline_labels(records):
+        record = next(r for r in records if r.label == label)
+        built = record.implementation.variant == _analysis.EXTERNAL_VARIANT
+        what = (f"your build ({_untrusted.markdown_text(record.implementation.description)})"
+                if built and record.implementation.description else "your build" if built
+                else _untrusted.markdown_text(record.implementation.description))
+        by_description.setdefault(what, []).append(code(label))
+    used = "; ".join(f"{', '.join(labels)}: {what}" if what else ", ".join(labels)
+                     for what, labels in by_description.items())
+    return ("× pseudoXOF: the leading figure over that of pseudoXOF of the same output "
+            "width at the same length in this run, as the NGCC harness divides by its ICCS "
+            "helper "
+            f"({_format.MISSING} where it was not measured); the baseline here: "
+            + (used or "none measured"))
 
 
 def plural(count: int, word: str) -> str:

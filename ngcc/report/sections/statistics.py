@@ -1,8 +1,9 @@
 """The robustness figures, after section 4 and beyond the guide's structure: one table
-with a row per record that says what section 4 does not (the 95 % CI of the mean, the
-per-call median and its CI, the CPU-time figure, the batch mean and the observer effect,
-core cycles, the ratio to pseudoXOF, the flagged trials), each figure once; then the
-trial flags and the links to the plots.
+with a row per record that says what section 4 does not (the 95 % CI of the leading
+figure and the trials left out of it, the per-call mean and median with their CIs, the
+batch mean and the observer effect, the leading figure in core cycles, the ratio to
+pseudoXOF, the flagged trials), each figure once; then the trial flags and the links to
+the plots.
 
 A column is shown only where a record of the page has its figure (statistics version 2
 added the bootstrap and median intervals, the batch mean and core cycles; version 3 the
@@ -17,9 +18,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
+from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import verdict as _verdict
-from ngcc.report.sections.common import by_host, code, instance_label
+from ngcc.report.sections.common import (
+    baseline_sentence,
+    by_host,
+    code,
+    instance_label,
+)
 from ngcc.report.sections.failures import flag_lines
 from ngcc.stats import groups as _analysis
 
@@ -29,33 +36,17 @@ if TYPE_CHECKING:
 ROBUSTNESS_TITLE = "Robustness figures (beyond the guide's structure)"
 
 
-def confidence_interval(record: Record) -> str:
-    """``2.10 k – 2.14 k``: the 95 % CI of the mean (the bootstrap interval, which
-    cannot go below zero, in statistics of version 2; else the t interval), or — for a
-    single trial."""
-    low, high, _ = record.statistics.mean_ci95
-    if low is None or high is None:
-        return _format.MISSING
-    return f"{_format.cycles(max(low, 0.0))} – {_format.cycles(high)}"  # counts are >= 0
-
-
 def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else \
         f" ({_format.cycles(low)} – {_format.cycles(high)})"
 
 
 def mean_ci_cell(record: Record) -> str:
-    """``1968 – 2318 (± 8.40 %)``: the CI of the mean and its half-width relative to the
-    per-call mean, which is named (``± 8.40 % of 2090``) only where it reads otherwise
-    than section 4's harness mean (trials of unequal calls)."""
-    stats = record.statistics
-    interval, half = confidence_interval(record), stats.mean_ci95[2]
-    if half is None:
-        return interval
-    centre = stats.per_call_mean_ticks
-    differs = centre is not None and _format.cycles(centre) != _format.cycles(stats.mean_cycles)
-    return f"{interval} (± {_format.percent(half)}" + (
-        f" of {_format.cycles(centre)})" if differs else ")")
+    """``2090 (1968 – 2318)``: the per-call mean and the CI of the mean of the trial
+    means."""
+    low, high, _ = record.statistics.mean_ci95
+    return _format.cycles(record.statistics.mean_cycles) + _interval(
+        max(low, 0.0) if low is not None else None, high)
 
 
 def median_cell(record: Record) -> str:
@@ -65,16 +56,32 @@ def median_cell(record: Record) -> str:
                                                            stats.median_ci95_high_ticks)
 
 
-def cpu_time_cell(record: Record) -> str:
-    """``1914 (1899 – 1929), loop 2023``: the CPU-time figure, its CI, and the same over
-    the loop of timed calls (statistics version 3)."""
+def lead_ci_cell(record: Record) -> str:
+    """``1899 – 1929 (± 0.80 %); 2 of 7 trials left out``: the 95 % CI of the leading
+    figure (section 4's), and the trials of the slow speed state left out of it."""
+    lead = record.statistics.figure
+    cell = _format.MISSING if lead.ci_low is None or lead.ci_high is None else \
+        f"{_format.cycles(lead.ci_low)} – {_format.cycles(lead.ci_high)} " \
+        f"(± {_format.percent(lead.ci_relative)})"
+    left_out = record.statistics.left_out_trials
+    if left_out:
+        cell += f"; {len(left_out)} of {record.statistics.trials} trials left out"
+    return cell
+
+
+def core_cell(record: Record) -> str:
+    """``419.3 (spread 0.4 %)``: the leading figure in core cycles per byte, an
+    estimate, and the spread of the trials' estimates of core cycles per tick."""
     stats = record.statistics
-    if stats.cpu_time_ticks is None:
-        return _format.MISSING
-    loop = (f", loop {_format.cycles(stats.loop_cpu_time_ticks)}"
-            if stats.loop_cpu_time_ticks is not None else "")
-    return _format.cycles(stats.cpu_time_ticks) + _interval(
-        stats.cpu_time_ci95_low_ticks, stats.cpu_time_ci95_high_ticks) + loop
+    cell = _format.cycles_per_byte(_figures.core_cycles_per_byte(stats, record.message_bytes))
+    if stats.core_cycles_per_tick_spread is not None:
+        cell += f" (spread {_format.percent(stats.core_cycles_per_tick_spread)})"
+    return cell
+
+
+def loop_cell(record: Record) -> str:
+    """The CPU time per call over the timed loop (brackets included), version 3 on."""
+    return _format.cycles(record.statistics.loop_cpu_time_ticks)
 
 
 def batch_cell(record: Record) -> str:
@@ -87,7 +94,7 @@ def batch_cell(record: Record) -> str:
 
 
 def ratio_cell(run_records: Sequence[Record], record: Record) -> str:
-    """The mean over pseudoXOF's of the same width and length in the run."""
+    """The leading figure over pseudoXOF's of the same width and length in the run."""
     if _analysis.baseline_record(run_records, record) is record:  # the built-in only
         return f"{_format.MISSING} (the baseline itself)"
     return _format.ratio(_analysis.baseline_ratio(run_records, record))
@@ -124,27 +131,28 @@ def columns(run: Run, records: Sequence[Record]) -> list[Column]:
     mean_ci = ("percentile bootstrap of the trial means (4000 resamples, fixed seed)"
                if bootstrap else "t distribution, n = trials")
     every = [
-        Column("95 % CI of the mean (" + ("bootstrap" if bootstrap else "t") + ")",
-               mean_ci_cell, lambda _: True,
-               f"95 % CI of the mean: {mean_ci}, ± its half-width over the mean of the "
-               "trial means"),
+        Column("95 % CI of the figure", lead_ci_cell, lambda _: True,
+               "95 % CI of the figure: its interval over the trials (the CPU-time "
+               "figure's: a bootstrap of the median of the fast-state trials), and the "
+               "trials of the host's slow speed state left out of it"),
+        Column("per-call mean (95 % CI)", mean_ci_cell, lambda _: True,
+               f"Per-call mean: {_figures.PER_CALL_MEAN.meaning}; its CI: {mean_ci}"),
         Column("median (95 % CI)" if bootstrap else "median", median_cell, lambda _: True,
                "Median: of all calls pooled" + (", its CI a t interval of the logarithms "
                                                 "of the trial medians" if bootstrap else "")),
-        Column("CPU time/call (95 % CI)", cpu_time_cell, _any("cpu_time_ticks"),
-               "CPU time/call: the thread's CPU time over the uninstrumented batch / its "
-               "calls, the median of the trials, its CI a bootstrap of that median; loop: "
-               "the same over the timed calls, brackets included"),
+        Column("CPU time/call over the loop", loop_cell, _any("loop_cpu_time_ticks"),
+               "CPU time/call over the loop: the thread's CPU time over the timed calls, "
+               "brackets included (the median of the trials)"),
         Column("batch mean; observer effect", batch_cell, _any("batch_mean_ticks"),
-               "Batch mean: the calls timed without per-call readings; observer effect: "
-               "the median over the undisturbed trials of per-call mean − batch mean"),
-        Column("core cycles/byte", lambda r: _format.cycles_per_byte(
-            r.statistics.core_cycles_per_byte), _any("core_cycles_per_byte"),
-               "Core cycles/byte: section 4's mean in core cycles (each trial's core "
-               "cycles per tick)"),
+               "Batch mean: the calls timed without per-call readings (wall time); "
+               "observer effect: the median over the undisturbed trials of per-call mean "
+               "− batch mean"),
+        Column("core cycles/byte (estimate)", core_cell, _any("core_cycles_per_tick"),
+               "Core cycles/byte (estimate): section 4's figure × the trials' estimate of "
+               "core cycles per counter tick (no PMU counted them), and the spread of "
+               "those estimates ((max − min) / median)"),
         Column("× pseudoXOF", lambda r: ratio_cell(run.records, r), lambda _: True,
-               "× pseudoXOF: the mean over pseudoXOF's of the same output width and "
-               f"length in this run ({_format.MISSING} where it was not measured)"),
+               baseline_sentence(run.records)),
         Column("flags", flags_cell,
                lambda rs: any(r.statistics.flags or r.rejected_trials for r in rs),
                "Flags: the trials flagged, by kind, the worst of each below; rejected: "
