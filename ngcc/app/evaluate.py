@@ -236,10 +236,10 @@ def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[Folder
     taken = {str(e.label).casefold() for e in entries} | _registry.reserved_labels()
     result = []
     for folder, entry in zip(folders, entries, strict=True):
-        bare = "%s@%s" % (entry.instance, _archive.KIND_SUFFIX[entry.kind])
-        if (entry.label is None or entry.library is None or entry.label != bare
+        bare = "%s@%s" % (entry.instance, _archive.KIND_SUFFIX.get(entry.kind, entry.kind))
+        if (entry.label != bare or entry.library is None
                 or declared[(str(entry.instance).casefold(), entry.kind)] < 2):
-            result.append(entry)
+            result.append(entry)  # unlabelled (not built, not followed), or alone
             continue
         label = unique_label(bare, taken | {bare.casefold()}, folder.label_hints)
         taken.add(label.casefold())
