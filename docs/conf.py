@@ -6,15 +6,34 @@ docs/_build/html`` from the repository root (``.ci/run`` does).
 
 from __future__ import annotations
 
+import importlib.machinery
 import sys
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 
-import ngcc
+DOCS = Path(__file__).resolve().parent
+SOURCE_TREE = DOCS.parent
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # _ngcc_paths, _cli_reference
+
+def _document_the_built_ngcc() -> None:
+    """Sphinx run as ``python3 -m sphinx`` from the repository root puts the source tree
+    first on ``sys.path``; after ``pip install ".[docs]"`` (not editable) that tree has
+    no built C core and cannot be imported, while the installed copy, built from it, can:
+    then the tree leaves ``sys.path``. An editable install or an in-place build keeps it;
+    with no installed copy, the import says what to do (ngcc/__init__.py)."""
+    if any((SOURCE_TREE / "ngcc").glob("_core*.so")):
+        return
+    others = [entry for entry in sys.path if Path(entry or ".").resolve() != SOURCE_TREE]
+    if importlib.machinery.PathFinder.find_spec("ngcc", others) is not None:
+        sys.path[:] = others
+
+
+_document_the_built_ngcc()
+import ngcc  # noqa: E402  (after the path is settled)
+
+sys.path.insert(0, str(DOCS))  # _ngcc_paths, _cli_reference
 
 project = "ngcc"
 author = "ngcc developers"

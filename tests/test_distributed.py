@@ -163,9 +163,11 @@ class _Tampering(_executors.SerialExecutor):
                                        for t in r.trials)), "ran on CPU"),
     (lambda r: replace(r, calls_per_trial=(r.calls_per_trial or 0) + 1), "plan rule"),
     (lambda r: replace(r, library_sha256="0" * 64), "loaded a library of sha256"),
-    (lambda r: replace(r, trials=r.trials[:1]), "it has 1 trials, not 3 to 3"),
+    (lambda r: replace(r, trials=r.trials[:1]), "it has 1 trials, not 3 to 6"),
+    # 3 planned, up to 3 more in place of slow-speed-state ones: 7 is one too many
+    (lambda r: replace(r, trials=r.trials * 3), "it has 9 trials, not 3 to 6"),
     (lambda r: replace(r, environment=replace(r.environment, host=None)), "host"),
-], ids=["cpu", "plan", "library", "trials", "host"])
+], ids=["cpu", "plan", "library", "few trials", "many trials", "host"])
 def test_a_result_that_breaks_the_plan_is_refused(tmp_path, monkeypatch, change, defect):
     fixed_host(monkeypatch)
     with warnings.catch_warnings(record=True) as caught:
@@ -178,6 +180,23 @@ def test_a_result_that_breaks_the_plan_is_refused(tmp_path, monkeypatch, change,
     assert job.error.startswith("the result from serial was refused: ") and defect in job.error
     assert sum("was refused" in str(w.message) for w in caught) == 1
     assert not (tmp_path / "run" / job.record).exists()
+
+
+def test_a_result_with_replacement_trials_is_accepted(tmp_path, monkeypatch):
+    """A worker's job that measured trials in place of slow-speed-state ones (up to as
+    many as planned) is written like any other."""
+    fixed_host(monkeypatch)
+
+    def two_more(result):
+        extra = tuple(replace(t, position=t.position + 100,
+                              trial=replace(t.trial, index=len(result.trials) + i,
+                                            position=None))
+                      for i, t in enumerate(result.trials[:2]))
+        return replace(result, trials=result.trials + extra)
+
+    run = _campaign(tmp_path / "run", executor=_Tampering(two_more)).run()
+    assert not run.failed_jobs
+    assert len(run.record("SM3", 1024).trials) == 5
 
 
 def test_a_failed_child_fails_its_job_only(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ import importlib
 import inspect
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -196,6 +197,39 @@ def test_only_the_paths_file_names_a_private_module():
 
 
 # ------------------------------------------------------------------------ the build
+
+
+def _conf_in_a_fresh_clone(tmp_path: Path, installed: bool) -> subprocess.CompletedProcess[str]:
+    """docs/conf.py run from the root of a clone whose ngcc has no built C core (as
+    ``python3 -m sphinx`` runs it there), with or without an installed, built ngcc on
+    the path; it prints which ngcc it imported."""
+    pytest.importorskip("docutils")  # the docs extra, as the build tests below
+    tree = tmp_path / "clone"
+    shutil.copytree(REPO / "ngcc", tree / "ngcc",
+                    ignore=shutil.ignore_patterns("_core*.so", "_lib", "__pycache__"))
+    (tree / "docs").mkdir()
+    shutil.copy(DOCS / "conf.py", tree / "docs" / "conf.py")
+    installed_at = tmp_path / "site-packages"
+    installed_at.mkdir()
+    if installed:
+        (installed_at / "ngcc").symlink_to(REPO / "ngcc")
+    code = ("import runpy, sys; sys.path.append(%r); runpy.run_path('docs/conf.py'); "
+            "print(sys.modules['ngcc'].__file__)" % str(installed_at))
+    return subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def test_the_docs_of_a_fresh_clone_document_the_installed_ngcc(tmp_path):
+    done = _conf_in_a_fresh_clone(tmp_path, installed=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "site-packages" / "ngcc" / "__init__.py")
+
+
+def test_the_docs_of_a_clone_with_no_ngcc_built_say_what_to_do(tmp_path):
+    done = _conf_in_a_fresh_clone(tmp_path, installed=False)
+    assert done.returncode == 1
+    assert "which has no built C core" in done.stderr.splitlines()[-1], done.stderr
+
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,14 @@ def u64(values):
     return np.asarray(values, dtype=np.uint64)
 
 
-def test_harness_mean_weighs_every_call_not_every_trial():
+def test_the_per_call_mean_weighs_every_call_not_every_trial():
     # trial means are 2 and 10; the harness mean is (1+2+3+10)/4 = 4, not 6.
-    assert _calls.harness_mean([u64([1, 2, 3]), u64([10])]) == 4.0
+    assert _calls.per_call_mean([u64([1, 2, 3]), u64([10])]) == 4.0
 
 
-def test_harness_mean_is_exact_for_large_counts():
+def test_the_per_call_mean_is_exact_for_large_counts():
     big = 2**40 + 1
-    assert _calls.harness_mean([u64([big] * 20000)]) == big
+    assert _calls.per_call_mean([u64([big] * 20000)]) == big
 
 
 def test_call_distribution_of_1_to_100():
@@ -119,7 +119,7 @@ def test_aggregate_single_trial_has_no_interval_and_no_nan():
 
 def test_empty_inputs_are_refused():
     with pytest.raises(ValueError):
-        _calls.harness_mean([u64([])])
+        _calls.per_call_mean([u64([])])
     with pytest.raises(ValueError):
         _calls.call_distribution(u64([]))
 

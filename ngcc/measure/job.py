@@ -54,6 +54,12 @@ def replacement_budget(trials: int) -> int:
     return math.ceil(trials * REPLACEMENT_SHARE)
 
 
+def most_trials(order: JobOrder) -> int:
+    """The most trials a job of ``order`` may end with: ``max_trials``, or its planned
+    trials and their replacements (:func:`replacement_budget`) if that is more."""
+    return max(order.max_trials, order.trials + replacement_budget(order.trials))
+
+
 def slow_state_trials(taken: Sequence[Taken]) -> int:
     """How many of ``taken`` ran in the host's slow speed state: their CPU-time figure
     far above the fastest's (0 where a trial lacks the figure)."""
@@ -432,7 +438,7 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
 
     A result must name the host and CPU it was measured on, have loaded the library the
     plan names, follow the plan rule from its own calibration, and hold between
-    ``trials`` and ``max_trials`` trials of that many calls, each pinned to that CPU.
+    ``trials`` and :func:`most_trials` trials of that many calls, each pinned to that CPU.
     """
     env = result.environment
     if result.key != order.key:
@@ -455,9 +461,9 @@ def result_defects(order: JobOrder, result: JobResult) -> list[str]:
         found.append("its plan (%s calls, %s warm-up) is not the plan rule's for t1 %.3g s "
                      "(%d calls, %d warm-up)" % (result.calls_per_trial, result.warmup_calls,
                                                  t1, calls, warmup))
-    if not order.trials <= len(result.trials) <= order.max_trials:
+    if not order.trials <= len(result.trials) <= most_trials(order):
         found.append("it has %d trials, not %d to %d" % (len(result.trials), order.trials,
-                                                         order.max_trials))
+                                                         most_trials(order)))
     for index, measured in enumerate(t.measured for t in result.trials):
         if measured.cpu != env.cpu:
             found.append("trial %d ran on CPU %d, not the worker's CPU %d"

@@ -52,7 +52,7 @@ _HELPER_ALIASES = {"SM3": ("sm3hash", 256)}
 
 @dataclass(frozen=True)
 class Published:
-    """One published figure: the harness mean in core cycles, and its source page."""
+    """One published figure: the harness's mean core cycles per call, and its source page."""
 
     instance: str
     message_bytes: int

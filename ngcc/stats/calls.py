@@ -1,5 +1,5 @@
 """The per-call figures of a job's trials (one uint64 array of per-call counter ticks
-per trial): the harness mean, all calls pooled and their distribution, each trial's
+per trial): the per-call mean, all calls pooled and their distribution, each trial's
 mean and median, and the median of the trial means."""
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def harness_mean(trials: Sequence[np.ndarray]) -> float:
-    """Harness mean: Σ per-call ticks of every call of every trial / Σ calls.
+def per_call_mean(trials: Sequence[np.ndarray]) -> float:
+    """The per-call mean: Σ per-call ticks of every call of every trial / Σ calls.
 
-    The headline "mean cycles" of the NGCC harness and of the reports' performance
-    table, computed as the harness does: every call weighs the same, whatever trial
-    it belongs to. Each call's count includes the counter readings around it.
+    Every call weighs the same, whatever trial it belongs to. Each call's count includes
+    the counter readings around it (the bracket), so it is not the harness's own
+    statistic, which reads the counter once around a loop of calls (the batch mean; the
+    CPU-time figure that leads is of such a batch).
     """
     calls = sum(len(cycles) for cycles in trials)
     if calls == 0:

@@ -46,8 +46,8 @@ from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import STATISTICS_VERSIONS, Statistics, Trial, TrialStatistics
 from ngcc.stats.calls import (
     call_distribution,
-    harness_mean,
     median_of_trial_means,
+    per_call_mean,
     pooled,
     trial_means,
     trial_medians,
@@ -157,7 +157,7 @@ def observer_effect(per_call: Sequence[float], facts: Sequence[Trial]
 
 def core_cycles(trials: Sequence[np.ndarray], facts: Sequence[Trial]
                 ) -> tuple[float, float] | None:
-    """``(core cycles per tick, harness mean in core cycles)``: each trial's ticks
+    """``(core cycles per tick, per-call mean in core cycles)``: each trial's ticks
     converted with its own estimate of core cycles per tick; the factor is Σ core
     cycles / Σ ticks. ``None`` unless every trial has the estimate."""
     if not facts or len(facts) != len(trials) or any(
@@ -264,7 +264,7 @@ def aggregate(trials: Sequence[np.ndarray], total_seconds: Sequence[float],
     where the cycle counter does not tick at the core frequency; MB is decimal (10^6).
     """
     means = trial_means(trials)
-    mean = harness_mean(trials)
+    mean = per_call_mean(trials)
     calls = sum(len(cycles) for cycles in trials)
     interval = t_confidence_interval(means)
     mean_seconds = sum(total_seconds) / calls
