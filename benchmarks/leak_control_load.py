@@ -24,9 +24,9 @@ import sys
 import time
 
 import ngcc
-from ngcc.evidence import leak as _leak_evidence
+from ngcc.evidence import leak_evidence as _leak_evidence
 from ngcc.measure import host as _host
-from ngcc.measure import leak as _leak
+from ngcc.measure import leak_measurement as _leak
 
 
 def _spin(cpu: int) -> None:

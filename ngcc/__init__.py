@@ -88,7 +88,7 @@ try:
     from ngcc.evidence.run import Run, load_run
     from ngcc.library.build import BuildResult, build
     from ngcc.library.registry import Instance, instance, instances
-    from ngcc.measure.leak import LeakResult, leak
+    from ngcc.measure.leak_measurement import LeakResult, leak
     from ngcc.report.validate import Validation, validate
 except KeyboardInterrupt:
     _interrupted_while_starting()

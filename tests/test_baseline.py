@@ -52,7 +52,7 @@ def test_the_builtin_baseline_is_the_helper_as_shipped(tmp_path, monkeypatch):
         assert _groups.baseline_record(run.records, run.record(label, 32)) is shipped, label
     absorb = run.record("pseudoXOF-256@absorb", 32)
     assert _groups.baseline_ratio(run.records, absorb) == pytest.approx(
-        absorb.statistics.mean_cycles / shipped.statistics.mean_cycles)
+        absorb.statistics.figure.ticks / shipped.statistics.figure.ticks)
     assert _groups.baseline_labels(run.records) == ["pseudoXOF-256"]
 
 
@@ -99,7 +99,7 @@ def test_the_pages_carry_the_one_sentence(tmp_path, monkeypatch):
     run = _run(tmp_path, ["pseudoXOF-256", "SM3"])
     run.report(tmp_path / "report")
     sentence = baseline_sentence(run.records)
-    assert sentence.startswith("× pseudoXOF: the mean cycles over those of pseudoXOF of "
+    assert sentence.startswith("× pseudoXOF: the leading figure over that of pseudoXOF of "
                                "the same output width at the same length in this run")
     assert "`pseudoXOF-256`: as the ICCS auxfunc.c computes them: a plain SM3" in sentence
     for page in ("field.md", "baseline.md"):

@@ -304,3 +304,57 @@ def test_no_module_is_over_the_house_limit():
     assert {m: n for m, n in lengths.items() if n > MAX_MODULE_LINES
             and m not in LONG_BY_DESIGN} == {}
     assert all(module in MODULES for module in LONG_BY_DESIGN)
+
+
+# ------------------------------------------------------------------- the analyses
+
+#: The modules that serve every analysis, and the roles of the slices' modules each one
+#: imports by name (``ngcc.evidence.analyses.slice_modules``, ``Analysis.module``).
+DISPATCHERS = {"cli.main": ("command",), "evidence.run": ("evidence",),
+               "report.validate": ("evidence",), "report.pages": ("section",),
+               "report.write": ("section",)}
+#: What a slice's module of each role offers its dispatchers.
+ROLE_FUNCTIONS = {"command": ("add_command",), "evidence": ("read_evidence", "run_evidence"),
+                  "section": ("section", "plot_stems", "draw_plots")}
+
+
+def test_each_slice_module_is_in_its_roles_stage_and_named_after_its_analysis():
+    from ngcc.evidence.analyses import ANALYSES, ROLES
+
+    for analysis in ANALYSES:
+        for role in analysis.roles:
+            module = analysis.module(role)[len("ngcc."):]
+            assert module in MODULES, "%s's %s module %s is missing" % (
+                analysis.name, role, module)
+            assert module.startswith(ROLES[role] + ".") and stage(module) == \
+                ROLES[role].split(".")[0]
+            assert module.rsplit(".", 1)[1] == "%s_%s" % (analysis.name, role)
+
+
+def test_a_slice_module_name_is_unique_in_the_package():
+    from ngcc.evidence.analyses import ANALYSES
+
+    names = [path.stem for path in MODULES.values()]
+    slices = {analysis.module(role).rsplit(".", 1)[1]
+              for analysis in ANALYSES for role in analysis.roles}
+    assert {name: names.count(name) for name in slices} == {name: 1 for name in slices}
+
+
+def test_the_modules_serving_every_analysis_import_no_later_stage():
+    """Their imports by name are edges too: from the dispatcher to each analysis's
+    module of the roles it serves."""
+    import importlib
+
+    from ngcc.evidence.analyses import ANALYSES
+
+    rank = {name: index for index, name in enumerate(STAGES)}
+    for dispatcher, roles in DISPATCHERS.items():
+        text = MODULES[dispatcher].read_text()
+        assert "slice_modules(" in text or ".module(" in text, dispatcher
+        for analysis in ANALYSES:
+            for role in set(roles) & set(analysis.roles):
+                target = analysis.module(role)[len("ngcc."):]
+                assert rank[stage(target)] <= rank[stage(dispatcher)], (dispatcher, target)
+                module = importlib.import_module("ngcc." + target)
+                assert [f for f in ROLE_FUNCTIONS[role] if not hasattr(module, f)] == [], \
+                    target

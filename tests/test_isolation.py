@@ -35,6 +35,7 @@ from _testlib import NO_UNSHARE_SOURCE, build_library, compiler, driver_request
 
 import ngcc
 from ngcc.driver import child as _child
+from ngcc.driver import leak_mode as _leak_mode
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.library.registry import sanitized_build
@@ -361,7 +362,7 @@ def test_cold_and_trial_run_isolated(isolating):
 
 
 def test_a_leak_run_works_isolated(isolating):
-    outcome = _child.leak(ngcc.instance("SM3"), 32, 2000, 500, 7, lambda ticks, classes: False)
+    outcome = _leak_mode.leak(ngcc.instance("SM3"), 32, 2000, 500, 7, lambda ticks, classes: False)
     assert outcome.calls == 2000  # its checks include the pid of the facts
 
 

@@ -1,4 +1,5 @@
-"""ngcc leak: the dudect fixed-vs-random timing test (ngcc/measure/leak.py, the driver's leak mode).
+"""ngcc leak: the dudect fixed-vs-random timing test (ngcc/measure/leak_measurement.py, the
+driver's leak mode, ngcc/driver/leak_mode.py).
 
 Three layers: the statistics on synthetic data (Welch's t against scipy, the crops,
 the second order, the online update against one batch); the driver's leak mode and
@@ -12,7 +13,7 @@ interrupts widen both classes' distributions alike and a constant-time function'
 stays a standard normal variable; max |t| over the 32 tests passes 4.5 with a
 probability of at most 32 x 7e-6.
 
-tests/fixtures/leaky/table_sbox (the ctgrind fixture) is deliberately left out of
+tests/fixtures/leaky/table_sbox (an `ngcc ct` fixture) is deliberately left out of
 the LEAK assertions: its 256-byte table stays in the L1 cache, so its only timing
 signal is a small microarchitectural effect that comes and goes from one process to
 the next (benchmarks/leak_power.py measures how often it is flagged).
@@ -37,13 +38,14 @@ from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
 from ngcc.cli import main as _cli
 from ngcc.driver import child as _child
 from ngcc.driver import facts as _facts
+from ngcc.driver import leak_mode as _leak_mode
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.driver.protocol import Conversation, ProtocolError
-from ngcc.evidence import leak as _leak_evidence
-from ngcc.measure import leak as _leak
-from ngcc.stats import leak as _stats
-from ngcc.stats.leak import LeakStatistics, Moments, crop_thresholds, verdict
+from ngcc.evidence import leak_evidence as _leak_evidence
+from ngcc.measure import leak_measurement as _leak
+from ngcc.stats import leak_statistics as _stats
+from ngcc.stats.leak_statistics import LeakStatistics, Moments, crop_thresholds, verdict
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -305,10 +307,10 @@ def test_forged_leak_facts_are_a_protocol_error(tmp_path, monkeypatch, changes, 
     monkeypatch.setattr(_process, "DRIVER", _forging_driver(tmp_path, **changes))
     call = (ngcc.instance("SM3"), LENGTH, 10, 5, 7, lambda ticks, classes: False)
     if not defect:
-        assert _child.leak(*call).class_calls == (5, 5)
+        assert _leak_mode.leak(*call).class_calls == (5, 5)
         return
     with pytest.raises(_process.DriverError) as caught:
-        _child.leak(*call)
+        _leak_mode.leak(*call)
     assert caught.value.status == "protocol"
     assert defect in caught.value.message
 
@@ -322,7 +324,7 @@ def _collect(inst, calls: int, seed: int, **options):
         batches.append((ticks, classes))
         return False
 
-    run = _child.leak(inst, options.pop("length", LENGTH), calls, options.pop("batch", 1000),
+    run = _leak_mode.leak(inst, options.pop("length", LENGTH), calls, options.pop("batch", 1000),
                       seed, take, **options)
     return run, np.concatenate([b[0] for b in batches]), np.concatenate([b[1] for b in batches])
 
@@ -347,7 +349,7 @@ def test_batches_are_bounded_and_start_small():
         sizes.append(len(ticks))
         return False
 
-    _child.leak(ngcc.instance("SM3"), 16, 20_000, 3000, 1, take)
+    _leak_mode.leak(ngcc.instance("SM3"), 16, 20_000, 3000, 1, take)
     assert sizes[:3] == [1024, 2048, 3000] and max(sizes) == 3000 and sum(sizes) == 20_000
 
 
@@ -360,7 +362,7 @@ def test_a_time_limit_stops_the_calls():
 
 def test_a_length_and_batch_beyond_the_store_is_the_drivers_request_error():
     with pytest.raises(_process.DriverError) as caught:
-        _child.leak(ngcc.instance("SM3"), 1 << 20, 10, 65, 1, lambda t, c: False)
+        _leak_mode.leak(ngcc.instance("SM3"), 1 << 20, 10, 65, 1, lambda t, c: False)
     assert caught.value.reason == "request"
     assert "message bytes x batch calls <= 67108864" in caught.value.message
 

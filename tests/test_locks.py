@@ -134,7 +134,7 @@ def test_no_free_cpu_names_every_holder(tmp_path, holder, monkeypatch):
 
 # ------------------------------------------------ leak tests hold their CPU too
 
-#: The shortest leak test (ngcc.measure.leak.MIN_CALLS); SM3 at 64 B takes milliseconds.
+#: The shortest leak test (ngcc.measure.leak_measurement.MIN_CALLS); SM3 at 64 B takes milliseconds.
 LEAK = {"length": 64, "calls": 2000}
 
 

@@ -24,7 +24,7 @@ from ngcc.evidence.run import Run, load_run
 from ngcc.report.plots import common as _common
 from ngcc.report.plots import cycles as _cycles
 from ngcc.report.plots import distribution as _distribution
-from ngcc.report.plots import leak as _leak_plot
+from ngcc.report.plots import leak_plot as _leak_plot
 from ngcc.report.plots import ratio as _ratio
 from ngcc.report.plots.cycles import CpbSeries
 from ngcc.report.plots.ratio import RatioSeries

@@ -30,6 +30,7 @@ from ngcc.base.errors import SandboxUnavailableError
 from ngcc.base.sandbox import REMEDY
 from ngcc.driver import child as _child
 from ngcc.driver import facts as _facts
+from ngcc.driver import leak_mode as _leak_mode
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 from ngcc.library.registry import sanitized_build
@@ -143,7 +144,7 @@ def test_every_mode_runs_isolated_by_default_and_the_trial_says_so(honest, tmp_p
     assert measured.isolation == "namespaces"
     assert _child.cold_call(honest, 64) > 0
     assert _child.probe(honest) == len(_child.PROBE_BITS)
-    leak = _child.leak(honest, 32, 2000, 500, 7, lambda ticks, classes: False)
+    leak = _leak_mode.leak(honest, 32, 2000, 500, 7, lambda ticks, classes: False)
     assert leak.isolation == "namespaces"
     result = ngcc.leak(honest, 32, calls=2000)
     assert result.evidence().driver.isolation == "namespaces"
@@ -231,7 +232,7 @@ def test_the_sandboxs_cap_applies_in_every_mode(folder, honest, tmp_path):
         "trial": lambda: _child.trial(huge, 64, 5, 0),
         "kat": lambda: _child.generate_kat(huge, "2_12", tmp_path / "kat.txt"),
         "probe": lambda: _child.probe(huge),
-        "leak": lambda: _child.leak(huge, 32, 1000, 500, 7, lambda ticks, classes: False),
+        "leak": lambda: _leak_mode.leak(huge, 32, 1000, 500, 7, lambda ticks, classes: False),
     }
     for mode, run in runs.items():
         with pytest.raises(_process.DriverError) as caught:

@@ -22,6 +22,8 @@
  *   kat    --kat 2_12|2_23|2_33|Loop --instance NAME [--blank-digests]
  *                                    one KAT file, streamed: KAT_DATA..., KAT_DONE
  *   probe  --lengths B1,B2,...       each bit length at a page's start and end: PROBE
+ *   ct     --lengths B1,B2,...       each bit length under memcheck, the message
+ *                                    undefined: CT_LENGTH... (run under valgrind)
  *   leak   --message-bytes N --calls N --batch-calls N --seed S [--warmup N]
  *          [--time-limit-ms MS] [--cpu C] [--message-stdin | --control]
  *                                    fixed-vs-random timing (dudect):
@@ -74,7 +76,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -87,6 +91,14 @@
 #include "procinfo.h"
 #include "sandbox.h"
 #include "timer.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#include <valgrind/valgrind.h>
+#define HAVE_MEMCHECK 1
+#endif
+#endif
 
 #define EXIT_USAGE 120    /* no usable result channel: the message is on stderr */
 #define EXIT_CHANNEL 121  /* the result channel broke (closed, or the parent is gone) */
@@ -555,6 +567,117 @@ static void run_hash(const request *req)
              req->library, status, req->digest_bits, (unsigned long long)req->bits);
     send_frame(FRAME_DIGEST, digest, (size_t)req->digest_bits / 8);
     end();
+}
+
+
+/* ct: each length of --lengths hashed in a fork()ed child of its own, under valgrind's
+ * memcheck: the message marked undefined, its length defined, the digest and the
+ * status marked defined after the call, so that memcheck reports each branch and
+ * address the message decides. A child starts from the parent as it was before any
+ * call, so memcheck reports in each child what that length reached; a client message
+ * "ngcc-ct length N" before each child marks its reports in the XML output. The
+ * child hands its status and digest back through shared memory (a fork()ed copy may
+ * not write on the channel); the parent sends one CT_LENGTH frame per length, or a
+ * CRASH frame for a child that died of a signal, and stops there.
+ * (ngcc/driver/ct_mode.py runs it; ngcc/measure/ct_measurement.py reads it.) */
+#if defined(HAVE_MEMCHECK)
+static void ct_child(const request *req, const instance_library *lib,
+                     const unsigned char *source, uint64_t bits, unsigned char *shared)
+{
+    guarded_buffer message_buffer, digest_buffer;
+    size_t bytes = (size_t)((bits + 7) / 8), digest_bytes = (size_t)req->digest_bits / 8;
+    unsigned char *message, *digest;
+    int32_t status;
+
+    /* a fault kills the child at once (the handler's raise() of a fork()ed copy is
+     * not its own under the seccomp filter); memcheck's report says where */
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
+    map_guarded(&message_buffer, bytes, GUARD_BEFORE_MESSAGE, GUARD_PAST_MESSAGE, "message");
+    message = guard_end_aligned(&message_buffer, bytes);
+    if (bytes > 0)
+        memcpy(message, source, bytes);
+    digest = prepare_digest(req, &digest_buffer);
+    (void)VALGRIND_MAKE_MEM_UNDEFINED(message, bytes);
+    status = (int32_t)lib->hash(req->digest_bits, message, bits, digest);
+    (void)VALGRIND_MAKE_MEM_DEFINED(&status, sizeof status);
+    (void)VALGRIND_MAKE_MEM_DEFINED(digest, digest_bytes);
+    frame_put_u32(shared + 1, (uint32_t)status);
+    memcpy(shared + 5, digest, digest_bytes);
+    shared[0] = 1;  /* the status and digest are there */
+    _exit(0);
+}
+#endif
+
+static void run_ct(const request *req)
+{
+#if defined(HAVE_MEMCHECK)
+    uint64_t lengths[MAX_PROBE_LENGTHS], longest = 0;
+    size_t count = 0, i, digest_bytes = (size_t)req->digest_bits / 8;
+    const char *text = req->lengths;
+    unsigned char *source, *shared, *payload;
+    instance_library lib;
+
+    while (text != NULL && *text != '\0' && count < MAX_PROBE_LENGTHS) {
+        char number[32];
+        size_t n = strcspn(text, ",");
+        if (n == 0 || n >= sizeof number)
+            break;
+        memcpy(number, text, n);
+        number[n] = '\0';
+        if (parse_number(number, MAX_PROBE_BITS, &lengths[count]) != 0)
+            break;
+        if (lengths[count] > longest)
+            longest = lengths[count];
+        count++;
+        text += n + (text[n] == ',');
+    }
+    if (count == 0 || (text != NULL && *text != '\0'))
+        fail(DRIVER_ERR_REQUEST, 0, "ct needs --lengths: up to %d comma-separated bit "
+             "lengths of at most %llu", MAX_PROBE_LENGTHS, (unsigned long long)MAX_PROBE_BITS);
+    source = malloc((size_t)(longest + 7) / 8 + 1);
+    payload = malloc(12 + digest_bytes);
+    shared = mmap(NULL, 5 + digest_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                  -1, 0);
+    if (source == NULL || payload == NULL || shared == MAP_FAILED)
+        fail(DRIVER_ERR_MEMORY, 0, "cannot allocate the ct buffers");
+    read_stdin(source, (longest + 7) / 8);
+    load(req, &lib);
+    for (i = 0; i < count; i++) {
+        int wait_status;
+        pid_t child;
+
+        memset(shared, 0, 5 + digest_bytes);
+        VALGRIND_PRINTF("ngcc-ct length %llu\n", (unsigned long long)lengths[i]);
+        child = fork();
+        if (child == 0)
+            ct_child(req, &lib, source, lengths[i], shared);
+        if (child < 0 || waitpid(child, &wait_status, 0) != child)
+            fail(DRIVER_ERR_SYSTEM, 0, "cannot run the child of %llu bits: %s",
+                 (unsigned long long)lengths[i], strerror(errno));
+        if (WIFSIGNALED(wait_status)) {  /* the library's crash, reported for the child */
+            unsigned char crash[24], *at = crash;
+            at = frame_put_u32(at, (uint32_t)WTERMSIG(wait_status));
+            at = frame_put_u32(at, GUARD_NONE);
+            at = frame_put_u32(at, ACCESS_UNKNOWN);
+            frame_put_u64(frame_put_u32(at, 0), 0);  /* si_code 0: seen, not taken */
+            send_frame(FRAME_CRASH, crash, sizeof crash);
+            _exit(0);
+        }
+        if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || shared[0] != 1)
+            fail(DRIVER_ERR_SYSTEM, 0, "the child of %llu bits ended before its hash (exit "
+                 "status %d)", (unsigned long long)lengths[i],
+                 WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+        memcpy(frame_put_u64(payload, lengths[i]), shared + 1, 4 + digest_bytes);
+        send_frame(FRAME_CT_LENGTH, payload, 12 + digest_bytes);
+    }
+    check_descendants();
+    end();
+#else
+    fail(DRIVER_ERR_REQUEST, 0, "this ngcc-driver was built without valgrind/memcheck.h, so "
+         "its ct mode cannot mark a message undefined: install valgrind (its headers) and "
+         "rebuild ngcc");
+#endif
 }
 
 static void run_cold(const request *req)
@@ -1129,6 +1252,8 @@ int main(int argc, char **argv)
         run_probe(&req);
     else if (strcmp(req.mode, "leak") == 0 && req.calls > 0)
         run_leak(&req);
+    else if (strcmp(req.mode, "ct") == 0)
+        run_ct(&req);
     fail(DRIVER_ERR_REQUEST, 0, "unknown mode \"%.40s\" (or trial or leak without --calls)",
          req.mode);
 }

@@ -46,6 +46,8 @@ enum {
                              * batch; with no batch, the first again). Every call
                              * hashes the same message: the parent compares both
                              * with that message's digest from another run */
+    FRAME_CT_LENGTH = 17,   /* ct: u64 bits, i32 CryptHash's return, digest_bits / 8
+                             * bytes of digest (one per length, in order) */
 };
 
 /* ERROR codes; value carries a number where one helps (CryptHash's return). */

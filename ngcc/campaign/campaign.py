@@ -34,7 +34,7 @@ from ngcc.base.errors import (
     HostError,
     MeasurementWarning,
 )
-from ngcc.campaign import leaks as _leaks
+from ngcc.campaign import leak_step as _leaks
 from ngcc.campaign import results as _results
 from ngcc.campaign.cost import CostEstimate, estimate, planned_job, trial_cost
 from ngcc.campaign.failures import FailureWatch
@@ -68,7 +68,7 @@ from ngcc.measure import executors as _executors
 from ngcc.measure import gate as _gate
 from ngcc.measure import host as _host
 from ngcc.measure import job as _jobs
-from ngcc.measure import leak as _leak
+from ngcc.measure import leak_measurement as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import partial as _partial
 from ngcc.measure import plan as _plan

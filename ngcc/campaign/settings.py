@@ -32,7 +32,7 @@ from ngcc.evidence.model import (
 )
 from ngcc.library import katfile as _katfile
 from ngcc.library.registry import Instance
-from ngcc.measure import leak as _leak
+from ngcc.measure import leak_measurement as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
 from ngcc.measure.job import STRICT_ATTEMPTS, Calibration, JobExecutor, JobOrder

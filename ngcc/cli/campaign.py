@@ -35,7 +35,7 @@ from ngcc.cli.summary import (
 )
 from ngcc.driver import child as _child
 from ngcc.evidence.model import COUNTER_CHOICES
-from ngcc.measure import leak as _leak
+from ngcc.measure import leak_measurement as _leak
 from ngcc.measure import plan as _plan
 from ngcc.stats import groups as _analysis
 

@@ -70,7 +70,9 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
                              "leading figure beside the published one, their ratio, and "
                              "the shape (cycles/byte over that at 64 KiB) beside the "
                              "published shape, with a geometric-mean row over the reference "
-                             "builds (an optimized build's rows are marked and left out)")
+                             "builds (an optimized build's rows are marked and left out); "
+                             "then the run's ranking at each security target beside the "
+                             "published ranking, with Spearman's rank correlation")
     parser.set_defaults(run=_run_compare)
 
 

@@ -2,10 +2,12 @@
 
 Each subcommand is one ``add_<name>(subcommands)`` function in its module of
 ``ngcc/cli/`` that adds its parser and sets ``run`` to a function ``(args) -> exit
-status``; listing it in ``SUBCOMMANDS`` makes it available. Errors the user can fix (an
-``NgccError``, a ``ValueError`` or an ``OSError`` such as a missing file) become one line
-``ngcc: error: ...`` on stderr and exit status 1; usage mistakes (argparse's, and a
-``UsageError``: what ``common.usage_checks`` finds before any work starts) exit with 2.
+status``; listing it in ``SUBCOMMANDS`` makes it available. An analysis's command is
+its slice's ``cli/<analysis>_command.add_command`` (``ngcc.evidence.analyses``).
+Errors the user can fix (an ``NgccError``, a ``ValueError`` or an ``OSError`` such as
+a missing file) become one line ``ngcc: error: ...`` on stderr and exit status 1;
+usage mistakes (argparse's, and a ``UsageError``: what ``common.usage_checks`` finds
+before any work starts) exit with 2.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from ngcc.base.errors import BuildError, NgccError, UsageError
 from ngcc.base.sandbox import disable_sandbox
 from ngcc.base.untrusted import plain
 from ngcc.base.version import __version__
-from ngcc.cli import build, campaign, compare, evaluate, hash, host, kat, leak, report, validate
+from ngcc.cli import build, campaign, compare, evaluate, hash, host, kat, report, validate
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, EXIT_USAGE
+from ngcc.evidence.analyses import slice_modules
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,7 +47,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     compare.add_compare,
     build.add_build,
     evaluate.add_evaluate,
-    leak.add_leak,
+    *(command.add_command for command in slice_modules("command")),  # one per analysis
 ]
 
 

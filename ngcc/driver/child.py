@@ -1,5 +1,6 @@
 """The driver's modes: every call ngcc makes into a foreign library — hashing, the
-cold call, trials, KAT generation, the guard probe, the leak test's calls — runs in
+cold call, trials, KAT generation, the guard probe (the analyses' own modes: the leak
+test's calls in :mod:`ngcc.driver.leak_mode`, memcheck's in :mod:`ngcc.driver.ct_mode`) — runs in
 ``ngcc-driver`` (``csrc/driver/driver.c``), a small C executable, in a process of its
 own, started and bounded by :mod:`ngcc.driver.process` and judged by
 :mod:`ngcc.driver.ending` (a failure is a :class:`~ngcc.driver.process.DriverError`);
@@ -52,10 +53,6 @@ PROBE_BITS = tuple(sorted({*range(0, 8 * 131, 8), 1, 7, 9, 15, 255, 257, 1001, 2
                            4095, 4097, *(8 * n for n in (255, 256, 257, 1000, 4095, 4096,
                                                          4097, 8192, 65536))}))
 
-#: Seconds a leak run may take beyond its own time limit (start-up, warm-up, the end).
-LEAK_TIMEOUT_SLACK = 120.0
-
-
 #: The most seconds a trial's deadline derived from its cold call may be. The cold call
 #: is the library's own first call, so a library that makes it slow (100 s) would
 #: otherwise buy its trials a deadline of a quarter of an hour; a trial that truly
@@ -79,12 +76,12 @@ def uncapped_trial_timeout(t1: float, calls: int, warmup: int,
     return 60.0 + 10.0 * (calls + warmup + batch) * t1
 
 
-def _library_options(inst: Instance) -> list[str]:
+def library_options(inst: Instance) -> list[str]:
     features = ["--cpu-features", ",".join(inst.cpu_features)] if inst.cpu_features else []
     return ["--library", str(inst.library), "--digest-bits", str(inst.digest_bits), *features]
 
 
-def _memory_options(memory_limit: int | None) -> list[str]:
+def memory_options(memory_limit: int | None) -> list[str]:
     """``--memory-limit`` for a run's address space (RLIMIT_AS, every mode), checked."""
     if memory_limit is None:
         return []
@@ -109,8 +106,8 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
     timeout = HASH_TIMEOUT + HASH_SECONDS_PER_MIB * len(message) / 2**20 \
         if timeout is None else timeout
     conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8)
-    run = _process.run_driver(conversation, _library_options(inst) + ["--bits", str(bits)]
-                              + _memory_options(memory_limit), timeout, message)
+    run = _process.run_driver(conversation, library_options(inst) + ["--bits", str(bits)]
+                              + memory_options(memory_limit), timeout, message)
     _ending.judge(run, what, memory_limit)
     return bytes(conversation.frames[wire.DIGEST])
 
@@ -129,10 +126,10 @@ def cold_call(inst: Instance, message_bytes: int, *, cpu: int | None = None,
     """Seconds of the first call of ``inst``'s freshly loaded library on the default
     message of ``message_bytes`` bytes (or ``message``), pinned to ``cpu`` if given."""
     what = what or "%s at %d B (calibration)" % (inst.name, message_bytes)
-    options = _library_options(inst) + ["--message-bytes", str(message_bytes)]
+    options = library_options(inst) + ["--message-bytes", str(message_bytes)]
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
-    options += _memory_options(memory_limit)
+    options += memory_options(memory_limit)
     conversation = Conversation("cold", digest_bytes=inst.digest_bits // 8)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
     _ending.judge(run, what, memory_limit)
@@ -170,13 +167,13 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     what = what or "%s timing %d calls at %d B" % (inst.name, calls, message_bytes)
     if timeout is None:
         timeout = trial_timeout(t1, calls, warmup, batch) if t1 is not None else 600.0
-    options = _library_options(inst) + [
+    options = library_options(inst) + [
         "--message-bytes", str(message_bytes), "--calls", str(calls), "--warmup", str(warmup),
         "--batch-calls", str(batch)]
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
     options += [] if counter is None else ["--counter", counter]
-    options += _memory_options(memory_limit)
+    options += memory_options(memory_limit)
     conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
     _ending.judge(run, what, memory_limit)
@@ -265,9 +262,9 @@ def generate_kat(inst: Instance, tag: str, path: Path, *, timeout: float | None 
     """
     what = "KAT_%s of %s" % (tag, inst.name)
     part = path.with_name(path.name + ".part")
-    options = _library_options(inst) + ["--kat", tag, "--instance", inst.name]
+    options = library_options(inst) + ["--kat", tag, "--instance", inst.name]
     options += ["--blank-digests"] if blank_digests else []
-    options += _memory_options(memory_limit)
+    options += memory_options(memory_limit)
     out: list[BinaryIO] = []
 
     def open_part() -> None:
@@ -324,108 +321,10 @@ def probe(inst: Instance, *, bits: tuple[int, ...] = PROBE_BITS,
     or ``error`` with reason ``placement`` when the two digests differ.
     """
     conversation = Conversation("probe", digest_bytes=inst.digest_bits // 8)
-    run = _process.run_driver(conversation, _library_options(inst) + [
-        "--lengths", ",".join(str(b) for b in bits)] + _memory_options(memory_limit), timeout)
+    run = _process.run_driver(conversation, library_options(inst) + [
+        "--lengths", ",".join(str(b) for b in bits)] + memory_options(memory_limit), timeout)
     _ending.judge(run, "the guard-page probe of %s" % inst.name, memory_limit)
     return int(conversation.frames[wire.PROBE])
-
-
-@dataclass(frozen=True)
-class LeakRun:
-    """The facts of one leak run (its LEAK_DONE frame), checked against the request
-    and against the batches that came; the batches themselves went to ``on_batch``."""
-
-    pid: int
-    cpu: int | None                 # the CPU asked for (None: not pinned)
-    stop_reason: str                # "calls", "seconds" or "parent"
-    calls: int                      # timed calls, all classes
-    class_calls: tuple[int, int]    # ... with the fixed message, with random ones
-    warmup: int
-    seed: int
-    batch_calls: int
-    counter: str
-    unit: str
-    frequency_hz: float
-    overhead_min_ticks: int
-    overhead_median_ticks: int
-    loop_ns: int                    # the driver's clock, first timed call to last
-    voluntary_switches: int
-    involuntary_switches: int
-    peak_rss_kib: int
-    affinity_changed: bool | None   # None when not pinned
-    parent_wall_ns: int
-    isolation: str                  # "namespaces" or "filter" (ngcc.base.sandbox)
-
-
-def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed: int,
-         on_batch: Callable[[np.ndarray, np.ndarray], bool], *, warmup: int = 0,
-         seconds: float | None = None, cpu: int | None = None,
-         fixed: bytes | memoryview | None = None, control: bool = False,
-         what: str | None = None, timeout: float | None = None,
-         memory_limit: int | None = None) -> LeakRun:
-    """The measurements of a fixed-vs-random (dudect) test in a fresh driver.
-
-    Up to ``calls`` timed calls of ``message_bytes``-byte messages, each the fixed
-    message (class 0: ``fixed``, default all zero) or a fresh random one (class 1),
-    the class drawn per call by a PRNG seeded with ``seed``; ``warmup`` untimed calls
-    first. The ticks and classes arrive in batches of at most ``batch_calls`` calls:
-    ``on_batch(ticks uint64, classes uint8)`` is called with each and returns True to
-    stop the run early (a batch or two already sent may still follow). ``control``
-    gives class 0 fresh random messages too (an A/A test: no function can make the
-    classes differ, so a flag then blames the harness or the host). ``seconds``
-    bounds the run's calls by time; the deadline is ``timeout``, else ``seconds``
-    (default 600) plus LEAK_TIMEOUT_SLACK.
-    """
-    what = what or "%s leak test at %d B" % (inst.name, message_bytes)
-    if timeout is None:
-        timeout = (600.0 if seconds is None else seconds) + LEAK_TIMEOUT_SLACK
-    options = _library_options(inst) + [
-        "--message-bytes", str(message_bytes), "--calls", str(calls), "--warmup", str(warmup),
-        "--batch-calls", str(batch_calls), "--seed", str(seed)]
-    options += [] if seconds is None else ["--time-limit-ms", str(max(1, round(seconds * 1e3)))]
-    options += [] if cpu is None else ["--cpu", str(cpu)]
-    options += [] if fixed is None else ["--message-stdin"]
-    options += ["--control"] if control else []
-    options += _memory_options(memory_limit)
-    stop = [False]
-    ticks_total = [0]
-    ticks_least = [2**64]
-
-    def batch(ticks: memoryview, classes: memoryview) -> None:
-        values = np.frombuffer(ticks, dtype="<u8").astype(np.uint64)
-        ticks_total[0] += int(values.sum(dtype=np.uint64))
-        ticks_least[0] = min(ticks_least[0], int(values.min()))
-        if on_batch(values, np.frombuffer(classes, dtype=np.uint8).copy()):
-            stop[0] = True  # batches already on their way still count
-
-    conversation = Conversation("leak", digest_bytes=inst.digest_bits // 8, calls=calls,
-                                batch_calls=batch_calls, on_batch=batch)
-    run = _process.run_driver(conversation, options, timeout, b"" if fixed is None else fixed,
-                              hold_stdin=lambda: not stop[0])
-    _ending.judge(run, what, memory_limit)
-    facts = conversation.frames[wire.LEAK_DONE]
-    defect = _facts.implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls,
-                                     seed, message_bytes, ticks_total[0])
-    name, floor, _ = _facts.counter_floor()
-    if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name:
-        defect = _facts.below_floor(ticks_least[0], floor)
-    if defect:
-        raise _ending.broken_protocol(run, what, defect)
-    counter, unit = wire.COUNTERS[int(facts["counter_id"])]
-    return LeakRun(
-        pid=run.pid, cpu=cpu, stop_reason=wire.LEAK_STOPS[int(facts["stop_reason"])],
-        calls=int(facts["calls"]),
-        class_calls=(int(facts["class0_calls"]), int(facts["class1_calls"])),
-        warmup=int(facts["warmup"]), seed=seed, batch_calls=batch_calls, counter=counter,
-        unit=unit, frequency_hz=float(facts["frequency_hz"]),
-        overhead_min_ticks=int(facts["overhead_min_ticks"]),
-        overhead_median_ticks=int(facts["overhead_median_ticks"]),
-        loop_ns=int(facts["loop_ns"]), voluntary_switches=int(facts["voluntary_switches"]),
-        involuntary_switches=int(facts["involuntary_switches"]),
-        peak_rss_kib=int(facts["peak_rss_kib"]),
-        affinity_changed=(not facts["still_pinned"] or facts["cpu_at_end"] != cpu)
-        if cpu is not None else None,
-        parent_wall_ns=run.wall_ns, isolation=run.isolation)
 
 
 # ------------------------------------------------------------- the runner

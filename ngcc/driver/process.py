@@ -50,7 +50,7 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,9 +178,14 @@ class OutputError(Exception):
 
 def run_driver(conversation: Conversation, options: list[str], timeout: float,
                stdin: bytes | memoryview = b"",
-               hold_stdin: Callable[[], bool] | None = None) -> DriverRun:
+               hold_stdin: Callable[[], bool] | None = None, tool: Sequence[str] = (),
+               pass_fds: Sequence[int] = ()) -> DriverRun:
     """Run the driver in ``conversation.mode`` with ``options`` until it exits or the
     deadline passes; then kill its process group and reap it.
+
+    ``tool`` is a command the driver runs under, isolation and all (valgrind for the
+    ``ct`` mode; an emulator is ``NGCC_DRIVER_PREFIX``'s), and ``pass_fds`` descriptors
+    it inherits (memcheck's XML output).
 
     With ``hold_stdin``, stdin is a pipe that stays open after its data while
     ``hold_stdin()`` is true (it is asked after every read of the channel); its end
@@ -194,6 +199,7 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
     command = driver_command()
     driver = command[-1]
     emulated = len(command) > 1  # behind NGCC_DRIVER_PREFIX: no namespaces (see DRIVER_ENV)
+    command = [*tool, *command]
     isolation = isolation_now()
     read_end, write_end = os.pipe()
     err_read, err_write = os.pipe()
@@ -208,7 +214,8 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
         child = subprocess.Popen([*command, "--request-fd", str(request)],
                                  stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
                                  stdout=err_write, stderr=err_write,
-                                 pass_fds=(write_end, request), start_new_session=True)
+                                 pass_fds=(write_end, request, *pass_fds),
+                                 start_new_session=True)
     except OSError as exc:
         os.close(read_end)
         os.close(err_read)

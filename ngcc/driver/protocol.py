@@ -29,11 +29,12 @@ MAX_DATA = 1 << 16
 
 HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
 KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
-LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST = 14, 15, 16
+LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST, CT_LENGTH = 14, 15, 16, 17
 NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
          COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
          PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END",
-         LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE", TRIAL_DIGEST: "TRIAL_DIGEST"}
+         LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE", TRIAL_DIGEST: "TRIAL_DIGEST",
+         CT_LENGTH: "CT_LENGTH"}
 
 #: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
 ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
@@ -88,12 +89,15 @@ LEAK_CALL_BYTES = 9
 MODE_FRAMES = {
     "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
     "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
+    "ct": (CT_LENGTH,),
 }
 #: The frames a successful conversation of each mode must hold.
 MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
-               "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,)}
+               "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,), "ct": (CT_LENGTH,)}
 
-_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH}
+_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH, CT_LENGTH}
+#: A CT_LENGTH frame's head: the bit length and CryptHash's return (the digest follows).
+CT_HEAD = struct.Struct("<Qi")
 MAX_PROGRESS_FRAMES = 1_000_000
 
 
@@ -186,7 +190,8 @@ class Conversation:
                  PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
                  LEAK_DONE: LEAK_LAYOUT.size,
                  DIGEST: self.digest_bytes, CYCLES: 8 * self.calls,
-                 TRIAL_DIGEST: 2 * self.digest_bytes}
+                 TRIAL_DIGEST: 2 * self.digest_bytes,
+                 CT_LENGTH: CT_HEAD.size + self.digest_bytes}
         if kind in fixed:
             return fixed[kind], fixed[kind]
         if kind == ERROR:
@@ -272,6 +277,10 @@ class Conversation:
             values = LEAK_LAYOUT.unpack(payload)
             self.frames[kind] = {name: value for (name, _), value in
                                  zip(LEAK_FIELDS, values, strict=True)}
+        elif kind == CT_LENGTH:
+            bits, status = CT_HEAD.unpack_from(payload)
+            self.frames.setdefault(kind, []).append(
+                (bits, status, bytes(payload[CT_HEAD.size:])))
         elif kind == PROGRESS:
             done, total = PAIR.unpack(payload)
             self.progress_frames += 1

@@ -40,6 +40,9 @@ class Figure:
             readings around each call add the bracket, 49 ticks on a TSC here).
         can_lead: whether a record may lead with it.
         meaning: one sentence a legend gives.
+        interval_of: reads its interval (low, high, half-width / value) off a
+            ``Statistics`` (the per-call mean's depends on the statistics version).
+        seconds_of: reads its value in seconds, where the statistics hold one.
     """
 
     code: str

@@ -10,6 +10,7 @@ loading a run (or running a campaign) loads no renderer.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -19,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ngcc.base.errors import ForeignRunDirError, NoRecordError, ReportError
+from ngcc.evidence import analyses as _analyses
 from ngcc.evidence import evaluation as _evaluation
-from ngcc.evidence import leak as _leak
 from ngcc.evidence import records as _records
 from ngcc.evidence.evaluation import Evaluation
 from ngcc.evidence.model import (
@@ -137,6 +138,22 @@ class Run:
         """
         return _evaluation.load(self.path)
 
+    def analysis_evidence(self, name: str) -> list[dict[str, Any]]:
+        """The evidence files of the analysis ``name`` (``ngcc.evidence.analyses``) in
+        this run, each read, checked and with its ``relpath``; empty where it ran none.
+
+        Raises:
+            KeyError: no analysis of that name.
+            CorruptRecordError: an evidence file that is not sound.
+        """
+        found = [analysis for analysis in _analyses.ANALYSES if analysis.name == name]
+        if not found:
+            raise KeyError("no analysis %r (there are %s)" % (
+                name, ", ".join(a.name for a in _analyses.ANALYSES)))
+        evidence = importlib.import_module(found[0].module("evidence"))
+        found_evidence: list[dict[str, Any]] = evidence.run_evidence(self.path)
+        return found_evidence
+
     @property
     def leak_tests(self) -> list[dict[str, Any]]:
         """The campaign's timing-leakage results (``leak/*/*.json``, ``--leak``), each
@@ -145,7 +162,20 @@ class Run:
         Raises:
             CorruptRecordError: a leak evidence file that is not sound.
         """
-        return _leak.run_evidence(self.path)
+        return self.analysis_evidence("leak")
+
+    @property
+    def constant_time(self) -> pd.DataFrame:
+        """The sites of the constant-time analysis (``ct/*/*.json``, ``ngcc ct``), one
+        row per site of each library, with the library's verdict; a library without a
+        site is one row with an empty site (a DataFrame without rows where none ran).
+
+        Raises:
+            CorruptRecordError: an evidence file that is not sound.
+        """
+        from ngcc.evidence.ct_evidence import sites_frame
+
+        return sites_frame(self.analysis_evidence("ct"))
 
     @property
     def build_entries(self) -> tuple[BuildEntry, ...]:
@@ -200,6 +230,17 @@ class Run:
         from ngcc.stats import tables as _frames
 
         return _frames.summary_frame(self.records)
+
+    def ranking(self, target: int = 512, build: str = "reference",
+                host: str | None = None) -> pd.DataFrame:
+        """The candidates ranked at a security target of ``target`` bits (their
+        2 × target-bit instances), the harness's rule with each rank's 95 % interval
+        and the ties in the noise (``stats.ranking``): one row per candidate, best
+        first. ``build``: ``reference`` (as the harness ranks) or ``optimized``;
+        ``host``: one host's records, in a run measured on several."""
+        from ngcc.stats import tables as _frames
+
+        return _frames.ranking_frame(self.records, target, build, host)
 
     def plot_cpb(self, candidate: str | None = None) -> Figure:
         """Cycles/byte against message length, one line per library, CI error bars

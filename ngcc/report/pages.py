@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
 from ngcc.evidence import figures as _figures
+from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import (
     BuildEntry,
     Record,
@@ -41,12 +42,12 @@ from ngcc.report.sections.common import (
 from ngcc.report.sections.evidence import evidence_index
 from ngcc.report.sections.failures import failure_banner
 from ngcc.report.sections.kat import functional_testing
-from ngcc.report.sections.leak import leak_section, plot_stem_leak
 from ngcc.report.sections.performance import performance
 from ngcc.report.sections.resources import resource_consumption
 from ngcc.report.sections.statistics import robustness
 from ngcc.report.tables import markdown_table
 from ngcc.stats import groups as _analysis
+from ngcc.stats import ranking as _ranking
 
 if TYPE_CHECKING:
     from ngcc.evidence.run import Run
@@ -84,7 +85,8 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     lines += performance(run, records)
     lines += robustness(run, candidate, records, plotted)
     lines += resource_consumption(records)
-    lines += leak_section(run, candidate, plotted)
+    for section in slice_modules("section"):  # each analysis's section, in their order
+        lines += section.section(run, candidate, plotted)
     lines += evidence_index(run, records, builds)
     return "\n".join(lines) + "\n"
 
@@ -219,6 +221,11 @@ def index_page(run: Run) -> str:
                             [index_row(run, c, hosts) for c in run_candidates(run)]) + [""]
     lines += [f"Cycles/byte of every library at every length: [summary]({SUMMARY_PAGE}). "
               f"{field_index_line()}", ""]
+    targets = ranking_targets(run)
+    if targets:
+        lines += ["The candidates ranked as the NGCC harness ranks them, with each rank's "
+                  "interval and the ties in the noise: " + ", ".join(
+                      f"[{t}-bit security]({ranking_page(t)})" for t in targets) + ".", ""]
     lines += submission_folders(run, None)
     return "\n".join(lines) + "\n"
 
@@ -229,8 +236,9 @@ def index_page(run: Run) -> str:
 # 64 KiB with the ratio to the pseudoXOF baseline of the same width measured in the run.
 
 FIELD_PAGE = "field.md"
-FIELD_LENGTHS = (32, 1024, 65536)
-"""The message lengths of the field summary: short, medium and long messages."""
+FIELD_LENGTHS = _ranking.METRIC_LENGTHS
+"""The message lengths of the field summary: short, medium and long messages (the
+ranking's metrics)."""
 
 
 def field_index_line() -> str:
@@ -300,6 +308,28 @@ def field_page(run: Run) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------ the ranking pages
+# Their text is report/ranking's; which a run has, and their names, are here, so the
+# index links them.
+
+def ranking_targets(run: Run) -> list[int]:
+    """The security targets a run's ranking pages rank: every target of its candidates'
+    records when it measured two or more candidates (the baseline aside), else none."""
+    if len(_ranking.ranked_candidates(run.records)) < 2:
+        return []
+    return _ranking.targets(run.records)
+
+
+def ranking_stem(target: int) -> str:
+    """The file stem of the ranking at ``target`` bits: ``ranking-512``."""
+    return "ranking-%d" % target
+
+
+def ranking_page(target: int) -> str:
+    """The ranking page at ``target`` bits: ``ranking-512.md``."""
+    return ranking_stem(target) + ".md"
+
+
 # ------------------------------------------------------------------ all pages
 
 def pages(run: Run, plots: bool = True) -> dict[str, str]:
@@ -327,5 +357,6 @@ def plot_stems(run: Run) -> frozenset[str]:
             stems.add(plot_stem_cpb(candidate))
         stems.update(plot_stem_distribution(r.label, r.message_bytes)
                      for r in _analysis.distribution_records(records))
-    stems.update(plot_stem_leak(test) for test in run.leak_tests)
+    for section in slice_modules("section"):
+        stems.update(section.plot_stems(run))
     return frozenset(stems)

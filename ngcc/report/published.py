@@ -14,7 +14,8 @@ MINE=THEIRS`` says. Per instance and length this puts the record's leading figur
 absolute figures compare only across equal hosts (and the run's are counter ticks unless
 its counter counts core cycles), shapes and rankings transfer. A geometric-mean row sums
 each up over the rows of reference builds; an optimized build's rows are shown, marked,
-and left out of it.
+and left out of it. Below them, the run's ranking at each security target beside the
+published ranking (:mod:`ngcc.report.published_ranking`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublishedError
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
-from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
+from ngcc.report import published_ranking as _beside
 from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import groups as _groups
 from ngcc.stats.pairing import Pair
@@ -136,6 +137,8 @@ class PublishedComparison:
     unit: str
     rows: tuple[PublishedRow, ...]
     notes: tuple[str, ...]
+    #: The run's ranking at each security target beside the published one.
+    rankings: tuple[_beside.RankingBeside, ...] = ()
 
     def geometric_means(self) -> tuple[float | None, float | None]:
         """The geometric means of the ratios and of the shape ratios over the rows of
@@ -187,23 +190,6 @@ def _published_name(record: Record, figures: Mapping[tuple[str, int], Published]
     return None
 
 
-def optimized_build(record: Record) -> str | None:
-    """Why ``record``'s library is not built as the published figures were (the
-    reference implementation with the guide's reference flags), or None when it is."""
-    implementation = record.implementation
-    if implementation.variant != _groups.EXTERNAL_VARIANT:
-        return None if implementation.variant == "ref" else "variant %s" % implementation.variant
-    build = implementation.build or {}
-    if "flag_set" not in build:
-        return "its build is not recorded"
-    if build["flag_set"] != "reference":
-        return "flag set %s" % (build["flag_set"] or "given literally")
-    source = build.get("source_dir")
-    if isinstance(source, str) and _archive.path_kind(Path(source)) == "optimized":
-        return "an Optimized_Implementation folder"
-    return None
-
-
 def compare_published(run: Run, system: str, instances: Iterable[str] = ()
                       ) -> PublishedComparison:
     """Every record of ``run`` beside the published figure of its instance on
@@ -234,14 +220,17 @@ def compare_published(run: Run, system: str, instances: Iterable[str] = ()
             published.mean_cycles if published else None,
             _shape(mine.get(record.message_bytes), record.message_bytes, mine.get(SHAPE_LENGTH)),
             _shape(published.mean_cycles if published else None, record.message_bytes,
-                   base.mean_cycles if base else None), optimized_build(record)))
+                   base.mean_cycles if base else None), _groups.optimized_build(record)))
     if rows and all(row.published_mean is None for row in rows):
         raise PublishedError("no instance of run %s has a published figure on %s (published: "
                              "the Round 1 hash instances and the ICCS helpers; name one with "
                              "--instance MINE=THEIRS)" % (run.run_id, system))
     units = sorted({t.unit for r in run.records for t in r.trials})
+    rankings, ranking_notes = _beside.rankings_beside(
+        run.records, {key: found.mean_cycles for key, found in figures.items()})
     return PublishedComparison(run.run_id, system, ", ".join(units) or "ticks", tuple(rows),
-                               tuple(_notes(system, rows, units)))
+                               tuple(_notes(system, rows, units) + ranking_notes),
+                               tuple(rankings))
 
 
 def _check_given(run: Run, given: Mapping[str, str],
@@ -330,8 +319,14 @@ def render(result: PublishedComparison, fmt: str = "table") -> str:
         return buffer.getvalue()
     if fmt == "markdown":
         lines = markdown_table(COLUMNS, rows)
+        for beside in result.rankings:
+            lines += ["", _beside.heading(beside, result.system), "",
+                      *markdown_table(_beside.COLUMNS, _beside.table_rows(beside))]
         return "\n".join([head, "", *lines, "", *("- " + n for n in result.notes)]) + "\n"
     text = aligned_table([list(COLUMNS), *rows], right_from=5)
+    for beside in result.rankings:
+        text += ["", _beside.heading(beside, result.system), "",
+                 *aligned_table([list(_beside.COLUMNS), *_beside.table_rows(beside)])]
     return "\n".join([head, "", *text, "", *("note: " + n for n in result.notes)]) + "\n"
 
 
@@ -346,4 +341,5 @@ def _json(result: PublishedComparison) -> dict[str, Any]:
                       "run_shape": r.run_shape, "published_shape": r.published_shape,
                       "shape_ratio": r.shape_ratio} for r in result.rows],
             "geometric_mean_ratio": ratio, "geometric_mean_shape_ratio": shape,
+            "rankings": [_beside.as_json(beside) for beside in result.rankings],
             "notes": list(result.notes)}

@@ -11,6 +11,7 @@ record, a page edited by hand or a page whose plot is gone is found and located.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,8 +19,9 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ngcc.base import untrusted as _untrusted
-from ngcc.base.errors import ValidationError
+from ngcc.base.errors import CorruptRecordError, ValidationError
 from ngcc.evidence import records as _records
+from ngcc.evidence.analyses import ANALYSES
 from ngcc.evidence.run import Run, load_run
 from ngcc.report import export as _export
 from ngcc.report import pages as _pages
@@ -70,6 +72,12 @@ def validate(path: str | os.PathLike[str]) -> Validation:
         result.records_checked += 1
     result.differences += _unlisted_records(run)
     result.differences += kat_log_problems(run)
+    unsound = analysis_problems(run)
+    result.differences += unsound
+    if unsound:  # the pages read every analysis's evidence: they cannot be made again
+        result.differences.append(Difference("report/", "not regenerated: an analysis's "
+                                             "evidence file above is unsound"))
+        return result
     result.differences += check_pages(run)
     result.pages_checked = len(expected_files(run))
     return result
@@ -89,6 +97,20 @@ def kat_log_problems(run: Run) -> list[Difference]:
         if defect is not None:
             found.append(Difference(log, f"{defect}; the KAT verdict {kat.verdict} rests on "
                                          "it: rerun the campaign to check the library again"))
+    return found
+
+
+def analysis_problems(run: Run) -> list[Difference]:
+    """Every evidence file of an analysis (``ngcc.evidence.analyses``: the leak tests,
+    constant time) read and checked by its slice: one difference per unsound file."""
+    found = []
+    for analysis in ANALYSES:
+        evidence = importlib.import_module(analysis.module("evidence"))
+        for path in sorted((run.path / analysis.folder).glob("*/*.json")):
+            try:
+                evidence.read_evidence(path)
+            except CorruptRecordError as exc:
+                found.append(Difference(_relative(path, run.path), exc.defect))
     return found
 
 

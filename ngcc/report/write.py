@@ -15,10 +15,11 @@ from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base.errors import ReportError
 from ngcc.evidence import figures as _figures
+from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
 from ngcc.report import export as _export
+from ngcc.report import ranking as _ranking_pages
 from ngcc.report.pages import PLOT_RUN_CPB, pages, run_candidates
-from ngcc.report.sections.leak import plot_stem_leak
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
         ReportError: an unknown format.
     """
     formats = check_formats(formats)
-    markdown = pages(run, plots)
+    markdown = {**pages(run, plots), **_ranking_pages.ranking_pages(run)}
     files: dict[str, str] = {}
     if "markdown" in formats:
         files.update(markdown)
@@ -64,6 +65,7 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
         files[_export.STATISTICS_STEM + ".csv"] = _export.statistics_csv(run.records)
     if "json" in formats:
         files[_export.STATISTICS_STEM + ".json"] = _export.statistics_json(run.records)
+    files.update(_ranking_pages.ranking_tables(run, formats))
     return files
 
 
@@ -150,11 +152,9 @@ def write_plots(run: Run, out: Path,
                 ) -> list[Path]:
     """Draw every plot the pages link to into ``out``: the cycles/byte plots and the
     distributions of ``samples``; return the files."""
-    from ngcc.evidence import leak as _leak
     from ngcc.report.plots.common import save
     from ngcc.report.plots.cycles import cycles_per_byte
     from ngcc.report.plots.distribution import distribution
-    from ngcc.report.plots.leak import leak_trace_plot
 
     summary = run.summary()  # each row's cycles/byte and CI: its leading figure's
     statistic = _figures.leading_words(run.records)
@@ -175,10 +175,6 @@ def write_plots(run: Run, out: Path,
         figure = distribution(cycles, f"{label}, {_format.message(length)}: "
                                     f"{unit} per call", unit=f"{unit}/call")
         written += save(figure, out / plot_stem_distribution(label, length))
-    for test in run.leak_tests:
-        calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)
-        title = (f"{test['label']} at {_format.message(int(test['message_bytes']))}: "
-                 f"{test['verdict']} (max |t| {test['max_t']:.1f})")
-        written += save(leak_trace_plot(calls, traces, title=title),
-                              out / plot_stem_leak(test))
+    for section in slice_modules("section"):  # each analysis's own plots
+        written += section.draw_plots(run, out)
     return written

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from ngcc.evidence.model import BuildEntry, Flag, Job, Record
+from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
 
 #: The family whose same-width instance is the speed baseline of every record.
@@ -20,9 +22,11 @@ BASELINE_FAMILY = "pseudoXOF"
 #: The candidate id of the built-in baselines (an external library is never one unless
 #: built with ``--candidate baseline``).
 BASELINE_CANDIDATE = _candidates.BASELINE
+#: The built-in variant of a reference implementation (``opt`` and others are optimized).
+REFERENCE_VARIANT = "ref"
 #: The built-in variant that is the baseline: the helper as the ICCS ``auxfunc.c`` computes
 #: it (a plain SM3, every pseudoXOF block from scratch; ``algorithms/iccs/README.md``).
-BASELINE_VARIANT = "ref"
+BASELINE_VARIANT = REFERENCE_VARIANT
 #: The variant of a library ``ngcc build`` made (``Instance.variant``).
 EXTERNAL_VARIANT = "external"
 
@@ -86,6 +90,26 @@ def baseline_ratio(records: Sequence[Record], record: Record) -> float | None:
     if mine.code != theirs.code or not mine.ticks or not theirs.ticks:
         return None
     return mine.ticks / theirs.ticks
+
+
+def optimized_build(record: Record) -> str | None:
+    """Why ``record``'s library is an optimized build, not a reference build (the
+    reference implementation with the guide's reference flags, as the harness's
+    published figures and rankings are), or None for a reference build: ``variant
+    opt``, ``flag set performance``, ``an Optimized_Implementation folder``."""
+    implementation = record.implementation
+    if implementation.variant != EXTERNAL_VARIANT:
+        return (None if implementation.variant == REFERENCE_VARIANT
+                else "variant %s" % implementation.variant)
+    build = implementation.build or {}
+    if "flag_set" not in build:
+        return "its build is not recorded"
+    if build["flag_set"] != "reference":
+        return "flag set %s" % (build["flag_set"] or "given literally")
+    source = build.get("source_dir")
+    if isinstance(source, str) and _archive.path_kind(Path(source)) == "optimized":
+        return "an Optimized_Implementation folder"
+    return None
 
 
 def baseline_labels(records: Sequence[Record]) -> list[str]:

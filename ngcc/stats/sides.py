@@ -70,7 +70,7 @@ def _core_cycles_per_tick(record: Record) -> np.ndarray | None:
     return np.asarray(factors, dtype=np.float64)
 
 
-def _figures(record: Record, statistic: str) -> np.ndarray:
+def trial_figures(record: Record, statistic: str = "figure") -> np.ndarray:
     """Each trial's ``statistic``: for ``figure``, its value of the figure its record
     leads with (``evidence.figures``), the trials of the slow speed state left out, as
     the record's own figure leaves them out."""
@@ -104,7 +104,7 @@ def comparable(pair: str, length: int, a: Record, b: Record, statistic: str
         UnitMismatchError: different units and no conversion on both sides.
     """
     statistic, mixed = _statistic_of(a, b, statistic)
-    values_a, values_b = _figures(a, statistic), _figures(b, statistic)
+    values_a, values_b = trial_figures(a, statistic), trial_figures(b, statistic)
     unit = _common_unit(a, b)
     if unit is not None:
         return values_a, values_b, unit, mixed

@@ -120,3 +120,23 @@ def summary_frame(records: Sequence[Record]) -> pd.DataFrame:
     if any(hosts):  # a run measured by workers: which host each row is of
         frame.insert(len(KEY_COLUMNS), "host", hosts)
     return frame
+
+
+def ranking_frame(records: Sequence[Record], target: int = 512, build: str = "reference",
+                  host_name: str | None = None) -> pd.DataFrame:
+    """One row per candidate of the ranking at a security target of ``target`` bits
+    (:func:`ngcc.stats.ranking.rank`), best first: its overall rank with its interval,
+    its mean rank, the set that represents it, and per metric length ``n`` the figure
+    (``figure_n``), ``x_pseudoXOF_n``, ``trials_n``, ``rank_n`` with ``rank_low_n`` and
+    ``rank_high_n``, and ``tied_with_n``. ``host_name`` picks one host's records in a
+    run measured on several.
+
+    Raises:
+        ValueError: records of several hosts and no ``host_name``, or an unknown build.
+    """
+    from ngcc.stats import ranking as _ranking
+
+    if host_name is not None:
+        records = [record for record in records if host(record) == host_name]
+    found = _ranking.rank(records, target, build)
+    return pd.DataFrame(_ranking.rows(found), columns=_ranking.columns(found.lengths))

@@ -2,7 +2,7 @@
 (:mod:`~ngcc.report.plots.cycles`), per-call distributions
 (:mod:`~ngcc.report.plots.distribution`), the ratio of two libraries
 (:mod:`~ngcc.report.plots.ratio`), a leakage test's |t| trace
-(:mod:`~ngcc.report.plots.leak`); the style, the shared rules and saving a figure in
+(:mod:`~ngcc.report.plots.leak_plot`); the style, the shared rules and saving a figure in
 :mod:`~ngcc.report.plots.common`.
 
 Every function takes plain data (sequences, numpy arrays, the small dataclasses of

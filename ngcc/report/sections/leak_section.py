@@ -1,5 +1,7 @@
 """The timing-leakage section of a candidate page (``--leak``, beyond the guide's
-structure): a row per leak test, and its |t| plot where drawn."""
+structure): a row per leak test, and its |t| plot where drawn. The leak analysis's
+``section`` module (``ngcc.evidence.analyses``): :func:`section`, :func:`plot_stems`,
+:func:`draw_plots`."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def leak_row(test: dict[str, Any]) -> tuple[str, ...]:
             code(test["relpath"]))
 
 
-def leak_section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
+def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
     """The ``--leak`` results of the candidate's libraries; nothing when there are none."""
     tests = [t for t in run.leak_tests if t["candidate"] == candidate]
     if not tests:
@@ -49,3 +51,23 @@ def leak_section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]
 def plot_stem_leak(test: dict[str, Any]) -> str:
     """The report's file stem of a leak test's |t| plot: its evidence file's."""
     return Path(str(test["relpath"])).stem
+
+
+def plot_stems(run: Run) -> set[str]:
+    """The stems of the plots this section may link: each leak test's |t| plot."""
+    return {plot_stem_leak(test) for test in run.leak_tests}
+
+
+def draw_plots(run: Run, out: Path) -> list[Path]:
+    """Draw each leak test's |t| plot into ``out``; return the files."""
+    from ngcc.evidence import leak_evidence as _leak
+    from ngcc.report.plots.common import save
+    from ngcc.report.plots.leak_plot import leak_trace_plot
+
+    written = []
+    for test in run.leak_tests:
+        calls, traces = _leak.trace_of(run.path / str(test["relpath"]), test)
+        title = (f"{test['label']} at {_format.message(int(test['message_bytes']))}: "
+                 f"{test['verdict']} (max |t| {test['max_t']:.1f})")
+        written += save(leak_trace_plot(calls, traces, title=title), out / plot_stem_leak(test))
+    return written

@@ -1,4 +1,4 @@
-"""The statistics of the timing-leakage test (:mod:`ngcc.measure.leak`, the dudect
+"""The statistics of the timing-leakage test (:mod:`ngcc.measure.leak_measurement`, the dudect
 method): Welch's t between the two classes of calls, for several tests, updated as the
 batches arrive (central moments per class, merged with Pébay's formulas, so the
 online figures equal the batch figures up to rounding):
@@ -16,7 +16,7 @@ online figures equal the batch figures up to rounding):
 
 The verdict is read from the largest ``|t|`` of the tests that count: below
 :data:`T_POSSIBLE` (4.5) ``no leak detected``, above :data:`T_LEAK` (10) ``LEAK``,
-between ``possible leak`` (the words are the evidence's, :mod:`ngcc.evidence.leak`).
+between ``possible leak`` (the words are the evidence's, :mod:`ngcc.evidence.leak_evidence`).
 Under no leak, each ``|t|`` is about the absolute value of a standard normal: 4.5 is
 exceeded with probability 7e-6 per test and look, 10 never.
 """
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ngcc.evidence.leak import LEAK, NO_LEAK, POSSIBLE_LEAK, TOO_FEW
+from ngcc.evidence.leak_evidence import LEAK, NO_LEAK, POSSIBLE_LEAK, TOO_FEW
 
 T_POSSIBLE = 4.5
 """``|t|`` at or above which the verdict is ``possible leak``."""

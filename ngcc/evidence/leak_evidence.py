@@ -7,7 +7,8 @@ Files of ``ngcc.leak/1`` written before three of its fields existed read with th
 value those fields would have held: ``control`` (before the A/A control: false),
 ``asked`` (before ``ngcc campaign --leak``: null, so a campaign runs such a test
 again) and ``plot`` (before it was always written: null where no plot is named).
-The test itself is :mod:`ngcc.measure.leak`, its statistics :mod:`ngcc.stats.leak`.
+The test itself is :mod:`ngcc.measure.leak_measurement`, its statistics
+:mod:`ngcc.stats.leak_statistics`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ LEAK_DIR = "leak"
 
 NO_LEAK, POSSIBLE_LEAK, LEAK, TOO_FEW = ("no leak detected", "possible leak", "LEAK",
                                          "too few calls")
-#: A test's verdict, from its largest ``|t|`` (:func:`ngcc.stats.leak.verdict`).
+#: A test's verdict, from its largest ``|t|`` (:func:`ngcc.stats.leak_statistics.verdict`).
 VERDICTS = (NO_LEAK, POSSIBLE_LEAK, LEAK, TOO_FEW)
 #: Why a test stopped: all its calls made, its time limit, or early on a leak.
 STOP_REASONS = ("calls", "seconds", "leak")

@@ -3,21 +3,21 @@
 
 Two classes of messages of one length: class 0 is one fixed message (all zero unless
 given), class 1 a fresh random message per call; the class of each call is drawn at
-random. ``ngcc-driver`` makes the calls (``leak`` mode, :func:`ngcc.driver.child.leak`) and
+random. ``ngcc-driver`` makes the calls (``leak`` mode, :func:`ngcc.driver.leak_mode.leak`) and
 streams each call's ticks and class here in batches. If the running time does not
 depend on the message, the two classes have one distribution of ticks, whatever the
 host does meanwhile: load, interrupts and frequency changes hit both classes alike,
 because the class is drawn independently of them.
 
 The statistic is Welch's t between the classes, for several tests, updated as the
-batches arrive (:mod:`ngcc.stats.leak`: first and second order, on every call and on
+batches arrive (:mod:`ngcc.stats.leak_statistics`: first and second order, on every call and on
 the fastest calls under each of its crops); the verdict is read from the largest
 ``|t|`` of the tests that count. So the run may stop early
-(:data:`ngcc.stats.leak.T_LEAK` is out of reach of chance however often one looks): it
+(:data:`ngcc.stats.leak_statistics.T_LEAK` is out of reach of chance however often one looks): it
 stops once a test that counts is above 10 at two looks in a row (a look after every
 batch), the second one confirming the first against a passing disturbance. The test
 detects; it never proves absence (see the README). Its evidence files are
-:mod:`ngcc.evidence.leak`'s (:meth:`LeakResult.evidence`).
+:mod:`ngcc.evidence.leak_evidence`'s (:meth:`LeakResult.evidence`).
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ngcc.base.progress import Task
-from ngcc.driver import child as _child
+from ngcc.driver import leak_mode as _leak_mode
 from ngcc.driver import process as _process
-from ngcc.evidence import leak as _evidence
-from ngcc.evidence.leak import NO_LEAK
+from ngcc.evidence import leak_evidence as _evidence
+from ngcc.evidence.leak_evidence import NO_LEAK
 from ngcc.library.registry import Instance, instance, run_labels
 from ngcc.measure import locks as _locks
-from ngcc.stats import leak as _stats
+from ngcc.stats import leak_statistics as _stats
 
 DEFAULT_LENGTH = 64
 DEFAULT_CALLS = 1_000_000
@@ -63,7 +63,7 @@ class LeakResult:
         instance: the instance name; ``label`` its name in files and tables.
         message_bytes: the length of both classes' messages.
         verdict: ``no leak detected``, ``possible leak``, ``LEAK`` or ``too few calls``
-            (no test held :data:`ngcc.stats.leak.MIN_SAMPLES` calls of each class).
+            (no test held :data:`ngcc.stats.leak_statistics.MIN_SAMPLES` calls of each class).
         max_t: the largest ``|t|`` of the tests that count (0.0 when none does).
         max_test: the test that gave it (``raw``, ``fastest 29.3 %``,
             ``... (2nd order)``).
@@ -73,7 +73,8 @@ class LeakResult:
         seconds: the wall time of the whole test (driver start to end).
         calls_asked, seconds_asked: the limits the test was given.
         stop_reason: ``calls`` (all made), ``seconds`` (time limit) or ``leak``
-            (stopped early: a test above :data:`ngcc.stats.leak.T_LEAK` at two looks in a row).
+            (stopped early: a test above :data:`ngcc.stats.leak_statistics.T_LEAK` at two
+            looks in a row).
         seed: the seed of the driver's PRNG (classes and random messages).
         fixed_message: ``zeros``, ``sha256:<hex>`` of the fixed message given, or
             ``random (control)`` for the A/A control (``control``).
@@ -114,7 +115,7 @@ class LeakResult:
     class_means: tuple[float, float] = field(repr=False)
     trace_calls: np.ndarray = field(repr=False)
     trace_t: np.ndarray = field(repr=False)
-    driver: _child.LeakRun = field(repr=False)
+    driver: _leak_mode.LeakRun = field(repr=False)
 
     @property
     def leaks(self) -> bool:
@@ -142,7 +143,7 @@ class LeakResult:
 
     def evidence(self) -> _evidence.LeakEvidence:
         """The evidence of this test (``ngcc.leak/1``) and its trace, for
-        :func:`ngcc.evidence.leak.write_evidence`."""
+        :func:`ngcc.evidence.leak_evidence.write_evidence`."""
         d = self.driver
         populations = self.counts.shape[1]
         return _evidence.LeakEvidence(
@@ -257,7 +258,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         fixed: class 0's message, exactly ``length`` bytes (default: all zero).
         seed: the driver PRNG's seed, 0 to 2**64 - 1 (default: a random one; recorded).
         early_stop: stop once a test that counts is above
-            :data:`ngcc.stats.leak.T_LEAK` at two looks in a row (a look after every
+            :data:`ngcc.stats.leak_statistics.T_LEAK` at two looks in a row (a look after every
             batch of calls).
         control: the A/A control: class 0 gets fresh random messages too, so the two
             classes differ by their label only and no function can tell them apart.
@@ -297,7 +298,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
     started = time.monotonic()
     try:
         with _locks.hold_cpu(cpu, None, wait=wait, on_wait=on_wait) as held:
-            run = _child.leak(inst, length, calls, batch_calls, seed, accumulator.add,
+            run = _leak_mode.leak(inst, length, calls, batch_calls, seed, accumulator.add,
                               warmup=WARMUP_CALLS, seconds=seconds, cpu=held, fixed=fixed,
                               control=control)
     except _process.DriverError as error:
@@ -318,7 +319,7 @@ def task_progress(task: Task) -> Callable[[int, float | None], None]:
     return show
 
 
-def _result(inst: Instance, label: str, length: int, run: _child.LeakRun,
+def _result(inst: Instance, label: str, length: int, run: _leak_mode.LeakRun,
             accumulator: _Accumulator, elapsed: float, fixed: bytes | None,
             control: bool, asked: tuple[int, float | None]) -> LeakResult:
     stats = accumulator.statistics

@@ -22,8 +22,8 @@ from ngcc.library.registry import Instance, instance
 from ngcc.measure import locks as _locks
 
 
-def add_leak(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc.measure import leak as _leak
+def add_command(subcommands: argparse._SubParsersAction) -> None:
+    from ngcc.measure import leak_measurement as _leak
 
     parser = subcommands.add_parser(
         "leak", help="test instances for timing leakage (dudect: fixed vs random messages)",
@@ -86,7 +86,7 @@ def _hex_bytes(text: str) -> bytes:
 
 def _run_leak(args: argparse.Namespace) -> int:
     from ngcc.library.registry import run_labels
-    from ngcc.measure import leak as _leak
+    from ngcc.measure import leak_measurement as _leak
 
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH
@@ -118,10 +118,10 @@ def _check_fixed_and_seed(fixed: bytes | None, length: int, seed: int | None) ->
 def _leak_each(args: argparse.Namespace, found: Sequence[Instance], labels: Sequence[str],
                length: int, cpu: int, reporter: _progress.Progress) -> int:
     """Run the leak test of each instance on ``cpu`` (held); return the exit status."""
-    from ngcc.evidence import leak as _leak_evidence
-    from ngcc.measure import leak as _leak
+    from ngcc.evidence import leak_evidence as _leak_evidence
+    from ngcc.measure import leak_measurement as _leak
     from ngcc.report.plots.common import save
-    from ngcc.report.plots.leak import leak_trace_plot
+    from ngcc.report.plots.leak_plot import leak_trace_plot
 
     status = 0
     for inst, label in zip(found, labels, strict=True):

@@ -11,10 +11,10 @@ from pathlib import Path
 from ngcc.base.errors import MeasurementWarning, NgccError
 from ngcc.base.progress import Task
 from ngcc.campaign.settings import CampaignSettings
-from ngcc.evidence import leak as _leak_evidence
+from ngcc.evidence import leak_evidence as _leak_evidence
 from ngcc.evidence.model import BuildEntry
 from ngcc.library.registry import Instance
-from ngcc.measure.leak import LeakResult
+from ngcc.measure.leak_measurement import LeakResult
 
 
 def todo(settings: CampaignSettings, run_dir: Path, build: Mapping[str, BuildEntry]

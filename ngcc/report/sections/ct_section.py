@@ -1,0 +1,88 @@
+"""The constant-time section of a candidate page (``ngcc ct``, beyond the guide's
+structure): a row per library with its verdict and first sites, the sites' source
+lines quoted below, what memcheck cannot see, and the timing test's verdict where
+both ran. The constant-time analysis's ``section`` module (``ngcc.evidence.analyses``):
+:func:`section`, :func:`plot_stems`, :func:`draw_plots` (it draws none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ngcc.base import format as _format
+from ngcc.report.sections.common import code
+from ngcc.report.tables import markdown_table
+
+if TYPE_CHECKING:
+    from ngcc.evidence.run import Run
+
+CT_TITLE = "Constant time (beyond the guide's structure)"
+CT_COLUMNS = ("library", "verdict", "first sites", "lengths", "timing test (ngcc leak)",
+              "evidence")
+#: The sites a row names and the page quotes, per library (the evidence holds all).
+SITES_SHOWN = 3
+CT_METHOD = (
+    "`ngcc ct`: each library's debug twin (the same sources and flags plus `-g`) hashes "
+    "messages of every length that reaches a path under valgrind memcheck, the message "
+    "marked undefined and its length defined. A site is a source line where message data "
+    "decides a branch (`branch`) or a memory address (`address`), or another use memcheck "
+    "reports (`other`). What memcheck cannot see: instructions whose time depends on their "
+    "operands (division, some multiplications) and the microarchitecture (caches, "
+    "speculation); the timing test, `ngcc leak`, is the complement. A library without a "
+    "site is constant-time as far as memcheck sees, at the lengths tried.")
+
+
+def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
+    """The ``ngcc ct`` results of the candidate's libraries; nothing when there are none."""
+    found = [r for r in run.analysis_evidence("ct") if r["candidate"] == candidate]
+    if not found:
+        return []
+    timing = {t["label"]: t for t in run.leak_tests if t["candidate"] == candidate
+              and not t.get("control")}
+    lines = ["## " + CT_TITLE, "", CT_METHOD, ""]
+    lines += markdown_table(CT_COLUMNS, [_row(r, timing.get(r["label"])) for r in found])
+    quoted = [_quoted(r, site) for r in found for site in r["sites"][:SITES_SHOWN]]
+    if quoted:
+        lines += ["", "The first sites of each library, their source lines quoted:", ""]
+        lines += quoted
+    return lines + [""]
+
+
+def _row(record: dict[str, Any], timing: dict[str, Any] | None) -> tuple[str, ...]:
+    sites = record["sites"]
+    named = ", ".join("%s %s" % (code("%s:%d" % (s["file"], s["line"])), s["kind"])
+                      for s in sites[:SITES_SHOWN])
+    if len(sites) > SITES_SHOWN:
+        named += ", %d more" % (len(sites) - SITES_SHOWN)
+    return (code(record["label"]), _verdict(record), named or _format.MISSING,
+            str(len(record["lengths"])) if record["lengths"] else _format.MISSING,
+            "%s (%s)" % (timing["verdict"], code(timing["relpath"])) if timing
+            else "not run", code(record["relpath"]))
+
+
+def _verdict(record: dict[str, Any]) -> str:
+    """The verdict in words: ``leaks (3 sites in 2 functions)``, ``not analysed: why``."""
+    if record["verdict"] == "leaks":
+        functions = len({s["function"] for s in record["sites"]})
+        return "leaks (%d site%s in %d function%s)" % (
+            len(record["sites"]), "" if len(record["sites"]) == 1 else "s", functions,
+            "" if functions == 1 else "s")
+    if record["verdict"] == "not analysed":
+        return "not analysed: %s" % code(record["reason"])
+    return str(record["verdict"])
+
+
+def _quoted(record: dict[str, Any], site: dict[str, Any]) -> str:
+    return "- %s %s (%s, in %s): %s" % (
+        code(record["label"]), code("%s:%d" % (site["file"], site["line"])), site["kind"],
+        code(site["function"]), code(site["quote"]) if site["quote"] else "(not readable)")
+
+
+def plot_stems(run: Run) -> set[str]:
+    """No plot: the section is its table."""
+    return set()
+
+
+def draw_plots(run: Run, out: Path) -> list[Path]:
+    """No plot to draw."""
+    return []

@@ -1,0 +1,345 @@
+"""``ngcc ct``: memcheck's XML made sites, the evidence checked, the verdicts earned.
+
+The fast tests build the XML and the stacks here; the end-to-end ones (valgrind) run
+the fixture folders of tests/fixtures/ct/ and tests/fixtures/leaky/ and check that
+each site is the line the fixture's comment marks as its leak, and no other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from _testlib import compiler
+
+from ngcc.base.errors import CorruptRecordError
+from ngcc.cli.main import main
+from ngcc.evidence import ct_evidence as ev
+from ngcc.library.registry import instance, sanitized_build
+from ngcc.measure import ct_measurement as ct
+from ngcc.stats import ct_statistics as st
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+LIBRARY = Path("/lib/twin.so")
+
+
+def _frame(obj: str, fn: str, directory: str, file: str, line: int) -> str:
+    return ("<frame><ip>0x1</ip><obj>%s</obj><fn>%s</fn><dir>%s</dir><file>%s</file>"
+            "<line>%d</line></frame>" % (obj, fn, directory, file, line))
+
+
+def _error(kind: str, what: str, *frames: str) -> str:
+    return "<error><unique>0x0</unique><tid>1</tid><kind>%s</kind><what>%s</what><stack>%s" \
+           "</stack></error>" % (kind, what, "".join(frames))
+
+
+def _marker(bits: int) -> str:
+    """The client message the driver's ct mode writes before the child of ``bits``."""
+    return "<clientmsg><tid>1</tid><text>ngcc-ct length %d\n</text></clientmsg>" % bits
+
+
+def _document(*parts: str) -> str:
+    return ('<?xml version="1.0"?>\n<valgrindoutput>\n<protocolversion>4</protocolversion>'
+            "<protocoltool>memcheck</protocoltool>%s</valgrindoutput>\n" % "".join(parts))
+
+
+# ------------------------------------------------------------------ memcheck's XML
+
+def test_an_xml_stream_of_several_documents_is_read_whole():
+    source = "/src/a.c"
+    first = _document(_error("UninitCondition", "Conditional jump",
+                             _frame(str(LIBRARY), "f", "/src", "a.c", 3)))
+    second = _document(_error("UninitValue", "Use of uninitialised value of size 8",
+                              _frame("/usr/lib/libc.so.6", "memcpy", "", "", 0),
+                              _frame(str(LIBRARY), "g", "/src", "a.c", 9)),
+                       "<fatal_signal><signame>SIGSEGV</signame><stack>%s</stack>"
+                       "</fatal_signal>" % _frame(str(LIBRARY), "g", "/src", "a.c", 10))
+    output = st.parse_xml(first + second)
+    assert [(r.kind, r.stack[-1].function) for r in output.reports] == \
+        [("UninitCondition", "f"), ("UninitValue", "g")]
+    assert output.reports[1].stack[0].path is None  # libc's frame names no file
+    assert str(output.reports[0].stack[0].path) == source
+    assert [(s.name, s.stack[0].line) for s in output.fatal] == [("SIGSEGV", 10)]
+
+
+def test_text_that_is_not_memchecks_xml_is_refused():
+    with pytest.raises(st.MemcheckOutputError, match="cannot be read"):
+        st.parse_xml("==1== Conditional jump or move depends on uninitialised value(s)\n<")
+    with pytest.raises(st.MemcheckOutputError, match="no XML"):
+        st.parse_xml("")
+
+
+def _source(folder: Path) -> Path:
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.c").write_text("".join("line %d;\n" % n for n in range(1, 21)))
+    (folder / "sub" / "b.c").write_text("  int x = table[m[0]];   \n")
+    return folder
+
+
+def test_sites_are_the_first_frames_in_the_submission_kept_once_per_line(tmp_path):
+    folder = _source(tmp_path / "src")
+    library = tmp_path / "twin.so"
+    in_lib = lambda fn, file, line: _frame(str(library), fn, str(folder), file, line)  # noqa: E731
+    harness = _error("SyscallParam", "Syscall param mount(type)",
+                     _frame("/usr/lib/libc.so.6", "mount", "./misc/../sysdeps/unix",
+                            "syscall-template.S", 117),
+                     _frame("/ngcc-driver", "main", "", "", 0))
+    header = _frame(str(library), "_mm_aesenc", "/usr/lib/gcc/include", "wmmintrin.h", 5)
+    stream = _document(
+        harness,
+        _marker(8),
+        _error("UninitValue", "Use of size 8", in_lib("sbox", "sub/b.c", 1)),
+        _error("UninitCondition", "Conditional jump", header, in_lib("f", "a.c", 12)),
+        _marker(16),
+        _error("UninitCondition", "Conditional jump", in_lib("f", "a.c", 12)),
+        _error("SyscallParam", "Syscall param write(buf)", in_lib("f", "a.c", 4)))
+    reports = st.parse_xml(stream).reports
+    assert [r.bits for r in reports] == [None, 8, 8, 16, 16]
+    found = st.sites(reports, library, folder)
+    assert [(s.file, s.line, s.function, s.kind, s.lengths) for s in found] == [
+        ("a.c", 4, "f", "other", 1), ("a.c", 12, "f", "branch", 2),
+        ("sub/b.c", 1, "sbox", "address", 1)]
+    assert [s.quote for s in found] == ["line 4;", "line 12;", "int x = table[m[0]];"]
+    assert st.verdict(found) == ev.LEAKS and st.verdict(()) == ev.CONSTANT_TIME
+
+
+def test_a_frame_of_another_object_or_outside_the_folder_is_no_site(tmp_path):
+    folder = _source(tmp_path / "src")
+    outside = tmp_path / "other.c"
+    outside.write_text("x\n")
+    stack = st.parse_xml(_document(_error(
+        "UninitValue", "v", _frame("/elsewhere.so", "f", str(folder), "a.c", 2),
+        _frame(str(tmp_path / "twin.so"), "g", str(tmp_path), "other.c", 1),
+        _frame(str(tmp_path / "twin.so"), "h", str(folder), "../other.c", 1)))).reports[0].stack
+    assert st.site_frame(stack, tmp_path / "twin.so", folder) is None
+
+
+# ------------------------------------------------------------------ the evidence
+
+def _evidence(**changes) -> ev.CtEvidence:
+    fields = dict(instance="CtPlain-256", label="plain", candidate="external",
+                  variant="external", library="/x/plain", verdict=ev.LEAKS,
+                  sites=(ev.CtSite("a.c", 3, "f", "branch", "if (m[0])", 2, "Conditional"),
+                         ev.CtSite("a.c", 7, "g", "address", "t[m[1]]", 1, "Use")),
+                  lengths=(0, 8, 16), twin=ev.CtTwin("/x/plain", ("-O2", "-g"), "a" * 64, None),
+                  valgrind=ev.CtValgrind("valgrind-3.19.0", ("--tool=memcheck",)),
+                  isolation="namespaces")
+    fields.update(changes)
+    return ev.CtEvidence(**fields)
+
+
+def test_evidence_reads_back_as_written(tmp_path):
+    path = ev.write_evidence(_evidence(), tmp_path / "run" / ev.CT_DIR)
+    assert path == tmp_path / "run" / "ct" / "external" / "plain__ct.json"
+    back = ev.read_evidence(path)
+    assert back.sites == _evidence().sites and back.created and back.ngcc_version
+    assert back.summary() == "leaks (2 sites in 2 functions)"
+    assert [r["relpath"] for r in ev.run_evidence(tmp_path / "run")] == \
+        ["ct/external/plain__ct.json"]
+
+
+@pytest.mark.parametrize("changes, field", [
+    (dict(sites=()), "sites"),                                        # leaks without a site
+    (dict(verdict=ev.CONSTANT_TIME), "sites"),                        # a verdict sites deny
+    (dict(verdict=ev.NOT_ANALYSED, sites=()), "reason"),              # no reason given
+    (dict(sites=(ev.CtSite("b.c", 1, "f", "branch", "", 1, ""),
+                 ev.CtSite("a.c", 1, "f", "branch", "", 1, ""))), "sites"),  # unsorted
+    (dict(sites=(ev.CtSite("../a.c", 1, "f", "branch", "", 1, ""),)), "file"),
+    (dict(sites=(ev.CtSite("a.c", 1, "f", "timing", "", 1, ""),)), "kind"),
+    (dict(sites=(ev.CtSite("a.c", 1, "f", "branch", "", 4, ""),)), "sites"),  # 4 of 3 lengths
+    (dict(twin=ev.CtTwin("/x", ("-O2",), "a" * 64, None)), "cflags"),  # a twin without -g
+])
+def test_unsound_evidence_is_refused_naming_the_field(tmp_path, changes, field):
+    path = ev.write_evidence(_evidence(**changes), tmp_path)
+    with pytest.raises(CorruptRecordError, match=field):
+        ev.read_evidence(path)
+
+
+def test_a_file_of_another_schema_is_refused(tmp_path):
+    path = tmp_path / "x__ct.json"
+    path.write_text(json.dumps({"schema": "ngcc.leak/1"}))
+    with pytest.raises(CorruptRecordError, match=r"not an ngcc\.ct/1 file"):
+        ev.read_evidence(path)
+
+
+# ------------------------------------------------------------------ no analysis, said why
+
+def test_without_valgrind_the_verdict_is_not_analysed(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    evidence = ct.constant_time(FIXTURES / "ct" / "constant_time", label="plain")
+    assert (evidence.verdict, evidence.reason, evidence.sites) == \
+        (ev.NOT_ANALYSED, "valgrind is not installed (apt-get install valgrind)", ())
+
+
+def test_a_library_with_no_known_sources_is_not_analysed(tmp_path):
+    from _testlib import build_library
+
+    library = build_library(tmp_path, "Bare-256", (
+        "__attribute__((visibility(\"default\"))) int CryptHash(int d, const unsigned char *m,"
+        " unsigned long long n, unsigned char *o) { (void)d; (void)m; (void)n; (void)o; "
+        "return 0; }\n"))
+    inst = instance(library)
+    evidence = ct.constant_time(inst, label="bare", valgrind=["true"])
+    assert evidence.verdict == ev.NOT_ANALYSED
+    assert evidence.reason.startswith("no debug twin: ") and "submission folder" in \
+        evidence.reason
+
+
+def test_the_lengths_reach_every_path():
+    assert ct.LENGTHS[0] == 0 and 8 in ct.LENGTHS
+    assert [b for b in ct.LENGTHS if b % 8] and max(ct.LENGTHS) >= 8 * 2 * 288
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs binutils' objdump")
+def test_an_instruction_valgrind_cannot_decode_is_named():
+    codes = ["0xC4", "0xE2", "0x75", "0xDC", "0x05", "0xF3", "0x0E", "0x00", "0x00"]
+    named = ct.name_instruction(codes)
+    assert named.startswith("vaesenc ") and named.endswith("(bytes c4 e2 75 dc 05 f3 0e 00 00)")
+
+
+def test_an_unknown_name_is_a_usage_error(capsys):
+    assert main(["ct", "NoSuchHash-512"]) == 2
+    assert "NoSuchHash-512" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ under valgrind
+
+@pytest.fixture(scope="module")
+def valgrind() -> None:
+    """Skips without valgrind and its memcheck.h (fails in CI)."""
+    if shutil.which("valgrind") is None or not Path("/usr/include/valgrind/memcheck.h").is_file():
+        message = "valgrind and its memcheck.h are needed (apt-get install valgrind)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    if sanitized_build():
+        pytest.skip("the driver is built with ASan (NGCC_SANITIZE=1): valgrind cannot run it")
+    compiler()
+
+
+def _marked_lines(folder: Path, marker: str) -> list[tuple[str, int]]:
+    """The (file, line) of every line of the folder's C sources holding ``marker``."""
+    return [(path.name, number) for path in sorted(folder.glob("*.c"))
+            for number, line in enumerate(path.read_text().splitlines(), 1) if marker in line]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("folder, kind, marker", [
+    (FIXTURES / "leaky" / "table_sbox", ev.ADDRESS, "= SBOX[state[i % sizeof state] ^ byte]"),
+    (FIXTURES / "leaky" / "early_exit", ev.BRANCH, "the leak: stop at the first zero byte"),
+])
+def test_a_leaking_fixture_gives_its_leaking_line_and_no_other(valgrind, folder, kind, marker):
+    evidence = ct.constant_time(folder, label=folder.name)
+    assert evidence.verdict == ev.LEAKS, evidence.summary()
+    assert [(s.file, s.line, s.kind) for s in evidence.sites] == \
+        [(file, line, kind) for file, line in _marked_lines(folder, marker)]
+    assert evidence.sites[0].lengths == len([b for b in evidence.lengths if b > 0])
+    assert evidence.lengths == ct.LENGTHS and "-g" in evidence.twin.cflags
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", ["constant_time", "length_branch"])
+def test_a_constant_time_fixture_has_no_site(valgrind, name):
+    evidence = ct.constant_time(FIXTURES / "ct" / name, label=name)
+    assert (evidence.verdict, evidence.sites, evidence.lengths) == \
+        (ev.CONSTANT_TIME, (), ct.LENGTHS), evidence.summary()
+
+
+@pytest.mark.e2e
+def test_an_instruction_valgrind_cannot_decode_is_no_verdict(valgrind):
+    folder = FIXTURES / "ct" / "undecodable"
+    evidence = ct.constant_time(folder, label="undecodable")
+    assert evidence.verdict == ev.NOT_ANALYSED and evidence.sites == ()
+    assert evidence.reason.startswith("an instruction valgrind cannot decode: vaesenc ")
+    (file, line), = _marked_lines(folder, "_mm256_aesenc_epi128(state, key)")
+    assert evidence.reason.endswith("in vaes_round (%s:%d)" % (file, line))
+
+
+@pytest.mark.e2e
+def test_a_crash_under_valgrind_is_no_verdict(valgrind):
+    folder = FIXTURES / "ct" / "valgrind_crash"
+    evidence = ct.constant_time(folder, label="crash")
+    (file, line), = _marked_lines(folder, "*(volatile int *)0 = 1;")
+    assert evidence.verdict == ev.NOT_ANALYSED and evidence.sites == ()
+    assert evidence.reason.startswith("it crashed under valgrind at 0 bits in CryptHash "
+                                      "(%s:%d): " % (file, line)), evidence.reason
+    assert "SIGSEGV" in evidence.reason
+
+
+@pytest.mark.e2e
+def test_the_command_writes_evidence_and_exits_1_on_a_leak(valgrind, tmp_path, capsys):
+    status = main(["ct", str(FIXTURES / "ct" / "constant_time"),
+                   str(FIXTURES / "leaky" / "early_exit"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "constant_time  constant-time" in out and "early_exit  leaks (1 site in 1 function)" \
+        in out
+    verdicts = {r["label"]: r["verdict"] for r in
+                (ev.read_evidence(p).to_json() for p in sorted(tmp_path.glob("*/*.json")))}
+    assert verdicts == {"constant_time": ev.CONSTANT_TIME, "early_exit": ev.LEAKS}
+
+
+# ------------------------------------------------------------------ on the pages
+
+@pytest.fixture
+def ct_run(tmp_path):
+    """A fake run with constant-time evidence for hash-22: one library that leaks, one
+    constant-time, one not analysed."""
+    from _fakerun import make_run
+
+    run_dir = make_run(tmp_path / "run")
+    out = run_dir / ev.CT_DIR
+    leaking = _evidence(label="Pavelor-512", instance="Pavelor-512", candidate="hash-22",
+                        variant="ref")
+    ev.write_evidence(leaking, out)
+    ev.write_evidence(_evidence(label="Pavelor-768", instance="Pavelor-768",
+                                candidate="hash-22", variant="ref", sites=(),
+                                verdict=ev.CONSTANT_TIME), out)
+    ev.write_evidence(_evidence(label="Pavelor-1024", instance="Pavelor-1024",
+                                candidate="hash-22", variant="ref", sites=(), lengths=(),
+                                twin=None, verdict=ev.NOT_ANALYSED,
+                                reason="valgrind is not installed"), out)
+    return run_dir
+
+
+def test_the_candidate_page_has_a_constant_time_section(ct_run):
+    from ngcc.evidence.run import load_run
+    from ngcc.report.pages import candidate_page
+
+    run = load_run(ct_run)
+    page = candidate_page(run, "hash-22")
+    section = page.split("## Constant time (beyond the guide's structure)")[1].split("\n## ")[0]
+    assert "| `Pavelor-512` | leaks (2 sites in 2 functions) | `a.c:3` branch, `a.c:7` address |" \
+        in section
+    assert "| `Pavelor-768` | constant-time | — |" in section or \
+        "| `Pavelor-768` | constant-time |" in section
+    assert "not analysed: `valgrind is not installed`" in section
+    assert "- `Pavelor-512` `a.c:3` (branch, in `f`): `if (m[0])`" in section
+    assert "operands" in section and "`ngcc leak`" in section
+    assert "Constant time" not in candidate_page(run, "hash-34")
+
+
+def test_the_run_gives_the_sites_as_a_frame(ct_run):
+    from ngcc.evidence.run import load_run
+
+    frame = load_run(ct_run).constant_time
+    assert list(frame["label"]) == ["Pavelor-1024", "Pavelor-512", "Pavelor-512",
+                                    "Pavelor-768"]
+    assert list(frame["line"].dropna()) == [3, 7]
+    assert set(frame["verdict"]) == {ev.LEAKS, ev.CONSTANT_TIME, ev.NOT_ANALYSED}
+
+
+def test_validate_finds_an_unsound_constant_time_file(ct_run):
+    import ngcc
+
+    path = ct_run / "ct" / "hash-22" / "Pavelor-768__ct.json"
+    data = json.loads(path.read_text())
+    data["verdict"] = ev.LEAKS  # a verdict its sites deny
+    path.write_text(json.dumps(data))
+    found = [str(d) for d in ngcc.validate(ct_run).differences]
+    assert any(d.startswith("ct/hash-22/Pavelor-768__ct.json: sites must hold a site") for d
+               in found), found
