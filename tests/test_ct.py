@@ -343,3 +343,68 @@ def test_validate_finds_an_unsound_constant_time_file(ct_run):
     found = [str(d) for d in ngcc.validate(ct_run).differences]
     assert any(d.startswith("ct/hash-22/Pavelor-768__ct.json: sites must hold a site") for d
                in found), found
+
+
+# ------------------------------------------------------------------ in ngcc evaluate
+
+@pytest.mark.e2e
+def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgrind, tmp_path,
+                                                                          monkeypatch):
+    """The Done-when of issue 42: an archive of the fixtures, evaluated (real builds,
+    fake trials), each candidate page with the fixtures' leaking lines and no others."""
+    from _fakes import FakeKat, FakeRunner, fixed_host
+
+    from ngcc.app import evaluate as _evaluate
+
+    folders = {"Leaky Table": FIXTURES / "leaky" / "table_sbox",
+               "Leaky Exit": FIXTURES / "leaky" / "early_exit",
+               "Plain": FIXTURES / "ct" / "constant_time"}
+    archive = tmp_path / "archive"
+    for submission, folder in folders.items():
+        shutil.copytree(folder, archive / submission / "Reference_Implementation" / folder.name)
+    fixed_host(monkeypatch)
+    result = _evaluate.evaluate([archive], tmp_path / "run", runner=FakeRunner(),
+                                kat_checker=FakeKat(), plots=False, quick=True,
+                                lengths=[64], kat_files=["2_23"], progress=False)
+    records = {r["label"]: r for r in result.run.analysis_evidence("ct")}
+    assert {label: r["verdict"] for label, r in records.items()} == {
+        "LeakyTable-256@ref": ev.LEAKS, "LeakyExit-256@ref": ev.LEAKS,
+        "CtPlain-256@ref": ev.CONSTANT_TIME}
+    pages = "".join(p.read_text() for p in (tmp_path / "run" / "report").glob("*.md"))
+    sites = [(r["label"], s["file"], s["line"], s["kind"]) for r in records.values()
+             for s in r["sites"]]
+    expected = [("LeakyTable-256@ref", f, n, ev.ADDRESS) for f, n in _marked_lines(
+        folders["Leaky Table"], "= SBOX[state[i % sizeof state] ^ byte]")] + [
+        ("LeakyExit-256@ref", f, n, ev.BRANCH) for f, n in _marked_lines(
+            folders["Leaky Exit"], "the leak: stop at the first zero byte")]
+    assert sorted(sites) == sorted(expected)
+    for label, file, line, kind in expected:
+        assert "- `%s` `%s:%d` (%s, in `CryptHash`)" % (label, file, line, kind) in pages
+    assert pages.count("## Constant time (beyond the guide's structure)") >= 1
+
+
+def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys):
+    from ngcc.app.evaluate import plan_lines
+
+    archive = tmp_path / "archive"
+    for name in ("constant_time", "length_branch"):
+        shutil.copytree(FIXTURES / "ct" / name, archive / name / "Reference_Implementation" / name)
+    with_ct, without = plan_lines([archive], ct=True), plan_lines([archive], ct=False)
+    assert [line for line in with_ct if line not in without] == [
+        "constant time (ngcc ct): each library's -g debug twin under valgrind memcheck, about "
+        "10 s a library (2: about 20 s); --no-ct skips it"]
+    assert main(["evaluate", str(archive), "--dry-run", "--no-ct"]) == 0
+    assert "constant time" not in capsys.readouterr().out
+
+
+@pytest.mark.e2e
+def test_a_library_ngcc_build_made_is_twinned_from_its_recorded_sources(valgrind, tmp_path):
+    import ngcc
+
+    folder = FIXTURES / "leaky" / "early_exit"
+    built = ngcc.build(folder, out_dir=tmp_path / "built", flags="-O1 -std=c99")
+    evidence = ct.constant_time(built.instance, label="exit")
+    assert evidence.verdict == ev.LEAKS and evidence.twin.same_digests is True
+    assert evidence.twin.cflags[:2] == ("-O1", "-std=c99") and "-g" in evidence.twin.cflags
+    assert [(s.file, s.line) for s in evidence.sites] == \
+        _marked_lines(folder, "the leak: stop at the first zero byte")

@@ -259,3 +259,14 @@ def test_a_tampered_evaluation_is_refused_naming_the_file(evaluated, tmp_path):
     (run_dir / "evaluation.json").write_text(json.dumps(data))
     with pytest.raises(ngcc.CorruptRecordError, match=r"evaluation\.json.*folders\[1\]\.label"):
         _evaluation.load(run_dir)
+
+
+def test_the_submissions_are_ranked_each_as_its_own(evaluated):
+    """Two submissions no candidate claims are two entries of the ranking page."""
+    result, _ = evaluated
+    report = result.run.path / "report"
+    text = (report / "ranking-128.md").read_text()
+    reference = text.split("## Reference builds", 1)[1].split("## Optimized builds", 1)[0]
+    assert "`GChain-256@ref`" in reference and "`TinyHash-256@ref`" in reference
+    assert "`GChain-256@opt`" in text.split("## Optimized builds", 1)[1]
+    assert "[128-bit security](ranking-128.md)" in (report / "index.md").read_text()

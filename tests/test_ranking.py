@@ -38,7 +38,7 @@ def spread_values(figure: float, spread: float) -> list[float]:
 
 
 def fake(template, candidate: str, instance: str, length: int, values, bits: int = 1024,
-         variant: str = "ref"):
+         variant: str = "ref", family: str = "Fake"):
     """A record of ``instance`` at ``length`` whose trials' CPU-time figures are
     ``values`` (its figure their median), built from ``template``."""
     first = template.trials[0]
@@ -48,6 +48,7 @@ def fake(template, candidate: str, instance: str, length: int, values, bits: int
     statistics = replace(template.statistics, leading=CPU_TIME.code, left_out_trials=(),
                          cpu_time_ticks=float(np.median(values)), trials=len(values))
     return replace(template, candidate=candidate, instance=instance, label=instance,
+                   family=family,
                    digest_bits=bits, message_bytes=length, trials=trials,
                    statistics=statistics,
                    implementation=replace(template.implementation, variant=variant))
@@ -177,3 +178,28 @@ def test_rank_text():
     assert _ranking.rank_with_interval(1, 1, 1) == "1"
     assert _ranking.rank_with_interval(4.5, 4, 5) == "4.5 [4–5]"
     assert list(_ranking.positions(np.array([5, 3, 3, 9]))) == [3, 1.5, 1.5, 4]
+
+
+def test_libraries_no_candidate_claims_rank_by_family(template):
+    records = [fake(template, "external", name + "-256", n, spread_values(scale * n, 0.01),
+                    bits=256, family=name)
+               for name, scale in (("TinyHash", 2), ("GChain", 1)) for n in LENGTHS]
+    assert _ranking.ranked_candidates(records) == ["TinyHash", "GChain"]
+    ranking = _ranking.rank(records, 128)
+    assert [(e.name, e.candidate) for e in ranking.entries] == [
+        ("GChain", "external"), ("TinyHash", "external")]
+
+
+def test_no_rank_is_taken_across_hosts(template):
+    from ngcc.stats.tables import ranking_frame
+
+    def on(host, records):
+        return [replace(r, environment=replace(r.environment, host=host)) for r in records]
+
+    records = on("alpha", field(template)) + on("beta", field(template))
+    with pytest.raises(ValueError, match="hosts alpha, beta"):
+        _ranking.rank(records)
+    with pytest.raises(ValueError, match="one host's"):
+        ranking_frame(records)
+    frame = ranking_frame(records, host_name="beta")
+    assert list(frame["candidate"]) == ["hash-01", "hash-02", "hash-03", "hash-04", "hash-05"]

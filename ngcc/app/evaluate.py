@@ -14,7 +14,10 @@ built, KAT-gated, measured in one interleaved campaign and reported.
 3. the libraries built go into one :class:`~ngcc.campaign.campaign.Campaign` (the KAT gate
    refuses what does not pass: a row too; interleaved trials, so drift hits every
    library alike) in the same run directory;
-4. the report is written (``RUN_DIR/report/``: index, a page per candidate, summary).
+4. each library built is analysed for constant time (``ngcc ct``'s analysis, into
+   ``RUN_DIR/ct/``: :mod:`ngcc.campaign.ct_step`; on by default where valgrind is
+   present, ``ct=False`` / ``--no-ct`` skips it);
+5. the report is written (``RUN_DIR/report/``: index, a page per candidate, summary).
 
 Run again with the same archives and run directory, it resumes: a folder whose sources
 are unchanged keeps its library, and the campaign keeps its finished jobs. The
@@ -35,6 +38,7 @@ from ngcc.base.clock import run_id_now
 from ngcc.base.errors import BuildError, InvalidNameError, KatGateError
 from ngcc.base.names import inside, unique_label
 from ngcc.campaign import campaign as _campaign
+from ngcc.campaign import ct_step as _ct_step
 from ngcc.campaign.rundir import refuse_foreign
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.evidence import records as _records
@@ -72,8 +76,9 @@ class EvaluationResult:
         return [f for f in self.evaluation.folders if f.status != "built"]
 
 
-def plan_lines(archives: Archives) -> list[str]:
-    """What ``--dry-run`` prints: each folder found, its kind and the build options.
+def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
+    """What ``--dry-run`` prints: each folder found, its kind and the build options,
+    and the constant-time step's cost where it runs (``ct``: as :func:`evaluate`).
 
     Raises:
         ArchiveError: an archive that is not a folder, or no implementation folder.
@@ -91,6 +96,8 @@ def plan_lines(archives: Archives) -> list[str]:
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
                  "is certain of (a missing -m flag, the define that leaves out a guarded "
                  "main), each recorded as an adjustment; nothing was built")
+    if _ct_step.wanted(ct):
+        lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
     return lines
 
 
@@ -253,7 +260,7 @@ def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[Folder
 def evaluate(archives: Archives,
              run_dir: str | os.PathLike[str] | None = None, *, report: bool = True,
              formats: Sequence[str] = ("markdown", "html"), plots: bool = True,
-             build_timeout: float = _build.DEFAULT_TIMEOUT,
+             build_timeout: float = _build.DEFAULT_TIMEOUT, ct: bool | None = None,
              **campaign: Any) -> EvaluationResult:
     """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
 
@@ -264,6 +271,8 @@ def evaluate(archives: Archives,
         report: write the report (``RUN_DIR/report/``) at the end.
         formats, plots: what the report holds (:func:`ngcc.report.write.write_report`).
         build_timeout: seconds the compiler runs of one build may take together.
+        ct: analyse each library built for constant time (default: where valgrind is
+            on PATH).
         campaign: the settings of :class:`ngcc.Campaign` (``quick``, ``lengths``,
             ``trials``, ``cpu``, ``progress``, ``runner``, ``kat_checker``, …); the
             libraries and labels are the evaluation's.
@@ -287,5 +296,7 @@ def evaluate(archives: Archives,
         run = job.run()
     except KatGateError:  # every library refused: each is a row of the report
         run = Run(path)
+    if _ct_step.wanted(ct):
+        _ct_step.run(path, [(str(f.label), path / str(f.library)) for f in built])
     written = tuple(_report.write_report(run, formats=formats, plots=plots)) if report else ()
     return EvaluationResult(evaluation, run, written)

@@ -71,6 +71,9 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                         metavar="FORMAT",
                         help="the report's formats (repeatable; default: markdown and html)")
     parser.add_argument("--no-plots", action="store_true", help="write the pages only")
+    parser.add_argument("--no-ct", action="store_true",
+                        help="skip the constant-time analysis of each library built (ngcc "
+                             "ct: on by default where valgrind is installed)")
     parser.add_argument("--build-timeout", type=_positive_seconds, metavar="SECONDS",
                         default=_build.DEFAULT_TIMEOUT,
                         help="time the compiler runs of one build may take together; "
@@ -89,7 +92,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         CampaignSettings.make(lengths=args.lengths, trials=args.trials, cpu=args.cpu,
                               quick=args.quick, kat_files=args.kat_files.split(","))
     if args.dry_run:
-        for line in _evaluate.plan_lines(args.archives):
+        for line in _evaluate.plan_lines(args.archives, ct=False if args.no_ct else None):
             print(plain(line))
         return 0
     run_dir = args.run_dir or Path("runs") / run_id_now()
@@ -100,7 +103,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         try:
             result = _evaluate.evaluate(
                 args.archives, run_dir, formats=args.formats or ("markdown", "html"),
-                plots=not args.no_plots, build_timeout=args.build_timeout, quick=args.quick,
+                plots=not args.no_plots, build_timeout=args.build_timeout,
+                ct=False if args.no_ct else None, quick=args.quick,
                 lengths=args.lengths, trials=args.trials, cpu=args.cpu,
                 kat_files=args.kat_files.split(","), allow_kat_fail=args.allow_kat_fail,
                 progress=not args.quiet, wait=args.wait, on_wait=print_wait,

@@ -73,7 +73,7 @@ ANALYSES = (
              ("evidence", "statistics", "mode", "measurement", "step", "section", "plot",
               "command")),
     Analysis("ct", "Constant time", "ct",
-             ("twin", "evidence", "statistics", "mode", "measurement", "section",
+             ("twin", "evidence", "statistics", "mode", "measurement", "step", "section",
               "command")),
 )
 

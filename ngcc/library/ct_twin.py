@@ -27,7 +27,7 @@ from ngcc.base.files import sha256_file
 from ngcc.library.build import build
 from ngcc.library.cflags import LIBRARY_FLAGS
 from ngcc.library.provenance import read_provenance
-from ngcc.library.registry import LIB_DIR, Instance, external_instance
+from ngcc.library.registry import EXTERNAL, LIB_DIR, Instance, external_instance
 
 DEBUG_FLAG = "-g"
 #: The built-in families' sources, in a checkout (an installed ngcc has none).
@@ -76,7 +76,8 @@ def twin(inst: Instance, out_dir: Path) -> DebugTwin:
     literal = list(provenance.cflags[:len(provenance.cflags) - len(provenance.defines)
                                      - len(provenance.extra_cflags) - len(LIBRARY_FLAGS)])
     try:
-        built = build(folder, name=inst.name, out_dir=out_dir, candidate=inst.candidate,
+        built = build(folder, name=inst.name, out_dir=out_dir,
+                      candidate=None if inst.candidate == EXTERNAL else inst.candidate,
                       flags=provenance.flag_set or shlex.join(literal),
                       defines=provenance.defines, libs=provenance.libs,
                       extra_cflags=[*provenance.extra_cflags, DEBUG_FLAG])

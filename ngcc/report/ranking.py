@@ -61,7 +61,7 @@ def _metric_cell(metric: _ranking.MetricRank) -> str:
 
 def _rows(ranking: _ranking.Ranking) -> list[tuple[str, ...]]:
     return [(_ranking.rank_with_interval(e.rank, e.low, e.high),
-             f"[{e.candidate}]({page_name(e.candidate)})", code(e.label), e.chosen_by,
+             f"[{e.name}]({page_name(e.candidate)})", code(e.label), e.chosen_by,
              "%.2f" % e.mean_rank, *(_metric_cell(m) for m in e.metrics))
             for e in ranking.entries]
 
@@ -70,7 +70,7 @@ def _ties(ranking: _ranking.Ranking) -> list[str]:
     """One line per metric naming the pairs tied in the noise, each pair once."""
     lines = []
     for index, length in enumerate(ranking.lengths):
-        pairs = sorted({tuple(sorted((e.candidate, other)))
+        pairs = sorted({tuple(sorted((e.name, other)))
                         for e in ranking.entries
                         for other in e.metrics[index].tied_with})
         if pairs:

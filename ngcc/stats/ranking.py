@@ -6,6 +6,8 @@ The harness's rule (its ranking pages, one per security target):
   digests (:func:`digest_bits`: ``ranking-512`` ranks the 1024-bit instances), of every
   candidate but the baseline, reference builds (a separate ranking holds the optimized
   builds: :func:`ngcc.stats.groups.optimized_build`);
+* **who is ranked**: each candidate (an external library, which no candidate claims, by
+  its family: each submission of ``ngcc evaluate`` its own; :func:`ranked_name`);
 * **one representative per candidate**: the set the candidate recommends where it names
   one (:data:`RECOMMENDED`), else its fastest eligible set by mean rank (each metric's
   ranks among its own sets, averaged; the first in the run's order on a tie);
@@ -38,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ngcc.evidence.model import Record
+from ngcc.library import candidates as _candidates
 from ngcc.stats import compare as _compare
 from ngcc.stats import groups as _groups
 from ngcc.stats.intervals import (
@@ -78,9 +81,17 @@ def targets(records: Sequence[Record]) -> list[int]:
                    if r.candidate != _groups.BASELINE_CANDIDATE and r.digest_bits % 2 == 0})
 
 
+def ranked_name(record: Record) -> str:
+    """Who ``record`` ranks as: its candidate, or for a library no candidate claims
+    (``external``) its family, so two such submissions are two entries, not one."""
+    return record.family if record.candidate == _candidates.EXTERNAL else record.candidate
+
+
 def ranked_candidates(records: Sequence[Record]) -> list[str]:
-    """The candidates a ranking can hold (every one but the baseline), in order."""
-    return [c for c in _groups.candidates((), records) if c != _groups.BASELINE_CANDIDATE]
+    """Who a ranking can hold (every candidate but the baseline, :func:`ranked_name`),
+    in order."""
+    return list(dict.fromkeys(ranked_name(r) for r in records
+                              if r.candidate != _groups.BASELINE_CANDIDATE))
 
 
 def positions(figures: np.ndarray) -> np.ndarray:
@@ -120,7 +131,10 @@ class Entry:
     """One candidate of a ranking: its representative, its metric ranks and overall.
 
     Attributes:
-        candidate, label, instance: who, and the library (set) that represents it.
+        candidate, label, instance: its candidate id, and the library (set) that
+            represents it.
+        name: who is ranked (:func:`ranked_name`): the candidate id, or an external
+            library's family.
         chosen_by: ``recommended`` or ``fastest of N sets`` (how the set was chosen).
         metrics: one :class:`MetricRank` per metric, in :attr:`Ranking.lengths` order.
         mean_rank: the mean of its metric ranks.
@@ -129,6 +143,7 @@ class Entry:
     """
 
     candidate: str
+    name: str
     label: str
     instance: str
     chosen_by: str
@@ -174,7 +189,7 @@ def _eligible(records: Sequence[Record], target: int, build: str
                 or record.digest_bits != digest_bits(target) \
                 or (_groups.optimized_build(record) is None) != (build == "reference"):
             continue
-        found.setdefault(record.candidate, {}).setdefault(record.label, {})[
+        found.setdefault(ranked_name(record), {}).setdefault(record.label, {})[
             record.message_bytes] = record
     return found
 
@@ -285,10 +300,11 @@ def rank(records: Sequence[Record], target: int = 512, build: str = "reference",
             len(trial_figures(grid[c][m])), float(point[m, c]),
             float(metric_bounds[m][0][c]), float(metric_bounds[m][1][c]), ties[m][c])
             for m, n in enumerate(lengths))
-        entries.append(Entry(candidate, label, grid[c][0].instance, how, metrics,
+        entries.append(Entry(grid[c][0].candidate, candidate, label, grid[c][0].instance,
+                             how, metrics,
                              float(mean_ranks[c]), float(overall_point[c]),
                              float(overall_low[c]), float(overall_high[c])))
-    entries.sort(key=lambda e: (e.rank, e.mean_rank, names.index(e.candidate)))
+    entries.sort(key=lambda e: (e.rank, e.mean_rank, names.index(e.name)))
     return Ranking(target, build, lengths, tuple(entries), tuple(left_out))
 
 
@@ -306,7 +322,7 @@ def rank_with_interval(value: float, low: float, high: float) -> str:
 
 #: The columns of a ranking's rows before the per-metric ones.
 ROW_COLUMNS = ("target_bits", "digest_bits", "build", "rank", "rank_low", "rank_high",
-               "mean_rank", "candidate", "label", "instance", "chosen_by")
+               "mean_rank", "candidate", "name", "label", "instance", "chosen_by")
 #: The per-metric columns, each followed by ``_<message bytes>``.
 METRIC_COLUMNS = ("figure", "x_pseudoXOF", "trials", "rank", "rank_low", "rank_high",
                   "tied_with")
@@ -324,7 +340,8 @@ def rows(ranking: Ranking) -> list[dict[str, Any]]:
     for entry in ranking.entries:
         row: dict[str, Any] = dict(zip(ROW_COLUMNS, (
             ranking.target, ranking.digest_bits, ranking.build, entry.rank, entry.low,
-            entry.high, entry.mean_rank, entry.candidate, entry.label, entry.instance,
+            entry.high, entry.mean_rank, entry.candidate, entry.name, entry.label,
+            entry.instance,
             entry.chosen_by), strict=True))
         for metric in entry.metrics:
             row.update(("%s_%d" % (name, metric.message_bytes), value) for name, value in zip(
