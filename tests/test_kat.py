@@ -479,3 +479,13 @@ def test_cli_without_a_terminal_prints_a_line_per_file_and_no_carriage_return(tm
     lines = child.stderr.splitlines()
     assert [line.split(":")[0] for line in lines] == ["KAT_2_12_SM3", "KAT_2_23_SM3"]
     assert all(" generated in " in line for line in lines)
+
+
+def test_kat_files_is_spelled_as_in_campaign_and_the_old_spelling_still_works(tmp_path,
+                                                                               capsys):
+    for option in ("--kat-files", "--files"):
+        assert main(["kat", "SM3", option, "2_99", "--out", str(tmp_path)]) == 2
+        assert "unknown KAT file '2_99'" in capsys.readouterr().err
+    assert main(["kat", "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert "--kat-files LIST" in shown and "--files LIST" not in shown

@@ -5,7 +5,8 @@ One test walks the README top to bottom and then each guide page of ``PAGES``, i
 order, in one fresh folder, as a new user following them would: every ```python block
 runs (one namespace for all the pages, the folder as working directory), and in every
 ```console block each `$ ` line runs in bash there, with `ngcc` meaning this
-checkout's `python -m ngcc`. Each command must succeed; its
+checkout's `python -m ngcc`; a ```c block whose first line names a file (`/* toy/a.c */`)
+is written to that file, as a reader saves it. Each command must succeed; its
 standard output must be what the page shows, or, where the page elides lines with
 `...`, hold the lines shown in that order (compared by their first word, as
 figures differ from run to run). So two examples that share a run directory, or an
@@ -26,8 +27,11 @@ from conftest import REPO
 #: The pages whose examples run, in this order (an example may use what an earlier one
 #: made: the names of the Python blocks, the files of the console lines).
 PAGES = ("README.md", "docs/guide/basics.md", "docs/guide/campaigns.md",
-         "docs/guide/submissions.md", "docs/guide/reports.md", "docs/guide/checks.md")
+         "docs/guide/submissions.md", "docs/guide/own-code.md", "docs/guide/reports.md",
+         "docs/guide/checks.md")
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
+#: The first line of a ```c block that a reader saves: the file's path, relative.
+SAVED_AS = re.compile(r"\A/\* ([\w./-]+) \*/\n")
 
 
 def _page_blocks(language: str | None = None) -> list[tuple[str, str, str]]:
@@ -51,6 +55,12 @@ def _console_examples(body: str) -> list[tuple[str, list[str]]]:
         elif examples:
             examples[-1][1].append(line)
     return examples
+
+
+def _saved_file(body: str) -> str | None:
+    """The path a ```c block names on its first line, or None."""
+    named = SAVED_AS.match(body)
+    return named.group(1) if named else None
 
 
 def _first_words(lines: list[str]) -> list[str]:
@@ -87,8 +97,17 @@ def test_every_page_with_examples_is_walked():
     pages = sorted(str(path.relative_to(REPO)) for path in (REPO / "docs").rglob("*.md")
                    if "_build" not in path.relative_to(REPO / "docs").parts
                    and any(lang == "python" or (lang == "console" and _console_examples(body))
+                           or (lang == "c" and _saved_file(body))
                            for lang, body in BLOCK.findall(path.read_text())))
     assert pages and set(pages) <= set(PAGES), sorted(set(pages) - set(PAGES))
+
+
+def test_every_c_block_of_the_walked_pages_is_saved():
+    """A ```c block of a walked page names its file, so that the walk compiles it: a
+    block a reader must save by hand but the tests never build could rot."""
+    unsaved = [(page, body.splitlines()[0]) for page, lang, body in _page_blocks("c")
+               if not _saved_file(body)]
+    assert _page_blocks("c") and not unsaved, unsaved
 
 
 @pytest.mark.e2e  # every example, campaigns included, as a reader runs them
@@ -100,6 +119,13 @@ def test_the_examples_run_in_order_in_one_folder(tmp_path, monkeypatch, capsys):
         if language == "python":
             exec(compile(body, page, "exec"), namespace)
             ran.append("%s: python: %s" % (page, body.splitlines()[0]))
+        elif language == "c":
+            saved_as = _saved_file(body)
+            assert saved_as, "%s: a ```c block that names no file" % page
+            path = tmp_path / saved_as
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body)
+            ran.append("%s: %s" % (page, path.name))
         elif language == "console":
             for command, expected in _console_examples(body):
                 shell = _run(command, tmp_path)
@@ -110,7 +136,7 @@ def test_the_examples_run_in_order_in_one_folder(tmp_path, monkeypatch, capsys):
                     "%s (%s) printed:\n%s" % (command, page, shell.stdout))
                 ran.append("%s: %s" % (page, command))
     assert len(ran) == sum(len(_console_examples(body)) for _, body in _blocks("console")) \
-        + len(_blocks("python"))
+        + len(_blocks("python")) + len(_blocks("c"))
 
 
 def test_every_campaign_example_has_its_own_run_dir():

@@ -6,6 +6,7 @@ campaigns measure with the fake runner."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -16,8 +17,10 @@ import warnings
 import pytest
 
 import ngcc
+from ngcc.base.progress import Progress
 from ngcc.cli.main import main
 from ngcc.measure import locks as _locks
+from ngcc.measure.waiting import CpuWait
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
@@ -44,15 +47,15 @@ def holder(tmp_path):
     process.stdout.close()
 
 
-def _campaign(run_dir, lengths=(64,), **settings):
+def _campaign(run_dir, lengths=(64,), progress=False, **settings):
     return ngcc.Campaign(["SM3"], lengths=lengths, quick=True, cpu=LAST_CPU, run_dir=run_dir,
-                         progress=False, runner=FakeRunner(), kat_checker=FakeKat(),
+                         progress=progress, runner=FakeRunner(), kat_checker=FakeKat(),
                          **settings)
 
 
 def test_a_held_cpu_is_waited_for_saying_for_whom_then_taken(tmp_path, holder, monkeypatch):
     fixed_host(monkeypatch)
-    told: list[str] = []
+    told: list[CpuWait] = []
 
     def release_once_told() -> None:
         while not told:
@@ -63,20 +66,24 @@ def test_a_held_cpu_is_waited_for_saying_for_whom_then_taken(tmp_path, holder, m
     run = _campaign(tmp_path / "run", wait=120, on_wait=told.append).run()
     assert [job.status for job in run.jobs] == ["done"]
     assert holder.poll() is not None  # measured only once the holder was gone
-    (line,) = told
-    assert line.startswith("waiting up to 120 s for CPU %d: CPU %d is held by another ngcc "
-                           "measurement (pid %d, run directory %s"
-                           % (LAST_CPU, LAST_CPU, holder.pid, (tmp_path / "other").resolve()))
+    first, *_, last = told
+    assert str(first).startswith(
+        "waiting up to 120 s for CPU %d: CPU %d is held by another ngcc measurement (pid %d, "
+        "run directory %s" % (LAST_CPU, LAST_CPU, holder.pid, (tmp_path / "other").resolve()))
+    assert first.holders[LAST_CPU].command.startswith("%s -c " % sys.executable)
+    assert not first.over and (last.over, last.taken) == (True, LAST_CPU)
 
 
 def test_the_wait_is_bounded(tmp_path, holder, monkeypatch):
     fixed_host(monkeypatch)
-    told: list[str] = []
+    told: list[CpuWait] = []
     with pytest.raises(ngcc.CpuBusyError, match=r"pid %d.*\(still, after waiting 0\.3 s\)"
                        % holder.pid):
         _campaign(tmp_path / "run", wait=0.3, on_wait=told.append).run()
-    assert len(told) == 1
-    assert not (tmp_path / "run").exists()  # refused before it began: nothing left
+    assert told and not told[0].over and (told[-1].over, told[-1].taken) == (True, None)
+    # refused once the KAT gate had run (every decision before the wait): resumable
+    run = ngcc.load_run(tmp_path / "run")
+    assert [job.status for job in run.jobs] == ["pending"] and not run.records
 
 
 def test_a_plan_mismatch_is_answered_before_any_wait(tmp_path, holder, monkeypatch):
@@ -118,6 +125,8 @@ def test_the_command_line_waits_by_default_and_refuses_with_wait_0(tmp_path, hol
     assert err.startswith("ngcc: waiting up to %g s for CPU %d: CPU %d is held by another "
                           "ngcc measurement (pid %d" % (_locks.DEFAULT_WAIT_SECONDS, LAST_CPU,
                                                         LAST_CPU, holder.pid))
+    assert err.count("ngcc: waiting") == 1  # a line when the wait begins or changes
+    assert err.splitlines()[1].startswith("ngcc: took CPU %d after waiting " % LAST_CPU)
 
 
 def test_leak_waits_for_its_cpu_too(tmp_path, holder, capsys):
@@ -153,28 +162,33 @@ def test_check_waits_only_when_asked(tmp_path, holder, capsys):
 
 # ------------------------------------------------- one waiting rule, every entry point
 
-def _release_once(caught: list, holder: subprocess.Popen) -> None:
-    """Kill ``holder`` once something was told (a warning or a line): the order of events
-    proves the wait, no clock is read."""
+def _release_once(shown: io.StringIO, holder: subprocess.Popen) -> None:
+    """Kill ``holder`` once the wait is shown: the order of events proves the wait, no
+    clock is read."""
     def release() -> None:
-        while not caught:
+        while "waiting" not in shown.getvalue():
             time.sleep(0.02)
         holder.kill()
     threading.Thread(target=release, daemon=True).start()
 
 
 def test_python_waits_by_default_as_the_command_line_does(tmp_path, holder, monkeypatch):
+    # shown as progress (where the campaign shows its own), not as a warning to filter
     fixed_host(monkeypatch)
     assert ngcc.CampaignSettings.make().wait == _locks.DEFAULT_WAIT_SECONDS
+    shown = io.StringIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _release_once(caught, holder)
-        run = _campaign(tmp_path / "run").run()  # no wait= given
+        _release_once(shown, holder)
+        run = _campaign(tmp_path / "run", progress=Progress("lines", shown)).run()  # no wait=
     assert [job.status for job in run.jobs] == ["done"]
     assert holder.poll() is not None  # measured only once the holder was gone
-    [told] = [str(w.message) for w in caught if "waiting" in str(w.message)]
-    assert told.startswith("waiting up to 3600 s for CPU %d: CPU %d is held by another ngcc "
-                           "measurement (pid %d" % (LAST_CPU, LAST_CPU, holder.pid))
+    assert not [w for w in caught if "waiting" in str(w.message)]
+    lines = shown.getvalue().splitlines()
+    assert lines[0].startswith("ngcc: waiting up to 3600 s for CPU %d: CPU %d is held by "
+                               "another ngcc measurement (pid %d"
+                               % (LAST_CPU, LAST_CPU, holder.pid))
+    assert lines[1].startswith("ngcc: took CPU %d after waiting" % LAST_CPU)
 
 
 def test_wait_0_refuses_at_once_saying_how_to_wait(tmp_path, holder, monkeypatch):
@@ -187,14 +201,13 @@ def test_wait_0_refuses_at_once_saying_how_to_wait(tmp_path, holder, monkeypatch
     assert "--wait SECONDS (command line) or wait=SECONDS (Python)" in message
 
 
-def test_a_leak_test_in_python_waits_by_default_too(holder):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        _release_once(caught, holder)
-        result = ngcc.leak("SM3", 64, calls=2000, cpu=LAST_CPU)
+def test_a_leak_test_in_python_waits_by_default_too(holder, monkeypatch):
+    shown = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", shown)  # where a notebook's progress goes
+    _release_once(shown, holder)
+    result = ngcc.leak("SM3", 64, calls=2000, cpu=LAST_CPU)
     assert result.cpu == LAST_CPU and holder.poll() is not None
-    assert any(str(w.message).startswith("waiting up to 3600 s for CPU %d" % LAST_CPU)
-               for w in caught)
+    assert shown.getvalue().startswith("ngcc: waiting up to 3600 s for CPU %d" % LAST_CPU)
 
 
 @pytest.fixture
@@ -277,3 +290,52 @@ def test_local_workers_wait_for_their_cpus_as_told(tmp_path, holder, monkeypatch
 
 def _never_started(*args, **kwargs):
     raise AssertionError("a local cluster was started while one of its CPUs was held")
+
+
+def test_a_campaign_writes_its_own_estimate_of_its_end_into_its_cpu_lock(tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    written: list[str] = []
+    lock_file = _locks.lock_dir() / ("cpu%d.lock" % LAST_CPU)
+    expect_end = _locks.expect_end
+
+    def spy(seconds_left: float) -> None:
+        expect_end(seconds_left)
+        written.append(lock_file.read_text())
+
+    monkeypatch.setattr(_locks, "expect_end", spy)
+    _campaign(tmp_path / "run", lengths=(64, 128)).run()
+    assert written  # after the plan, and after each job
+    assert '"ends": "20' in written[0] and '"pid": %d' % os.getpid() in written[0]
+
+
+# ------------------------------------------------- every decision before the wait
+
+def test_a_dry_run_never_takes_the_cpu_lock(tmp_path, holder, no_lock, monkeypatch):
+    fixed_host(monkeypatch)
+    told: list[CpuWait] = []
+    cost = _campaign(tmp_path / "run", wait=0, on_wait=told.append).dry_run()
+    assert cost.jobs == 1 and cost.seconds > 0  # calibrated, beside the holder
+    assert no_lock == [] and told == [] and holder.poll() is None
+
+
+def test_the_command_line_dry_run_does_not_wait(tmp_path, holder, monkeypatch, capsys):
+    fixed_host(monkeypatch)
+    monkeypatch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
+    monkeypatch.setattr("ngcc.driver.kat.check", FakeKat())
+    assert main(["campaign", "SM3", "--quick", "--lengths", "64", "--cpu", str(LAST_CPU),
+                 "--run-dir", str(tmp_path / "run"), "--dry-run", "--wait", "0"]) == 0
+    assert "waiting" not in capsys.readouterr().err and holder.poll() is None
+
+
+def test_a_library_without_kat_is_refused_before_any_wait(tmp_path, holder, no_lock,
+                                                         monkeypatch):
+    fixed_host(monkeypatch)
+    told: list[CpuWait] = []
+    # a submission's NOKAT (a baseline's is admitted): no reference to check it against
+    campaign = ngcc.Campaign(["WChain-V1-512"], lengths=(64,), quick=True, cpu=LAST_CPU,
+                             run_dir=tmp_path / "run", progress=False, runner=FakeRunner(),
+                             kat_checker=FakeKat({"WChain-V1-512": "NOKAT"}), wait=600,
+                             on_wait=told.append)
+    with pytest.raises(ngcc.KatGateError, match="NOKAT"):
+        campaign.run()
+    assert no_lock == [] and told == [] and holder.poll() is None

@@ -72,6 +72,7 @@ from ngcc.measure import leak_measurement as _leak
 from ngcc.measure import locks as _locks
 from ngcc.measure import partial as _partial
 from ngcc.measure import plan as _plan
+from ngcc.measure.waiting import CpuWait, ShowWait
 
 
 class Campaign:
@@ -102,9 +103,9 @@ class Campaign:
         executor: what measures whole jobs instead of this process's own executor
             (a :class:`ngcc.measure.job.JobExecutor`; the settings' ``workers`` and
             ``scheduler`` make one).
-        on_wait: told once, in a line naming the holder, that the campaign waits for
-            its CPU (``wait``; default: a :class:`~ngcc.MeasurementWarning`, so a
-            notebook says why it waits; the command line prints the line).
+        on_wait: told where a wait for its CPU stands, about once a second (a
+            :class:`~ngcc.measure.waiting.CpuWait`: who holds it, since when, until when);
+            default: shown as progress (``progress``), as the command line shows it.
 
     Raises:
         ValueError, TypeError: a setting out of range, or no setting at all (named).
@@ -118,7 +119,7 @@ class Campaign:
                  kat_checker: _gate.KatChecker | None = None,
                  leak_tester: Callable[..., _leak.LeakResult] | None = None,
                  executor: _jobs.JobExecutor | None = None,
-                 on_wait: Callable[[str], None] | None = None, **options: Any):
+                 on_wait: Callable[[CpuWait], None] | None = None, **options: Any):
         if settings is not None and options:
             raise TypeError("give the campaign's settings or its keyword settings (%s), "
                             "not both" % ", ".join(sorted(options)))
@@ -136,7 +137,7 @@ class Campaign:
         self.cpu = _locks.default_cpu() if s.cpu is None else s.cpu  # run() may take another
         self.reporter = _progress.progress_of(progress)
         self.on_plan, self.executor = on_plan, executor
-        self.on_wait = on_wait if on_wait is not None else _locks.warn_waiting
+        self.on_wait = on_wait if on_wait is not None else ShowWait(self.reporter)
         self.runner: TrialRunner = runner if runner is not None else (
             _child.DriverRunner(counter=s.counter) if s.counter else _child.DriverRunner())
         self.kat_checker: _gate.KatChecker = kat_checker if kat_checker is not None else (
@@ -181,12 +182,17 @@ class Campaign:
 
     def _hold_cpu(self) -> None:
         """Hold the trial CPU (waiting for it with ``wait``) before the first work that
-        runs on it, if that is not done yet."""
+        runs on it, if that is not done yet; the host is read again once it is held."""
         if self._cpu_stack is None:
             return
         stack, self._cpu_stack = self._cpu_stack, None
         self.cpu = stack.enter_context(_locks.hold_cpu(
-            self.cpu, self.run_dir, wait=self.settings.wait, on_wait=self.on_wait))
+            None if self._any_cpu else self.cpu, self.run_dir, wait=self.settings.wait,
+            on_wait=self.on_wait))
+        self._environment = _host.fingerprint(self.cpu)
+        if len(self._run.state.starts) == 1:  # a new run: its host is the one it measures on
+            self.plan = replace(self.plan, cpu=self.cpu)  # maybe the CPU free first
+            self._run.save(plan=self.plan, environment=self._environment)
 
     # ------------------------------------------------------------ the phases
 
@@ -219,24 +225,21 @@ class Campaign:
         settings resumes from there without calibrating again. Raises what
         :meth:`run` raises before its trials. (With ``workers``/``scheduler`` too: the
         calibration runs here; the workers calibrate each job again where they measure
-        it.)
+        it.) It takes no CPU lock, so never waits: the estimate is this host's now.
         """
         self._locked(dry_run=True)
         return self.estimate()
 
     def _locked(self, dry_run: bool) -> Run:
-        """Hold the run directory, then (unless nothing is left to measure) the trial
-        CPU, and run."""
+        """Hold the run directory, choose the trial CPU, and run: its lock is taken after
+        every decision that needs no CPU (:meth:`_hold_cpu`); a dry run never takes it."""
         with _locks.hold_run_dir(self.run_dir), contextlib.ExitStack() as stack:
             resume = _locks.stored_cpu(self.run_dir) if self.settings.cpu is None else None
-            cpu = _locks.choose_cpu(self.settings.cpu, resume)
-            if nothing_to_measure(self.run_dir, self.plan, self.settings.leak, cpu):
-                self.cpu = cpu
-                self._cpu_stack = stack  # held only if a defective record is measured again
-            else:
-                self.cpu = stack.enter_context(_locks.hold_cpu(
-                    self.settings.cpu, self.run_dir, resume, wait=self.settings.wait,
-                    on_wait=self.on_wait))
+            self.cpu = _locks.choose_cpu(self.settings.cpu, resume)
+            self._any_cpu = self.settings.cpu is None and resume is None  # a new run
+            # a foreign folder or another plan is refused here, before anything else
+            nothing_to_measure(self.run_dir, self.plan, self.settings.leak, self.cpu)
+            self._cpu_stack = stack
             self.plan = replace(self.plan, cpu=self.cpu)
             try:
                 return self._run_held(dry_run)
@@ -264,12 +267,15 @@ class Campaign:
         self._kat_gate()
         self._run.reconcile(self._build)
         self._apply_gate()
-        if self._pending() and (self.executor is None or dry_run):
-            self._hold_cpu()  # the calibration and the trials run on it
+        if self.executor is None and not dry_run and (
+                self._pending() or _leaks.todo(self.settings, self.run_dir, self._build)):
+            self._hold_cpu()  # the calibration, the leak tests and the trials run on it
         if self.executor is None or dry_run:  # an executor calibrates where it measures
             self._calibrate()
         if self.on_plan is not None:
             self.on_plan(self.estimate())
+        cost = self.estimate()
+        _locks.expect_end(cost.seconds + cost.leak_seconds)  # shown to whoever waits
         if dry_run:
             return Run(self.run_dir)
         self._leak_tests()
@@ -456,6 +462,7 @@ class Campaign:
             return
         self._watch.success()
         self._run.save()
+        _locks.expect_end(bar.eta())
         if local:
             _partial.discard(self.run_dir, job.raw)  # the record supersedes them
             bar.item_done(what, per_byte(record))

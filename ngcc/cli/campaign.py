@@ -164,7 +164,8 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="run the KAT gate and the calibration (one cold call per job), "
                              "print the plan and stop before any trial; the run directory "
-                             "keeps both, so the same command without --dry-run resumes there")
+                             "keeps both, so the same command without --dry-run resumes there; "
+                             "it never waits for the CPU (no lock)")
     parser.add_argument("--wide", action="store_true",
                         help="every column in the closing table (the median and its CI, "
                              "observer effect, core c/B, MB/s, calls); by default it fits "

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ngcc.base.errors import UsageError
 from ngcc.library.registry import is_library_path
 from ngcc.measure import locks as _locks
+from ngcc.measure.waiting import CpuWait, ShowWait
 from ngcc.report.tables import aligned_table
 
 EXIT_RUNTIME_ERROR = 1
@@ -140,5 +140,10 @@ def add_wait(parser: argparse.ArgumentParser, waits: bool = True) -> None:
                  bound, "; default: %g" % bound if waits else "; default: do not wait"))
 
 
-def print_wait(message: str) -> None:
-    print("ngcc: %s" % message, file=sys.stderr, flush=True)
+def print_wait(wait: CpuWait) -> None:
+    """Show a wait for a CPU on stderr, as every entry point does (a bar on a terminal,
+    else a line when it begins, when its holder or queue changes, and when it ends)."""
+    _WAIT_SHOWN(wait)
+
+
+_WAIT_SHOWN = ShowWait()

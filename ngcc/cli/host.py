@@ -1,5 +1,7 @@
-"""``ngcc info`` and ``ngcc check``: this machine's fingerprint, as a run stores it, and
-(``check``) whether it is fixed for measurement on the CPU a campaign would pin to."""
+"""``ngcc info``, ``ngcc check`` and ``ngcc host``: this machine's fingerprint, as a run
+stores it; (``check``) whether it is fixed for measurement on the CPU a campaign would
+pin to; (``host``) what makes it unfit to publish, setting by setting, with the command
+that fixes each, and ``--tune``/``--reset`` for what may change at run time."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table, usa
 from ngcc.driver import child as _child
 from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
+from ngcc.measure import tuning as _tuning
 from ngcc.report import host as _host_words
 
 
@@ -76,3 +79,49 @@ def _isolation() -> tuple[str, bool]:
         return str(exc), True
     return ("submitted code runs isolated: its own user, PID, network, IPC and mount "
             "namespaces, a read-only view, no network"), False
+
+
+def add_host(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "host", help="show what makes this host unfit to publish, and how to fix it",
+        description="List the settings that decide whether figures measured here are fit "
+                    "to publish (the measuring CPU's governor, turbo/boost, its SMT "
+                    "siblings, its isolation, the load, a virtual machine), each with the "
+                    "command that fixes it. As root, --tune applies what may change at run "
+                    "time (governor, turbo/boost) and saves the values it replaced; --reset "
+                    "puts them back.")
+    parser.add_argument("--cpu", type=int, metavar="N",
+                        help="the CPU a campaign would pin to (default: the last one allowed "
+                             "that no other running ngcc campaign holds)")
+    change = parser.add_mutually_exclusive_group()
+    change.add_argument("--tune", action="store_true",
+                        help="as root, set the governor to performance and turn turbo/boost "
+                             "off (the values replaced are saved for --reset)")
+    change.add_argument("--reset", action="store_true",
+                        help="as root, put back the values --tune replaced")
+    parser.set_defaults(run=_run_host)
+
+
+def _run_host(args: argparse.Namespace) -> int:
+    with usage_checks():
+        cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
+    if args.reset:
+        for line in _tuning.reset() or ["nothing to reset: --tune changed nothing"]:
+            print("reset %s" % line)
+    found = _tuning.settings(cpu)
+    if args.tune:
+        for line in _tuning.tune(found) or ["nothing to tune"]:
+            print("tuned %s" % line)
+        found = _tuning.settings(cpu)
+    print(table([("setting", "now", "fit", "fix"),
+                 *((s.name, s.now, "yes" if s.fit else "no" + (" *" if s.tunable else ""),
+                    s.fix if not s.fit else "") for s in found)]))
+    unfit = _tuning.unfit(found)
+    if not unfit:
+        print("this host is fit to publish")
+        return 0
+    tunable = sum(s.tunable for s in unfit)
+    print("this host is not fit to publish: %s%s" % (
+        ", ".join(s.name for s in unfit),
+        "; `sudo ngcc host --tune` fixes the %d marked *" % tunable if tunable else ""))
+    return 0

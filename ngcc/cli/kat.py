@@ -33,10 +33,13 @@ def add_kat(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("instances", nargs="*", metavar="INSTANCE",
                         help="instance name (see `ngcc list`) or library path")
     parser.add_argument("--all", action="store_true", help="every built-in instance")
-    parser.add_argument("--files", default="2_12,2_23", metavar="LIST",
+    parser.add_argument("--kat-files", dest="files", default="2_12,2_23", metavar="LIST",
                         help="comma-separated KAT files: 2_12, 2_23, 2_33 (three 1 GiB "
                              "messages: minutes, 1 GiB of memory), loop (10^6 hash calls); "
-                             "default: %(default)s")
+                             "default: %(default)s (the spelling of campaign and evaluate; "
+                             "the old --files still works)")
+    parser.add_argument("--files", dest="files", default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=Path("ngcc-kat"), metavar="DIR",
                         help="folder for the logs (DIR/<candidate>/<label>.log) and the "
                              "generated files; default: %(default)s")

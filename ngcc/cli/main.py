@@ -42,6 +42,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     kat.add_kat,
     campaign.add_campaign,
     host.add_check,
+    host.add_host,
     report.add_report,
     validate.add_validate,
     compare.add_compare,

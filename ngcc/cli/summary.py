@@ -192,10 +192,15 @@ _WIDE_LEGEND = (
 
 
 def verdict_text(run: Run) -> str:
-    """The run's publishability verdict, the command line's last line."""
+    """The run's publishability verdict, the command line's last line; where its host
+    missed a condition, it names ``ngcc host``, which says what to change."""
+    from ngcc.measure import host as _host
     from ngcc.report import verdict as _verdict
 
-    return _verdict.verdict_line(run)
+    line = _verdict.verdict_line(run)
+    if _host.host_warnings(run.environment):
+        line += " `ngcc host` shows what makes this host unfit, with the command for each."
+    return line
 
 
 def _observer(record: Record) -> str:

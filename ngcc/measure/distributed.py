@@ -58,6 +58,7 @@ from ngcc.base.version import __version__
 from ngcc.driver.contract import TrialRunner
 from ngcc.measure import locks as _locks
 from ngcc.measure.job import JobOrder, JobResult, Lost
+from ngcc.measure.waiting import CpuWait
 from ngcc.measure.worker import CPU_ENV, HELD_ENV, LibraryPlugin, run_job, worker_version
 
 #: The Dask worker resource every job asks one of (``dask worker --resources cpu=1``).
@@ -226,9 +227,10 @@ def local_cpus(workers: int) -> list[int]:
 
 def _hold_local_cpus(stack: contextlib.ExitStack, cpus: Sequence[int],
                      run_dir: str | os.PathLike[str], wait: float | None,
-                     on_wait: Callable[[str], None] | None) -> None:
+                     on_wait: Callable[[CpuWait], None] | None) -> None:
     """Hold the lock of every CPU of a local cluster in ``stack``, waiting up to ``wait``
-    seconds for all of them together (the one waiting rule, ``measure.locks``).
+    seconds for all of them together (the one waiting rule, ``measure.locks``); the wait
+    for each CPU is told ``of --workers N``.
 
     Raises:
         CpuBusyError: one is still held by another measurement (named), with how to
@@ -236,20 +238,18 @@ def _hold_local_cpus(stack: contextlib.ExitStack, cpus: Sequence[int],
     """
     wait = _locks.checked_wait(wait)
     deadline = time.monotonic() + wait
-    told: list[str] = []
 
-    def tell(cpu: int, line: str) -> None:
-        """Once for all the CPUs, with the whole wait (each CPU waits for what is left)."""
-        if on_wait is not None and not told:
-            told.append(line)
-            on_wait("waiting up to %g s for CPU %d of --workers %d: %s"
-                    % (wait, cpu, len(cpus), line.partition(": ")[2]))
+    def tell(waited_before: float, status: CpuWait) -> None:
+        """With the whole wait (each CPU waits for what is left of it)."""
+        if on_wait is not None:
+            on_wait(replace(status, purpose="of --workers %d" % len(cpus), limit=wait,
+                            waited=waited_before + status.waited))
 
     for cpu in cpus:
         try:
+            left = max(0.0, deadline - time.monotonic())
             stack.enter_context(_locks.hold_cpu(
-                cpu, run_dir, wait=max(0.0, deadline - time.monotonic()),
-                on_wait=functools.partial(tell, cpu)))
+                cpu, run_dir, wait=left, on_wait=functools.partial(tell, wait - left)))
         except CpuBusyError as exc:
             holder = _locks.cpu_holder(cpu)
             raise CpuBusyError(
@@ -280,7 +280,8 @@ def local_security() -> Any:
 
 @contextlib.contextmanager
 def local_executor(workers: int, run_dir: str | os.PathLike[str] = ".",
-                   wait: float | None = None, on_wait: Callable[[str], None] | None = None
+                   wait: float | None = None,
+                   on_wait: Callable[[CpuWait], None] | None = None
                    ) -> Iterator[DaskExecutor]:
     """A local Dask cluster of ``workers`` worker processes, one per CPU
     (:func:`local_cpus`), each told its CPU in ``$NGCC_CPU``; closed afterwards.

@@ -111,7 +111,7 @@ def _smt_siblings(cpu: int) -> list[int]:
     return [c for c in siblings if c in parse_cpu_list(online)] if online else siblings
 
 
-def _virtualization() -> str | None:
+def hypervisor() -> str | None:
     """The hypervisor's name (``kvm``, ``xen`` …), or None on bare metal."""
     flags = _read(Path("/proc/cpuinfo")) or ""
     detect = shutil.which("systemd-detect-virt")
@@ -198,7 +198,7 @@ def fingerprint(cpu: int | None = None) -> Environment:
     return Environment(
         cpu_model=_cpu_model(), machine=platform.machine(), cpu=cpu, cpu_count=os.cpu_count(),
         cpu_max_mhz=_cpu_max_mhz(cpu), governor=_governor(cpu), turbo=_turbo(),
-        smt_siblings=tuple(_smt_siblings(cpu)), virtualization=_virtualization(),
+        smt_siblings=tuple(_smt_siblings(cpu)), virtualization=hypervisor(),
         perf_event_paranoid=_perf_event_paranoid(), memory_mib=_memory_mib(),
         counter=_counter(), load_average_start=_load_average(), kernel=platform.release(),
         os=_os_name(), compiler=_compiler(), python=platform.python_version(),

@@ -39,6 +39,7 @@ from ngcc.evidence import leak_evidence as _evidence
 from ngcc.evidence.leak_evidence import NO_LEAK
 from ngcc.library.registry import Instance, instance, run_labels
 from ngcc.measure import locks as _locks
+from ngcc.measure.waiting import CpuWait
 from ngcc.stats import leak_statistics as _stats
 
 DEFAULT_LENGTH = 64
@@ -242,7 +243,7 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
          early_stop: bool = True, control: bool = False, label: str | None = None,
          progress: Callable[[int, float | None], None] | Task | None = None,
          wait: float | None = _locks.DEFAULT_WAIT_SECONDS,
-         on_wait: Callable[[str], None] | None = _locks.warn_waiting) -> LeakResult:
+         on_wait: Callable[[CpuWait], None] | None = None) -> LeakResult:
     """Test an instance for timing leakage by the dudect method (fixed vs random).
 
     Args:
@@ -272,8 +273,9 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
         wait: seconds to wait for the CPU when another ngcc measurement holds it
             (default ``measure.locks.DEFAULT_WAIT_SECONDS``, as every measurement; 0 or
             None: refuse at once). Every other argument is checked before.
-        on_wait: told once, in a line naming the holder, that the test waits (default:
-            a :class:`~ngcc.MeasurementWarning`).
+        on_wait: told where a wait for the CPU stands, about once a second (a
+            :class:`~ngcc.measure.waiting.CpuWait`; default: shown as progress on
+            stderr, as the command line shows it).
 
     Returns:
         A :class:`LeakResult`.
@@ -297,7 +299,8 @@ def leak(name: str | os.PathLike[str] | Instance, length: int = DEFAULT_LENGTH, 
                                else task_progress(progress))
     started = time.monotonic()
     try:
-        with _locks.hold_cpu(cpu, None, wait=wait, on_wait=on_wait) as held:
+        with _locks.hold_cpu(cpu, None, wait=wait, on_wait=on_wait if on_wait is not None
+                             else _locks.show_waiting()) as held:
             run = _leak_mode.leak(inst, length, calls, batch_calls, seed, accumulator.add,
                               warmup=WARMUP_CALLS, seconds=seconds, cpu=held, fixed=fixed,
                               control=control)

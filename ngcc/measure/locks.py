@@ -8,11 +8,16 @@ holds, for as long as it runs:
 * the **CPU lock** of its trial CPU, ``cpu<N>.lock`` in the lock folder
   (``$XDG_RUNTIME_DIR/ngcc``, else ``/tmp/ngcc-<uid>``).
 
-Both are ``fcntl.flock`` locks on files that hold the holder's pid, run directory and
-start time for the messages. The kernel releases a lock when its holder dies, even by
+Both are ``fcntl.flock`` locks on files that hold the holder's pid, command, run
+directory and start time for the messages (and, for a campaign's CPU, when it expects
+to end: :func:`expect_end`). The kernel releases a lock when its holder dies, even by
 kill -9, so a lock left by a killed campaign is simply taken by the next one; the
 files stay behind and mean nothing while unlocked. The locks are advisory: they keep
 ngcc campaigns (of one user) apart, not other programs.
+
+Measurements that wait for a CPU queue for it, first come, first served
+(``measure.tickets``), and tell their ``on_wait`` where the wait stands
+(``measure.waiting``).
 """
 
 from __future__ import annotations
@@ -22,18 +27,26 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import stat
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc.base.clock import utc_now
-from ngcc.base.errors import CpuBusyError, MeasurementWarning, RunDirBusyError
+from ngcc.base.errors import CpuBusyError, RunDirBusyError
+from ngcc.base.progress import clock
 from ngcc.base.untrusted import load_json_file
 from ngcc.evidence.model import HostWarning
+from ngcc.measure import tickets as _tickets
+from ngcc.measure.waiting import DEFAULT_WAIT_SECONDS as DEFAULT_WAIT_SECONDS  # the rule's
+from ngcc.measure.waiting import HOW_TO_WAIT as HOW_TO_WAIT  # home is measure.waiting;
+from ngcc.measure.waiting import POLL_SECONDS as POLL_SECONDS  # its callers name it here
+from ngcc.measure.waiting import CpuWait, expected_end, seconds_until
+from ngcc.measure.waiting import checked_wait as checked_wait
+from ngcc.measure.waiting import show_waiting as show_waiting
 
 #: The run-directory lock, inside the run directory.
 RUN_DIR_LOCK = ".campaign.lock"
@@ -46,6 +59,11 @@ _FACTS_WAIT_SECONDS = 0.5
 #: CPU -> the thread of this process that holds its lock now: what that thread measures
 #: there itself (a campaign's leak tests) is its own work, not a second campaign's.
 _HELD_BY_THREAD: dict[int, int] = {}
+#: CPU -> the descriptor of its lock file and the facts written there, while this
+#: process holds it: :func:`expect_end` writes the campaign's estimate into them.
+_HELD_FILES: dict[int, tuple[int, dict[str, object]]] = {}
+#: The longest command a lock file keeps (a campaign of many libraries is long).
+_COMMAND_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -55,15 +73,27 @@ class Holder:
     pid: int | None
     run_dir: str | None
     started: str | None
+    command: str | None = None
+    ends: str | None = None
 
     def describe(self) -> str:
-        """``pid 123, run directory /x/runs/a, since 2026-…Z`` (what is known of it)."""
+        """``pid 123, run directory /x/runs/a, since 2026-…Z, command `ngcc campaign …`,
+        expects to end in about 3:10`` (what is known of it)."""
         parts = ["pid %s" % (self.pid if self.pid is not None else "unknown")]
         if self.run_dir:
             parts.append("run directory %s" % self.run_dir)
         if self.started:
             parts.append("since %s" % self.started)
+        if self.command:
+            parts.append("command `%s`" % self.command)
+        left = self.ends_in()
+        if left is not None:
+            parts.append("expects to end in about %s" % clock(max(0.0, left)))
         return ", ".join(parts)
+
+    def ends_in(self) -> float | None:
+        """Seconds until the holder expects to end, by its own estimate (None: none)."""
+        return seconds_until(self.ends)
 
 
 # ------------------------------------------------------------------ CPUs
@@ -131,39 +161,15 @@ def default_cpu() -> int:
     return next((cpu for cpu in reversed(allowed) if cpu_holder(cpu) is None), allowed[-1])
 
 
-#: How long every measurement waits for a CPU another ngcc measurement holds, unless
-#: told otherwise: ``ngcc campaign``, ``evaluate`` and ``leak`` (``--wait SECONDS``),
-#: ``ngcc.Campaign``, ``ngcc.evaluate`` and ``ngcc.leak`` (``wait=SECONDS``), local Dask
-#: workers (``--workers``) alike; 0 refuses at once.
-DEFAULT_WAIT_SECONDS = 3600.0
-#: How often a waiting campaign looks whether the CPU is free.
-POLL_SECONDS = 1.0
-#: What a refusal says about waiting: the one rule, in both spellings.
-HOW_TO_WAIT = ("to wait for it, give --wait SECONDS (command line) or wait=SECONDS "
-               "(Python); both wait %g s by default, 0 refuses at once"
-               % DEFAULT_WAIT_SECONDS)
-
-
-def checked_wait(wait: object) -> float:
-    """``wait`` in seconds (None: 0, refuse at once).
-
-    Raises:
-        ValueError: not a finite number of seconds >= 0.
-    """
-    if wait is None:
-        return 0.0
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) \
-            or not 0 <= wait < float("inf"):
-        raise ValueError("wait must be a finite number of seconds >= 0 (0: refuse at once), "
-                         "got %r" % (wait,))
-    return float(wait)
-
-
-def warn_waiting(message: str) -> None:
-    """What a measurement in Python does by default while it waits for a CPU: one
-    :class:`~ngcc.MeasurementWarning` naming the holder (the command line prints the
-    line instead), so a notebook does not sit silent for up to an hour."""
-    warnings.warn(message, MeasurementWarning, stacklevel=4)
+def expect_end(seconds_left: float | None) -> None:
+    """Write into the lock of every CPU this process holds that its work should end
+    ``seconds_left`` from now (a campaign's own estimate): what a measurement waiting
+    for one of them shows. None (no estimate yet) writes nothing."""
+    if seconds_left is None:
+        return
+    for fd, facts in list(_HELD_FILES.values()):
+        facts["ends"] = expected_end(seconds_left)
+        _write_facts(fd, facts)
 
 
 def choose_cpu(cpu: int | None, resume_cpu: int | None = None) -> int:
@@ -185,7 +191,7 @@ def choose_cpu(cpu: int | None, resume_cpu: int | None = None) -> int:
 @contextlib.contextmanager
 def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
              resume_cpu: int | None = None, wait: float | None = None,
-             on_wait: Callable[[str], None] | None = None) -> Iterator[int]:
+             on_wait: Callable[[CpuWait], None] | None = None) -> Iterator[int]:
     """Hold a trial CPU for a campaign (or one measurement outside a run directory,
     ``run_dir`` None: ``ngcc leak``); yield its number.
 
@@ -193,8 +199,11 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
     measured on) if given, else the last allowed CPU no other campaign holds. A CPU this
     thread holds already is yielded as it is (the campaign's own measurements there).
     ``wait``: seconds to wait for a CPU another campaign holds (None or 0: refuse at
-    once; :func:`checked_wait`); ``on_wait`` is told once, in a line naming the holder,
-    that it waits.
+    once; :func:`checked_wait`). Waiters queue: a free CPU goes to the one that came
+    first (``measure.tickets``), across processes. ``on_wait`` is told where the wait
+    stands (a :class:`~ngcc.measure.waiting.CpuWait`: who holds the CPU, since when,
+    when it expects to end, how many wait before): when it begins, about once a second
+    while it lasts, and once when it is over.
 
     Raises:
         CpuBusyError: the CPU asked for (or every allowed CPU) is held by another
@@ -211,37 +220,80 @@ def hold_cpu(cpu: int | None, run_dir: str | os.PathLike[str] | None,
     else:  # a new run, or one measured where this process may not run (the plan differs)
         resume_cpu = None
         candidates = list(reversed(allowed_cpus()))
-    deadline = time.monotonic() + wait
-    told = False
     me = threading.get_ident()
-    while True:
-        held: dict[int, Holder] = {}
-        for candidate in candidates:
-            if _HELD_BY_THREAD.get(candidate) == me:
-                yield candidate
-                return
-            with _locked(lock_dir() / ("cpu%d.lock" % candidate), facts) as holder:
-                if holder is None:
-                    _HELD_BY_THREAD[candidate] = me
-                    try:
-                        yield candidate
-                    finally:
-                        del _HELD_BY_THREAD[candidate]
-                    return
-                held[candidate] = holder
+    own = next((c for c in candidates if _HELD_BY_THREAD.get(c) == me), None)
+    if own is not None:
+        yield own
+        return
+
+    def refusal(held: dict[int, Holder]) -> str:
         message = _busy_message(held, cpu, resume_cpu, run_dir)
-        if time.monotonic() >= deadline:
-            if wait:
-                message += " (still, after waiting %s)" % _seconds(wait)
-            raise CpuBusyError("%s; %s" % (message, HOW_TO_WAIT))
-        if not told and on_wait is not None:
-            on_wait("waiting up to %s for %s: %s" % (
-                _seconds(wait), "CPU %d" % candidates[0] if len(candidates) == 1
-                else "a free CPU", "; ".join("CPU %d is held by another ngcc measurement "
-                                             "(%s)" % (n, h.describe())
-                                             for n, h in sorted(held.items()))))
-            told = True
-        time.sleep(max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+        if wait:
+            message += " (still, after waiting %s)" % _seconds(wait)
+        return "%s; %s" % (message, HOW_TO_WAIT)
+
+    taken, fd = _take(candidates, facts, wait, on_wait, refusal)
+    _HELD_BY_THREAD[taken], _HELD_FILES[taken] = me, (fd, facts)
+    try:
+        yield taken
+    finally:
+        del _HELD_BY_THREAD[taken], _HELD_FILES[taken]
+        os.close(fd)  # releases the lock
+
+
+def _take(candidates: list[int], facts: dict[str, object], wait: float,
+          on_wait: Callable[[CpuWait], None] | None,
+          refusal: Callable[[dict[int, Holder]], str]) -> tuple[int, int]:
+    """The first of ``candidates`` that is free and promised to no earlier waiter, and
+    the descriptor that holds its lock; queued for up to ``wait`` seconds (a ticket
+    from the first pass that finds none).
+
+    Raises:
+        CpuBusyError: none came free for this waiter within ``wait`` (``refusal``).
+    """
+    folder = lock_dir()
+    started = time.monotonic()
+    shown: CpuWait | None = None
+    with contextlib.ExitStack() as queue:
+        number: int | None = None  # the ticket, once this waiter has one
+        try:
+            while True:
+                held: dict[int, Holder] = {}
+                ahead: set[int] = set()
+                for candidate in candidates:
+                    before = _tickets.ahead(folder, candidate, number)
+                    ahead.update(t.number for t in before)
+                    state = _try_lock(folder / ("cpu%d.lock" % candidate),
+                                      None if before else facts)
+                    if isinstance(state, int):
+                        shown = shown and CpuWait(shown.cpus, waited=_since(started),
+                                                  limit=wait, over=True, taken=candidate)
+                        return candidate, state
+                    if state is None:  # free, but promised to the first waiter before
+                        state = _promised(before[0])
+                    held[candidate] = state
+                waited = _since(started)
+                if waited >= wait:
+                    raise CpuBusyError(refusal(held))
+                if number is None:
+                    number = queue.enter_context(_tickets.ticket(folder, candidates, facts))
+                shown = CpuWait(tuple(candidates), held, len(ahead), waited, wait)
+                if on_wait is not None:
+                    on_wait(shown)
+                time.sleep(max(0.0, min(POLL_SECONDS, wait - _since(started))))
+        finally:
+            if shown is not None and on_wait is not None:
+                on_wait(shown if shown.over else CpuWait(
+                    shown.cpus, waited=_since(started), limit=wait, over=True))
+
+
+def _since(started: float) -> float:
+    return time.monotonic() - started
+
+
+def _promised(first: _tickets.Ticket) -> Holder:
+    """The waiter a free CPU is promised to, as its holder-to-be."""
+    return Holder(first.pid, first.run_dir, first.arrived, first.command)
 
 
 def _seconds(value: float) -> str:
@@ -339,36 +391,52 @@ def _locked(path: Path, facts: dict[str, object]) -> Iterator[Holder | None]:
     into it), or the current holder if another process has it (nothing is held then).
 
     An empty ``facts`` only probes: the lock is released at once."""
+    state = _try_lock(path, facts or None)
+    if not isinstance(state, int):
+        yield state
+        return
+    try:
+        yield None
+    finally:
+        os.close(state)  # releases the lock
+
+
+def _try_lock(path: Path, facts: dict[str, object] | None) -> int | Holder | None:
+    """Take the lock ``path`` with ``facts`` written into it: its descriptor (closing it
+    releases the lock); or the current holder if another process has it; ``facts``
+    None only probes: None if it is free (nothing is held)."""
     try:  # never blocks (a FIFO, a device: refused just below)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
                      | os.O_NONBLOCK | os.O_NOCTTY, 0o600)
     except OSError as exc:
         raise OSError(exc.errno, "cannot open the lock file %s: %s" % (path, exc.strerror)
                       ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "the lock file %s is not a regular file (a FIFO, a "
+                      "device or a socket): remove it, ngcc makes its own" % path)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "the lock file %s is not a regular file (a FIFO, a "
-                          "device or a socket): remove it, ngcc makes its own" % path)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield _holder(fd)
-            return
-        if facts:
-            _write_facts(fd, path, facts)
-        yield None
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _write_facts(fd: int, path: Path, facts: dict[str, object]) -> None:
-    """Write who holds the lock into it; an OSError names the lock file."""
+            return _holder(fd)
+        finally:
+            os.close(fd)
+    if facts is None:
+        os.close(fd)
+        return None
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(facts) + "\n").encode(), 0)
+        _write_facts(fd, facts)
     except OSError as exc:
+        os.close(fd)
         raise OSError(exc.errno, "cannot write the lock file %s: %s" % (path, exc.strerror)
                       ) from None
+    return fd
+
+
+def _write_facts(fd: int, facts: dict[str, object]) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(facts) + "\n").encode(), 0)
 
 
 def _holder(fd: int) -> Holder:
@@ -379,7 +447,8 @@ def _holder(fd: int) -> Holder:
             facts = json.loads(os.pread(fd, 4096, 0))
             pid = int(facts["pid"])
             if _alive(pid) or time.monotonic() > deadline:
-                return Holder(pid, facts.get("run_dir"), facts.get("started"))
+                return Holder(pid, _text(facts.get("run_dir")), _text(facts.get("started")),
+                              _text(facts.get("command")), _text(facts.get("ends")))
         except (ValueError, KeyError, TypeError):
             if time.monotonic() > deadline:
                 return Holder(None, None, None)
@@ -396,10 +465,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _facts(run_dir: str | os.PathLike[str] | None) -> dict[str, object]:
-    """What a holder writes into its lock: pid, start time, and the run directory of a
-    CPU lock."""
-    facts: dict[str, object] = {"pid": os.getpid(), "started": utc_now()}
+    """What a holder writes into its lock: pid, start time, command, and the run
+    directory of a CPU lock."""
+    facts: dict[str, object] = {"pid": os.getpid(), "started": utc_now(),
+                                "command": _command()}
     if run_dir is not None:
         facts["run_dir"] = str(Path(run_dir).resolve())
     return facts
+
+
+def _command() -> str:
+    """This process's command line, shortened (``python3 -m ngcc campaign SM3 …``)."""
+    try:
+        words = Path("/proc/self/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        text = " ".join(shlex.join(os.fsdecode(word) for word in words).split())  # one line
+    except OSError:
+        text = "pid %d" % os.getpid()
+    return text if len(text) <= _COMMAND_CHARS else text[:_COMMAND_CHARS - 1] + "…"
