@@ -136,51 +136,53 @@ def _copy_build_support(src_dir):
         shutil.copyfile(ALGORITHMS / name, src_dir / name)
 
 
-# csrc/ holds two programs, one folder each beside what both compile: common/ (loader,
-# timer, timing loop, KAT generator, CPU features), core/ (the ngcc._core extension's
-# Python binding) and driver/ (ngcc-driver, the executable every foreign library runs
-# in). Each program sees only its own folder's headers and common/'s. Both also take
-# the KAT generator's DRNG.
+# csrc/ holds the programs, one folder each, beside what they share: common/ (loader,
+# timer, timing loop, KAT generator, CPU features) and isolate/ (the kernel isolation
+# of ngcc-driver --isolate and ngcc-jail). core/ is the ngcc._core extension's Python
+# binding, driver/ ngcc-driver (the executable every foreign library runs in), jail/
+# ngcc-jail. Each program compiles, and sees the headers of, its folders below alone;
+# the extension and the driver also take the KAT generator's DRNG.
+PROGRAM_FOLDERS = {"core": ("common", "core"), "driver": ("common", "isolate", "driver"),
+                   "jail": ("isolate", "jail")}
 SHARED_C = ["algorithms/drng/sm3_drng.c", "algorithms/sm3/sm3.c"]
 ALGORITHM_INCLUDES = ["algorithms/include", "algorithms/sm3", "algorithms/drng"]
 
 
-def _program_sources(folder):
-    """The C files of one program (``core`` or ``driver``): common/'s, its own, the DRNG's."""
-    return [path.relative_to(ROOT).as_posix() for part in ("common", folder)
-            for path in sorted((ROOT / "csrc" / part).glob("*.c"))] + SHARED_C
+def _program_sources(program):
+    """The C files of one program (``core``, ``driver`` or ``jail``): its folders', and
+    the DRNG's for the two that generate KAT files."""
+    own = [path.relative_to(ROOT).as_posix() for part in PROGRAM_FOLDERS[program]
+           for path in sorted((ROOT / "csrc" / part).glob("*.c"))]
+    return own + ([] if program == "jail" else SHARED_C)
 
 
-def _program_includes(folder):
-    return ["csrc/common", "csrc/%s" % folder] + ALGORITHM_INCLUDES
+def _program_includes(program):
+    return (["csrc/%s" % part for part in PROGRAM_FOLDERS[program]]
+            + ([] if program == "jail" else ALGORITHM_INCLUDES))
 
 
 C_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-O2"] + WERROR + (SANITIZER_FLAGS if SANITIZE else [])
 
 
-def _build_driver(cc, out_dir):
-    """Compile ``ngcc-driver`` (csrc/common/ and csrc/driver/) into out_dir."""
+def _build_program(cc, program, binary, out_dir, libraries=()):
+    """Compile the program of csrc/ into ``out_dir/binary``."""
     command = (cc + C_FLAGS + ["-D_GNU_SOURCE"]
-               + ["-I%s" % d for d in _program_includes("driver")]
-               + ["-o", str(out_dir / "ngcc-driver")]
-               + [str(ROOT / s) for s in _program_sources("driver")]
-               + ["-ldl"])
+               + ["-I%s" % d for d in _program_includes(program)]
+               + ["-o", str(out_dir / binary)]
+               + [str(ROOT / s) for s in _program_sources(program)] + list(libraries))
     print(" ".join(shlex.quote(c) for c in command))
     subprocess.run(command, check=True, cwd=ROOT)
 
 
-# ngcc-jail (csrc/jail/) runs the compiler of `ngcc build` on a submission's sources in
-# the driver's kernel isolation: it compiles the driver's isolate.c (the one place the
-# namespaces and the view are made) and sees that folder's headers for isolate.h alone.
-JAIL_SOURCES = ["csrc/jail/jail.c", "csrc/driver/isolate.c"]
+def _build_driver(cc, out_dir):
+    """Compile ``ngcc-driver`` (csrc/common/, csrc/isolate/, csrc/driver/) into out_dir."""
+    _build_program(cc, "driver", "ngcc-driver", out_dir, ["-ldl"])
 
 
 def _build_jail(cc, out_dir):
-    """Compile ``ngcc-jail`` (csrc/jail/ with csrc/driver/isolate.c) into out_dir."""
-    command = (cc + C_FLAGS + ["-D_GNU_SOURCE", "-Icsrc/jail", "-Icsrc/driver"]
-               + ["-o", str(out_dir / "ngcc-jail")] + [str(ROOT / s) for s in JAIL_SOURCES])
-    print(" ".join(shlex.quote(c) for c in command))
-    subprocess.run(command, check=True, cwd=ROOT)
+    """Compile ``ngcc-jail`` (csrc/isolate/, csrc/jail/): the compiler of ``ngcc build``
+    runs in the driver's kernel isolation."""
+    _build_program(cc, "jail", "ngcc-jail", out_dir)
 
 
 def build_instances(cc, out_dir, scratch):

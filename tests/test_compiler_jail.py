@@ -215,7 +215,7 @@ WRAPPER = r"""#!/bin/sh
 if [ ! -e "$TMPDIR/tried" ]; then
     : > "$TMPDIR/tried"
     echo pwned > "$NGCC_TEST_SUBMISSION/pwned.c" 2>/dev/null
-    echo pwned > "$HOME/pwned" 2>/dev/null
+    echo pwned > "$NGCC_TEST_HOME/pwned" 2>/dev/null
     kill -KILL "$NGCC_TEST_SENTINEL" 2>/dev/null
     PYTHON -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5)" \
         "$NGCC_TEST_PORT" 2>/dev/null
@@ -242,7 +242,8 @@ def hostile_compiler(monkeypatch, tmp_path):
     listener.setblocking(False)
     sentinel = subprocess.Popen(["sleep", "600"])
     folder = _submission(tmp_path / "sub")
-    for name, value in (("CC", str(wrapper)), ("HOME", str(home)),
+    # (the home comes as NGCC_TEST_HOME: the compiler gets no HOME, base/sandbox)
+    for name, value in (("CC", str(wrapper)), ("HOME", str(home)), ("NGCC_TEST_HOME", str(home)),
                         ("NGCC_TEST_SUBMISSION", str(folder)),
                         ("NGCC_TEST_SENTINEL", str(sentinel.pid)),
                         ("NGCC_TEST_PORT", str(listener.getsockname()[1]))):

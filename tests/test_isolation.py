@@ -1,4 +1,4 @@
-"""ngcc-driver --isolate (csrc/driver/isolate.h): a library loaded in new user, PID,
+"""ngcc-driver --isolate (csrc/isolate/isolate.h): a library loaded in new user, PID,
 network, IPC, mount and UTS namespaces, with a read-only view of the system, no
 capabilities and an address-space cap, cannot reach the caller or the machine.
 
@@ -46,6 +46,7 @@ EXIT_UNAVAILABLE = 122  # isolate.h: ISOLATE_EXIT_UNAVAILABLE
 TEMPLATE = r"""
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -70,11 +71,22 @@ static long env_long(const char *name)
 }
 #define DID(code, what) do { fprintf(stderr, "DID %d: %s (errno %d)\n", (code), (what), \
                                      errno); return (code); } while (0)
+/* The first entry of `folder` but its folders (the view makes the way to every path
+ * it holds) and `own`, or NULL. */
+static const char *other_entry(const char *folder, const char *own)
+{
+    DIR *listing = opendir(folder);
+    struct dirent *entry;
+    while (listing != NULL && (entry = readdir(listing)) != NULL)
+        if (entry->d_type != DT_DIR && strcmp(entry->d_name, own) != 0)
+            return entry->d_name;
+    return NULL;
+}
 __attribute__((visibility("default")))
 int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
 {
     volatile unsigned char sink = 0;
-    (void)msg; (void)bits; (void)sink; (void)env_long;
+    (void)msg; (void)bits; (void)sink; (void)env_long; (void)other_entry;
     BODY
     memset(digest, 0x5A, (size_t)d / 8);
     return 0;
@@ -146,6 +158,14 @@ BEHAVIOURS = {
         snprintf(path, sizeof path, "%s/victim.txt", libdir);
         if (open(path, O_WRONLY | O_APPEND) >= 0)
             DID(3, "opened a file of the library's folder for writing");
+        if (open(path, O_RDONLY) >= 0)
+            DID(7, "read a file beside the library");
+        if (other_entry(libdir, "files.so") != NULL)
+            DID(8, other_entry(libdir, "files.so"));  /* listed the library's folder */
+        snprintf(path, sizeof path, "%s", libdir);
+        *strrchr(path, '/') = '\0';
+        if (other_entry(path, strrchr(libdir, '/') + 1) != NULL)
+            DID(9, other_entry(path, strrchr(libdir, '/') + 1));  /* ... and the one above */
         for (i = 0; i < sizeof places / sizeof places[0]; i++) {
             snprintf(path, sizeof path, "%s/ngcc-escape", places[i]);
             if (open(path, O_WRONLY | O_CREAT, 0600) >= 0 || mkdir(path, 0700) == 0)
@@ -368,7 +388,7 @@ def test_a_leak_run_works_isolated(isolating):
 
 def test_the_library_loads_from_wherever_it_lies(libs, isolated, tmp_path):
     """A relative path, a symlink into another folder, a folder under $HOME (hidden
-    but for that folder): each stays readable at the path the parent gives."""
+    but for that one file): each stays readable at the path the parent gives."""
     home = tmp_path / "home"
     (home / "build").mkdir(parents=True)
     (home / "private.txt").write_text("hidden\n")
@@ -382,7 +402,7 @@ def test_the_library_loads_from_wherever_it_lies(libs, isolated, tmp_path):
     env["HOME"] = str(home)
     (home / "build" / "victim.txt").write_text("not yours\n")
     ran = _hash(home / "build" / "files.so", env=env, cwd=home)
-    assert ran.hashed(), ran.stderr  # it ran, and found $HOME empty but for its folder
+    assert ran.hashed(), ran.stderr  # it ran, and found $HOME empty but for its file
 
 
 @pytest.mark.parametrize("behaviour", ["null", "raises", "aborts", "exits"])

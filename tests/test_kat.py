@@ -116,7 +116,8 @@ class BadLibraries:
         library = self.folder / label / ("%s.so" % name)
         library.parent.mkdir(exist_ok=True)
         flags = ["-D%s" % d for d in defines] + ["-DAT_BITS=1000ULL"]
-        if real is not None:  # beside it: the sandbox shows a library its own folder only
+        if real is not None:  # beside it, loaded at run time: the sandbox's view holds
+            # the library file alone, so its callers run with the seccomp filter alone
             shutil.copy2(real.library, library.parent / ("real-" + Path(real.library).name))
             flags.append('-DREAL_LIBRARY="%s"' % (library.parent / (
                 "real-" + Path(real.library).name)))
@@ -266,7 +267,8 @@ def test_keep_leaves_files_identical_to_the_official_ones(tmp_path):
 # ------------------------------------------------------------------- the other verdicts
 
 def test_wrong_instance_gives_mismatch_naming_the_first_differing_record(
-        official_kat, tmp_path, bad_libraries):
+        official_kat, tmp_path, bad_libraries, monkeypatch):
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # the wrapper loads a file beside it
     real = _any_shipped()
     wrong = bad_libraries.build("flip", real.name, real.digest_bits, real.candidate,
                                 ("FLIP_AT",), real)
@@ -284,7 +286,8 @@ def test_wrong_instance_gives_mismatch_naming_the_first_differing_record(
     assert result.log.name == "%s@flip.log" % real.name
 
 
-def test_mismatch_without_the_official_file(tmp_path, bad_libraries):
+def test_mismatch_without_the_official_file(tmp_path, bad_libraries, monkeypatch):
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # the wrapper loads a file beside it
     real = _any_shipped()
     wrong = bad_libraries.build("flip", real.name, real.digest_bits, real.candidate,
                                 ("FLIP_AT",), real)
@@ -296,7 +299,8 @@ def test_mismatch_without_the_official_file(tmp_path, bad_libraries):
     assert "official file not at hand" in result.files[0].detail
 
 
-def test_nonzero_return_gives_mismatch(tmp_path, bad_libraries):
+def test_nonzero_return_gives_mismatch(tmp_path, bad_libraries, monkeypatch):
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # the wrapper loads a file beside it
     real = _any_shipped()
     failing = bad_libraries.build("fail", real.name, real.digest_bits, real.candidate,
                                   ("FAIL_AT",), real)
@@ -324,7 +328,8 @@ def test_crashing_library_gives_crash_and_the_caller_survives(tmp_path, bad_libr
     assert result.log.read_text().splitlines()[-1] == "RESULT external Crasher CRASH"
 
 
-def test_a_crash_in_one_file_does_not_stop_the_next(tmp_path, bad_libraries):
+def test_a_crash_in_one_file_does_not_stop_the_next(tmp_path, bad_libraries, monkeypatch):
+    monkeypatch.setenv("NGCC_NO_SANDBOX", "1")  # the wrapper loads a file beside it
     crashing = bad_libraries.build("crash-at", "SM3", 256, "baseline", ("CRASH_AT",),
                                    ngcc.instance("SM3"))
     [result] = ngcc.kat.check(crashing, out_dir=tmp_path, progress=False)

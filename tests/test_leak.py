@@ -225,9 +225,9 @@ def _batch(classes: list[int]) -> bytes:
         classes)) + bytes(classes))
 
 
-def test_the_leak_frame_numbers_agree_with_frames_h_and_driver_c():
+def test_the_leak_frame_numbers_agree_with_frames_h_and_the_leak_mode():
     header = (REPO / "csrc" / "driver" / "frames.h").read_text()
-    driver = (REPO / "csrc" / "driver" / "driver.c").read_text()
+    driver = (REPO / "csrc" / "driver" / "mode_leak.c").read_text()
     assert re.search(r"FRAME_LEAK_BATCH = (\d+)", header)[1] == str(_protocol.LEAK_BATCH)
     assert re.search(r"FRAME_LEAK_DONE = (\d+)", header)[1] == str(_protocol.LEAK_DONE)
     u32, u64 = re.search(r"FRAME_LEAK_DONE_BYTES \((\d+) \* 4 \+ (\d+) \* 8\)", header).groups()

@@ -111,14 +111,14 @@ def test_the_parent_is_untouched_by_the_attempt(libs):
 
 # ------------------------------------------------------------------ guard regions
 
-@pytest.mark.parametrize("run", ["hash", "trial", "probe"])
+@pytest.mark.parametrize("run", ["hash", "probe"])
 def test_a_1_mib_over_read_faults_in_the_guard(libs, run):
+    """(A trial's message lies on the heap, as the harness's: the probe before it is
+    what catches a library that reads past its message.)"""
     inst = libs["over_1mib"]
     with pytest.raises(_process.DriverError) as caught:
         if run == "hash":
             _child.hash_in_child(inst, b"abc", 24)
-        elif run == "trial":
-            _child.trial(inst, 32, 10, 0)
         else:
             _child.probe(inst, bits=(0, 8, 256))
     assert caught.value.status == "crash"

@@ -155,7 +155,7 @@ static void set_bench_error(LibraryObject *self, const bench_outcome *outcome,
 
     if (path == NULL)
         return;
-    /* The driver (csrc/driver.c) words a failed loop with the same helper. */
+    /* The driver (csrc/driver/mode_trial.c) words a failed loop with the same helper. */
     bench_failure_text(text, sizeof text, PyBytes_AS_STRING(path), outcome, (size_t)calls,
                        (size_t)warmup, call);
     Py_DECREF(path);

@@ -1,5 +1,5 @@
 /* ngcc-jail: run one command (the C compiler on a submission's sources) in the
- * isolation of csrc/driver/isolate.h, with a view of the caller's choosing.
+ * isolation of csrc/isolate/isolate.h, with a view of the caller's choosing.
  *
  * Usage:
  *   ngcc-jail [--read DIR]... [--write DIR] [--chdir DIR] [--address-space-limit BYTES]
@@ -138,7 +138,7 @@ static void run_command(const jail_request *request)
 int main(int argc, char **argv)
 {
     jail_request request;
-    isolate_view view = {"ngcc-jail", NULL, NULL, -1};
+    isolate_view view = {"ngcc-jail", NULL, NULL, NULL, NULL, -1};
 
     parse(argc, argv, &request);
     /* Die with the caller (ngcc killed, even by SIGKILL): init dies with this process

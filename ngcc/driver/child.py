@@ -1,7 +1,7 @@
 """The driver's modes: every call ngcc makes into a foreign library — hashing, the
 cold call, trials, KAT generation, the guard probe (the analyses' own modes: the leak
 test's calls in :mod:`ngcc.driver.leak_mode`, memcheck's in :mod:`ngcc.driver.ct_mode`) — runs in
-``ngcc-driver`` (``csrc/driver/driver.c``), a small C executable, in a process of its
+``ngcc-driver`` (``csrc/driver/``), a small C executable, in a process of its
 own, started and bounded by :mod:`ngcc.driver.process` and judged by
 :mod:`ngcc.driver.ending` (a failure is a :class:`~ngcc.driver.process.DriverError`);
 the facts each mode reports are held against the request by :mod:`ngcc.driver.facts`.
@@ -194,7 +194,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
 
 def default_message(message_bytes: int) -> bytes:
     """The NGCC harness's message of a trial or cold call given no message: byte i is
-    ``(i * 131 + message_bytes) mod 256`` (as ``csrc/driver/driver.c`` fills it)."""
+    ``(i * 131 + message_bytes) mod 256`` (as ``csrc/driver/buffers.c`` fills it)."""
     # (i*131 + n) mod 256 depends only on i mod 256: build one period, repeat it.
     period = bytes((i * 131 + message_bytes) % 256 for i in range(256))
     whole, rest = divmod(message_bytes, 256)
@@ -210,6 +210,11 @@ def reference_digest(inst: Instance, message_bytes: int,
     what = "%s (its message hashed alone)" % (
         what or "%s at %d B" % (inst.name, message_bytes))
     return hash_in_child(inst, data, 8 * message_bytes, what=what)
+
+
+#: Where the driver puts a trial's timed message (``prepare_timed_message`` in
+#: ``csrc/driver/buffers.h``): on the heap, as the NGCC harness does.
+TIMED_PLACEMENT = "heap"
 
 
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
@@ -239,7 +244,8 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
                                     else None),
         counter_resolution_ticks=int(f["counter_resolution"]) or None,
         batch_min_cpu_ns=int(f["batch_min_cpu_ns"]) if f["batch_min_calls"] else None,
-        batch_min_calls=int(f["batch_min_calls"]) or None, isolation=isolation)
+        batch_min_calls=int(f["batch_min_calls"]) or None, isolation=isolation,
+        placement=TIMED_PLACEMENT)
 
 
 @dataclass(frozen=True)

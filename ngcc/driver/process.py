@@ -1,4 +1,4 @@
-"""Running ``ngcc-driver`` (``csrc/driver/driver.c``), the one process foreign code
+"""Running ``ngcc-driver`` (``csrc/driver/``), the one process foreign code
 runs in: every mode of :mod:`ngcc.driver.child` goes through :func:`run_driver`, then
 :func:`ngcc.driver.ending.judge` tells how it ended; :func:`api_error` is the
 documented exception of a failure.
@@ -10,7 +10,7 @@ frames on a pipe of its own (:mod:`ngcc.driver.protocol`), read with bounds deri
 from the request, every number range-checked. Unless the sandbox is off
 (:mod:`ngcc.base.sandbox`: ``--no-sandbox``, ``NGCC_NO_SANDBOX=1``) or the driver runs
 behind an emulator, it runs with ``--isolate`` (new user, PID, network, IPC and mount
-namespaces; ``csrc/driver/isolate.h``); where the kernel refuses them the run raises
+namespaces; ``csrc/isolate/isolate.h``); where the kernel refuses them the run raises
 :class:`~ngcc.base.errors.SandboxUnavailableError` with the remedy. Each run has a
 deadline; the driver runs in a new session, and when it has finished, failed or
 overrun, its whole process group is killed, so no descendant of a library survives
@@ -33,8 +33,9 @@ What this protects against: a library cannot run code in this process (nothing i
 writes is unpickled or evaluated), write outside the run directory (the parent
 writes every file), make the caller hang (deadlines, group kill), leave
 processes behind, or signal any process outside its own group (the driver's
-seccomp filter, ``csrc/driver/sandbox.h``); under the isolation it sees no other
-process, no network, no file but the system's and its own folder, read-only, and
+seccomp filter, ``csrc/driver/sandbox.h``), or read ngcc's environment (the driver
+starts with :func:`driver_environment`); under the isolation it sees no other
+process, no network, no file but the system's and its own, read-only, and
 at most 4 GiB of address space. What it cannot stop: the library shares the trial
 process, so it can still lie — forge the whole rest of a conversation and end the
 process, or claim any speed within the time the parent observed and the CPU time
@@ -68,11 +69,11 @@ from ngcc.base.errors import (
 )
 from ngcc.base.untrusted import plain
 from ngcc.driver.protocol import Conversation, ProtocolError
-from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance
+from ngcc.library.registry import DRIVER_PREFIX_ENV, LIB_DIR, Instance, sanitized_build
 
 DRIVER = LIB_DIR / "ngcc-driver"
 
-#: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/driver.c``).
+#: The most bytes of a request's words (``MAX_REQUEST_BYTES`` in ``csrc/driver/request.h``).
 MAX_REQUEST_BYTES = 32768
 _STDERR_TAIL = 4096
 
@@ -129,6 +130,20 @@ def driver_command() -> list[str]:
     except ValueError as exc:
         raise NgccError("%s is not a command line: %s" % (PREFIX_ENV, exc)) from None
     return [*prefix, str(driver_path())]
+
+
+#: What an AddressSanitizer build of the driver reads of its environment: its runtime's
+#: options (``.ci/sanitize``: a fault in a guard page must reach the driver's handler).
+SANITIZER_OPTIONS = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+
+
+def driver_environment() -> dict[str, str]:
+    """The driver's environment: the fixed minimal one of :mod:`ngcc.base.sandbox` (a
+    library sees nothing else of ngcc's, in any mode), with the sanitizers' options
+    in an AddressSanitizer build."""
+    kept = SANITIZER_OPTIONS if sanitized_build() else ()
+    return sandbox.minimal_environment(**{name: os.environ[name] for name in kept
+                                          if name in os.environ})
 
 
 def isolation_now() -> str:
@@ -215,7 +230,7 @@ def run_driver(conversation: Conversation, options: list[str], timeout: float,
                                  stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
                                  stdout=err_write, stderr=err_write,
                                  pass_fds=(write_end, request, *pass_fds),
-                                 start_new_session=True)
+                                 start_new_session=True, env=driver_environment())
     except OSError as exc:
         os.close(read_end)
         os.close(err_read)

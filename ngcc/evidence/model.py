@@ -548,6 +548,11 @@ UNITS = ("tsc-ticks", "timer-ticks", "ns", "core-cycles")
 #: What submitted code ran in (``base.sandbox``): its own user, PID, network, IPC and
 #: mount namespaces with the seccomp filter, or the seccomp filter alone.
 ISOLATIONS = ("namespaces", "filter")
+#: Where a trial's timed message lay: ``heap`` is where the NGCC harness puts its own
+#: (a heap buffer, 64-byte aligned, with 64 bytes after the message:
+#: ``csrc/driver/buffers.h``); a trial without it (before ngcc recorded it) had its
+#: message end at the last byte of a page, against a guard page.
+PLACEMENTS = ("heap",)
 
 
 @dataclass(frozen=True)
@@ -591,6 +596,8 @@ class TrialMeasurement:
         isolation: what the trial process ran in: ``namespaces`` (its own user, PID,
             network, IPC and mount namespaces, and the seccomp filter) or ``filter``
             (the seccomp filter alone: ``--no-sandbox``); None where not recorded.
+        placement: where the timed message lay (:data:`PLACEMENTS`); None where not
+            recorded.
     """
 
     pid: int
@@ -621,6 +628,7 @@ class TrialMeasurement:
     batch_min_cpu_ns: int | None = None
     batch_min_calls: int | None = None
     isolation: str | None = None
+    placement: str | None = None
 
 
 # ------------------------------------------------------------------ the record
@@ -687,11 +695,15 @@ class Trial(Evidence):
     batch_min_calls: int | None = added(None)
     #: What the trial process ran in (:data:`ISOLATIONS`); None in older runs.
     isolation: str | None = added(None)
+    #: Where the timed message lay (:data:`PLACEMENTS`); None in older runs.
+    placement: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
         if self.isolation is not None:
             _one_of(self.isolation, ISOLATIONS, where + "isolation")
+        if self.placement is not None:
+            _one_of(self.placement, PLACEMENTS, where + "placement")
         _at_least(self.counter_resolution_ticks, 0, where + "counter_resolution_ticks")
         _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
@@ -732,7 +744,8 @@ class Trial(Evidence):
             batch_involuntary_switches=measured.batch_involuntary_switches,
             position=position, counter_resolution_ticks=measured.counter_resolution_ticks,
             batch_min_cpu_ns=measured.batch_min_cpu_ns,
-            batch_min_calls=measured.batch_min_calls, isolation=measured.isolation)
+            batch_min_calls=measured.batch_min_calls, isolation=measured.isolation,
+            placement=measured.placement)
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;

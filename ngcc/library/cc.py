@@ -112,11 +112,11 @@ class Compiler:
         self.work_dir = work_dir
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
-        self.env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C",
-                        TMPDIR=str(work_dir))
-        # A sanitizer runtime preloaded into ngcc (the README's ASan recipe) is not the
-        # compiler's: under the memory cap it cannot reserve its shadow memory.
-        self.env.pop("LD_PRELOAD", None)
+        # ngcc's own environment stays out (its tokens, and a sanitizer runtime that
+        # LD_PRELOAD gives ngcc under the README's ASan recipe, which under the memory
+        # cap could not reserve its shadow memory).
+        self.env = _sandbox.minimal_environment(LC_ALL="C", LANG="C", LANGUAGE="C",
+                                                TMPDIR=str(work_dir))
         self.runs = 0
         self.isolation = ISOLATED if _sandbox.sandbox_enabled() else NOT_ISOLATED
         self.reads = [Path(folder) for folder in reads]

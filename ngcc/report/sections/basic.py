@@ -49,6 +49,9 @@ def basic_information(run: Run, candidate: str, records: Sequence[Record],
     method = (f"ngcc {run.environment.ngcc_version}: KAT gate, then per-call "
               f"cycle counts in {plan.trials} trials per message length, each a "
               f"fresh process pinned to CPU {plan.cpu} (README, Method)")
+    if {t.placement for r in records for t in r.trials} == {"heap"}:
+        method += ("; each timed message on the heap, 64-byte aligned, as the harness "
+                   "places its own")
     where = sorted({(r.environment.host or "", r.environment.cpu) for r in run.records})
     if len(where) > 1 or any(cpu != plan.cpu for _, cpu in where):  # Dask workers measured
         method = method.replace(f"pinned to CPU {plan.cpu}", "pinned to the CPU of the "

@@ -57,7 +57,7 @@ _FLAT_LAYOUT = tuple("ngcc/%s.py" % name for name in ("_campaign", "_child"))
 #: layout's own paths, so that an old run's pages still regenerate as they were).
 RUNNER_SCRIPTS = {
     "ngcc.driver.child.DriverRunner": (CAMPAIGN_SCRIPT, "ngcc/driver/child.py",
-                                       "csrc/driver/driver.c"),
+                                       "csrc/driver/"),
     "ngcc._child.DriverRunner": (*_FLAT_LAYOUT, "csrc/driver/driver.c"),
     "python -m ngcc._isolate → ngcc._worker.trial": (_FLAT_LAYOUT[0], "ngcc/_worker.py",
                                                       "csrc/bench.c"),

@@ -150,35 +150,51 @@ static unsigned long kept_flags(const char *path)
     return flags;
 }
 
-/* Bind the host's `path` (seen under OLD_ROOT) at `path` in the view; read-only
+/* An empty file at `path` to bind a file onto, its folders made as needed (nothing
+ * where the view already has an entry there, such as a file under /usr). */
+static void make_mount_point_file(const char *path)
+{
+    char parent[PATH_MAX];
+    struct stat facts;
+    int fd = -1;
+
+    if (lstat(path, &facts) == 0)
+        return;
+    snprintf(parent, sizeof parent, "%s", path);
+    *strrchr(parent, '/') = '\0';
+    if ((parent[0] != '\0' && make_directories(parent) != 0)
+        || (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+        unavailable("create the mount point %s", path);
+    close(fd);
+}
+
+/* Bind the host's `source` (seen under OLD_ROOT) at `path` in the view; read-only
  * unless `writable` (device nodes, which hold no data). Not recursive: a mount below
- * it stays out of the view. A path that does not exist is left out. */
-static void bind_host_path(const char *path, int writable)
+ * it stays out of the view. A source that does not exist is left out. */
+static void bind_host_path_at(const char *source_path, const char *path, int writable)
 {
     char source[PATH_MAX];
     struct stat facts;
 
-    if ((size_t)snprintf(source, sizeof source, OLD_ROOT "%s", path) >= sizeof source
+    if ((size_t)snprintf(source, sizeof source, OLD_ROOT "%s", source_path) >= sizeof source
         || stat(source, &facts) != 0)
         return;  /* too long or missing: whatever needs it reports it (e.g. dlopen) */
     if (S_ISDIR(facts.st_mode)) {
         if (make_directories(path) != 0)
             unavailable("mkdir %s", path);
     } else {
-        int fd = -1;
-        char parent[PATH_MAX];
-        snprintf(parent, sizeof parent, "%s", path);
-        *strrchr(parent, '/') = '\0';
-        if ((parent[0] != '\0' && make_directories(parent) != 0)
-            || (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
-            unavailable("create the mount point %s", path);
-        close(fd);
+        make_mount_point_file(path);
     }
     if (mount(source, path, NULL, MS_BIND, NULL) != 0)
         unavailable("mount(%s, MS_BIND)", path);
     if (!writable && mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
                            | MS_NODEV | kept_flags(path), NULL) != 0)
         unavailable("mount(%s, MS_REMOUNT|MS_BIND|MS_RDONLY)", path);
+}
+
+static void bind_host_path(const char *path, int writable)
+{
+    bind_host_path_at(path, path, writable);
 }
 
 /* A top-level entry of the host: a symlink is copied (/lib -> usr/lib on merged-/usr
@@ -280,8 +296,9 @@ static int by_depth(const void *left, const void *right)
 }
 
 /* The homes and the working directory as empty folders (a home read-only even in the
- * scratch), and the view's folders at their paths, the writable one read-write. The
- * folders are made first: under a home that is already read-only they could not be. */
+ * scratch), the view's folders at their paths, the writable one read-write, and its
+ * file. The folders and the file's mount point are made first: under a home that is
+ * already read-only they could not be. */
 static void build_user_paths(const view_paths *paths, const isolate_view *view)
 {
     const char *homes[] = {"/home", "/root", paths->home};
@@ -296,11 +313,20 @@ static void build_user_paths(const view_paths *paths, const isolate_view *view)
         (void)make_directories(folders[i]);
     if (paths->cwd[0] == '/')
         (void)make_directories(paths->cwd);
+    if (view->file != NULL)
+        make_mount_point_file(view->file);
     for (i = 0; i < sizeof homes / sizeof homes[0]; i++)
         hide_folder(homes[i]);
     qsort(folders, count, sizeof folders[0], by_depth);
     for (i = 0; i < count; i++)
         bind_host_path(folders[i], folders[i] == view->writable);
+    if (view->file != NULL) {  /* last: over any folder that holds its path */
+        char folder[PATH_MAX];
+        snprintf(folder, sizeof folder, "%s", view->file);
+        *strrchr(folder, '/') = '\0';
+        hide_folder(folder);  /* read-only, but for a scratch (/tmp) it lies in */
+        bind_host_path_at(view->file_source, view->file, 0);
+    }
 }
 
 /* Each folder of the view absolute and not "/" (binding the whole host would undo the
@@ -325,20 +351,6 @@ static void check_folders(const isolate_view *view)
         errno = E2BIG;
         unavailable("bind %zu folders (at most %d)", count, ISOLATE_MAX_FOLDERS);
     }
-}
-
-/* The folder of `path` made absolute against `cwd` (lexically: symlinks stay). */
-static void folder_of(const char *path, const char *cwd, char *out, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    int length = slash == NULL ? 0 : slash == path ? 1 : (int)(slash - path);
-
-    if (path[0] == '/')
-        snprintf(out, size, "%.*s", length, path);
-    else if (length == 0)
-        snprintf(out, size, "%s", cwd);
-    else
-        snprintf(out, size, "%s/%.*s", strcmp(cwd, "/") == 0 ? "" : cwd, length, path);
 }
 
 static void find_paths(view_paths *paths)
@@ -517,9 +529,8 @@ void isolate_enter_view(const isolate_view *view)
 
 void isolate_enter(const char *library, int channel)
 {
-    char cwd[PATH_MAX], library_dir[PATH_MAX], real[PATH_MAX], real_dir[PATH_MAX] = "";
-    const char *folders[3] = {library_dir, NULL, NULL};
-    isolate_view view = {"ngcc-driver", folders, NULL, -1};
+    char cwd[PATH_MAX], at[PATH_MAX], real[PATH_MAX];
+    isolate_view view = {"ngcc-driver", NULL, NULL, at, real, -1};
 
     view.keep_fd = channel;  /* the worker writes the frames on it */
     if (getcwd(cwd, sizeof cwd) == NULL)
@@ -528,14 +539,13 @@ void isolate_enter(const char *library, int channel)
         errno = ENOENT;
         unavailable("getcwd (for the relative library path %s)", library);
     }
-    folder_of(library, cwd, library_dir, sizeof library_dir);
-    if (strcmp(library_dir, "/") == 0) {
-        errno = EINVAL;
-        unavailable("bind the library's folder / (move the library into a folder)");
+    if ((size_t)snprintf(at, sizeof at, "%s%s%s", library[0] == '/' ? "" : cwd,
+                         library[0] == '/' || strcmp(cwd, "/") == 0 ? "" : "/", library)
+        >= sizeof at) {
+        errno = ENAMETOOLONG;
+        unavailable("bind the library %s", library);
     }
-    if (realpath(library, real) != NULL)
-        folder_of(real, "/", real_dir, sizeof real_dir);
-    if (real_dir[0] == '/' && strcmp(real_dir, library_dir) != 0 && strcmp(real_dir, "/") != 0)
-        folders[1] = real_dir;
+    if (realpath(library, real) == NULL)
+        view.file = NULL;  /* missing: dlopen says so inside */
     isolate_enter_view(&view);
 }

@@ -5,8 +5,10 @@
  * one create user namespaces, or root).
  *
  * isolate_enter_view() takes the view's folders: any number of read-only ones (up to
- * ISOLATE_MAX_FOLDERS) and at most one writable one; isolate_enter(library, channel)
- * is the driver's: the library's folder (and that of its real path) read-only.
+ * ISOLATE_MAX_FOLDERS) and at most one writable one, and one read-only file;
+ * isolate_enter(library, channel) is the driver's: the library file alone, read-only
+ * at the path the parent gave (never its folder: a library saved in $HOME or /tmp
+ * sees nothing else of either).
  *
  * Three processes, each with one job:
  *
@@ -34,9 +36,10 @@
  *   /proc       a new procfs of the new PID namespace
  *   /tmp        the scratch: a fresh tmpfs of ISOLATE_SCRATCH_SIZE, writable
  *   /home /root $HOME   empty and read-only
- *   the view's folders (the driver: the library's folder, as given, and that of its
- *               real path)  read-only binds; the writable folder (ngcc-jail: the
- *               build's work folder) a read-write bind
+ *   the view's folders (ngcc-jail: the submission, ...)  read-only binds; the
+ *               writable folder (ngcc-jail: the build's work folder) a read-write
+ *               bind; the view's file (the driver: the library, its real path bound
+ *               at the path as given, made absolute)  a read-only bind
  *   the working directory   exists (empty unless it is one of the above)
  * Nothing else (no /var, /run, /sys, /opt, /srv, /mnt): no socket file of the host
  * can be reached, and the network namespace has only its loopback, left down.
@@ -57,10 +60,9 @@
  * What changes for the parent: nothing on the channel; the worker's exit status or
  * signal comes back as the outer process's (a forwarded signal death dumps no core
  * of the outer process; the worker's own core, if the system makes one, is the
- * library's). Host paths outside the view are absent: /opt, a file beside the
- * library's folder, and (binds are not recursive) any file system mounted below a
- * bound folder, such as a separate /usr/local, which shows as the folder beneath
- * it. Perf counters see a process without capabilities in the initial user
+ * library's). Host paths outside the view are absent: /opt, any file beside the
+ * library, and (binds are not recursive) any file system mounted below a bound
+ * folder, such as a separate /usr/local, which shows as the folder beneath it. Perf counters see a process without capabilities in the initial user
  * namespace (even when the evaluator is root). */
 #ifndef NGCC_ISOLATE_H
 #define NGCC_ISOLATE_H
@@ -75,6 +77,8 @@ typedef struct {
     const char *program;           /* names the process in a refusal's line; the hostname */
     const char *const *read_only;  /* absolute folders bound read-only, NULL-ended (or NULL) */
     const char *writable;          /* the one absolute folder bound read-write, or NULL */
+    const char *file;              /* an absolute path where one file is bound read-only, or NULL */
+    const char *file_source;       /* ... the host's file bound there (its real path) */
     int keep_fd;                   /* open in the worker only (outer and init close it), or -1 */
 } isolate_view;
 
@@ -85,8 +89,8 @@ typedef struct {
 void isolate_enter_view(const isolate_view *view);
 
 /* The driver's view for a run of `library` (the path as the parent gave it, which
- * stays valid inside): its folder and that of its real path, read-only. Returns only
- * in the worker, with `channel` (the result fd) still open there. */
+ * stays valid inside): that one file, read-only. Returns only in the worker, with
+ * `channel` (the result fd) still open there. */
 void isolate_enter(const char *library, int channel);
 
 #endif
