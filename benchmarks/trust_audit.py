@@ -20,7 +20,10 @@ archive, faked timing, the Dask scheduler, names and the baseline, escaping, sym
 non-UTF-8 names and a damaged campaign.json on resume. Those cases judge the effect
 (a marker the library writes only when its call succeeded, a secret's text in an
 output or an evidence file, a measured figure), not the mechanism, so they hold
-whatever isolation the machine gives.
+whatever isolation the machine gives. Issue 45's classes (``benchmarks/audit_issue45.py``,
+names ending ``[45]``): libraries saved in $HOME and /tmp, environment secrets, a 1 GiB
+KAT file and a linked --official one, a fork storm, a library reading its request from
+the driver's memory, a caching library.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from _testlib import CHANNEL_FD_SOURCE, FORGE_ERROR_STATEMENTS  # noqa: E402
+from audit_issue45 import issue45_cases  # noqa: E402
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 ESCAPES = "\033[2J\033]0;owned\007\033[31mFAKE PASS"
@@ -1035,7 +1039,9 @@ def main() -> int:
     try:
         os.chdir(tmp)  # default output folders land here
         cases = [c for c in (cli_cases(tmp) + api_cases(tmp) + run_dir_cases(tmp)
-                             + library_cases(tmp) + issue36_cases(tmp)) if args.only in c.name]
+                             + library_cases(tmp) + issue36_cases(tmp)
+                             + issue45_cases(sys.modules[__name__], tmp))
+                 if args.only in c.name]
         outcomes = _run_all(cases, args.jobs, args.verbose)
         print("%d cases: %s" % (len(cases), ", ".join(
             "%d %s" % (len(outcomes[k]), k) for k in KINDS)))

@@ -20,9 +20,10 @@ from ngcc.cli import campaign as _cli_campaign
 from ngcc.cli import main as _cli
 from ngcc.cli import options as _options
 from ngcc.cli import summary as _summary
+from ngcc.measure import leak_measurement as _leak
 
 #: The numbers of options that are no setting, by option: the constant each states.
-CONSTANTS = {"--wide": _summary.WIDTH}
+CONSTANTS = {"--wide": _summary.WIDTH, "--leak-length": _leak.DEFAULT_LENGTH}
 #: The options several commands share, each written once (``cli/options``).
 SHARED = ("--cpu", "--label", "--out", "--run-dir", "--quick", "--lengths", "--kat-files",
           "--trials")

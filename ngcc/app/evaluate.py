@@ -39,6 +39,7 @@ from ngcc.base.errors import (
     CERTAIN_FIXES,
     ArchiveError,
     BuildError,
+    InvalidNameError,
     KatGateError,
     option_text,
 )
@@ -58,7 +59,8 @@ from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
 from ngcc.library import registry as _registry
-from ngcc.library.archive import Folder
+from ngcc.library.archive import Archives, Folder
+from ngcc.library.candidates import AmbiguousInstanceError
 from ngcc.measure.gate import KatChecker
 from ngcc.measure.waiting import CpuWait
 from ngcc.report import write as _report
@@ -116,8 +118,7 @@ class EvaluationResult:
         return [f for f in self.evaluation.folders if f.status != "built"]
 
 
-def plan_lines(archives: Sequence[str | os.PathLike[str]], ct: bool | None = None
-               ) -> list[str]:
+def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
     """What ``--dry-run`` prints: each folder found, its kind and the build options,
     and the constant-time step's cost where it runs (``ct``: as :func:`evaluate`).
 
@@ -190,6 +191,9 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
                                   extra_cflags=applied["extra_cflags"],
                                   exclude=applied["exclude"], timeout=timeout,
                                   adjustments=adjustments)
+        except (InvalidNameError, AmbiguousInstanceError) as exc:  # the header's name
+            return _failed(folder, shown, digest, adjustments,
+                           str(exc).replace(str(folder.path), shown))
         except BuildError as exc:
             new = [fix for fix in exc.fixes if fix.value not in applied[fix.option]]
             if not new:  # the page shows the folder as found, not where it lies here
@@ -241,7 +245,7 @@ def _not_followed(folder: Folder, shown: str) -> FolderEntry:
         label=None, instance=None, candidate=None, library=None, library_sha256=None)
 
 
-def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.PathLike[str],
+def build_all(archives: Archives, run_dir: str | os.PathLike[str],
               timeout: float = _build.DEFAULT_TIMEOUT,
               requested: Sequence[FolderOption] = ()) -> Evaluation:
     """Build every folder of the archives into ``run_dir`` (keeping the unchanged
@@ -286,7 +290,10 @@ def build_all(archives: Sequence[str | os.PathLike[str]], run_dir: str | os.Path
                                   path, taken, timeout, requested)
     _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
     shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
-    return Evaluation(archives=archive_names, folders=tuple(entries))
+    entries = _no_bare_label_for_a_shared_name([folder for _, folder in pairs], entries, path)
+    evaluation = Evaluation(archives=archive_names, folders=tuple(entries))
+    _evaluation.dump(path, evaluation)
+    return evaluation
 
 
 def _inherit_candidates(entries: list[FolderEntry], found: dict[str, Folder],
@@ -314,7 +321,35 @@ def _inherit_candidates(entries: list[FolderEntry], found: dict[str, Folder],
     return entries
 
 
-def evaluate(archives: Sequence[str | os.PathLike[str]],
+def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[FolderEntry],
+                                     run_dir: Path) -> list[FolderEntry]:
+    """When folders of one kind declare one instance name, none keeps the bare label
+    (``TinyHash-256@ref``): the one that got it first gets its folder too (its library
+    moved), so no submission takes the bare label from another, the genuine one
+    included, by the order of their names."""
+    declared: dict[tuple[str, str], int] = {}
+    for entry in entries:
+        if entry.label is not None and entry.instance is not None:
+            key = (entry.instance.casefold(), entry.kind)
+            declared[key] = declared.get(key, 0) + 1
+    taken = {str(e.label).casefold() for e in entries} | _registry.reserved_labels()
+    result = []
+    for folder, entry in zip(folders, entries, strict=True):
+        bare = "%s@%s" % (entry.instance, _archive.KIND_SUFFIX.get(entry.kind, entry.kind))
+        if (entry.label != bare or entry.library is None
+                or declared[(str(entry.instance).casefold(), entry.kind)] < 2):
+            result.append(entry)  # unlabelled (not built, not followed), or alone
+            continue
+        label = unique_label(bare, taken | {bare.casefold()}, folder.label_hints)
+        taken.add(label.casefold())
+        builds = run_dir / _records.BUILDS_DIR
+        os.replace(inside(builds, bare), inside(builds, label))
+        result.append(replace(entry, label=label, library=(
+            Path(_records.BUILDS_DIR) / label / Path(entry.library).name).as_posix()))
+    return result
+
+
+def evaluate(archives: Archives,
              run_dir: str | os.PathLike[str] | None = None, *,
              settings: CampaignSettings | None = None, report: bool = True,
              formats: Sequence[str] = ("markdown", "html"), plots: bool = True,
@@ -327,7 +362,7 @@ def evaluate(archives: Sequence[str | os.PathLike[str]],
     """Evaluate submission archives: build, KAT-gate, measure, report (module docs).
 
     Args:
-        archives: the folders of unpacked submission archives.
+        archives: the folders of unpacked submission archives (one path, or several).
         run_dir: the run directory (default: the settings' ``run_dir``); an existing
             evaluation there is resumed.
         settings: the campaign's :class:`~ngcc.CampaignSettings` (default: the

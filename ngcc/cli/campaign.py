@@ -64,9 +64,9 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
     add_setting(distributed, "workers")
     add_setting(distributed, "scheduler")
     add_setting(parser, "leak", action="store_true")
-    parser.add_argument("--leak-length", type=int, default=_leak.DEFAULT_LENGTH,
-                        metavar="BYTES",
-                        help="the message length of the leak tests (default %(default)s)")
+    parser.add_argument("--leak-length", type=int, metavar="BYTES",
+                        help="the message length of the leak tests (default %d)"
+                             % _leak.DEFAULT_LENGTH)
     add_settings(parser, "leak_calls", "leak_seconds")
     parser.add_argument("--dry-run", action="store_true",
                         help="run the KAT gate and the calibration (one cold call per job), "
@@ -87,7 +87,8 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
 def _settings(args: argparse.Namespace) -> CampaignSettings:
     return CampaignSettings.make(**settings_of(
         args, labels=path_labels(args.instances, args.labels),
-        leak=args.leak_length if args.leak else None,
+        leak=(_leak.DEFAULT_LENGTH if args.leak_length is None else args.leak_length)
+        if args.leak else None,
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None))
 
 
@@ -96,7 +97,7 @@ def _run_campaign(args: argparse.Namespace) -> int:
         raise UsageError("name the instances to measure, or use --candidate ID or --all "
                           "(see `ngcc list`)")
     refuse_together(args, ("all_instances", "candidate"), ("wide", "quiet"))
-    refuse_alone(args, ("leak_calls", "leak"), ("leak_seconds", "leak"),
+    refuse_alone(args, ("leak_calls", "leak"), ("leak_seconds", "leak"), ("leak_length", "leak"),
                  ("max_trials", "target_ci"))
     if args.trials == 1 and not args.quiet:
         print("ngcc: note: with --trials 1 no figure gets a confidence interval (it needs "

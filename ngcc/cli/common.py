@@ -63,7 +63,8 @@ def refuse_alone(args: argparse.Namespace, *pairs: tuple[str, str]) -> None:
 
 
 def _given(value: object) -> bool:
-    return value not in (None, False, [])
+    """Whether an option was given: ``--leak-calls 0`` was (0 == False, but is not it)."""
+    return not (value is None or value is False or value == [])
 
 
 def _option(attribute: str) -> str:

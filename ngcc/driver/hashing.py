@@ -19,6 +19,29 @@ def library(path: str) -> _core.Library:
     return _core.Library(path)
 
 
+def byte_view(data: object, what: str) -> memoryview:
+    """``data`` as one contiguous view of its bytes, ``what`` naming it in errors.
+
+    Raises:
+        TypeError: not a buffer, or a buffer of Python objects (a numpy object array,
+            whose bytes are pointers, not a message).
+        ValueError: a strided view (``memoryview(b)[::2]``), which has no one address.
+    """
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError("%s must be a bytes-like object (bytes, bytearray, memoryview, "
+                        "numpy uint8 array), not %s" % (what, type(data).__name__)) from None
+    if "O" in view.format:
+        raise TypeError("%s is an array of Python objects (buffer format %r): its bytes "
+                        "are pointers, not a message; pass bytes or a numpy uint8 array"
+                        % (what, view.format))
+    if not view.c_contiguous:
+        raise ValueError("%s must be a contiguous buffer (a strided view is not): pass "
+                         "bytes(%s) or numpy.ascontiguousarray(%s)" % (what, what, what))
+    return view
+
+
 def hash(
     name: str | os.PathLike[str] | Instance, data: object, bits: int | None = None
 ) -> bytes:
@@ -36,7 +59,8 @@ def hash(
 
     Raises:
         UnknownInstanceError: no such instance.
-        TypeError: ``data`` does not support the buffer protocol.
+        TypeError: ``data`` does not support the buffer protocol, or holds Python
+            objects (a numpy object array).
         ValueError: ``bits`` negative or longer than the buffer.
         HashError: ``CryptHash`` returned nonzero (the message names the instance).
         LibraryError: a library that cannot be loaded or lacks ``CryptHash``.
@@ -45,14 +69,7 @@ def hash(
             InstanceCrashError) when it wrote to the driver's result channel.
     """
     inst = instance(name)
-    try:
-        view = memoryview(data)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview, "
-                        "numpy uint8 array), not %s" % type(data).__name__) from None
-    if not view.c_contiguous:  # a strided view (memoryview(b)[::2]) has no one address
-        raise ValueError("data must be a contiguous buffer (a strided view is not): pass "
-                         "bytes(view) instead")
+    view = byte_view(data, "data")
     if bits is None:
         bits = 8 * view.nbytes
     if isinstance(bits, bool) or not hasattr(bits, "__index__"):

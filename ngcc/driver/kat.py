@@ -8,13 +8,12 @@ import os
 import tempfile
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ngcc.base.errors import KatError
 from ngcc.base.names import check_name
 from ngcc.base.progress import Progress, Task, progress_of
-from ngcc.base.untrusted import read_regular
 from ngcc.driver import child as _child
 from ngcc.driver import katlog as _katlog
 from ngcc.driver import process as _process
@@ -25,13 +24,14 @@ from ngcc.library.katfile import (
     ManifestEntry,
     canonical_sha256,
     file_name,
-    first_difference,
     manifest_entry,
     normalise_files,
+    same_bytes,
 )
 from ngcc.library.katref import (
-    by_content,
-    folder_names,
+    against_file,
+    mismatch_detail,
+    nokat_detail,
     official_file,
     read_reference,
     reference_manifest,
@@ -245,11 +245,8 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
                           if outcome.status == "done" and outcome.seconds is not None
                           else outcome.status)
         outcomes.append(outcome)
-    alias = by_content(manifest, {kind: path for (kind, path), outcome
-                                  in zip(jobs, outcomes, strict=True)
-                                  if outcome.status == "done"}, inst.name)
     reference = _Reference(manifest_file, manifest_basis, manifest,
-                           Path(official_dir) if official_dir is not None else None, alias)
+                           Path(official_dir) if official_dir is not None else None)
     results = tuple(_judge(inst, kind, path, outcome, reference, keep)
                     for (kind, path), outcome in zip(jobs, outcomes, strict=True))
     probe = _probe(inst, timeout)
@@ -337,79 +334,77 @@ class _Reference:
     manifest_basis: str
     manifest: dict[str, ManifestEntry]
     official_dir: Path | None
-    by_content: str | None = None  # the manifest label the files' content matched
 
 
 def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: _Reference,
            keep: bool) -> KatFileResult:
     """Turn a generation outcome into a verdict against the first reference there is;
-    delete the file unless kept."""
-    name, alias = path.name, reference.by_content
-    expected = manifest_entry(reference.manifest, inst.name, name) if alias is None \
-        else manifest_entry(reference.manifest, alias, file_name(kind, alias))
-    base = KatFileResult(kind, name, "ERROR", outcome.seconds,
+    delete the file unless kept. A file ngcc may not read (over the size cap, not a
+    regular file, a link in ``--official``) is an ERROR naming it."""
+    expected = manifest_entry(reference.manifest, inst.name, path.name)
+    base = KatFileResult(kind, path.name, "ERROR", outcome.seconds,
                          expected_sha256=expected.sha256 if expected else None,
                          basis=reference.manifest_basis if expected else "none",
                          reference=str(reference.manifest_file) if expected else "")
     if outcome.status != "done":
         return _failed(base, outcome)
-    data = path.read_bytes()
-    if not keep:
-        path.unlink()
-    digest = canonical_sha256(data, expected.mode if expected else "strict")
-    official, official_tried = official_file(inst, name, reference.official_dir)
+    try:
+        return _compared(inst, base, path, expected, reference, keep)
+    except (KatError, OSError) as refused:
+        return replace(base, detail=str(refused))
+    finally:
+        if not keep:
+            with suppress(FileNotFoundError):
+                path.unlink()
+
+
+def _compared(inst: Instance, base: KatFileResult, path: Path, expected: ManifestEntry | None,
+              reference: _Reference, keep: bool) -> KatFileResult:
+    """The verdict of a generated file, read a line at a time (``katfile``)."""
+    digest = canonical_sha256(path, expected.mode if expected else "strict")
+    try:
+        official, official_tried = official_file(inst, path.name, reference.official_dir)
+        refused = ""
+    except KatError as link:  # in --official, by name: never opened
+        official, official_tried, refused = None, [], str(link)
     basis, against = "none", ""
     if expected is not None:
         basis, against = reference.manifest_basis, str(reference.manifest_file)
         verdict, detail = (("PASS", "") if digest == expected.sha256
-                           else ("MISMATCH", _mismatch_detail(data, official)))
-        if alias is not None:  # the instance name is no label: matched by content
-            detail = "; ".join(filter(None, [
-                "by content: %s %s's manifest line (%s is no manifest label)" % (
-                    "equal to" if verdict == "PASS" else "its other files match, this "
-                    "one differs from", alias, inst.name), detail]))
+                           else ("MISMATCH", mismatch_detail(path, official)))
+    elif refused:
+        verdict, detail = "ERROR", refused
     elif official is not None:  # no manifest line: the official file is the reference
         basis, against = "official files", str(official)
-        verdict, detail = _against_file(data, official, "the official file")
+        verdict, detail = against_file(path, official, "the official file")
         official = None  # said already
     else:
-        basis, against, verdict, detail = _against_submission(inst, name, data, reference,
+        basis, against, verdict, detail = _against_submission(inst, path, reference,
                                                               official_tried)
     if official is not None and verdict != "MISMATCH":
-        same = official.read_bytes() == data
+        same = same_bytes(official, path)
         detail = "; ".join(filter(None, [detail, "%s the official file %s" % (
             "byte-identical to" if same else "differs in its raw bytes from", official)]))
-    return KatFileResult(kind, name, verdict, outcome.seconds, len(data), digest,
-                         base.expected_sha256, detail, path if keep else None, basis, against)
+    if refused and expected is not None:
+        detail = "; ".join(filter(None, [detail, refused]))
+    return KatFileResult(base.kind, base.name, verdict, base.seconds, path.stat().st_size,
+                         digest, base.expected_sha256, detail, path if keep else None, basis,
+                         against)
 
 
-def _against_submission(inst: Instance, name: str, data: bytes, reference: _Reference,
+def _against_submission(inst: Instance, path: Path, reference: _Reference,
                         official_tried: list[Path]) -> tuple[str, str, str, str]:
     """(basis, reference, verdict, detail) of a file checked against the submission's
     own KAT file; ERROR naming it when it is a link out of the archive (never read)."""
     try:
-        own, searched = submission_file(inst, name)
+        own, searched = submission_file(inst, path.name)
     except KatError as refused:
         return "none", "", "ERROR", str(refused)
     if own is None:
-        return "none", "", "NOKAT", _nokat_detail(inst, name, reference, official_tried,
-                                                  searched)
-    verdict, detail = _against_file(data, own, "the submission's own KAT file")
+        return "none", "", "NOKAT", nokat_detail(inst, path.name, reference.manifest_file,
+                                                 official_tried, searched)
+    verdict, detail = against_file(path, own, "the submission's own KAT file")
     return "submission files", str(own), verdict, detail
-
-
-def _nokat_detail(inst: Instance, name: str, reference: _Reference, official_tried: list[Path],
-                  searched: list[Path]) -> str:
-    """Every place a reference for ``name`` was looked for, and the names tried."""
-    parts = ["no line for %s in the manifest %s" % (name, reference.manifest_file)]
-    parts.append("no file %s in --official %s" % (name, ", ".join(map(str, official_tried)))
-                 if official_tried else "no --official DIR given")
-    if searched:
-        parts.append("no submission KAT file %s in %s (subfolders named %s tried)" % (
-            name, ", ".join(map(str, searched)), " or ".join(folder_names(inst))))
-    elif not inst.builtin:
-        parts.append("no source folder recorded, so no submission KAT file was looked for")
-    return "; ".join(parts)
 
 
 def _failed(base: KatFileResult, outcome: _Outcome) -> KatFileResult:
@@ -427,26 +422,6 @@ def _failed(base: KatFileResult, outcome: _Outcome) -> KatFileResult:
                          reference=base.reference,
                          detail=("%s: %s" % (outcome.error_type, outcome.message)
                                  if outcome.error_type else outcome.message))
-
-
-def _mismatch_detail(data: bytes, official: Path | None) -> str:
-    if official is None:
-        return ("the canonical digest differs from the manifest (official file not at hand: "
-                "pass official_dir to name the first differing record)")
-    where = first_difference(data, official.read_bytes())
-    if where is None:
-        return "equal to the official file %s, which does not match the manifest" % official
-    return "first difference from %s: %s" % (official, where)
-
-
-def _against_file(data: bytes, reference: Path, what: str) -> tuple[str, str]:
-    """PASS when the canonical texts are equal, else MISMATCH naming the first
-    differing record; ``what`` names the reference (``the official file``)."""
-    theirs = read_regular(reference)  # never a FIFO swapped in since it was found
-    if canonical_sha256(data) == canonical_sha256(theirs):
-        return "PASS", "equal to %s %s (no manifest line)" % (what, reference)
-    return "MISMATCH", "first difference from %s %s: %s" % (
-        what, reference, first_difference(data, theirs) or "canonical text differs")
 
 
 def _remove_if_empty(folder: Path) -> None:

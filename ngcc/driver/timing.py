@@ -19,7 +19,7 @@ from ngcc import _core
 from ngcc.base.errors import HashError
 from ngcc.driver import child as _child
 from ngcc.driver import process as _process
-from ngcc.driver.hashing import library
+from ngcc.driver.hashing import byte_view, library
 from ngcc.library import registry as _registry
 from ngcc.library.registry import Instance
 
@@ -264,14 +264,7 @@ def _checked_count(what: str, value: object, low: int, high: int) -> int:
 
 def _checked_message(message: object, message_bytes: int) -> memoryview:
     """The caller's message as a contiguous byte view of exactly ``message_bytes`` bytes."""
-    try:
-        view = memoryview(message)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError("message must be a bytes-like object (bytes, bytearray, memoryview, "
-                        "numpy uint8 array), not %s" % type(message).__name__) from None
-    if not view.c_contiguous:
-        raise ValueError("message must be a contiguous buffer; pass bytes(message) or "
-                         "numpy.ascontiguousarray(message)")
+    view = byte_view(message, "message")
     if view.nbytes != message_bytes:
         raise ValueError("message holds %d bytes but message_bytes is %d"
                          % (view.nbytes, message_bytes))

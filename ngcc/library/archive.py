@@ -169,13 +169,18 @@ def _header_below(path: Path) -> bool:
     return any(INSTANCE_HEADER in files for _, _, files in os.walk(path))
 
 
-def folders_of(archives: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, Folder]]:
+Archives = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+"""One archive folder (a path: never taken character by character), or several."""
+
+
+def folders_of(archives: Archives) -> list[tuple[Path, Folder]]:
     """(archive, folder) of every implementation folder of every archive, in order.
 
     Raises:
         ArchiveError: an archive that is not a folder, or none with a folder to build.
     """
-    roots = [Path(a).resolve() for a in archives]
+    given = [archives] if isinstance(archives, (str, os.PathLike)) else list(archives)
+    roots = [Path(a).resolve() for a in given]
     if not roots:
         raise ArchiveError("name at least one submission archive (a folder)")
     pairs = [(root, folder) for root in roots for folder in find_folders(root)]

@@ -7,10 +7,16 @@ The file format is ``spec/kat-format.md`` §3; the manifest digest is §10.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from contextlib import suppress
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
+from typing import BinaryIO
+
+from ngcc.base.errors import KatError
+from ngcc.base.untrusted import open_regular
 
 FILES = ("2_12", "2_23", "2_33", "loop")
 """The four KAT files, in the official generator's order."""
@@ -23,6 +29,19 @@ TAGS = {"2_12": "2_12", "2_23": "2_23", "2_33": "2_33", "loop": "Loop"}
 
 MANIFEST_MODES = ("strict", "nolen")
 """How a manifest line hashes its file: all lines, or all but the ``*_Len`` lines."""
+
+MAX_KAT_BYTES = 256 * 2**20
+"""The largest KAT file ngcc reads, 256 MiB (the largest official KAT file is about
+200 MB): a larger file, generated or given, is refused by its size before a byte of it
+is read. Files are read a line at a time, so the memory a check takes does not grow
+with the file."""
+
+MAX_LINE_BYTES = 16 * 2**20
+"""The longest line of a KAT file ngcc reads, 16 MiB (a ``Msg`` of 2^26 bits in hex;
+the official files' longest is 1,024 characters)."""
+
+KatSource = bytes | Path
+"""A KAT file's text in memory, or the file it is in (read a line at a time)."""
 
 
 @dataclass(frozen=True)
@@ -64,15 +83,20 @@ class ManifestEntry:
 
 def parse_kat_text(text: str) -> list[KatRecord]:
     """Split a KAT file's text into records; raises ValueError on a malformed line."""
-    records: list[KatRecord] = []
+    return list(_records(text.split("\n")))
+
+
+def _records(lines: Iterable[str]) -> Iterator[KatRecord]:
+    """The records of a KAT file's lines (numbered from 1), one at a time; a ValueError
+    names a line that is not ``key = value``."""
     fields: dict[str, str] = {}
-    first_line = 0
-    for number, raw in enumerate(text.replace("\r", "").split("\n"), start=1):
-        line = raw.strip()
+    first_line = index = 0
+    for number, raw in enumerate(lines, start=1):
+        line = raw.replace("\r", "").strip()
         if not line:
             if fields:
-                records.append(KatRecord(len(records), first_line, fields))
-                fields = {}
+                yield KatRecord(index, first_line, fields)
+                fields, index = {}, index + 1
             continue
         key, sep, value = line.partition("=")
         if not sep:
@@ -81,25 +105,72 @@ def parse_kat_text(text: str) -> list[KatRecord]:
             first_line = number
         fields[key.strip()] = value.strip()
     if fields:
-        records.append(KatRecord(len(records), first_line, fields))
-    return records
+        yield KatRecord(index, first_line, fields)
 
 
 def parse_kat_file(path: Path) -> list[KatRecord]:
-    """Read and parse one KAT file."""
-    return parse_kat_text(Path(path).read_text(encoding="ascii"))
+    """Read and parse one KAT file (at most :data:`MAX_KAT_BYTES`)."""
+    with _lines(Path(path)) as lines:
+        return list(_records(line.decode("ascii") for line in lines))
+
+
+def open_kat(path: Path) -> BinaryIO:
+    """A KAT file opened for reading: a regular file (never a FIFO or a device) of at
+    most :data:`MAX_KAT_BYTES`, its size taken from the opened file.
+
+    Raises:
+        KatError: the file is larger than the cap (nothing of it read).
+        OSError: it cannot be opened, or is not a regular file (the message names it).
+    """
+    handle = open_regular(path)
+    size = os.fstat(handle.fileno()).st_size
+    if size > MAX_KAT_BYTES:
+        handle.close()
+        raise KatError("the KAT file %s is %d bytes, more than ngcc reads of a KAT file "
+                       "(%d bytes, 256 MiB; the largest official one is about 200 MB): "
+                       "not read" % (path, size, MAX_KAT_BYTES))
+    return handle
+
+
+@contextmanager
+def _lines(source: KatSource) -> Iterator[Iterator[bytes]]:
+    """The lines of a KAT file (without their LF): of bytes in memory, or of a file
+    read a line at a time (:func:`open_kat`; a line over :data:`MAX_LINE_BYTES` is a
+    KatError naming the file and the line)."""
+    if isinstance(source, bytes):
+        yield iter(source.split(b"\n"))
+        return
+    with open_kat(source) as handle:
+        yield _read_lines(handle, source)
+
+
+def _read_lines(handle: BinaryIO, path: Path) -> Iterator[bytes]:
+    number = 0
+    while line := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            raise KatError("the KAT file %s: line %d is longer than %d bytes (16 MiB): "
+                           "not read further" % (path, number, MAX_LINE_BYTES))
+        yield line.removesuffix(b"\n")
 
 
 def canonical_text(data: bytes, mode: str = "strict") -> bytes:
     """The manifests' canonical form: CR removed, trailing blanks stripped, empty lines
     dropped, every remaining line ended by LF (kat-format.md §10). Mode ``nolen`` also
     drops the lines whose key ends in ``_Len``."""
+    with _lines(data) as lines:
+        return b"".join(_canonical_lines(lines, mode))
+
+
+def _canonical_lines(lines: Iterable[bytes], mode: str) -> Iterator[bytes]:
+    """The canonical form's lines (each ended by LF), one at a time."""
     if mode not in MANIFEST_MODES:
         raise ValueError("unknown manifest mode %r: expected one of %s"
                          % (mode, ", ".join(MANIFEST_MODES)))
-    lines = (line.rstrip(b" \t") for line in data.replace(b"\r", b"").split(b"\n"))
-    kept = [line for line in lines if line and not (mode == "nolen" and _is_len_line(line))]
-    return b"".join(line + b"\n" for line in kept)
+    for raw in lines:
+        line = raw.replace(b"\r", b"").rstrip(b" \t")
+        if line and not (mode == "nolen" and _is_len_line(line)):
+            yield line + b"\n"
 
 
 def _is_len_line(line: bytes) -> bool:
@@ -107,9 +178,26 @@ def _is_len_line(line: bytes) -> bool:
     return bool(sep) and key.strip().endswith(b"_Len")
 
 
-def canonical_sha256(data: bytes, mode: str = "strict") -> str:
-    """SHA-256 (hex) of the canonical text of a KAT file's bytes."""
-    return hashlib.sha256(canonical_text(data, mode)).hexdigest()
+def canonical_sha256(source: KatSource, mode: str = "strict") -> str:
+    """SHA-256 (hex) of the canonical text of a KAT file's bytes, or of the file
+    (read a line at a time, at most :data:`MAX_KAT_BYTES`)."""
+    digest = hashlib.sha256()
+    with _lines(source) as lines:
+        for line in _canonical_lines(lines, mode):
+            digest.update(line)
+    return digest.hexdigest()
+
+
+def same_bytes(first: Path, second: Path) -> bool:
+    """Whether two KAT files hold the same bytes (read in blocks; each at most
+    :data:`MAX_KAT_BYTES`)."""
+    with open_kat(first) as one, open_kat(second) as other:
+        if os.fstat(one.fileno()).st_size != os.fstat(other.fileno()).st_size:
+            return False
+        while block := one.read(2**20):
+            if block != other.read(2**20):
+                return False
+        return True
 
 
 def read_manifest(path: Path) -> dict[str, ManifestEntry]:
@@ -142,43 +230,63 @@ def _is_hex(text: str) -> bool:
     return True
 
 
-def first_difference(generated: bytes, official: bytes) -> str | None:
+def first_difference(generated: KatSource, official: KatSource) -> str | None:
     """Describe where a generated KAT file first departs from the official one.
 
     Names the first differing record (index, line, ``Msg_Len``, the differing keys);
-    ``None`` when the canonical texts are equal.
+    ``None`` when the canonical texts are equal. Files are read a line at a time and
+    only up to the first difference (the record count of a missing record aside).
+
+    Raises:
+        KatError: a file over :data:`MAX_KAT_BYTES`, or a line over :data:`MAX_LINE_BYTES`.
+        OSError: a file that cannot be read (the message names it).
     """
-    if canonical_text(generated) == canonical_text(official):
+    line = _first_different_line(generated, official)
+    if line is None:
         return None
     try:
-        ours = parse_kat_text(generated.decode("ascii"))
-        theirs = parse_kat_text(official.decode("ascii"))
+        return _first_different_record(generated, official) or line
     except (UnicodeDecodeError, ValueError):
-        return _first_different_line(generated, official)
-    for mine, other in zip(ours, theirs, strict=False):
-        if mine.fields != other.fields:
-            keys = list(dict.fromkeys(k for k in (*other.fields, *mine.fields)
-                                      if mine.fields.get(k) != other.fields.get(k)))
-            return "record %d (line %d, Msg_Len = %s): %s %s" % (
-                mine.index, mine.line, other.fields.get("Msg_Len", "?"), ", ".join(keys),
-                "differs" if len(keys) == 1 else "differ")
-    if len(ours) != len(theirs):
-        missing_from = "generated" if len(ours) < len(theirs) else "official"
-        extra = (theirs if len(ours) < len(theirs) else ours)[min(len(ours), len(theirs))]
-        return ("record %d (line %d, Msg_Len = %s) is missing from the %s file "
-                "(%d records generated, %d official)"
-                % (extra.index, extra.line, extra.fields.get("Msg_Len", "?"), missing_from,
-                   len(ours), len(theirs)))
-    return _first_different_line(generated, official)
+        return line
 
 
-def _first_different_line(generated: bytes, official: bytes) -> str:
-    ours = canonical_text(generated).split(b"\n")
-    theirs = canonical_text(official).split(b"\n")
-    for number, (mine, other) in enumerate(zip(ours, theirs, strict=False), start=1):
-        if mine != other:
-            return "canonical line %d differs: %r vs official %r" % (number, mine[:60], other[:60])
-    return "the canonical texts differ in length (%d vs %d lines)" % (len(ours), len(theirs))
+def _first_different_record(generated: KatSource, official: KatSource) -> str | None:
+    with _lines(generated) as mine, _lines(official) as other:
+        ours = _records(line.decode("ascii") for line in mine)
+        theirs = _records(line.decode("ascii") for line in other)
+        for count, (own, their) in enumerate(zip_longest(ours, theirs)):
+            if own is None or their is None:
+                extra = their if own is None else own
+                rest = 1 + sum(1 for _ in (theirs if own is None else ours))
+                generated_count, official_count = (
+                    (count, count + rest) if own is None else (count + rest, count))
+                return ("record %d (line %d, Msg_Len = %s) is missing from the %s file "
+                        "(%d records generated, %d official)"
+                        % (extra.index, extra.line, extra.fields.get("Msg_Len", "?"),
+                           "generated" if own is None else "official",
+                           generated_count, official_count))
+            if own.fields != their.fields:
+                keys = list(dict.fromkeys(k for k in (*their.fields, *own.fields)
+                                          if own.fields.get(k) != their.fields.get(k)))
+                return "record %d (line %d, Msg_Len = %s): %s %s" % (
+                    own.index, own.line, their.fields.get("Msg_Len", "?"), ", ".join(keys),
+                    "differs" if len(keys) == 1 else "differ")
+    return None
+
+
+def _first_different_line(generated: KatSource, official: KatSource) -> str | None:
+    """The first canonical line where the two files differ; None when they are equal."""
+    with _lines(generated) as mine, _lines(official) as other:
+        pairs = zip_longest(_canonical_lines(mine, "strict"), _canonical_lines(other, "strict"))
+        for number, (own, their) in enumerate(pairs, start=1):
+            if own is None or their is None:
+                return "the %s file ends before canonical line %d (%r)" % (
+                    "generated" if own is None else "official", number,
+                    (their or own or b"")[:60])
+            if own != their:
+                return "canonical line %d differs: %r vs official %r" % (
+                    number, own.rstrip(b"\n")[:60], their.rstrip(b"\n")[:60])
+    return None
 
 
 # ------------------------------------------------------------------ file names

@@ -15,11 +15,9 @@ from ngcc.base.names import is_valid_name
 from ngcc.base.untrusted import load_json_file
 from ngcc.library import candidates as _candidates
 from ngcc.library.katfile import (
-    TAGS,
     ManifestEntry,
     canonical_sha256,
-    file_name,
-    manifest_entry,
+    first_difference,
     read_manifest,
     submission_kat_folders,
 )
@@ -76,15 +74,39 @@ def folder_names(inst: Instance) -> list[str]:
 def official_file(inst: Instance, name: str, official_dir: Path | None
                    ) -> tuple[Path | None, list[Path]]:
     """The official copy of a KAT file, when the user gave a folder that holds it, and
-    the folders looked in."""
+    the folders looked in.
+
+    Raises:
+        KatError: the first one found is a symbolic link, or lies under one below
+            ``official_dir`` (a folder of files handed over could point at any file of
+            the evaluator's, whose first line would land in the log): refused by name,
+            never opened. ``official_dir`` itself may be a link: the user named it.
+    """
     if official_dir is None:
         return None, []
     tried = [official_dir / inst.candidate / folder for folder in folder_names(inst)]
     tried += [official_dir / folder for folder in folder_names(inst)] + [official_dir]
     for folder in tried:
-        if (folder / name).is_file():
-            return folder / name, tried
+        path = folder / name
+        link = _link_below(official_dir, path) if os.path.lexists(path) else None
+        if link is not None:
+            raise KatError("the official KAT file %s is a symbolic link (or lies under one, "
+                           "%s) to %s: not read; ngcc reads --official files only as "
+                           "regular files of the folder given (copy the file in)"
+                           % (path, link, path.resolve()))
+        if path.is_file():  # a regular file: never a FIFO or a device
+            return path, tried
     return None, tried
+
+
+def _link_below(root: Path, path: Path) -> Path | None:
+    """The first of ``path`` and its folders below ``root`` that is a symbolic link."""
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
 
 
 def source_dir(inst: Instance) -> Path | None:
@@ -122,34 +144,38 @@ def submission_file(inst: Instance, name: str) -> tuple[Path | None, list[Path]]
     return None, folders
 
 
-def by_content(manifest: dict[str, ManifestEntry], generated: dict[str, Path],
-               own_name: str) -> str | None:
-    """The harness instance whose manifest lines the ``generated`` files (by kind:
-    ``2_12`` → its file) equal, when no line names ``own_name``'s files: a library
-    whose instance name is no manifest label (``Foo_SIMD512`` for ``Foo512``) is
-    checked against the lines its content matches. The instance with the most equal
-    files wins (at least one; the first by name on a tie); None when none equals."""
-    if any(manifest_entry(manifest, own_name, file_name(kind, own_name))
-           for kind in generated):
-        return None
-    lines: dict[str, dict[str, ManifestEntry]] = {}
-    for key, entry in manifest.items():
-        file = key.rpartition("/")[2]
-        for kind in generated:
-            prefix = "KAT_%s_" % TAGS[kind]
-            if file.startswith(prefix) and file.endswith(".txt"):
-                lines.setdefault(file[len(prefix):-len(".txt")], {})[kind] = entry
-    digests: dict[tuple[str, str], str] = {}
+def nokat_detail(inst: Instance, name: str, manifest: Path, official_tried: list[Path],
+                 searched: list[Path]) -> str:
+    """Every place a reference for ``name`` was looked for, and the names tried."""
+    parts = ["no line for %s in the manifest %s" % (name, manifest)]
+    parts.append("no file %s in --official %s" % (name, ", ".join(map(str, official_tried)))
+                 if official_tried else "no --official DIR given")
+    if searched:
+        parts.append("no submission KAT file %s in %s (subfolders named %s tried)" % (
+            name, ", ".join(map(str, searched)), " or ".join(folder_names(inst))))
+    elif not inst.builtin:
+        parts.append("no source folder recorded, so no submission KAT file was looked for")
+    return "; ".join(parts)
 
-    def digest(kind: str, mode: str) -> str:
-        if (kind, mode) not in digests:
-            digests[kind, mode] = canonical_sha256(generated[kind].read_bytes(), mode)
-        return digests[kind, mode]
 
-    best, most = None, 0
-    for name in sorted(lines):
-        equal = sum(digest(kind, entry.mode) == entry.sha256
-                    for kind, entry in lines[name].items())
-        if equal > most:
-            best, most = name, equal
-    return best
+def mismatch_detail(path: Path, official: Path | None) -> str:
+    """Where the generated file ``path``, whose digest differs from its manifest line,
+    first departs from the official file (when one is at hand)."""
+    if official is None:
+        return ("the canonical digest differs from the manifest (official file not at hand: "
+                "pass official_dir to name the first differing record)")
+    where = first_difference(path, official)
+    if where is None:
+        return "equal to the official file %s, which does not match the manifest" % official
+    return "first difference from %s: %s" % (official, where)
+
+
+def against_file(path: Path, reference: Path, what: str) -> tuple[str, str]:
+    """PASS when the canonical texts of the generated file ``path`` and ``reference``
+    are equal, else MISMATCH naming the first differing record; ``what`` names the
+    reference (``the official file``). Both are read a line at a time, as regular
+    files of at most ``katfile.MAX_KAT_BYTES``."""
+    if canonical_sha256(path) == canonical_sha256(reference):
+        return "PASS", "equal to %s %s (no manifest line)" % (what, reference)
+    return "MISMATCH", "first difference from %s %s: %s" % (
+        what, reference, first_difference(path, reference) or "canonical text differs")

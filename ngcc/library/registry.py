@@ -185,9 +185,13 @@ def instance(name: str | os.PathLike[str] | Instance, candidate: str | None = No
 
     Raises:
         UnknownInstanceError: no such instance; the message lists close matches.
+        UnknownCandidateError: ``candidate`` is no known candidate id (an
+            :class:`InvalidNameError`), whatever ``name`` is.
         LibraryError: a path that exists but is not a usable instance library, or a
             variant that needs CPU features this CPU lacks (named in the message).
     """
+    if candidate is not None:
+        check_candidate(candidate)
     if isinstance(name, Instance):
         return require_cpu_features(name)
     if not isinstance(name, (str, os.PathLike)):  # bytes too: names are text
@@ -319,9 +323,10 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
                            % (sidecar, MAX_SIDECAR_BYTES))
     try:
         meta = load_json_file(sidecar)
+        _check_sidecar_types(meta)
         name, family, label = meta["name"], meta.get("family", meta["name"]), meta.get("label")
         stored = meta.get("candidate")
-        digest_bits = int(meta["digest_bits"])
+        digest_bits = meta["digest_bits"]
         cflags, compiler = tuple(meta.get("cflags", ())), meta.get("compiler", "")
         description = str(meta.get("description") or "")
         cpu_features = tuple(meta.get("cpu_features", ()))
@@ -342,6 +347,33 @@ def external_instance(path: Path, candidate: str | None = None) -> Instance:
                     digest_bits=digest_bits, variant="external", library=path,
                     cflags=cflags, compiler=compiler, description=description,
                     cpu_features=cpu_features, label=label, sidecar=dict(meta))
+
+
+#: The type of each sidecar field an Instance is made of, in words (lists hold strings).
+_SIDECAR_TYPES: dict[str, tuple[type, str]] = {
+    "name": (str, "a string"), "family": (str, "a string"), "label": (str, "a string"),
+    "candidate": (str, "a string"), "digest_bits": (int, "an integer"),
+    "cflags": (list, "a list of strings"), "compiler": (str, "a string"),
+    "description": (str, "a string"), "cpu_features": (list, "a list of strings")}
+
+
+def _check_sidecar_types(meta: object) -> None:
+    """A TypeError naming the first sidecar field of the wrong type (``"digest_bits":
+    "256"``), a ValueError for a digest length that is no whole number of bytes."""
+    if not isinstance(meta, dict):
+        raise TypeError("the sidecar is a JSON %s, not an object" % type(meta).__name__)
+    for key, (kind, words) in _SIDECAR_TYPES.items():
+        value = meta.get(key)
+        if value is None and key != "digest_bits":  # optional, or refused just below
+            continue
+        if isinstance(value, bool) or not isinstance(value, kind) or (
+                isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+            shown = "missing" if value is None else "%s %s" % (
+                type(value).__name__, repr(value)[:40])
+            raise TypeError("field %r is %s, not %s" % (key, shown, words))
+    if meta["digest_bits"] <= 0 or meta["digest_bits"] % 8:
+        raise ValueError("field 'digest_bits' is %d, not a positive whole number of bytes"
+                         % meta["digest_bits"])
 
 
 def _warn_if_rebuilt(library: Path, sidecar: Path, recorded: object) -> None:

@@ -23,6 +23,7 @@ Measurements that wait for a CPU queue for it, first come, first served
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -404,11 +405,16 @@ def _try_lock(path: Path, facts: dict[str, object] | None) -> int | Holder | Non
     """Take the lock ``path`` with ``facts`` written into it: its descriptor (closing it
     releases the lock); or the current holder if another process has it; ``facts``
     None only probes: None if it is free (nothing is held)."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:  # never blocks (a FIFO, a device: refused just below)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                     | os.O_NONBLOCK | os.O_NOCTTY, 0o600)
     except OSError as exc:
         raise OSError(exc.errno, "cannot open the lock file %s: %s" % (path, exc.strerror)
                       ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "the lock file %s is not a regular file (a FIFO, a "
+                      "device or a socket): remove it, ngcc makes its own" % path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -419,7 +425,12 @@ def _try_lock(path: Path, facts: dict[str, object] | None) -> int | Holder | Non
     if facts is None:
         os.close(fd)
         return None
-    _write_facts(fd, facts)
+    try:
+        _write_facts(fd, facts)
+    except OSError as exc:
+        os.close(fd)
+        raise OSError(exc.errno, "cannot write the lock file %s: %s" % (path, exc.strerror)
+                      ) from None
     return fd
 
 
