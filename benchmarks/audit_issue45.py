@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 SECRET = "AUDIT45-SECRET-9d3f"
-SECRETS_ENV = ("NGCC_AUDIT_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD")
+SECRETS_ENV = ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD")  # (NGCC_* are ngcc's own)
 PEAK_RSS_LIMIT_MB = 512
 STORM = 200
 
