@@ -26,6 +26,7 @@ from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
 from ngcc.base import files as _files
+from ngcc.base import format as _format
 from ngcc.base.errors import (
     ChildError,
     CorruptRecordError,
@@ -1140,14 +1141,17 @@ def test_the_leading_figure_is_immune_to_a_busy_process_on_the_trials_cpu(tmp_pa
     else:
         pytest.fail("in none of 3 pairs did the CPU-time figure stay within a third of the "
                     "harness mean's move (busy ÷ alone: leading, harness): %s" % pairs)
-    # the pages lead with it too, the harness mean beside it under its own name
+    # the pages lead with it too, the per-call mean beside it under its own name
     run = ngcc.load_run(tmp_path / str(attempt) / "busy")
     _write.write_report(run, plots=False)
     page = (run.path / "report" / "baseline.md").read_text()
-    assert "the CPU-time figure where a trial of the job was preempted" in page
-    assert "| figure | cycles | cycles/byte | time | MB/s | harness mean | n |" in page
-    assert "| `SM3` | 4096 B | CPU time |" in page
-    assert "(CPU)" in (run.path / "report" / "summary.md").read_text()
+    assert "Section 4 leads with the CPU time per call." in page
+    assert "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |" in page
+    lead = run.record("SM3", 4096).statistics.figure
+    assert "| `SM3` | 4096 B | %s" % _format.cycles(lead.ticks) in page
+    assert "per-call mean (95 % CI)" in page
+    assert "## Cycles/byte (CPU time per call)" in (run.path / "report" / "summary.md"
+                                                   ).read_text()
     assert ngcc.validate(run.path).ok, ngcc.validate(run.path).differences
 
 

@@ -396,7 +396,8 @@ def test_two_workers_write_the_records_of_a_serial_run(tmp_path):
                 "order": None}  # the serial loop interleaves, each worker runs a job whole
         assert replace(a.plan, **same) == replace(b.plan, **same)
         assert (a.plan.order, b.plan.order) == ("interleaved", "sequential")
-        assert len(b.trials) == len(a.trials) == 3
+        # 3 planned; up to 3 more in place of trials of the host's slow speed state
+        assert 3 <= len(a.trials) <= 6 and 3 <= len(b.trials) <= 6
         env = b.environment
         assert env.host == platform.node() and env.cpu in cpus and b.plan.cpu == env.cpu
         assert {t.cpu for t in b.trials} == {env.cpu}
@@ -419,8 +420,11 @@ def _gate_facts(entry) -> dict:
 
 
 def _keys(value: object) -> object:
+    """The shape of a JSON value: its keys (those with a value: a field added to the
+    schema is left out where it is null, so whether it appears depends on the job), and
+    which values are lists."""
     if isinstance(value, dict):
-        return {key: _keys(item) for key, item in value.items()}
+        return {key: _keys(item) for key, item in value.items() if item is not None}
     return "list" if isinstance(value, list) else None
 
 
