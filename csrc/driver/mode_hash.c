@@ -41,4 +41,4 @@ static void run_hash(const request *req)
         honesty_reference(req, lib.hash, message, bytes);
 }
 
-const driver_mode mode_hash = {"hash", check_hash, run_hash};
+const driver_mode mode_hash = {"hash", check_hash, run_hash, MODE_NO_PROCESSES};

@@ -163,4 +163,4 @@ static void run_trial(const request *req)
         send_honesty_digest(honesty_digests_at, (size_t)req->honesty_calls, digest_bytes);
 }
 
-const driver_mode mode_trial = {"trial", check_trial, run_trial};
+const driver_mode mode_trial = {"trial", check_trial, run_trial, MODE_NO_PROCESSES};
