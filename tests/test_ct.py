@@ -400,7 +400,8 @@ def test_a_run_without_constant_time_evidence_has_no_such_column(tmp_path):
 def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgrind, tmp_path,
                                                                           monkeypatch):
     """The Done-when of issue 42: an archive of the fixtures, evaluated (real builds,
-    fake trials), each candidate page with the fixtures' leaking lines and no others."""
+    fake trials), each candidate page with the fixtures' leaking lines and no others,
+    each library's verdict in the field summary's column."""
     from _fakes import FakeKat, FakeRunner, fixed_host
 
     from ngcc.app import evaluate as _evaluate
@@ -431,6 +432,10 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
     for label, file, line, kind in expected:
         assert "- `%s` `%s:%d` (%s, in `CryptHash`)" % (label, file, line, kind) in pages
     assert pages.count("## Constant time (beyond the guide's structure)") >= 1
+    field = (tmp_path / "run" / "report" / "field.md").read_text()
+    assert _field_cells(field, "constant time") == {  # one marked line each
+        "LeakyTable-256@ref": "leaks (1 site in 1 function)",
+        "LeakyExit-256@ref": "leaks (1 site in 1 function)", "CtPlain-256@ref": ev.CONSTANT_TIME}
 
 
 def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys):
