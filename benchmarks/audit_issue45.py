@@ -77,31 +77,6 @@ static int find_request(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 """
-CACHING = r"""
-#include <string.h>
-static const unsigned char *last_msg;
-static unsigned long long last_bits;
-static unsigned char last_head[8], last_digest[128];
-__attribute__((visibility("default")))
-int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
-{
-    unsigned long long h = 1469598103934665603ULL, i, n = bits / 8;
-    if (CACHE && msg == last_msg && bits == last_bits && n >= 8
-            && memcmp(msg, last_head, 8) == 0) {
-        memcpy(digest, last_digest, (size_t)d / 8);  /* the same message: every digest right */
-        return 0;
-    }
-    for (i = 0; i < n; i++)
-        h = (h ^ msg[i]) * 1099511628211ULL;
-    for (i = 0; i < (unsigned long long)d / 8; i++)
-        digest[i] = (unsigned char)(h >> (8 * (i % 8)));
-    if (n >= 8) {
-        last_msg = msg; last_bits = bits;
-        memcpy(last_head, msg, 8); memcpy(last_digest, digest, (size_t)d / 8);
-    }
-    return 0;
-}
-"""
 
 
 def _library(audit: ModuleType, folder: Path, stem: str, body: str, defines: str = "",
@@ -271,12 +246,12 @@ def forger_cases(audit: ModuleType, tmp: Path) -> list:
 def caching_case(audit: ModuleType, tmp: Path) -> list:
     """A library that returns its last digest for the same message, timed beside the
     same code hashing every call."""
-    from _testlib import build_library
+    from _testlib import KEEPING_SOURCE, build_library
 
     folder = tmp / "caching45"
     folder.mkdir()
-    honest = build_library(folder, "Hashing-256", "#define CACHE 0\n" + CACHING)
-    caching = build_library(folder, "Caching-256", "#define CACHE 1\n" + CACHING)
+    honest = build_library(folder, "Hashing-256", "#define KEEP 0\n" + KEEPING_SOURCE)
+    caching = build_library(folder, "Caching-256", "#define KEEP 1\n" + KEEPING_SOURCE)
     run_dir = tmp / "caching45-run"
 
     def caught(done: subprocess.CompletedProcess[str]) -> str | None:

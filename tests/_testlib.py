@@ -134,6 +134,38 @@ def compiler() -> list[str]:
     return cc
 
 
+# A library that may keep its last answer (issue 45's honesty batch: test_honesty.py,
+# benchmarks/audit_issue45.py): an FNV-1a over every byte, spread over the digest.
+# KEEP 0: none kept; KEEP 1: the same buffer, length and first 8 bytes as the last
+# call give the last digest (every digest right); KEEP 2: the same buffer and length
+# give it, whatever the bytes (stale digests).
+KEEPING_SOURCE = r"""
+#include <string.h>
+static const unsigned char *last_msg;
+static unsigned long long last_bits;
+static unsigned char last_head[8], last_digest[128];
+__attribute__((visibility("default")))
+int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
+{
+    unsigned long long h = 1469598103934665603ULL, i, n = bits / 8;
+    if (KEEP && msg == last_msg && bits == last_bits
+            && (KEEP == 2 || memcmp(msg, last_head, 8) == 0)) {
+        memcpy(digest, last_digest, (size_t)d / 8);
+        return 0;
+    }
+    for (i = 0; i < n; i++)
+        h = (h ^ msg[i]) * 1099511628211ULL;
+    for (i = 0; i < (unsigned long long)d / 8; i++)
+        digest[i] = (unsigned char)(h >> (8 * (i % 8)));
+    if (n >= 8) {
+        last_msg = msg; last_bits = bits;
+        memcpy(last_head, msg, 8); memcpy(last_digest, digest, (size_t)d / 8);
+    }
+    return 0;
+}
+"""
+
+
 def build_library(folder: Path, name: str, source: str, digest_bits: int = 256,
                   sidecar: bool = True) -> Path:
     """Compile ``source`` into ``folder/<name>.so``; with ``sidecar``, also write the

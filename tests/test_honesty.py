@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _testlib import build_library
+from _testlib import KEEPING_SOURCE, build_library
 
 import ngcc
 from ngcc.driver import child as _child
@@ -23,41 +23,12 @@ from ngcc.driver import facts as _facts
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as _protocol
 
-# An FNV-1a over every byte, spread over the digest. KEEP 1: the same buffer, length
-# and first 8 bytes as the last call give the last digest (every digest right);
-# KEEP 2: the same buffer and length give it, whatever the bytes (stale digests).
-KEEPING = r"""
-#include <string.h>
-static const unsigned char *last_msg;
-static unsigned long long last_bits;
-static unsigned char last_head[8], last_digest[128];
-__attribute__((visibility("default")))
-int CryptHash(int d, const unsigned char *msg, unsigned long long bits, unsigned char *digest)
-{
-    unsigned long long h = 1469598103934665603ULL, i, n = bits / 8;
-    if (KEEP && msg == last_msg && bits == last_bits
-            && (KEEP == 2 || memcmp(msg, last_head, 8) == 0)) {
-        memcpy(digest, last_digest, (size_t)d / 8);
-        return 0;
-    }
-    for (i = 0; i < n; i++)
-        h = (h ^ msg[i]) * 1099511628211ULL;
-    for (i = 0; i < (unsigned long long)d / 8; i++)
-        digest[i] = (unsigned char)(h >> (8 * (i % 8)));
-    if (n >= 8) {
-        last_msg = msg; last_bits = bits;
-        memcpy(last_head, msg, 8); memcpy(last_digest, digest, (size_t)d / 8);
-    }
-    return 0;
-}
-"""
-
 
 @pytest.fixture(scope="module")
 def keeping(tmp_path_factory) -> dict[str, ngcc.Instance]:
     folder: Path = tmp_path_factory.mktemp("honesty-libs")
     return {name: ngcc.instance(build_library(folder, name, "#define KEEP %d\n" % keep
-                                              + KEEPING))
+                                              + KEEPING_SOURCE))
             for name, keep in (("Hashing-256", 0), ("Caching-256", 1), ("Stale-256", 2))}
 
 
