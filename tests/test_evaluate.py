@@ -202,7 +202,7 @@ def test_the_plan_gives_the_constant_time_steps_cost_and_its_progress_each_libra
     assert all("not analysed: a test's stand-in (elapsed" in line for line in lines)
     assert lines[0].startswith("constant time (ngcc ct) 1/5: ")
     field = (evaluated.result.run.path / "report" / "field.md").read_text()
-    assert field.count("| not analysed |") == 5
+    assert field.count("| [not analysed](") == 5
 
 
 def test_a_second_evaluation_resumes_without_building_or_measuring_again(evaluated):
