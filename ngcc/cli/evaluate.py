@@ -22,7 +22,7 @@ from ngcc.cli.common import (
     usage_checks,
 )
 from ngcc.cli.options import add_settings, settings_of
-from ngcc.cli.summary import FlagWarnings, kept_words, print_plan, verdict_text
+from ngcc.cli.summary import kept_words, print_plan, show_warning, verdict_text
 from ngcc.library import build as _build
 from ngcc.library.archive import KIND_FLAGS
 from ngcc.stats import groups as _analysis
@@ -108,10 +108,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print(plain(line))
         return 0
     run_dir = settings.run_dir
-    flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
-        warnings.showwarning = flag_warnings.show
+        warnings.showwarning = show_warning
         try:
             result = _evaluate.evaluate(
                 args.archives, settings=settings, formats=args.formats or ("markdown", "html"),
@@ -136,8 +135,6 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     for entry in result.evaluation.builtin_names():
         print("ngcc: note: %s %s" % (plain(entry.folder), entry.name_note()), file=sys.stderr)
     if result.run is not None:
-        for line in flag_warnings.summary(result.run):
-            print("ngcc: warning: %s" % plain(line), file=sys.stderr)
         index = next((p for p in result.report if p.name == "index.md"), None)
         print(plain("evidence: %s%s" % (run_dir, "   report: %s" % index if index else "")))
         print(verdict_text(result.run))

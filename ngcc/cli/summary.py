@@ -1,5 +1,5 @@
 """What ``ngcc campaign`` and ``ngcc evaluate`` print around a measurement: the plan,
-the trial-flag warnings (the first of each kind, then one line per kind), what an
+the warnings (one line each, above the progress), what an
 interrupted run keeps, the summary table, one line per cause of failure, and the
 publishability verdict."""
 
@@ -16,7 +16,7 @@ from typing import TextIO
 from tqdm import tqdm
 
 from ngcc.base import format as _format
-from ngcc.base.errors import NgccError, TrialFlagWarning
+from ngcc.base.errors import NgccError
 from ngcc.base.untrusted import plain
 from ngcc.campaign.cost import CostEstimate
 from ngcc.evidence import figures as _figures
@@ -26,40 +26,11 @@ from ngcc.report.tables import aligned_table
 from ngcc.stats import groups as _analysis
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str,
-                  lineno: int, file: object = None, line: str | None = None) -> None:
+def show_warning(message: Warning | str, category: type[Warning], filename: str,
+                 lineno: int, file: object = None, line: str | None = None) -> None:
+    """A warning as one ``ngcc: warning:`` line above the progress bar (the library has
+    collapsed trial flags already: ``campaign.record.FlagWarnings``)."""
     tqdm.write("ngcc: warning: %s" % plain(str(message)), file=sys.stderr)
-
-
-class FlagWarnings:
-    """Shows the first job's warning of each kind of trial flag as it comes and counts
-    the others, which :meth:`summary` then gives as one line per kind for the run (a
-    campaign on a busy host would otherwise print a warning for nearly every job)."""
-
-    def __init__(self) -> None:
-        self.held: dict[str, int] = {}
-
-    def show(self, message: Warning | str, category: type[Warning], filename: str,
-             lineno: int, file: object = None, line: str | None = None) -> None:
-        if isinstance(message, TrialFlagWarning):
-            if message.code in self.held:
-                self.held[message.code] += 1
-                return
-            self.held[message.code] = 0
-            message = "%s (further jobs with %s trials: one line at the end)" % (
-                message, message.code)
-        _show_warning(message, category, filename, lineno, file, line)
-
-    def summary(self, run: Run) -> list[str]:
-        """One line per kind of flag that had jobs held back: trials, jobs, the worst."""
-        lines = []
-        for code, flagged, (worst_record, worst) in _analysis.flag_kinds(run.records):
-            if not self.held.get(code):
-                continue
-            lines.append("%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
-                len(flagged), len({r.relpath for r, _ in flagged}), code, worst_record.label,
-                worst_record.message_bytes, worst.message))
-        return lines
 
 
 def kept_words(run_dir: Path) -> str:
