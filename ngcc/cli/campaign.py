@@ -23,7 +23,6 @@ from ngcc.cli.common import (
 )
 from ngcc.cli.options import add_labels, add_setting, add_settings, settings_of
 from ngcc.cli.summary import (
-    WIDTH,
     campaign_summary,
     failure_lines,
     kept_words,
@@ -32,6 +31,7 @@ from ngcc.cli.summary import (
     verdict_text,
 )
 from ngcc.measure import leak_measurement as _leak
+from ngcc.report.tables import WIDTH
 from ngcc.stats import groups as _analysis
 
 

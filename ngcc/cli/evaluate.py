@@ -18,13 +18,19 @@ from ngcc.cli.common import (
     _positive_seconds,
     add_wait,
     print_wait,
-    table,
     usage_checks,
 )
 from ngcc.cli.options import add_settings, settings_of
-from ngcc.cli.summary import kept_words, print_plan, show_warning, verdict_text
+from ngcc.cli.summary import (
+    folder_table,
+    kept_words,
+    print_plan,
+    show_warning,
+    verdict_text,
+)
 from ngcc.library import build as _build
 from ngcc.library.archive import KIND_FLAGS
+from ngcc.report.tables import WIDTH
 from ngcc.stats import groups as _analysis
 
 
@@ -79,6 +85,10 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                              "default: %(default)g")
     parser.add_argument("--quiet", action="store_true",
                         help="no plan and no progress; the table of folders still")
+    parser.add_argument("--wide", action="store_true",
+                        help="every column in the table of folders (the whole folder, the "
+                             "options it was built with, the outcome's reason, the figure "
+                             "at every length); by default it fits %d columns" % WIDTH)
     add_wait(parser)
     parser.set_defaults(run=_run_evaluate)
 
@@ -98,7 +108,6 @@ def _folder_option(option: str, metavar: str) -> Callable[[str], FolderOption]:
 
 def _run_evaluate(args: argparse.Namespace) -> int:
     from ngcc.app import evaluate as _evaluate
-    from ngcc.report import folders as _folders
 
     with usage_checks():  # the campaign's settings, checked before any folder is built
         settings = CampaignSettings.make(**settings_of(
@@ -122,12 +131,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print("ngcc: interrupted; the folders built and %s: run the same command "
                   "again to resume" % plain(kept_words(run_dir)), file=sys.stderr)
             return 130
-    verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
-                if result.run is not None else {})
-    rows = [("folder", "kind", "built with", "library", "outcome")]
-    rows += [(plain(f.folder), f.kind, plain(f.options), f.label or "-",
-              _folders.outcome(f, verdicts, plain)) for f in result.evaluation.folders]
-    print(table(rows))
+    print("\n".join(folder_table(result.evaluation.folders, result.run, args.wide)))
     for entry in result.evaluation.folders:  # the whole reason evaluation.json holds
         if entry.reason is not None and entry.status != "built":
             print("\n%s %s:\n%s" % (entry.status, plain(entry.folder), "\n".join(
