@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from tqdm import tqdm
-
 from ngcc.base import format as _format
 from ngcc.base.errors import NgccError
 from ngcc.base.untrusted import plain
@@ -31,6 +29,8 @@ def show_warning(message: Warning | str, category: type[Warning], filename: str,
                  lineno: int, file: object = None, line: str | None = None) -> None:
     """A warning as one ``ngcc: warning:`` line above the progress bar (the library has
     collapsed trial flags already: ``campaign.record.FlagWarnings``)."""
+    from tqdm import tqdm  # a warning is rare: no command pays for tqdm's import without one
+
     tqdm.write("ngcc: warning: %s" % plain(str(message)), file=sys.stderr)
 
 
