@@ -125,8 +125,12 @@ if TYPE_CHECKING:
     from ngcc.report.validate import Validation, validate
 else:
     def __getattr__(name: str) -> Any:
-        """A public name's value, its module imported on first use (``_HOMES``)."""
+        """A public name's value, its module imported on first use (``_HOMES``); a
+        stage's folder (``ngcc.stats``) is its package, imported as well."""
         home = _HOMES.get(name)
+        if home is None and name.isidentifier() and not name.startswith("_") \
+                and (_Path(__file__).parent / name / "__init__.py").is_file():
+            home = "ngcc." + name
         if home is None:
             raise AttributeError("module 'ngcc' has no attribute %r" % name)
         module = _importlib.import_module(home)

@@ -393,5 +393,6 @@ def test_every_public_name_loads_from_its_module_on_first_use():
     namespace: dict[str, object] = {}
     exec("from ngcc import *", namespace)
     assert namespace["Campaign"] is ngcc.Campaign and namespace["kat"] is ngcc.kat
+    assert ngcc.stats is importlib.import_module("ngcc.stats")  # a stage, as before
     with pytest.raises(AttributeError, match=r"^module 'ngcc' has no attribute 'Campagin'$"):
         ngcc.Campagin  # noqa: B018  # a misspelt name fails as any module's would
