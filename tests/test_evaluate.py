@@ -183,6 +183,7 @@ def test_the_command_line_prints_a_row_per_folder_and_exits_1_for_the_failures(
     assert next(line for line in table if "Broken-256" in line).split()[-4:] == [
         "not", "built", "—", "—"]
     assert "build failed archive/Broken Hash/Reference_Implementation/Broken-256:" in out
+    assert "\nadjusted GChain-256@opt: --define GCHAIN_NO_MAIN (main() in gchain.c" in out
     assert "KAT MISMATCH" in out
     assert "report: %s" % (tmp_path / "run" / "report" / "index.md") in out
     assert main([*argv, "--wide"]) == 1             # resumed: the whole folder and options

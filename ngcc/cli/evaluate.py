@@ -30,7 +30,7 @@ from ngcc.cli.summary import (
 )
 from ngcc.library import build as _build
 from ngcc.library.archive import KIND_FLAGS
-from ngcc.report.tables import WIDTH
+from ngcc.report.tables import WIDTH, fit
 from ngcc.stats import groups as _analysis
 
 
@@ -132,6 +132,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                   "again to resume" % plain(kept_words(run_dir)), file=sys.stderr)
             return 130
     print("\n".join(folder_table(result.evaluation.folders, result.run, args.wide)))
+    adjusted = [(f.label or f.folder, a) for f in result.evaluation.folders for a in f.adjustments]
+    if adjusted:  # what the diagnosis changed, and why, under the table
+        print("\n" + "\n".join(fit("adjusted %s: %s" % (plain(label), plain(adjustment)))
+                                for label, adjustment in adjusted))
     for entry in result.evaluation.folders:  # the whole reason evaluation.json holds
         if entry.reason is not None and entry.status != "built":
             print("\n%s %s:\n%s" % (entry.status, plain(entry.folder), "\n".join(
