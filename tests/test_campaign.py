@@ -1372,6 +1372,22 @@ def test_the_cli_shows_one_job_per_kind_of_flag_and_a_line_for_the_rest(tmp_path
                                    "the worst: ")
 
 
+def test_python_warns_of_flagged_trials_as_the_cli_shows_them(fake):
+    # every trial of 6 jobs preempted: the first job's warning, then one for the run
+    preempt = {(name, n, i): 1 for name in ("SM3", "WChain-V1-512") for n in (32, 64, 128)
+               for i in range(2)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = fake(["SM3", "WChain-V1-512"], runner=FakeRunner(preempt=preempt),
+                   lengths=[32, 64, 128], trials=2).run()
+    flagged = [str(w.message) for w in caught if issubclass(w.category, ngcc.TrialFlagWarning)]
+    assert len(run.records) == 6 and sum(len(r.statistics.flags) for r in run.records) == 12
+    assert len(flagged) == 2, flagged
+    assert "further jobs with preempted trials: one line at the end" in flagged[0]
+    assert flagged[1].startswith("12 trial(s) in 6 job(s) flagged preempted; the worst: ")
+    assert caught[-1].filename == __file__  # the summary points at the caller's run()
+
+
 def test_the_campaigns_own_executor_measures_on_a_host_without_a_name(fake, monkeypatch):
     # A container may have no host name (platform.node() is ""): a result from another
     # machine must name its host, the campaign's own results need not.

@@ -49,10 +49,11 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-heigh
 color:#1b1b1b;background:#fff;max-width:78rem;margin:2rem auto;padding:0 1.5rem}
 h1{font-size:1.5rem;border-bottom:2px solid #ccc;padding-bottom:.3rem}
 h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}
+table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem;display:block;max-width:100%;
+overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}
 th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f3f3f3;
 padding:0 .2rem;border-radius:3px;white-space:nowrap}
 img{max-width:min(100%,52rem);height:auto}figure{margin:1rem 0}
@@ -296,10 +297,19 @@ def _table(rows: Sequence[str], inline: _Inline) -> list[str]:
     header, body = cells(rows[0]), [cells(row) for row in rows[2:]]
     lines = ["<table>", "<thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in header)
              + "</tr></thead>", "<tbody>"]
-    lines += ["<tr>" + "".join(f'<td class="num">{inline(c)}</td>' if _NUMBER.fullmatch(c)
+    lines += ["<tr>" + "".join(f'<td class="num">{inline(_figure_breaks(c))}</td>'
+                               if _NUMBER.fullmatch(c)
                                else f"<td>{inline(c)}</td>" for c in row) + "</tr>"
               for row in body]
     return lines + ["</tbody>", "</table>"]
+
+
+def _figure_breaks(cell: str) -> str:
+    """A figure cell that breaks only before its interval or loop figure (``1930 k`` /
+    ``(1789 k – 2054 k)``): a wide table's columns take two lines, not the window's width
+    (and a table wider still scrolls inside the page: ``STYLE``)."""
+    return (cell.replace(" ", "\u00a0").replace("\u00a0(", " (")
+            .replace(",\u00a0loop", ", loop"))
 
 
 #: A cell that is a figure (``1455``, ``17.5 k``, ``± 16.45 %``, ``629 ns``, ``240 (2 × 120)``,
