@@ -40,6 +40,7 @@ from ngcc.base.errors import (
     ArchiveError,
     BuildError,
     InvalidNameError,
+    KatError,
     KatGateError,
     option_text,
 )
@@ -51,6 +52,7 @@ from ngcc.campaign import schema as _schema
 from ngcc.campaign.cost import CostEstimate
 from ngcc.campaign.rundir import refuse_foreign
 from ngcc.campaign.settings import CampaignSettings
+from ngcc.driver import kat as _kat
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.evidence import records as _records
@@ -58,6 +60,7 @@ from ngcc.evidence.evaluation import Evaluation, FolderEntry
 from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
+from ngcc.library import candidates as _candidates
 from ngcc.library import registry as _registry
 from ngcc.library.archive import Archives, Folder
 from ngcc.library.candidates import AmbiguousInstanceError
@@ -285,9 +288,9 @@ def build_all(archives: Archives, run_dir: str | os.PathLike[str],
             taken.add(entry.label)
         entries.append(entry)
         _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
-    entries = _inherit_candidates(entries, {shown: folder for shown, (_, folder)
-                                            in zip(shown_all, pairs, strict=True)},
-                                  path, taken, timeout, requested)
+    found = {shown: folder for shown, (_, folder) in zip(shown_all, pairs, strict=True)}
+    entries = _inherit_candidates(entries, found, path, taken, timeout, requested)
+    entries = _labels_by_content(entries, found, path, taken)
     _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
     shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
     entries = _no_bare_label_for_a_shared_name([folder for _, folder in pairs], entries, path)
@@ -319,6 +322,45 @@ def _inherit_candidates(entries: list[FolderEntry], found: dict[str, Folder],
         if entries[index].label is not None:
             taken.add(str(entries[index].label))
     return entries
+
+
+def _labels_by_content(entries: list[FolderEntry], found: dict[str, Folder],
+                       run_dir: Path, taken: set[str]) -> list[FolderEntry]:
+    """A library whose instance name is no instance of its candidate (``Foo_SIMD512``
+    where the harness says ``Foo512``) is labelled in the harness's words when its
+    KAT_2_12 file equals the manifest line of one of them: ``Foo512@opt`` (the folder
+    beside it on the pages); the KAT gate then checks every file so (``katref``)."""
+    builds = run_dir / _records.BUILDS_DIR
+    for index, entry in enumerate(entries):
+        if not _unknown_instance(entry):
+            continue
+        try:
+            [result] = _kat.check(run_dir / str(entry.library), files=("2_12",),
+                                  out_dir=builds / _STAGING / "kat", progress=False)
+        except KatError:  # its manifest unreadable: the KAT gate says so
+            continue
+        name = "%s@%s" % (result.matched, _archive.KIND_SUFFIX[entry.kind])
+        if not result.matched or str(entry.label).casefold() == name.casefold():
+            continue
+        taken.discard(str(entry.label))
+        folder = found[entry.folder]
+        label = unique_label(name, {t.casefold() for t in taken} | _registry.reserved_labels(),
+                             [folder.path.name, *folder.label_hints])
+        os.replace(inside(builds, str(entry.label)), inside(builds, label))
+        taken.add(label)
+        entries[index] = replace(entry, label=label, library=(
+            Path(_records.BUILDS_DIR) / label / Path(str(entry.library)).name).as_posix())
+    return entries
+
+
+def _unknown_instance(entry: FolderEntry) -> bool:
+    """A library built here whose candidate the registry lists but not its instance."""
+    if entry.status != "built" or entry.library is None or entry.instance is None:
+        return False
+    try:
+        return _candidates.candidate(str(entry.candidate)).instance(entry.instance) is None
+    except _candidates.UnknownCandidateError:  # external, baseline
+        return False
 
 
 def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[FolderEntry],

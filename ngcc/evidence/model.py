@@ -214,7 +214,9 @@ class KatFacts(Evidence):
     directory. ``timed_without_pass`` is true exactly under the override. ``basis`` is
     what the verdict rests on (:data:`KAT_BASES`, comma-separated when the files differ;
     None in runs of an ngcc that did not record it) and ``reference`` the manifest or
-    folder checked against.
+    folder checked against; ``by_content``, when the instance name is no manifest
+    label, the lines its files were matched to by content (``equal to Foo512's
+    manifest lines (Foo_SIMD512 is no manifest label)``), else None.
     """
 
     verdict: str
@@ -225,6 +227,7 @@ class KatFacts(Evidence):
     timed_without_pass: bool
     basis: str | None = added(None)
     reference: str | None = added(None)
+    by_content: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _one_of(self.verdict, KAT_VERDICTS, where + "verdict")
