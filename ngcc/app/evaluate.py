@@ -146,13 +146,21 @@ def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
     return lines
 
 
-def _label_for(name: str, folder: Folder, taken: set[str]) -> str:
-    """``Pavelor-512@ref``, ``Pavelor-512@opt``; when that is taken or a built-in's label,
-    with the folder above it or the submission (``Wish512@opt@avx2``), then a number:
-    the rule of every run's labels (:func:`ngcc.base.names.unique_label`)."""
+def _label_for(name: str, folder: Folder, taken: set[str], candidate: str = "external"
+               ) -> str:
+    """``Pavelor-512@ref``, ``Pavelor-512@opt``, in the harness's words (``Laurus-512@ref``
+    for ``laurus_512``); when that is taken or a built-in's label, with the folder above
+    it or the submission (``Wish512@opt@avx2``), then a number: the rule of every run's
+    labels (:func:`ngcc.base.names.unique_label`)."""
     reserved = {label.casefold() for label in taken} | _registry.reserved_labels()
-    return unique_label("%s@%s" % (name, _archive.KIND_SUFFIX[folder.kind]), reserved,
+    return unique_label(_bare_label(candidate, name, folder.kind), reserved,
                         folder.label_hints)
+
+
+def _bare_label(candidate: str, name: str, kind: str) -> str:
+    """``Laurus-512@ref``: the harness's name of the instance, and the folder's kind."""
+    return "%s@%s" % (_candidates.harness_name(candidate, name),
+                      _archive.KIND_SUFFIX.get(kind, kind))
 
 
 def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Folder,
@@ -207,7 +215,7 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
                 adjustments.append(str(fix))
             continue
         inst = result.instance
-        label = _label_for(inst.name, folder, taken)
+        label = _label_for(inst.name, folder, taken, inst.candidate)
         target = inside(builds, label)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(staging, target)
@@ -377,7 +385,7 @@ def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[Folder
     taken = {str(e.label).casefold() for e in entries} | _registry.reserved_labels()
     result = []
     for folder, entry in zip(folders, entries, strict=True):
-        bare = "%s@%s" % (entry.instance, _archive.KIND_SUFFIX.get(entry.kind, entry.kind))
+        bare = _bare_label(str(entry.candidate), str(entry.instance), entry.kind)
         if (entry.label != bare or entry.library is None
                 or declared[(str(entry.instance).casefold(), entry.kind)] < 2):
             result.append(entry)  # unlabelled (not built, not followed), or alone

@@ -14,6 +14,7 @@ import numpy as np
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base.errors import ReportError
+from ngcc.base.names import natural_key
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
@@ -141,7 +142,9 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
         try:
             chosen.append(run.record(name, length))
         except KeyError:
-            measured = sorted({f"{r.label}:{r.message_bytes}" for r in run.records})
+            measured = [f"{label}:{length}" for label, length in sorted(
+                {(r.label, r.message_bytes) for r in run.records},
+                key=lambda pair: (natural_key(pair[0]), pair[1]))]
             raise ReportError(f"run {run.run_id} has no record of {name} at {length} B; "
                               f"measured: {', '.join(measured) or 'nothing'}") from None
     return chosen
