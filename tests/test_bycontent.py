@@ -127,4 +127,6 @@ def test_the_pages_say_the_folders_kind_and_the_harness_names(evaluated):
     assert facts["Foo-512@opt"].by_content == ("equal to Foo-512's manifest lines "
                                                "(Foo_SIMD512 is no manifest label)")
     assert facts["Foo-512@ref"].by_content is None
+    assert ("by content: equal to Foo-512's manifest lines (Foo_SIMD512 is no manifest "
+            "label)") in page  # section 3's basis
     assert ngcc.validate(root / "run").ok

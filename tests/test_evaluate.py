@@ -9,6 +9,7 @@ run in the fake runner unless a test says otherwise."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -141,12 +142,32 @@ def test_the_pages_show_every_folder_its_adjustments_and_the_reasons(evaluated):
     assert "6 folders found, 5 built, 1 not built" in index
     assert ("not built: `archive/Broken Hash/Reference_Implementation/Broken-256 does not "
             "compile with") in index and "'broken_state' undeclared" in index
-    assert "| `WrongAnswer-256@ref` | KAT MISMATCH |" in index
-    page = (result.run.path / "report" / "external.md").read_text()
+    assert ("| [`WrongAnswer-256@ref`](external-WrongAnswer-256@ref.md) | KAT MISMATCH |"
+            in index)  # a library no candidate claims links its own page
+    page = (result.run.path / "report" / "external-TinyHash-256@opt.md").read_text()
     assert "--flags performance --extra-cflags=-maes" in page
+    page = (result.run.path / "report" / "external-GChain-256@opt.md").read_text()
     assert "--define GCHAIN_NO_MAIN (main() in gchain.c:33" in page
     assert (result.run.path / "report" / "index.html").is_file()
     assert ngcc.validate(result.run.path).ok  # the pages are the run directory's
+
+
+def test_each_library_no_candidate_claims_has_a_page_of_its_own(evaluated):
+    """Titled by its own name, its figures alone, linked from the index; every page a
+    link names exists."""
+    result, _ = evaluated
+    report = result.run.path / "report"
+    built = [e.label for e in result.evaluation.folders if e.status == "built"]
+    assert len(built) == 5 and not (report / "external.md").exists()
+    for label in built:
+        page = (report / ("external-%s.md" % label)).read_text()
+        assert page.startswith("# %s (a library no candidate claims) — performance on" % label)
+        others = [other for other in built if other != label]
+        assert not any("`%s`" % other in page.split("## Submission folders")[0]
+                       for other in others)  # its figures alone above the folders
+    index = (report / "index.md").read_text()
+    for name in re.findall(r"\]\(([^)#]+\.md)\)", index):
+        assert (report / name).is_file(), name
 
 
 def test_a_second_evaluation_resumes_without_building_or_measuring_again(evaluated):

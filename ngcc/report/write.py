@@ -17,7 +17,7 @@ from ngcc.base.errors import ReportError
 from ngcc.base.names import natural_key
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.analyses import slice_modules
-from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
+from ngcc.evidence.model import page_key, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import export as _export
 from ngcc.report import ranking as _ranking_pages
 from ngcc.report.pages import PLOT_RUN_CPB, pages, run_candidates
@@ -168,7 +168,8 @@ def write_plots(run: Run, out: Path,
                                                     unit=per_byte, statistic=statistic),
                               out / PLOT_RUN_CPB)
     for candidate in run_candidates(run):
-        rows = summary[summary["candidate"] == candidate]
+        rows = summary[[page_key(c, label) == candidate for c, label
+                        in zip(summary["candidate"], summary["label"], strict=True)]]
         if len(rows):
             figure = cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte,
                                            statistic=statistic)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
+from ngcc.evidence.model import page_key
 from ngcc.report.sections.common import code
 from ngcc.report.tables import markdown_table
 
@@ -34,10 +35,12 @@ CT_METHOD = (
 
 def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
     """The ``ngcc ct`` results of the candidate's libraries; nothing when there are none."""
-    found = [r for r in run.analysis_evidence("ct") if r["candidate"] == candidate]
+    found = [r for r in run.analysis_evidence("ct")
+             if page_key(r["candidate"], r["label"]) == candidate]
     if not found:
         return []
-    timing = {t["label"]: t for t in run.leak_tests if t["candidate"] == candidate
+    timing = {t["label"]: t for t in run.leak_tests
+              if page_key(t["candidate"], t["label"]) == candidate
               and not t.get("control")}
     lines = ["## " + CT_TITLE, "", CT_METHOD, ""]
     lines += markdown_table(CT_COLUMNS, [_row(r, timing.get(r["label"])) for r in found])
