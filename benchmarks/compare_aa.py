@@ -3,7 +3,8 @@
 An A/A test: ``--tries`` times, the same quick campaign of one instance is run twice
 (two run directories, one after the other, as a user runs "before" and "after"), and
 the two runs are compared as ``ngcc compare A B`` compares them (the leading figure,
-Welch's t on the trials, the ±5 % margin). Prints each try's ratios and verdicts, then
+Welch's t on the trials, the ±5 % margin, wider where the trials show the host running
+at several speeds). Prints each try's ratios and verdicts, then
 how many tries were called significant at any length and overall. The goal: at most 1
 of 20 on a busy 2-core guest. Asserts nothing.
 
@@ -59,9 +60,9 @@ def main() -> None:
             summary = result.summaries[0].comparison if result.summaries else None
             any_length += any(r.comparison.significant for r in result.rows)
             overall += bool(summary and summary.significant)
-            print("try %2d: %s | overall %s (%s), load %.1f" % (
+            print("try %2d: %s | overall %s (%s), margin ±%.0f %%, load %.1f" % (
                 attempt + 1, rows, "%.3f" % summary.ratio if summary else "—",
-                summary.words if summary else "—", os.getloadavg()[0]))
+                summary.words if summary else "—", 100 * result.margin, os.getloadavg()[0]))
     print("called significant: at some length in %d of %d tries, overall in %d of %d"
           % (any_length, args.tries, overall, args.tries))
 

@@ -60,11 +60,16 @@ class ScaledRunner:
         unit, frequency_hz: the counter's.
         fail: (instance key or name, length, trial) → exception instead of a trial.
         load: the 1-minute load average each trial reports.
+        cpu_time: each trial also reports an uninstrumented batch and its thread's CPU
+            time, so its records lead with the CPU-time figure.
+        slow: (name, length, trial) → that trial runs this much slower (a host's slow
+            speed state).
     """
 
     def __init__(self, scale=None, spread=0.004, seed=0, ticks_per_cycle=1.0,
                  report_conversion=False, unit="tsc-ticks", frequency_hz=2.1e9, fail=None,
-                 load=0.01):
+                 load=0.01, cpu_time=False, slow=None):
+        self.cpu_time, self.slow = cpu_time, dict(slow or {})
         self.scale = dict(scale or {})
         self.spread, self.seed = spread, seed
         self.ticks_per_cycle, self.report_conversion = ticks_per_cycle, report_conversion
@@ -91,16 +96,25 @@ class ScaledRunner:
         rng = np.random.default_rng(zlib.crc32(("%s/%d/%d/%d" % (
             instance.key, message_bytes, index, self.seed)).encode()))
         core = self.centre(instance, message_bytes) * rng.lognormal(0.0, self.spread)
+        core *= self.slow.get((instance.name, message_bytes, index), 1.0)
         ticks = core * self.ticks_per_cycle
         cycles = np.rint(rng.gamma(2500, ticks / 2500, calls)).astype(np.uint64)
         loop_ticks = int(cycles.sum()) + 30 * calls
+        batch = {}
+        if self.cpu_time:
+            batch_ticks = int(cycles.sum())
+            batch_ns = round(batch_ticks / self.frequency_hz * 1e9)
+            batch = dict(batch_calls=calls, batch_ticks=batch_ticks, batch_ns=batch_ns,
+                         batch_thread_cpu_ns=batch_ns,
+                         thread_cpu_ns=round(loop_ticks / self.frequency_hz * 1e9))
         return TrialMeasurement(
             pid=50000 + index, cpu=cpu, cycles=cycles, loop_ticks=loop_ticks,
             loop_ns=round(loop_ticks / self.frequency_hz * 1e9), counter="rdtsc",
             unit=self.unit, frequency_hz=self.frequency_hz, overhead_min_ticks=24,
             overhead_median_ticks=26, baseline_rss_kib=1600, peak_rss_kib=1700,
             load_average=(self.load, 0.02, 0.03),
-            core_cycles_per_tick=1 / self.ticks_per_cycle if self.report_conversion else None)
+            core_cycles_per_tick=1 / self.ticks_per_cycle if self.report_conversion else None,
+            **batch)
 
 
 def build_run(run_dir, monkeypatch, instances=("Wish512", "SM3"), runner=None,
@@ -172,6 +186,27 @@ def test_a_difference_within_the_margin_is_not_significant(make_run):
     # with no margin, the same ratio is called
     unguarded = _compare.compare([100.0, 101, 99, 100], [103.0, 104, 102, 103])
     assert unguarded.significant and unguarded.words == "1.03× faster"
+
+
+def test_a_host_running_at_several_speeds_widens_the_margin(make_run):
+    # One trial of run A ran 1.6x slow (the host's slow speed state): a whole run could
+    # have, so a 1.3x difference between the runs is not called, and a note says why
+    b = make_run("b", runner=ScaledRunner(scale={"Wish512": 1.3}, seed=2, cpu_time=True))
+    a = make_run("a", runner=ScaledRunner(seed=1, cpu_time=True,
+                                          slow={("Wish512", 32, 0): 1.6}))
+    result = _compare_runs.compare_runs(a, b)
+    assert result.margin == pytest.approx(0.6, abs=0.03)
+    for row in rows_of(result, "Wish512"):
+        assert row.comparison.p_value < 0.05 and not row.comparison.significant
+        assert row.comparison.words.startswith("within 6")
+    assert [note for note in result.notes if "several speeds" in note and
+            "Wish512's trials at 32 B" in note]
+    assert "beyond ±6" in _compare_runs.method_text(result)
+    # the same difference between runs whose trials kept one speed is called
+    quiet = _compare_runs.compare_runs(make_run("c", runner=ScaledRunner(seed=1, cpu_time=True)), b)
+    assert quiet.margin == _compare.MARGIN
+    assert all(row.comparison.significant for row in rows_of(quiet, "Wish512"))
+    assert not [note for note in quiet.notes if "several speeds" in note]
 
 
 def test_the_statistic_picks_the_per_trial_figure(make_run):

@@ -29,15 +29,31 @@ from ngcc.evidence.ct_evidence import CONSTANT_TIME, LEAKS, CtEvidence
 from ngcc.library.registry import sanitized_build
 from ngcc.measure.ct_measurement import constant_time
 
-pytestmark = pytest.mark.e2e  # every built-in variant under valgrind: the end-to-end tier
-
 VARIANTS = ngcc.instances(all_variants=True)
 
 
-@pytest.fixture(scope="module")
-def builtin_evidence() -> dict[str, CtEvidence]:
-    """``ngcc ct``'s analysis of every built-in variant, two at a time; skips without
-    valgrind and its memcheck.h (fails in CI)."""
+def _one_more_size(inst: ngcc.Instance) -> bool:
+    """A pseudohash or pseudoXOF variant at another output size than its kind's first:
+    the same C sources with another length define, so the end-to-end tier leaves them to
+    ``-m slow`` (about half of the tier's valgrind time)."""
+    def kind(other: ngcc.Instance) -> tuple[str, str]:
+        return other.name.rsplit("-", 1)[0], other.variant
+    first: dict[tuple[str, str], str] = {}
+    for other in VARIANTS:
+        first.setdefault(kind(other), other.name)
+    return inst.family == "ICCS" and first[kind(inst)] != inst.name
+
+
+#: Every family's every variant under valgrind in the end-to-end tier; the repeated
+#: sizes under ``-m slow``.
+PARAMS = [pytest.param(inst, id=inst.key,
+                       marks=pytest.mark.slow if _one_more_size(inst) else pytest.mark.e2e)
+          for inst in VARIANTS]
+
+
+def _analysed(variants: list[ngcc.Instance]) -> dict[str, CtEvidence]:
+    """``ngcc ct``'s analysis of ``variants``, two at a time; skips without valgrind and
+    its memcheck.h (fails in CI)."""
     if shutil.which("valgrind") is None or not Path("/usr/include/valgrind/memcheck.h").is_file():
         message = "valgrind and its memcheck.h are needed (apt-get install valgrind)"
         if os.environ.get("CI"):
@@ -48,13 +64,29 @@ def builtin_evidence() -> dict[str, CtEvidence]:
                     "run them")
     compiler()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        found = pool.map(lambda inst: constant_time(inst, label=inst.name), VARIANTS)
-        return {inst.key: evidence for inst, evidence in zip(VARIANTS, found, strict=True)}
+        found = pool.map(lambda inst: constant_time(inst, label=inst.name), variants)
+        return {inst.key: evidence for inst, evidence in zip(variants, found, strict=True)}
 
 
-@pytest.mark.parametrize("inst", VARIANTS, ids=[inst.key for inst in VARIANTS])
-def test_constant_time_declaration_matches_memcheck(builtin_evidence, inst):
-    evidence = builtin_evidence[inst.key]
+@pytest.fixture(scope="module")
+def families_evidence() -> dict[str, CtEvidence]:
+    return _analysed([inst for inst in VARIANTS if not _one_more_size(inst)])
+
+
+@pytest.fixture(scope="module")
+def sizes_evidence() -> dict[str, CtEvidence]:
+    return _analysed([inst for inst in VARIANTS if _one_more_size(inst)])
+
+
+@pytest.fixture
+def evidence(request: pytest.FixtureRequest, inst: ngcc.Instance) -> CtEvidence:
+    """The analysis of ``inst``, from the module's one run over its tier's variants."""
+    which = "sizes_evidence" if _one_more_size(inst) else "families_evidence"
+    return request.getfixturevalue(which)[inst.key]
+
+
+@pytest.mark.parametrize("inst", PARAMS)
+def test_constant_time_declaration_matches_memcheck(evidence, inst):
     expected = CONSTANT_TIME if inst.constant_time else LEAKS
     assert evidence.verdict == expected, (
         "%s is declared constant_time: %s in instances.json, but ngcc ct says %s; sites: %s"
@@ -62,10 +94,9 @@ def test_constant_time_declaration_matches_memcheck(builtin_evidence, inst):
            ["%s:%d %s" % (s.file, s.line, s.kind) for s in evidence.sites[:10]]))
 
 
-@pytest.mark.parametrize("inst", VARIANTS, ids=[inst.key for inst in VARIANTS])
-def test_a_debug_twin_hashes_like_its_library(builtin_evidence, inst):
+@pytest.mark.parametrize("inst", PARAMS)
+def test_a_debug_twin_hashes_like_its_library(evidence, inst):
     """A twin must compute the same function, or memcheck would check something else."""
-    evidence = builtin_evidence[inst.key]
     assert evidence.twin is not None and "-g" in evidence.twin.cflags
     if inst.missing_cpu_features:
         assert evidence.twin.same_digests is None  # the library itself cannot run here

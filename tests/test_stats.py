@@ -344,7 +344,7 @@ def _speed_state_job(cpu_ns):
 def test_the_cpu_time_figure_leads_and_the_slow_state_cannot_move_it():
     fast = [500, 510, 495]
     alone = _speed_state_job(fast)
-    assert alone.version == 4 and alone.leading == "cpu_time"  # no preemption needed
+    assert alone.version == _stats.STATISTICS_VERSION == 5 and alone.leading == "cpu_time"
     assert alone.left_out_trials == () and alone.figure.ticks == pytest.approx(1000.0)
     # one, two or three trials of five in a slow state 1.7x slower: the same figure,
     # where the median of all five jumps once three are slow
@@ -361,6 +361,29 @@ def test_the_cpu_time_figure_leads_and_the_slow_state_cannot_move_it():
     assert alone.core_cycles_per_byte == pytest.approx(alone.cpu_time_ticks * 1.3 / 100)
     assert alone.core_cycles_per_tick_spread == pytest.approx(0.0)
     assert alone.mb_per_s == pytest.approx(100 / alone.cpu_time_seconds / 1e6)
+
+
+def test_from_version_5_the_figure_takes_the_trials_within_10_percent():
+    # speed states of several levels: two trials 1.2x slow are within version 4's 25 %
+    # (its median moves to them) and left out by version 5's 10 %, not replaced
+    cpu_ns = [500, 510, 495, 600, 590]
+    stats = _speed_state_job(cpu_ns)
+    assert stats.left_out_trials == (3, 4)
+    assert stats.cpu_time_ticks == pytest.approx(1000.0)
+    flagged = [f for f in stats.flags if f.code == "slow_state"]
+    assert [f.trial for f in flagged] == [3, 4]
+    assert all("left out of the leading figure" in f.message and
+               "in its place" not in f.message for f in flagged)
+    figures = [2.0 * ns for ns in cpu_ns]
+    assert _stats.speed_states(figures) == []          # the replacement rule: none
+    assert _stats.speed_states(figures, _stats.figure_tolerance(4)) == []
+    assert _stats.speed_states(figures, _stats.figure_tolerance(5)) == [3, 4]
+    facts = [_with_cpu_time(i, u64([1000] * 100), thread_cpu_ns=50_000, batch_calls=100,
+                            batch_ticks=100_000, batch_ns=100 * ns, batch_thread_cpu_ns=100 * ns)
+             for i, ns in enumerate(cpu_ns)]
+    version_4 = _stats.cpu_time(facts, version=4)
+    assert version_4 is not None and version_4.left_out == ()
+    assert version_4.ticks == pytest.approx(1020.0)
 
 
 def test_the_median_of_every_trial_is_what_version_3_led_with():

@@ -45,7 +45,7 @@ SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_
 #: 3 = + the CPU-time figure and the leading figure, slow_process and coarse_counter;
 #: 4 = the CPU-time figure leads wherever measured, from the trials of the fast speed
 #: state (the others left out and flagged ``slow_state``); core cycles from it.
-STATISTICS_VERSIONS = (1, 2, 3, 4)
+STATISTICS_VERSIONS = (1, 2, 3, 4, 5)
 #: The counters a trial can be asked to use (``--counter``; ``csrc/timer.h``).
 COUNTER_CHOICES = ("auto", "perf", "tsc", "clock")
 

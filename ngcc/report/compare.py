@@ -60,7 +60,8 @@ def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | st
         ValueError: an unknown statistic, or alpha outside (0, 1).
 
     Ratios within 1 ± ``stats.compare.MARGIN`` are not called significant: what two runs
-    of the same code differ by on a busy host.
+    of the same code differ by on a busy host; wider where the host ran at several
+    speeds during the runs (``RunComparison.margin``, with a note).
     """
     return _pairing.run_comparison(run_a, run_b, pairs, statistic, alpha, hosts, LOAD_LIMIT)
 
@@ -127,10 +128,10 @@ def method_text(result: RunComparison) -> str:
             "of the geometric mean of per-trial %s" % result.statistic)
     return ("A/B %s, %s per call; %g %% CI and p from Welch's t on the logarithms of the "
             "per-trial figures (the trials are the samples; the slow speed state's left "
-            "out); significant at alpha = %g and only beyond ±%g %% (two runs of the same "
-            "code on a busy host differ by that much)" % (
+            "out); significant at alpha = %g and only beyond ±%.3g %% (two runs of the same "
+            "code on this host may differ by that much)" % (
                 what, "/".join(units), 100 * result.confidence, result.alpha,
-                100 * _compare.MARGIN))
+                100 * result.margin))
 
 
 def render(result: RunComparison, fmt: str = "table") -> str:

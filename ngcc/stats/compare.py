@@ -242,7 +242,7 @@ class Comparison:
         """The verdict in plain words: ``1.84× faster``, ``1.05× slower``, ``not
         significant``, or ``within 5 %`` (p < alpha, but not beyond the margin)."""
         if self.p_value is not None and self.p_value < self.alpha and not self.beyond_margin:
-            return "within %g %%" % (100 * self.margin)
+            return "within %.3g %%" % (100 * self.margin)
         return verdict(self.ratio, self.p_value, self.alpha)
 
 
@@ -254,8 +254,8 @@ def _check_alpha(alpha: float) -> None:
 
 def _comparison(estimate: Estimate, alpha: float, margin: float) -> Comparison:
     _check_alpha(alpha)
-    if not 0 <= margin < 1:
-        raise ValueError("margin is %r; a relative margin lies in [0, 1), e.g. 0.05" % margin)
+    if not 0 <= margin < math.inf:
+        raise ValueError("margin is %r; a relative margin is 0 or more, e.g. 0.05" % margin)
     ratio = float(np.exp(estimate.log_ratio))
     variance = float(estimate.variance)
     if math.isnan(variance):

@@ -24,7 +24,7 @@ gives them as records and as a pandas DataFrame (``Run.compare``).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,8 @@ class RunComparison:
         rows: one per pair × length both sides measured, in run A's plan order.
         summaries: one per pair with an interval at some length.
         notes: what the reader must know first (hosts, units, what was skipped).
+        margin: ratios within 1 ± margin are not called significant: ``MARGIN``, or
+            wider where the host ran at several speeds (a note says so).
     """
 
     run_a: str
@@ -118,6 +120,7 @@ class RunComparison:
     rows: tuple[Row, ...]
     summaries: tuple[Summary, ...]
     notes: tuple[str, ...]
+    margin: float = _compare.MARGIN
 
     @property
     def confidence(self) -> float:
@@ -139,7 +142,8 @@ class RunComparison:
     def to_frame(self) -> pd.DataFrame:
         """A DataFrame with :data:`COLUMNS`; summary rows have ``message_bytes`` <NA>.
 
-        ``frame.attrs`` holds ``notes``, ``statistic``, ``alpha``, ``run_a``, ``run_b``.
+        ``frame.attrs`` holds ``notes``, ``statistic``, ``alpha``, ``margin``, ``run_a``,
+        ``run_b``.
         """
         import pandas as pd
 
@@ -148,7 +152,8 @@ class RunComparison:
             frame[column] = frame[column].astype("Int64")
         frame["same_host"] = frame["same_host"].astype("boolean")
         frame.attrs.update(notes=list(self.notes), statistic=self.statistic,
-                           alpha=self.alpha, run_a=self.run_a, run_b=self.run_b)
+                           alpha=self.alpha, margin=self.margin, run_a=self.run_a,
+                           run_b=self.run_b)
         return frame
 
 
@@ -266,6 +271,7 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
     elsewhere = {("A", r.label, r.message_bytes): r.environment.host for r in run_a.records}
     elsewhere.update({("B", r.label, r.message_bytes): r.environment.host
                       for r in other.records})
+    margin, margin_note = _margin(chosen, by_key_a, by_key_b, margin)
     rows: list[Row] = []
     summaries: list[Summary] = []
     compared_records: list[tuple[Record, Record]] = []
@@ -300,9 +306,31 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
     if not rows:
         raise NothingToCompareError("nothing to compare: no pair has a length measured on "
                                     "both sides. " + " ".join(notes))
-    notes[:0] = _host_notes(rows) + _load_notes(compared_records, load_limit)
+    notes[:0] = _host_notes(rows) + _load_notes(compared_records, load_limit) + \
+        ([margin_note] if margin_note else [])
     return RunComparison(str(run_a.path), str(other.path), statistic, alpha, tuple(rows),
-                         tuple(summaries), tuple(dict.fromkeys(notes)))
+                         tuple(summaries), tuple(dict.fromkeys(notes)), margin)
+
+
+def _margin(chosen: Sequence[Pair], by_key_a: Mapping[tuple[str, int], Record],
+            by_key_b: Mapping[tuple[str, int], Record], floor: float
+            ) -> tuple[float, str | None]:
+    """The margin of every verdict: ``floor``, or wider where the host ran at several
+    speeds while these records were measured (``sides.speed_state_spread``): a whole run
+    can fall in one speed state, so two runs of the same code differ by as much, and
+    the trials of one run cannot show it. The note says why it is wider."""
+    keys = [(p.label_a, p.label_b, n) for p in chosen for (label, n) in by_key_a
+            if label == p.label_a and (p.label_b, n) in by_key_b]
+    records = [by_key_a[(a, n)] for a, _, n in keys] + [by_key_b[(b, n)] for _, b, n in keys]
+    spread, record = _sides.speed_state_spread(records)
+    if record is None or spread - 1 <= floor:
+        return floor, None
+    return spread - 1, (
+        "the host ran at several speeds: %s's trials at %d B spread %.2f× from fastest to "
+        "slowest, and a whole run can fall in one speed, so ratios within ±%.0f %% (not "
+        "±%g %%) are not called significant; measure on a quiet host (`ngcc host`) to "
+        "tell smaller differences" % (record.label, record.message_bytes, spread,
+                                      100 * (spread - 1), 100 * floor))
 
 
 def _row(pair: Pair, length: int, a: Record, b: Record, statistic: str, alpha: float,

@@ -5,7 +5,7 @@ hosts of two records differ. Used by :mod:`ngcc.stats.pairing`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,6 +83,24 @@ def trial_figures(record: Record, statistic: str = "figure") -> np.ndarray:
     name = statistic + "_cycles"
     return np.asarray([getattr(trial.statistics, name) for trial in record.trials],
                       dtype=np.float64)
+
+
+def speed_state_spread(records: Iterable[Record]) -> tuple[float, Record | None]:
+    """The widest a job's trials spread: over ``records``, the largest ratio of a record's
+    slowest to its fastest trial CPU-time figure, every trial counted (the slow speed
+    state's too), and the record it is of; ``(1.0, None)`` where no record has two
+    trials with the figure. On a host that runs the same code at several speeds this is
+    how far apart they were while these records were measured: a whole run can fall in
+    one of them, so two runs' figures may differ by as much."""
+    widest, where = 1.0, None
+    for record in records:
+        figures = [t.statistics.cpu_time_ticks for t in record.trials]
+        values = [float(f) for f in figures if f is not None and f > 0]
+        if len(values) < 2 or len(values) < len(figures):
+            continue
+        if max(values) / min(values) > widest:
+            widest, where = max(values) / min(values), record
+    return widest, where
 
 
 def _statistic_of(a: Record, b: Record, statistic: str) -> tuple[str, str | None]:

@@ -81,6 +81,19 @@ STATISTICS_VERSION = STATISTICS_VERSIONS[-1]
 #: its caches), while the figure of one state varies by a few percent: 25 % lies between
 #: (chosen with ``benchmarks/speed_states.py``).
 SPEED_STATE_TOLERANCE = 0.25
+#: From version 5, how far above the job's fastest trial a trial may lie and still count
+#: in the figure: the speed states are not two levels but several (1.0, 1.25, 1.4,
+#: 1.8 × here), so the trials within 25 % still mixed them. Four campaigns of the same
+#: 44 jobs (alone, beside a spinner, alone twice more) agreed within 5 % in 18 of 44
+#: cells by the median within 25 % and in 31 by the median within 10 %
+#: (``benchmarks/figure_windows.py``). Trials between the two are left out, not replaced.
+FIGURE_TOLERANCE = 0.10
+
+
+def figure_tolerance(version: int = STATISTICS_VERSION) -> float:
+    """How far above the job's fastest trial a trial still counts in the CPU-time figure
+    of statistics ``version`` (4: :data:`SPEED_STATE_TOLERANCE`; 5: :data:`FIGURE_TOLERANCE`)."""
+    return SPEED_STATE_TOLERANCE if version < 5 else FIGURE_TOLERANCE
 
 
 def counter_rate_ratio(total_cycles: int, total_seconds: float, frequency_hz: float
@@ -198,16 +211,17 @@ def cpu_time(facts: Sequence[Trial], version: int = STATISTICS_VERSION) -> CpuTi
     each trial, a fresh process, one sample), in counter units and seconds, with the
     percentile bootstrap interval of that median across trials (seeded, as the mean's),
     and the same median of the per-call loop's. From version 4, over the trials of the
-    fast speed state only (:func:`speed_states`; the others ``left_out``): a host whose
-    processes run at one of two speeds cannot move it by how many trials drew the slow
-    one. (Version 3 took every trial, whose median jumps when 3 of 5 run slow.)
+    fast speed state only (:func:`speed_states` within :func:`figure_tolerance`; the
+    others ``left_out``): a host whose processes run at several speeds cannot move it by
+    how many trials drew a slow one. (Version 3 took every trial, whose median jumps
+    when 3 of 5 run slow.)
     ``None`` unless every trial has the figure."""
     ticks = [v for t in facts if (v := t.statistics.cpu_time_ticks) is not None]
     ns = [v for t in facts if (v := t.statistics.cpu_time_ns) is not None]
     if not facts or len(ticks) < len(facts) or len(ns) < len(facts):
         return None
     loop = [v for t in facts if (v := t.statistics.loop_cpu_time_ticks) is not None]
-    left_out = tuple(speed_states(ticks)) if version >= 4 else ()
+    left_out = tuple(speed_states(ticks, figure_tolerance(version))) if version >= 4 else ()
     kept = [i for i in range(len(facts)) if i not in left_out]
     ticks, ns = [ticks[i] for i in kept], [ns[i] for i in kept]
     loop = [loop[i] for i in kept] if len(loop) == len(facts) else []
@@ -346,7 +360,7 @@ def _version_4(v3: Statistics, facts: Sequence[Trial], figure: CpuTime | None,
         core_cycles_per_byte=core[1] / message_bytes if core and message_bytes
         else None if figure else v3.core_cycles_per_byte,
         core_cycles_per_tick_spread=core[2] if core else None,
-        flags=v3.flags + tuple(slow_state_flags(facts, left_out)))
+        flags=v3.flags + tuple(slow_state_flags(facts, left_out, SPEED_STATE_TOLERANCE)))
 
 
 def aggregate_trials(trials: Sequence[Trial], cycles: Sequence[np.ndarray],
