@@ -165,9 +165,9 @@ def test_each_library_no_candidate_claims_has_a_page_of_its_own(evaluated):
         others = [other for other in built if other != label]
         assert not any("`%s`" % other in page.split("## Submission folders")[0]
                        for other in others)  # its figures alone above the folders
-    index = (report / "index.md").read_text()
-    for name in re.findall(r"\]\(([^)#]+\.md)\)", index):
-        assert (report / name).is_file(), name
+    for page in report.glob("*.md"):  # no page links a file that does not exist
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+            assert (report / target).exists(), (page.name, target)
 
 
 def test_a_second_evaluation_resumes_without_building_or_measuring_again(evaluated):
