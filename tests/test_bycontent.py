@@ -130,3 +130,16 @@ def test_the_pages_say_the_folders_kind_and_the_harness_names(evaluated):
     assert ("by content: equal to Foo-512's manifest lines (Foo_SIMD512 is no manifest "
             "label)") in page  # section 3's basis
     assert ngcc.validate(root / "run").ok
+
+
+def test_the_dry_run_names_each_folders_candidate_and_label(evaluated):
+    """Read from the headers, nothing built: the folder named apart takes its
+    submission's candidate, and its label may come from its files' content."""
+    from ngcc.app.dryrun import plan_lines
+
+    lines = "\n".join(plan_lines([ARCHIVE], ct=False))
+    assert ("instance foo_512, 512 bits, candidate hash-90 (Foo), label Foo-512@ref\n"
+            in lines)
+    assert ("instance Foo_SIMD512, 512 bits, candidate hash-90 (Foo), its submission's, "
+            "label Foo_SIMD512@opt unless its KAT_2_12 file equals another instance's "
+            "manifest line\n") in lines

@@ -386,7 +386,7 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
 
 
 def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys):
-    from ngcc.app.evaluate import plan_lines
+    from ngcc.app.dryrun import plan_lines
 
     archive = tmp_path / "archive"
     for name in ("constant_time", "length_branch"):

@@ -17,6 +17,7 @@ import pytest
 
 import ngcc
 from ngcc.app import evaluate as _evaluate
+from ngcc.app.dryrun import plan_lines
 from ngcc.base.errors import BuildError
 from ngcc.cli.main import main
 from ngcc.evidence import evaluation as _evaluation
@@ -81,7 +82,20 @@ def test_dry_run_lists_the_folders_and_their_flags_and_writes_nothing(archive, t
     assert ("optimized ngcc build --flags performance archive/%s/Optimized_Implementation/"
             "TinyHash-256" % TINY) in out
     assert "reference ngcc build --flags reference   archive/Wrong Answer/" in out
+    assert ("  instance TinyHash-256, 256 bits, candidate external, label TinyHash-256@opt\n"
+            in out)  # read from its header, nothing built
     assert not (tmp_path / "run").exists()
+
+
+def test_dry_run_names_a_header_that_will_not_build(tmp_path):
+    folder = tmp_path / "Bad" / "Reference_Implementation" / "Bad-256"
+    folder.mkdir(parents=True)
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(
+        '#define ALGORITHM_INSTANCE "bad name"\n#define DIGEST_BIT_LENGTH 256\n')
+    (folder / "bad.c").write_text('#include "CryptHash_AlgorithmInstance.h"\n')
+    lines = plan_lines([tmp_path / "Bad"], ct=False)
+    assert lines[2].startswith("            will not build: ")
+    assert "'bad name'" in lines[2] and str(tmp_path) not in lines[2]
 
 
 def test_an_archive_without_implementation_folders_is_one_line(tmp_path, capsys):

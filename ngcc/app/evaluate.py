@@ -36,7 +36,6 @@ from pathlib import Path
 
 from ngcc.base import files as _files
 from ngcc.base.errors import (
-    CERTAIN_FIXES,
     ArchiveError,
     BuildError,
     InvalidNameError,
@@ -119,31 +118,6 @@ class EvaluationResult:
     def not_built(self) -> list[FolderEntry]:
         """The folders that did not build, or built but cannot run here."""
         return [f for f in self.evaluation.folders if f.status != "built"]
-
-
-def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
-    """What ``--dry-run`` prints: each folder found, its kind and the build options,
-    and the constant-time step's cost where it runs (``ct``: as :func:`evaluate`).
-
-    Raises:
-        ArchiveError: an archive that is not a folder, or no implementation folder.
-    """
-    pairs = _archive.folders_of(archives)
-    lines = ["%d implementation folder(s) found in %d archive(s):" % (
-        len(pairs), len({root for root, _ in pairs}))]
-    for root, folder in pairs:
-        if folder.linked_to is not None:
-            lines.append("  %-9s not followed (a link to %s)       %s" % (
-                folder.kind, folder.linked_to, folder.shown(root)))
-            continue
-        lines.append("  %-9s ngcc build --flags %-11s %s" % (
-            folder.kind, folder.flags, folder.shown(root)))
-    lines.append("each build that fails may be run again with the fixes its own diagnosis "
-                 "is certain of (%s), each recorded as an adjustment; nothing was built"
-                 % CERTAIN_FIXES)
-    if _ct_step.wanted(ct):
-        lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
-    return lines
 
 
 def _label_for(name: str, folder: Folder, taken: set[str], candidate: str = "external"
