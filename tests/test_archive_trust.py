@@ -35,10 +35,14 @@ from tests._hostile_archive import (
 VECTORS = TINY.parents[2] / "Test_Vectors" / "TinyHash-256"
 
 
-def _evaluate(archive: Path, run_dir: Path) -> subprocess.CompletedProcess[str]:
+def _evaluate(archive: Path, run_dir: Path, ct: bool = False
+              ) -> subprocess.CompletedProcess[str]:
+    """``ngcc evaluate`` of ``archive``; its constant-time step (valgrind) only with
+    ``ct``."""
     return subprocess.run(
         [sys.executable, "-c", EVALUATE, "evaluate", str(archive), "--run-dir", str(run_dir),
-         "--quick", "--lengths", "32", "--kat-files", "2_23", "--no-plots", "--quiet"],
+         "--quick", "--lengths", "32", "--kat-files", "2_23", "--no-plots", "--quiet",
+         *([] if ct else ["--no-ct"])],
         capture_output=True, text=True, errors="surrogateescape", timeout=300)
 
 
@@ -51,7 +55,7 @@ def _all_text(run_dir: Path) -> str:
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
-    return _evaluate(hostile_archive(root), root / "run"), root / "run"
+    return _evaluate(hostile_archive(root), root / "run", ct=True), root / "run"
 
 
 def test_hostile_names_and_compiler_text_reach_no_terminal_live(hostile):
@@ -79,6 +83,8 @@ def test_hostile_names_and_compiler_text_are_inert_on_every_page(hostile):
             assert all(len(widths) == 1 for widths in table_widths(text)), page.name
         else:
             assert live_html(text) == [], page.name
+    if shutil.which("valgrind"):  # the constant-time step ran on the hostile folders too
+        assert list((run_dir / "ct").glob("*/*__ct.json"))
 
 
 def test_a_declared_hostile_instance_name_is_refused_and_shown_inert(hostile):

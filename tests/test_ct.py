@@ -346,13 +346,62 @@ def test_validate_finds_an_unsound_constant_time_file(ct_run):
                in found), found
 
 
+def _field_cells(page: str, column: str) -> dict[str, str]:
+    """The field summary's ``column`` by instance (the label of its cell, without ⚠)."""
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")]
+            for line in page.splitlines() if line.startswith("| ")]
+    header = rows[0]
+    return {row[header.index("instance")].split()[0].strip("`"): row[header.index(column)]
+            for row in rows[1:]}
+
+
+def test_the_field_summary_and_the_exports_give_each_librarys_verdict(ct_run, tmp_path):
+    import io
+
+    import pandas as pd
+
+    import ngcc
+    from ngcc.evidence.run import load_run
+    from ngcc.report.write import write_report
+
+    run = load_run(ct_run)
+    written = {p.name: p for p in write_report(run, plots=False, formats=(
+        "markdown", "html", "csv", "json"))}
+    field = written["field.md"].read_text()
+    assert _field_cells(field, "constant time") == {
+        "Pavelor-512": "leaks (2 sites in 2 functions)", "Pavelor-1024": "not analysed",
+        "pseudoXOF-512": "—"}  # the last was not analysed: no evidence
+    assert "<th>constant time</th>" in written["field.html"].read_text()
+    csv = pd.read_csv(io.StringIO(written["statistics.csv"].read_text()))
+    by_label = csv.groupby("label")["constant_time"].first().to_dict()
+    assert by_label["Pavelor-512"] == ev.LEAKS and by_label["Pavelor-1024"] == ev.NOT_ANALYSED
+    assert pd.isna(by_label["pseudoXOF-512"])
+    rows = json.loads(written["statistics.json"].read_text())
+    assert {r["label"]: r["constant_time"] for r in rows} == {
+        "Pavelor-512": ev.LEAKS, "Pavelor-1024": ev.NOT_ANALYSED, "pseudoXOF-512": None}
+    assert ngcc.validate(ct_run).differences == []  # the column regenerates as written
+
+
+def test_a_run_without_constant_time_evidence_has_no_such_column(tmp_path):
+    from _fakerun import make_run
+
+    from ngcc.evidence.run import load_run
+    from ngcc.report.write import report_files
+
+    files = report_files(load_run(make_run(tmp_path / "run")), ("markdown", "csv", "json"))
+    assert "constant time" not in files["field.md"]
+    assert "constant_time" not in files["statistics.csv"].splitlines()[0]
+    assert all("constant_time" not in row for row in json.loads(files["statistics.json"]))
+
+
 # ------------------------------------------------------------------ in ngcc evaluate
 
 @pytest.mark.e2e
 def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgrind, tmp_path,
                                                                           monkeypatch):
     """The Done-when of issue 42: an archive of the fixtures, evaluated (real builds,
-    fake trials), each candidate page with the fixtures' leaking lines and no others."""
+    fake trials), each candidate page with the fixtures' leaking lines and no others,
+    each library's verdict in the field summary's column."""
     from _fakes import FakeKat, FakeRunner, fixed_host
 
     from ngcc.app import evaluate as _evaluate
@@ -383,6 +432,10 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
     for label, file, line, kind in expected:
         assert "- `%s` `%s:%d` (%s, in `CryptHash`)" % (label, file, line, kind) in pages
     assert pages.count("## Constant time (beyond the guide's structure)") >= 1
+    field = (tmp_path / "run" / "report" / "field.md").read_text()
+    assert _field_cells(field, "constant time") == {  # one marked line each
+        "LeakyTable-256@ref": "leaks (1 site in 1 function)",
+        "LeakyExit-256@ref": "leaks (1 site in 1 function)", "CtPlain-256@ref": ev.CONSTANT_TIME}
 
 
 def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys):

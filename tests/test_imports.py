@@ -315,7 +315,7 @@ DISPATCHERS = {"cli.main": ("command",), "evidence.run": ("evidence",),
                "report.write": ("section",)}
 #: What a slice's module of each role offers its dispatchers.
 ROLE_FUNCTIONS = {"command": ("add_command",), "evidence": ("read_evidence", "run_evidence"),
-                  "section": ("section", "plot_stems", "draw_plots")}
+                  "section": ("section", "library_column", "plot_stems", "draw_plots")}
 
 
 def test_each_slice_module_is_in_its_roles_stage_and_named_after_its_analysis():

@@ -104,7 +104,7 @@ def test_evaluate_names_only_its_own_options(tmp_path, capsys, monkeypatch):
     run_dir = tmp_path / "run"
     text = _said("evaluate", [*map(str, archives), "--run-dir", str(run_dir), "--quick",
                               "--lengths", "32", "--kat-files", "2_23", "--no-plots",
-                              "--quiet"], capsys)
+                              "--quiet", "--no-ct"], capsys)
     for entry in _evaluation.load(run_dir).folders:  # the "built with" column: no advice
         text = text.replace(entry.options, "")
     named = _check("evaluate", text)

@@ -15,7 +15,9 @@ role           module                              what it holds
 ``measurement`` ``measure/<name>_measurement``     the analysis of one library
 ``step``       ``campaign/<name>_step``            its step of a campaign (optional)
 ``section``    ``report/sections/<name>_section``  its page section: ``section(run, candidate,
-                                                   plotted)``, ``plot_stems(run)``,
+                                                   plotted)``, its column in the tables
+                                                   of libraries: ``library_column(run)``,
+                                                   ``plot_stems(run)``,
                                                    ``draw_plots(run, out)``
 ``plot``       ``report/plots/<name>_plot``        its figures (optional)
 ``command``    ``cli/<name>_command``              its subcommand: ``add_command(subcommands)``

@@ -13,7 +13,8 @@
   what ``stats.tables.summary_frame`` adds; :func:`statistics_csv` and
   :func:`statistics_json` write it. A list-valued field (the trial indices such as
   ``outlying_trials``, and ``flags``) is a JSON list in JSON and the same JSON text in
-  a CSV cell.
+  a CSV cell. Each analysis whose evidence the run holds adds its column last
+  (``constant_time``: the library's verdict), absent from a run without it.
 
 Pure functions of their inputs, like the pages: ``ngcc validate`` regenerates the
 files and compares them byte for byte.
@@ -59,13 +60,16 @@ figcaption{font-size:.9rem;color:#555}
 
 # ------------------------------------------------------------------ tables
 
-def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
+def statistics_frame(records: Sequence[Record],
+                     analyses: Mapping[str, Mapping[str, str]] | None = None) -> pd.DataFrame:
     """One row per record: ``stats.tables.summary_frame`` (keys, every statistic but the
     flags, the leading figure, the KAT verdict, the ratio to pseudoXOF, the CI in
     cycles/byte: ``cycles_per_byte`` is the leading figure's), the flags
     (each as its JSON object) and, when any record names its host, ``host`` (from the
     summary frame). A
-    tuple-valued statistic (trial indices) is a list."""
+    tuple-valued statistic (trial indices) is a list. ``analyses``: column name → the
+    value by library label of each analysis the run holds (``report.pages.
+    library_columns``), each a last column (None for a library it did not analyse)."""
     from ngcc.stats import tables as _frames
 
     frame = _frames.summary_frame(records)
@@ -76,6 +80,8 @@ def statistics_frame(records: Sequence[Record]) -> pd.DataFrame:
     after = [*frame.columns].index(_frames.SUMMARY_COLUMNS[-1]) + 1
     frame.insert(after, "flags", [[flag.to_json() for flag in r.statistics.flags]
                                   for r in records])
+    for column, verdicts in (analyses or {}).items():
+        frame[column] = [verdicts.get(r.label) for r in records]
     return frame
 
 
@@ -88,23 +94,27 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def statistics_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+def statistics_rows(records: Sequence[Record],
+                    analyses: Mapping[str, Mapping[str, str]] | None = None
+                    ) -> list[dict[str, Any]]:
     """:func:`statistics_frame` as a list of JSON objects, one per record."""
-    frame = statistics_frame(records)
+    frame = statistics_frame(records, analyses)
     return [{column: _plain(value) for column, value in zip(frame.columns, row, strict=True)}
             for row in frame.itertuples(index=False, name=None)]
 
 
-def statistics_json(records: Sequence[Record]) -> str:
+def statistics_json(records: Sequence[Record],
+                    analyses: Mapping[str, Mapping[str, str]] | None = None) -> str:
     """The statistics table as a JSON list of objects (``pandas.read_json`` reads it)."""
-    return json.dumps(statistics_rows(records), indent=1, ensure_ascii=False,
+    return json.dumps(statistics_rows(records, analyses), indent=1, ensure_ascii=False,
                       allow_nan=False) + "\n"
 
 
-def statistics_csv(records: Sequence[Record]) -> str:
+def statistics_csv(records: Sequence[Record],
+                   analyses: Mapping[str, Mapping[str, str]] | None = None) -> str:
     """The statistics table as CSV (``pandas.read_csv`` reads it); list-valued cells hold
     their JSON text, missing values are empty."""
-    frame = statistics_frame(records)
+    frame = statistics_frame(records, analyses)
     for name in frame.columns:
         if any(isinstance(value, list) for value in frame[name]):
             frame[name] = [json.dumps(value, ensure_ascii=False) if isinstance(value, list)

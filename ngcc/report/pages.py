@@ -32,6 +32,7 @@ from ngcc.report.folders import submission_folders
 from ngcc.report.sections.basic import basic_information, environment
 from ngcc.report.sections.common import (
     WARNING,
+    LibraryColumn,
     baseline_sentence,
     by_host,
     candidate_title,
@@ -256,17 +257,28 @@ def field_index_line() -> str:
             f"instance: [field summary]({FIELD_PAGE}).")
 
 
-def field_columns() -> tuple[str, ...]:
+def library_columns(run: Run) -> list[LibraryColumn]:
+    """The analyses' columns of the run's tables of libraries (the field summary, the
+    statistics exports): one per analysis whose evidence the run holds."""
+    return [column for section in slice_modules("section")
+            if (column := section.library_column(run)) is not None]
+
+
+def field_columns(analyses: Sequence[LibraryColumn] = ()) -> tuple[str, ...]:
     """The field table's columns: who, the KAT verdict, then per length the leading
-    figure per call and its ratio to pseudoXOF."""
+    figure per call and its ratio to pseudoXOF, then each analysis's of ``analyses``."""
     per_length = [(f"{_format.message(n)} ticks/call", f"{_format.message(n)} × pseudoXOF")
                   for n in FIELD_LENGTHS]
     return ("candidate", "algorithm", "instance", "KAT",
-            *[name for pair in per_length for name in pair])
+            *[name for pair in per_length for name in pair],
+            *[column.title for column in analyses])
 
 
-def field_rows(run: Run, records: Sequence[Record]) -> list[tuple[str, ...]]:
-    """One row per library of the run, in plan order, from ``records`` (one host's)."""
+def field_rows(run: Run, records: Sequence[Record],
+               analyses: Sequence[LibraryColumn] = ()) -> list[tuple[str, ...]]:
+    """One row per library of the run, in plan order, from ``records`` (one host's),
+    with its cell of each of ``analyses`` (:data:`MISSING <ngcc.base.format.MISSING>`
+    where it was not analysed)."""
     builds = {b.label: b for b in run.build_entries}
     by_label: dict[str, dict[int, Record]] = {}
     for record in records:
@@ -290,7 +302,8 @@ def field_rows(run: Run, records: Sequence[Record]) -> list[tuple[str, ...]]:
         rows.append((f"[{candidate}]({page_name(page_key(candidate, label))})",
                      candidate_title(candidate, list(measured.values()),
                                      [build] if build is not None else [])
-                     or _format.MISSING, shown, kat_cell(kat), *cells))
+                     or _format.MISSING, shown, kat_cell(kat), *cells,
+                     *[column.cells.get(label, _format.MISSING) for column in analyses]))
     return rows
 
 
@@ -302,15 +315,19 @@ def _candidate(run: Run, label: str, build: BuildEntry | None) -> str:
 
 def field_page(run: Run) -> str:
     """The run's field summary page (:data:`FIELD_PAGE`)."""
+    analyses = library_columns(run)
     lines = run_page_head(run, "field summary")
     lines += failure_banner(run.jobs)
     lines += ["One row per instance: its leading figure per call (%s, as section 4 of the "
               "candidate pages) at " % _figures.leading_words(run.records)
               + ", ".join(_format.message(n) for n in FIELD_LENGTHS)
-              + "; KAT: the gate's verdict. " + baseline_sentence(run.records)
+              + "; KAT: the gate's verdict"
+              + "".join("; %s: its verdict (the candidate page says why)" % column.title
+                        for column in analyses)
+              + ". " + baseline_sentence(run.records)
               + ". The candidate links to its page.", ""]
-    lines += by_host(field_columns(), run.records, None,
-                     lambda records: field_rows(run, records), run=run)
+    lines += by_host(field_columns(analyses), run.records, None,
+                     lambda records: field_rows(run, records, analyses), run=run)
     lines += [f"Candidate pages: [index]({INDEX_PAGE}); cycles/byte at every length: "
               f"[summary]({SUMMARY_PAGE}).", ""]
     return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import page_key, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import export as _export
 from ngcc.report import ranking as _ranking_pages
-from ngcc.report.pages import PLOT_RUN_CPB, pages, run_candidates
+from ngcc.report.pages import PLOT_RUN_CPB, library_columns, pages, run_candidates
 from ngcc.stats import groups as _analysis
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
         run: the run.
         formats: any of :data:`ngcc.report.export.FORMATS`: ``markdown`` (the pages),
             ``html`` (the same pages, self-contained), ``csv`` and ``json`` (the
-            statistics table, ``statistics.csv``/``.json``).
+            statistics table, ``statistics.csv``/``.json``, with a column of each
+            analysis the run holds: ``constant_time``).
         plots: whether the plots are drawn beside the pages (else the pages link none).
         images: the PNG bytes of the drawn plots by file name, which HTML pages inline.
 
@@ -62,10 +63,12 @@ def report_files(run: Run, formats: Sequence[str] = ("markdown",), plots: bool =
         files.update(markdown)
     if "html" in formats:
         files.update(_export.html_pages(markdown, images or {}))
+    analyses = {column.name: column.values for column in library_columns(run)}
     if "csv" in formats:
-        files[_export.STATISTICS_STEM + ".csv"] = _export.statistics_csv(run.records)
+        files[_export.STATISTICS_STEM + ".csv"] = _export.statistics_csv(run.records, analyses)
     if "json" in formats:
-        files[_export.STATISTICS_STEM + ".json"] = _export.statistics_json(run.records)
+        files[_export.STATISTICS_STEM + ".json"] = _export.statistics_json(run.records,
+                                                                           analyses)
     files.update(_ranking_pages.ranking_tables(run, formats))
     return files
 

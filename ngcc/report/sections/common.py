@@ -1,10 +1,11 @@
 """What every section and page shares: the guide's section titles, the ⚠ mark, code
 spans, the instance and KAT cells, the candidate's title, counts of things, the time of
-a campaign, and tables split by host."""
+a campaign, tables split by host, and an analysis's column in the tables of libraries."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ngcc.base import format as _format
@@ -118,3 +119,22 @@ def by_host(columns: Sequence[str], records: Sequence[Record],
     for name, group in groups:
         lines += [f"Measured on host {code(name or _host_words.UNKNOWN)}:", ""] + made(group)
     return lines
+
+
+@dataclass(frozen=True)
+class LibraryColumn:
+    """An analysis's column in the tables of libraries (the field summary, the
+    statistics exports), given by its slice's ``section`` module (``library_column``)
+    where the run holds its evidence: a run without it has no such column.
+
+    Attributes:
+        title: the column's header on the field summary.
+        name: its name in ``statistics.csv`` / ``.json``.
+        cells: the field summary's cell (Markdown) by library label.
+        values: the exports' value by library label (a library not analysed has none).
+    """
+
+    title: str
+    name: str
+    cells: Mapping[str, str]
+    values: Mapping[str, str]

@@ -1,8 +1,10 @@
 """The constant-time section of a candidate page (``ngcc ct``, beyond the guide's
 structure): a row per library with its verdict and first sites, the sites' source
 lines quoted below, what memcheck cannot see, and the timing test's verdict where
-both ran. The constant-time analysis's ``section`` module (``ngcc.evidence.analyses``):
-:func:`section`, :func:`plot_stems`, :func:`draw_plots` (it draws none)."""
+both ran; each library's verdict in the field summary and the statistics exports. The
+constant-time analysis's ``section`` module (``ngcc.evidence.analyses``):
+:func:`section`, :func:`library_column`, :func:`plot_stems`, :func:`draw_plots` (it
+draws none)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
+from ngcc.evidence.ct_evidence import NOT_ANALYSED, CtEvidence
 from ngcc.evidence.model import page_key
-from ngcc.report.sections.common import code
+from ngcc.report.sections.common import LibraryColumn, code
 from ngcc.report.tables import markdown_table
 
 if TYPE_CHECKING:
@@ -57,22 +60,31 @@ def _row(record: dict[str, Any], timing: dict[str, Any] | None) -> tuple[str, ..
                       for s in sites[:SITES_SHOWN])
     if len(sites) > SITES_SHOWN:
         named += ", %d more" % (len(sites) - SITES_SHOWN)
-    return (code(record["label"]), _verdict(record), named or _format.MISSING,
+    return (code(record["label"]), verdict_words(record), named or _format.MISSING,
             str(len(record["lengths"])) if record["lengths"] else _format.MISSING,
             "%s (%s)" % (timing["verdict"], code(timing["relpath"])) if timing
             else "not run", code(record["relpath"]))
 
 
-def _verdict(record: dict[str, Any]) -> str:
-    """The verdict in words: ``leaks (3 sites in 2 functions)``, ``not analysed: why``."""
-    if record["verdict"] == "leaks":
-        functions = len({s["function"] for s in record["sites"]})
-        return "leaks (%d site%s in %d function%s)" % (
-            len(record["sites"]), "" if len(record["sites"]) == 1 else "s", functions,
-            "" if functions == 1 else "s")
-    if record["verdict"] == "not analysed":
-        return "not analysed: %s" % code(record["reason"])
-    return str(record["verdict"])
+def verdict_words(record: dict[str, Any], reason: bool = True) -> str:
+    """The verdict in words (:meth:`CtEvidence.summary`): ``constant-time``, ``leaks (3
+    sites in 2 functions)``, ``not analysed`` and, with ``reason``, why (as code: it may
+    quote the library)."""
+    if record["verdict"] == NOT_ANALYSED:
+        return "%s: %s" % (NOT_ANALYSED, code(record["reason"])) if reason else NOT_ANALYSED
+    return CtEvidence.from_json({k: v for k, v in record.items() if k != "relpath"}).summary()
+
+
+def library_column(run: Run) -> LibraryColumn | None:
+    """Each analysed library's verdict, for the field summary (in words) and the
+    statistics exports (``constant_time``: the verdict itself); None when the run holds
+    no constant-time evidence."""
+    found = run.analysis_evidence("ct")
+    if not found:
+        return None
+    return LibraryColumn("constant time", "constant_time",
+                         cells={r["label"]: verdict_words(r, reason=False) for r in found},
+                         values={r["label"]: r["verdict"] for r in found})
 
 
 def _quoted(record: dict[str, Any], site: dict[str, Any]) -> str:

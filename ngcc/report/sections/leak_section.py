@@ -1,7 +1,7 @@
 """The timing-leakage section of a candidate page (``--leak``, beyond the guide's
 structure): a row per leak test, and its |t| plot where drawn. The leak analysis's
-``section`` module (``ngcc.evidence.analyses``): :func:`section`, :func:`plot_stems`,
-:func:`draw_plots`."""
+``section`` module (``ngcc.evidence.analyses``): :func:`section`, :func:`library_column`,
+:func:`plot_stems`, :func:`draw_plots`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.evidence.model import page_key
-from ngcc.report.sections.common import code
+from ngcc.report.sections.common import LibraryColumn, code
 from ngcc.report.tables import markdown_table
 
 if TYPE_CHECKING:
@@ -52,6 +52,12 @@ def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
 def plot_stem_leak(test: dict[str, Any]) -> str:
     """The report's file stem of a leak test's |t| plot: its evidence file's."""
     return Path(str(test["relpath"])).stem
+
+
+def library_column(run: Run) -> LibraryColumn | None:
+    """No column in the tables of libraries: a library's leak tests are one per message
+    length, each a row of its candidate page's section."""
+    return None
 
 
 def plot_stems(run: Run) -> set[str]:
