@@ -8,6 +8,7 @@ followed)."""
 from __future__ import annotations
 
 from ngcc.base.errors import CERTAIN_FIXES, BuildError, InvalidNameError
+from ngcc.campaign import cost as _cost
 from ngcc.campaign import ct_step as _ct_step
 from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
@@ -40,6 +41,9 @@ def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
                  "is certain of (%s), each recorded as an adjustment; nothing was built"
                  % CERTAIN_FIXES)
+    lines.append("the trials' time is estimated once the libraries are built, checked and "
+                 "calibrated (the plan line before the trials), at the CPU share this host "
+                 "gives then; now: %s" % _cost.host_share())
     if _ct_step.wanted(ct):
         lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
     return lines
