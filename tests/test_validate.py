@@ -221,3 +221,25 @@ def test_pages_rewritten_without_plots_beside_old_plots_validate(plotted_dir: Pa
     assert ".png" not in (plotted_dir / "report/hash-22.md").read_text(encoding="utf-8")
     assert (plotted_dir / "report/hash-22-cpb.png").is_file()
     assert validate(plotted_dir).ok
+
+
+def test_a_job_refused_by_the_drivers_checks_is_named(run_dir: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """A consistent run holding a job the driver refused (issue 45's caching library)
+    is valid, and says which job and why."""
+    state = json.loads((run_dir / "campaign.json").read_text())
+    job = next(job for job in state["jobs"] if job["record"] == RECORD)
+    why = "Pavelor-512 at 1024 B (trial 0): the result channel broke the protocol: honesty batch"
+    job.update(status="protocol", error=why)
+    _records.write_json(run_dir / "campaign.json", state)
+    (run_dir / RECORD).unlink()
+    (run_dir / job["raw"]).unlink()
+    load_run(run_dir).report(plots=False)
+    result = validate(run_dir)
+    assert result.ok and result.refused == ["%s at 1024 B: %s" % (job["label"], why)]
+    assert main(["validate", str(run_dir)]) == 0
+    captured = capsys.readouterr()
+    assert "ngcc: refused by the driver's checks: %s at 1024 B: %s" % (job["label"], why) \
+        in captured.err
+    assert "1 job(s) refused by the driver's checks, above" in captured.out

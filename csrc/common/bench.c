@@ -110,13 +110,33 @@ static uint64_t thread_cpu_now(void)
     return 0;
 }
 
-int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
-                     bench_outcome *out)
+void bench_vary(unsigned char *message, size_t bytes, uint64_t change)
+{
+    size_t i;
+
+    for (i = 0; i < bytes && i < 8; i++)
+        message[i] ^= (unsigned char)(change >> (8 * i));
+}
+
+/* Where a varied batch puts its messages' changes and its digests (NULL: none). */
+typedef struct {
+    unsigned char *message;
+    size_t message_bytes;
+    unsigned char *digests;
+} variation;
+
+/* The batch loop of both batches; inlined into each with `vary` a constant, so that
+ * the plain batch's loop holds nothing but its calls. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int batch_loop(const bench_call *call, size_t calls, size_t sub_batches,
+                             const variation *vary, bench_outcome *out)
 {
     uint64_t batch_ns0, batch_ticks0, cpu0, cpu1, read_ticks = 0;
     size_t subs = sub_batches > BENCH_SUB_BATCHES ? BENCH_SUB_BATCHES
                   : sub_batches < 1 ? 1 : sub_batches;
-    size_t i = 0, sub;
+    size_t i = 0, sub, digest_bytes = (size_t)call->digest_bits / 8;
     thread_usage usage;
     int status;
 
@@ -130,10 +150,17 @@ int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
     for (sub = 0; sub < subs; sub++) {
         size_t end = calls * (sub + 1) / subs, n = end - i;
         for (; i < end; i++) {
-            status = call->hash(call->digest_bits, call->message, call->msg_len_bits,
-                                call->digest);
-            if (status != 0)
+            unsigned char *digest = call->digest;
+            if (vary != NULL) {
+                bench_vary(vary->message, vary->message_bytes, (uint64_t)(i + 1) ^ i);
+                digest = vary->digests + i * digest_bytes;
+            }
+            status = call->hash(call->digest_bits, call->message, call->msg_len_bits, digest);
+            if (status != 0) {
+                if (vary != NULL)
+                    bench_vary(vary->message, vary->message_bytes, (uint64_t)(i + 1));
                 return fail(out, status, 0, i);
+            }
         }
         {   /* the CPU-time read is timed and left out of the batch's ticks */
             uint64_t before = source_start(call->counter);
@@ -152,7 +179,27 @@ int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
     out->total_ticks -= read_ticks < out->total_ticks ? read_ticks : 0;
     out->total_ns = clock_raw_ns() - batch_ns0;
     thread_usage_since(&usage, out);
+    if (vary != NULL)
+        bench_vary(vary->message, vary->message_bytes, (uint64_t)calls);  /* restored */
     return 0;
+}
+
+int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
+                     bench_outcome *out)
+{
+    return batch_loop(call, calls, sub_batches, NULL, out);
+}
+
+int bench_time_varied_batch(const bench_call *call, unsigned char *message,
+                            size_t message_bytes, unsigned char *digests, size_t calls,
+                            size_t sub_batches, bench_outcome *out)
+{
+    variation vary;
+
+    vary.message = message;
+    vary.message_bytes = message_bytes;
+    vary.digests = digests;
+    return batch_loop(call, calls, sub_batches, &vary, out);
 }
 
 void bench_failure_text(char *text, size_t size, const char *library_path,

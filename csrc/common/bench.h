@@ -61,6 +61,21 @@ int bench_time_calls(const bench_call *call, size_t warmup, size_t calls,
 int bench_time_batch(const bench_call *call, size_t calls, size_t sub_batches,
                      bench_outcome *out);
 
+/* The honesty batch: bench_time_batch's loop, timed the same way, but call i (from 1)
+ * hashes a message of its own and leaves its digest in a slot of its own: before it,
+ * the first min(8, message_bytes) bytes of `message` (call->message's own buffer)
+ * are XORed with the little-endian bytes of i ^ (i - 1), so call i hashes the
+ * original message XORed with i (bench_vary); its digest goes to
+ * digests + (i - 1) * digest_bits / 8. The message is restored before it returns.
+ * A library that keeps its last answer cannot give it here: each message is new, so
+ * the batch costs a computed call each (issue 45). */
+int bench_time_varied_batch(const bench_call *call, unsigned char *message,
+                            size_t message_bytes, unsigned char *digests, size_t calls,
+                            size_t sub_batches, bench_outcome *out);
+
+/* XOR the first min(8, bytes) bytes of message with the little-endian bytes of change. */
+void bench_vary(unsigned char *message, size_t bytes, uint64_t change);
+
 /* The message of a failed loop, naming the library, the call and the lengths. */
 void bench_failure_text(char *text, size_t size, const char *library_path,
                         const bench_outcome *out, size_t calls, size_t warmup,

@@ -27,13 +27,17 @@
  *   whose shadow memory alone is terabytes of address space, the default is none and
  *   an explicit nonzero cap is refused like --memory-limit;
  * - --cpu-features: a CPU without them is refused;
+ * - the mode's check of the request;
  * - the seccomp filter (sandbox.h), so that the library can signal nothing outside
- *   its process group (with --isolate, after the namespaces: the second wall). With
+ *   its process group (with --isolate, after the namespaces: the second wall), and,
+ *   in every mode but ct (modes.h: may_fork), the second filter that lets it start no
+ *   process (the process limit: a fork storm ends at its first fork, with one ERROR,
+ *   reason forked). With
  *   --emulated (the parent runs the driver behind NGCC_DRIVER_PREFIX, an emulator
  *   such as qemu-user) the run goes on without it where the emulator refuses it
  *   (EINVAL: qemu-user keeps seccomp to itself); any other failure ends it;
- * - the mode's check of the request; the request's words and the parent's pid wiped
- *   (request.h), so the library cannot read them; the mode's run, and END.
+ * - the request's words and the parent's pid wiped (request.h), so the library
+ *   cannot read them; the mode's run, and END.
  *
  * Results go to the pipe FD as frames (frames.h); fd 1 is pointed at fd 2 before
  * the library is loaded, so a library that prints cannot reach the channel.
@@ -193,10 +197,13 @@ int main(int argc, char **argv)
     if ((address_space = address_space_of(&req, &limit_option)) > 0)
         limit_memory(address_space, limit_option);
     check_cpu_features(req.cpu_features);
+    mode = checked_mode(&req);
     if (sandbox_install(getpid(), getpgid(0), error, sizeof error) != 0
         && !(req.emulated && errno == EINVAL))
         fail(DRIVER_ERR_SYSTEM, 0, "%s", error);
-    mode = checked_mode(&req);
+    if (!mode->may_fork && sandbox_forbid_processes(channel_fd(), error, sizeof error) != 0
+        && !(req.emulated && errno == EINVAL))
+        fail(DRIVER_ERR_SYSTEM, 0, "%s", error);
     request_forget_words(&req, mode->name);
     scrub_stack();
     mode->run(&req);

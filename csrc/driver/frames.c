@@ -121,6 +121,11 @@ void frame_pack_trial(const trial_facts *f, unsigned char *out)
     at = frame_put_u64(at, f->counter_resolution);
     at = frame_put_u64(at, f->batch_min_cpu_ns);
     at = frame_put_u64(at, f->batch_min_calls);
+    at = frame_put_u64(at, f->honesty_calls);
+    at = frame_put_u64(at, f->honesty_ticks);
+    at = frame_put_u64(at, f->honesty_ns);
+    at = frame_put_u64(at, f->honesty_min_cpu_ns);
+    at = frame_put_u64(at, f->honesty_min_calls);
     for (i = 0; i < 3; i++)
         at = frame_put_f64(at, f->load_average[i]);
 }

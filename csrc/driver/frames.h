@@ -48,6 +48,9 @@ enum {
                              * with that message's digest from another run */
     FRAME_CT_LENGTH = 17,   /* ct: u64 bits, i32 CryptHash's return, digest_bits / 8
                              * bytes of digest (one per length, in order) */
+    FRAME_HONESTY_DIGEST = 18,  /* trial, hash with --honesty-calls: the 32-byte SM3
+                                 * of the honesty batch's digests (honesty.h), after
+                                 * TRIAL_DIGEST or DIGEST */
 };
 
 /* ERROR codes; value carries a number where one helps (CryptHash's return). */
@@ -74,7 +77,7 @@ enum {
     COUNTER_ID_PERF_READ = 5,   /* ... by read() on the event, unit: core cycles */
 };
 
-/* FRAME_TRIAL, field by field (u32 x 8, then u64/f64 x 22: 208 bytes). */
+/* FRAME_TRIAL, field by field (u32 x 8, then u64/f64 x 27: 248 bytes). */
 typedef struct {
     uint32_t pid;
     int32_t cpu;                  /* the CPU asked for, -1 if not pinned */
@@ -103,10 +106,15 @@ typedef struct {
     uint64_t counter_resolution;  /* counter_resolution(): the counter's smallest step */
     uint64_t batch_min_cpu_ns;    /* the batch's sub-batch of least CPU time per call: */
     uint64_t batch_min_calls;     /* ... its thread CPU time and its calls (bench.h) */
+    uint64_t honesty_calls;       /* the honesty batch (honesty.h; 0: none), timed as */
+    uint64_t honesty_ticks;       /* ... the batch is: its ticks, its ns, and its */
+    uint64_t honesty_ns;          /* ... sub-batch of least CPU time per call */
+    uint64_t honesty_min_cpu_ns;
+    uint64_t honesty_min_calls;
     double load_average[3];
 } trial_facts;
 
-#define FRAME_TRIAL_BYTES (8 * 4 + 22 * 8)
+#define FRAME_TRIAL_BYTES (8 * 4 + 27 * 8)
 
 /* Why a leak run stopped (leak_facts.stop_reason). */
 enum {

@@ -33,4 +33,4 @@ static void run_cold(const request *req)
     send_frame(FRAME_COLD, payload, sizeof payload);
 }
 
-const driver_mode mode_cold = {"cold", NULL, run_cold};
+const driver_mode mode_cold = {"cold", NULL, run_cold, MODE_NO_PROCESSES};

@@ -137,4 +137,4 @@ static void run_ct(const request *req)
 }
 #endif
 
-const driver_mode mode_ct = {"ct", check_ct, run_ct};
+const driver_mode mode_ct = {"ct", check_ct, run_ct, MODE_FORKS};

@@ -1,9 +1,22 @@
-/* hash --bits N: hash the ceil(N/8) bytes read from stdin: DIGEST. */
+/* hash --bits N [--honesty-calls N]: hash the ceil(N/8) bytes read from stdin:
+ * DIGEST; with --honesty-calls, then the honesty batch's reference (honesty.h):
+ * HONESTY_DIGEST. */
+#include <stdio.h>
+
 #include "buffers.h"
 #include "channel.h"
 #include "frames.h"
+#include "honesty.h"
 #include "modes.h"
 #include "steps.h"
+
+static int check_hash(const request *req, char *error, size_t size)
+{
+    if (req->honesty_calls == 0 || (req->bits > 0 && req->bits % 8 == 0))
+        return 0;
+    snprintf(error, size, "--honesty-calls needs a message of whole bytes, at least one");
+    return -1;
+}
 
 static void run_hash(const request *req)
 {
@@ -24,6 +37,8 @@ static void run_hash(const request *req)
         fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d (digest_bits=%d, bits=%llu)",
              req->library, status, req->digest_bits, (unsigned long long)req->bits);
     send_frame(FRAME_DIGEST, digest, (size_t)req->digest_bits / 8);
+    if (req->honesty_calls > 0)
+        honesty_reference(req, lib.hash, message, bytes);
 }
 
-const driver_mode mode_hash = {"hash", NULL, run_hash};
+const driver_mode mode_hash = {"hash", check_hash, run_hash, MODE_NO_PROCESSES};

@@ -133,4 +133,4 @@ static void run_kat(const request *req)
     send_frame(FRAME_KAT_DONE, payload, sizeof payload);
 }
 
-const driver_mode mode_kat = {"kat", check_kat, run_kat};
+const driver_mode mode_kat = {"kat", check_kat, run_kat, MODE_NO_PROCESSES};

@@ -236,4 +236,4 @@ static void run_leak(const request *req)
     send_frame(FRAME_LEAK_DONE, packed, sizeof packed);
 }
 
-const driver_mode mode_leak = {"leak", check_leak, run_leak};
+const driver_mode mode_leak = {"leak", check_leak, run_leak, MODE_NO_PROCESSES};

@@ -76,4 +76,4 @@ static void run_probe(const request *req)
     send_frame(FRAME_PROBE, payload, sizeof payload);
 }
 
-const driver_mode mode_probe = {"probe", check_probe, run_probe};
+const driver_mode mode_probe = {"probe", check_probe, run_probe, MODE_NO_PROCESSES};

@@ -1,8 +1,10 @@
 /* trial --message-bytes N --calls N --warmup N --batch-calls N [--cpu C]
  *       [--message-stdin] [--memory-limit BYTES] [--counter auto|perf|tsc|clock]
+ *       [--honesty-calls N]
  *
- * A timed trial: the per-call loop (each call between two counter readings) and the
- * uninstrumented batch (bench.h): TRIAL, CYCLES, TRIAL_DIGEST. timer.h says what
+ * A timed trial: the per-call loop (each call between two counter readings), the
+ * uninstrumented batch (bench.h) and, with --honesty-calls, the honesty batch
+ * (honesty.h): TRIAL, CYCLES, TRIAL_DIGEST, then HONESTY_DIGEST. timer.h says what
  * each counter is; the default is tsc. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "buffers.h"
 #include "channel.h"
 #include "frames.h"
+#include "honesty.h"
 #include "modes.h"
 #include "procinfo.h"
 #include "steps.h"
@@ -19,10 +22,16 @@
 
 static int check_trial(const request *req, char *error, size_t size)
 {
-    if (req->calls > 0)
-        return 0;
-    snprintf(error, size, "trial needs --calls");
-    return -1;
+    if (req->calls == 0) {
+        snprintf(error, size, "trial needs --calls");
+        return -1;
+    }
+    if (req->honesty_calls > 0 && (req->batch_calls == 0 || req->message_bytes == 0)) {
+        snprintf(error, size, "--honesty-calls needs --batch-calls and a message of a "
+                 "byte or more");
+        return -1;
+    }
+    return 0;
 }
 
 /* As many sub-batches (up to BENCH_SUB_BATCHES) as the batch holds milliseconds, by
@@ -36,9 +45,9 @@ static size_t sub_batches(const bench_outcome *per_call, uint64_t calls, uint64_
 
 static void run_trial(const request *req)
 {
-    guarded_buffer digest_buffer;
+    guarded_buffer digest_buffer, honesty_buffer;
     unsigned char packed[FRAME_TRIAL_BYTES];
-    bench_outcome per_call, batch;
+    bench_outcome per_call, batch, honesty;
     counter_reading mark;
     trial_facts facts;
     instance_library lib;
@@ -48,9 +57,11 @@ static void run_trial(const request *req)
     char text[FRAME_MAX_TEXT];
     size_t digest_bytes = (size_t)req->digest_bits / 8;
     unsigned char *loop_digest;  /* the per-call loop's last digest, then the batch's */
+    unsigned char *message, *honesty_digests_at = NULL;
 
     memset(&facts, 0, sizeof facts);
     memset(&batch, 0, sizeof batch);
+    memset(&honesty, 0, sizeof honesty);
     pin(req);
     if (counter_open(req->counter, &counter, text, sizeof text) != 0)  /* after pinning */
         fail(DRIVER_ERR_COUNTER, 0, "--counter %s: %s", req->counter, text);
@@ -63,8 +74,10 @@ static void run_trial(const request *req)
     memset(cycles, 0, (size_t)req->calls * sizeof *cycles);  /* no page faults in the loop */
     if ((loop_digest = malloc(2 * digest_bytes)) == NULL)
         fail(DRIVER_ERR_MEMORY, 0, "cannot allocate %zu bytes", 2 * digest_bytes);
-    call.message = prepare_timed_message(req);
+    call.message = message = prepare_timed_message(req);
     call.digest = prepare_digest(req, &digest_buffer);
+    if (req->honesty_calls > 0)
+        honesty_digests_at = honesty_digests(req, &honesty_buffer);
     load(req, &lib);
     facts.baseline_rss_kib = resident_kib();
     call.hash = lib.hash;
@@ -92,6 +105,19 @@ static void run_trial(const request *req)
                  batch.failed_call, (unsigned long long)req->batch_calls, call.digest_bits,
                  call.msg_len_bits);
         fail(DRIVER_ERR_HASH, batch.status, "%s", text);
+    }
+    if (req->honesty_calls > 0
+        && bench_time_varied_batch(&call, message, (size_t)req->message_bytes,
+                                   honesty_digests_at, (size_t)req->honesty_calls,
+                                   honesty_sub_batches(sub_batches(&per_call, req->calls,
+                                                                   req->honesty_calls),
+                                                       (size_t)req->honesty_calls),
+                                   &honesty) != 0) {
+        check_descendants();
+        fail(DRIVER_ERR_HASH, honesty.status, "CryptHash of %s returned %d at honesty call "
+             "%zu of %llu (a varied message; digest_bits=%d, msg_len_bits=%llu)",
+             req->library, honesty.status, honesty.failed_call,
+             (unsigned long long)req->honesty_calls, call.digest_bits, call.msg_len_bits);
     }
     if (counter_frequency_since(&counter, &mark, COUNTER_FREQUENCY_INTERVAL_NS,
                                 &facts.frequency_hz) != 0)
@@ -122,12 +148,19 @@ static void run_trial(const request *req)
         facts.batch_min_cpu_ns = batch.min_sub_cpu_ns;
         facts.batch_min_calls = batch.min_sub_calls;
     }
+    facts.honesty_calls = req->honesty_calls;
+    facts.honesty_ticks = honesty.total_ticks;
+    facts.honesty_ns = honesty.total_ns;
+    facts.honesty_min_cpu_ns = honesty.min_sub_cpu_ns;
+    facts.honesty_min_calls = honesty.min_sub_calls;
     frame_pack_trial(&facts, packed);
     send_frame(FRAME_TRIAL, packed, sizeof packed);
     send_frame(FRAME_CYCLES, cycles, (size_t)req->calls * sizeof *cycles);  /* host order: LE */
     memcpy(loop_digest + digest_bytes, req->batch_calls > 0 ? call.digest : loop_digest,
            digest_bytes);
     send_frame(FRAME_TRIAL_DIGEST, loop_digest, 2 * digest_bytes);
+    if (req->honesty_calls > 0)
+        send_honesty_digest(honesty_digests_at, (size_t)req->honesty_calls, digest_bytes);
 }
 
-const driver_mode mode_trial = {"trial", check_trial, run_trial};
+const driver_mode mode_trial = {"trial", check_trial, run_trial, MODE_NO_PROCESSES};

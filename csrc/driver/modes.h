@@ -11,7 +11,7 @@
  * To add a mode NAME: write mode_NAME.c (setup.py compiles every .c of this folder)
  * that ends with
  *
- *     const driver_mode mode_NAME = {"NAME", check_NAME, run_NAME};
+ *     const driver_mode mode_NAME = {"NAME", check_NAME, run_NAME, MODE_NO_PROCESSES};
  *
  * and add X(NAME) to DRIVER_MODES below: that one row declares it and puts it in
  * driver.c's table. Its options go in request.h's struct and parse_request. Any new
@@ -31,7 +31,15 @@ typedef struct {
      * NULL: the common options (request.h) are all it needs. */
     int (*check)(const request *req, char *error, size_t size);
     void (*run)(const request *req);
+    /* MODE_NO_PROCESSES: no process may start once the mode is known (the library
+     * included: sandbox_forbid_processes in sandbox.h); MODE_FORKS: the mode forks
+     * children of its own (ct, one per length), so its library may start processes
+     * too (the namespace's end still kills them all, and check_descendants names
+     * any left). */
+    int may_fork;
 } driver_mode;
+
+enum { MODE_NO_PROCESSES = 0, MODE_FORKS = 1 };
 
 /* Every mode, one row each. */
 #define DRIVER_MODES(X) X(hash) X(cold) X(trial) X(kat) X(probe) X(leak) X(ct)

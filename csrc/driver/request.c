@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "honesty.h"
+
 int parse_number(const char *text, uint64_t max, uint64_t *out)
 {
     unsigned long long value;
@@ -97,6 +99,8 @@ int parse_request(int argc, char **argv, request *req, char *error, size_t size)
                 ok = parse_number(value, MAX_CALLS, &req->warmup) == 0;
             else if (strcmp(name, "--batch-calls") == 0)
                 ok = parse_number(value, MAX_CALLS, &req->batch_calls) == 0;
+            else if (strcmp(name, "--honesty-calls") == 0)
+                ok = parse_number(value, HONESTY_MAX_CALLS, &req->honesty_calls) == 0;
             else if (strcmp(name, "--cpu") == 0)
                 ok = parse_number(value, 1 << 16, &number) == 0 && (req->cpu = (int)number) >= 0;
             else if (strcmp(name, "--memory-limit") == 0)

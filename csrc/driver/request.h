@@ -44,6 +44,7 @@ typedef struct {
     uint64_t message_bytes;      /* cold, trial, leak */
     int message_from_stdin;      /* cold, trial, leak: else the harness's default message */
     uint64_t calls, warmup, batch_calls;
+    uint64_t honesty_calls;      /* trial, hash: the honesty batch's calls (honesty.h) */
     int cpu;                     /* -1: not pinned */
     uint64_t memory_limit;       /* bytes of address space, 0: no limit */
     const char *kat_tag;         /* kat */

@@ -5,8 +5,12 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "frames.h"
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #include <linux/audit.h>
@@ -89,6 +93,82 @@ int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size)
     return 0;
 }
 
+#ifndef __NR_clone3
+#define __NR_clone3 435  /* the same on x86-64 and AArch64 */
+#endif
+#if defined(__NR_fork)
+#define FORK_NR __NR_fork
+#define VFORK_NR __NR_vfork
+#else                    /* AArch64 has clone alone */
+#define FORK_NR 0xFFFFFFFFU
+#define VFORK_NR 0xFFFFFFFFU
+#endif
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1
+#endif
+#define CLONE_THREAD_FLAG 0x00010000U  /* CLONE_THREAD of <sched.h> */
+
+static int trap_channel = -1;
+static unsigned char refusal[8 + 160];
+static size_t refusal_bytes;
+
+/* SIGSYS from the filter below: the refusal and END, then the end of the process (only
+ * write and _exit, which are async-signal-safe). */
+static void refuse_process(int signal_number, siginfo_t *info, void *context)
+{
+    (void)context;
+    if (info->si_code == SYS_SECCOMP) {
+        frame_write(trap_channel, FRAME_ERROR, refusal, refusal_bytes);
+        frame_write(trap_channel, FRAME_END, NULL, 0);
+        _exit(0);
+    }
+    signal(signal_number, SIG_DFL);  /* a SIGSYS of another cause: its own effect */
+    raise(signal_number);
+}
+
+int sandbox_forbid_processes(int channel, char *error, size_t error_size)
+{
+    static const char text[] = "the library tried to start a process (fork, vfork or "
+                               "clone): no mode but ct allows one (ngcc-driver's seccomp "
+                               "filter refused it)";
+    struct sock_filter program[] = {
+        LOAD(arch),
+        IF_EQUAL(SANDBOX_ARCH, 1),
+        RETURN(END_IT),
+        LOAD(nr),
+        IF_EQUAL(__NR_clone3, 5),
+        IF_EQUAL(__NR_clone, 5),
+        IF_EQUAL(FORK_NR, 2),
+        IF_EQUAL(VFORK_NR, 1),
+        RETURN(ALLOW),
+        RETURN(SECCOMP_RET_TRAP),             /* fork, vfork */
+        RETURN(SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),  /* clone3 */
+        LOAD_ARG0,                            /* clone's flags */
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD_FLAG, 0, 1),
+        RETURN(ALLOW),                        /* a thread */
+        RETURN(SECCOMP_RET_TRAP),             /* a process */
+    };
+    struct sock_fprog filter = {(unsigned short)(sizeof program / sizeof program[0]), program};
+    struct sigaction action;
+
+    trap_channel = channel;
+    memcpy(frame_put_u32(frame_put_u32(refusal, DRIVER_ERR_FORKED), 0), text, sizeof text - 1);
+    refusal_bytes = 8 + sizeof text - 1;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = refuse_process;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;  /* the fault handler's stack (guard.h) */
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGSYS, &action, NULL) != 0
+        || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) != 0) {
+        int cause = errno;
+        snprintf(error, error_size, "cannot install the seccomp filter that keeps the "
+                 "library from starting processes: %s", strerror(cause));
+        errno = cause;
+        return -1;
+    }
+    return 0;
+}
+
 #else
 
 int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size)
@@ -97,6 +177,15 @@ int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size)
     (void)group;
     snprintf(error, error_size, "no seccomp filter on this system: the library could "
              "signal other processes");
+    errno = ENOSYS;
+    return -1;
+}
+
+int sandbox_forbid_processes(int channel, char *error, size_t error_size)
+{
+    (void)channel;
+    snprintf(error, error_size, "no seccomp filter on this system: the library could "
+             "start processes");
     errno = ENOSYS;
     return -1;
 }

@@ -25,4 +25,15 @@
  * set (EINVAL where an emulator such as qemu-user refuses seccomp filters). */
 int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size);
 
+/* The process limit (issue 45): a second filter, installed after the first for the
+ * modes that may not fork (modes.h), under which the process starts no process: fork,
+ * vfork and a clone without CLONE_THREAD trap (SIGSYS) before a process exists, and
+ * the handler sends the one ERROR (DRIVER_ERR_FORKED, "the library tried to start a
+ * process ...") and END on `channel`, then exits; clone3, whose flags a filter cannot
+ * read, fails with ENOSYS, so that libc makes its threads with clone (glibc does).
+ * Threads stay allowed. RLIMIT_NPROC would do nothing here: its count is per user,
+ * and root (CI's user, the namespace's root) is exempt from it. Returns 0, or -1 as
+ * sandbox_install. */
+int sandbox_forbid_processes(int channel, char *error, size_t error_size);
+
 #endif

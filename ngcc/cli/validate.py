@@ -28,6 +28,10 @@ def _run_validate(args: argparse.Namespace) -> int:
         print("ngcc: difference: %s" % difference, file=sys.stderr)
     summary = "%d record(s) recomputed from raw samples, %d report file(s) regenerated" % (
         result.records_checked, result.pages_checked)
+    for refused in result.refused:
+        print("ngcc: refused by the driver's checks: %s" % refused, file=sys.stderr)
+    if result.refused:
+        summary += "; %d job(s) refused by the driver's checks, above" % len(result.refused)
     if result.ok:
         print("%s: valid (%s)" % (args.run_dir, summary))
         return 0

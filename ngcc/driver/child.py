@@ -62,6 +62,30 @@ MAX_TRIAL_TIMEOUT = 300.0
 TRIAL_TIMEOUT_FACTOR = 10.0
 TRIAL_TIMEOUT_SLACK = 60.0
 
+#: The honesty batch of a trial (``csrc/driver/honesty.h``): one call per
+#: HONESTY_SHARE calls of its batch, at least HONESTY_MIN_CALLS and at most
+#: HONESTY_MAX_CALLS (its digests are kept: 2 MiB at 2048 bits); none without a batch
+#: or for an empty message, which has nothing to vary.
+HONESTY_SHARE = 16
+HONESTY_MIN_CALLS = 4
+HONESTY_MAX_CALLS = 8192
+
+
+def honesty_calls(batch_calls: int, message_bytes: int) -> int:
+    """The honesty batch's calls of a trial whose batch makes ``batch_calls`` calls."""
+    if batch_calls <= 0 or message_bytes <= 0:
+        return 0
+    return min(HONESTY_MAX_CALLS, max(HONESTY_MIN_CALLS, -(-batch_calls // HONESTY_SHARE)))
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a trial's calls must reproduce, from a ``hash`` run of its own: its
+    message's digest and the SM3 of its honesty batch's digests (None: none asked)."""
+
+    digest: bytes
+    honesty: bytes | None = None
+
 
 def trial_timeout(t1: float, calls: int, warmup: int, batch_calls: int | None = None,
                   cap: float = MAX_TRIAL_TIMEOUT) -> float:
@@ -101,6 +125,15 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
                   memory_limit: int | None = None) -> bytes:
     """The digest of the first ``bits`` bits of ``data`` (``ceil(bits/8)`` bytes of it),
     computed by ``inst``'s library in the driver."""
+    return _hash_run(inst, data, bits, what=what, timeout=timeout,
+                     memory_limit=memory_limit).digest
+
+
+def _hash_run(inst: Instance, data: bytes | memoryview, bits: int, *,
+              what: str | None = None, timeout: float | None = None,
+              memory_limit: int | None = None, honesty: int = 0) -> Reference:
+    """A ``hash`` run: the digest, and with ``honesty`` calls the honesty batch's
+    reference (its messages varied from ``data``'s, whole bytes only)."""
     message = memoryview(data).cast("B")[: (bits + 7) // 8]
     if len(message) * 8 < bits:
         raise ValueError("bits=%d is longer than the data: %d bytes hold at most %d bits"
@@ -108,11 +141,15 @@ def hash_in_child(inst: Instance, data: bytes | memoryview, bits: int, *,
     what = what or "%s hashing %d bits" % (inst.name, bits)
     timeout = HASH_TIMEOUT + HASH_SECONDS_PER_MIB * len(message) / 2**20 \
         if timeout is None else timeout
-    conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8)
+    conversation = Conversation("hash", digest_bytes=inst.digest_bits // 8,
+                                honesty_calls=honesty)
+    options = ["--honesty-calls", str(honesty)] if honesty else []
     run = _process.run_driver(conversation, library_options(inst) + ["--bits", str(bits)]
-                              + memory_options(memory_limit), timeout, message)
+                              + options + memory_options(memory_limit), timeout, message)
     _ending.judge(run, what, memory_limit)
-    return bytes(conversation.frames[wire.DIGEST])
+    fold = conversation.frames.get(wire.HONESTY_DIGEST)
+    return Reference(bytes(conversation.frames[wire.DIGEST]),
+                     None if fold is None else bytes(fold))
 
 
 def check_isolation() -> None:
@@ -148,7 +185,10 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
           message: bytes | memoryview | None = None, memory_limit: int | None = None,
           what: str | None = None, timeout: float | None = None,
           t1: float | None = None, counter: str | None = None,
-          expected_digest: bytes | Callable[[], bytes] | None = None) -> TrialMeasurement:
+          expected_digest: bytes | Callable[[], bytes] | None = None,
+          honesty: int | None = None,
+          expected_honesty: bytes | Callable[[], bytes | None] | None = None
+          ) -> TrialMeasurement:
     """One trial in a fresh driver: pin to ``cpu`` (if given), load, baseline RSS,
     calibrate, ``warmup`` calls, ``calls`` calls each between two counter readings,
     then ``batch_calls`` (default: ``calls``) calls with no reading between them.
@@ -162,11 +202,15 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     What the library cannot hide (``protocol`` failures): the digest its last timed
     call and its last batch call left must be ``expected_digest`` (or what it returns,
     asked once the trial has delivered; default: the message's digest from a ``hash``
-    run of its own, :func:`reference_digest`), and
+    run of its own, :func:`reference`), and
     the CPU time the kernel accounted to the process must fit the work its calls
-    claim (:func:`ngcc.driver.facts.unclaimed_cpu`).
+    claim (:func:`ngcc.driver.facts.unclaimed_cpu`). After the batch, ``honesty``
+    calls (default :func:`honesty_calls`) hash varied messages of the same length:
+    their cost per call must be the batch's (:func:`ngcc.driver.facts.costly_honesty`)
+    and the SM3 of their digests ``expected_honesty`` (default: from the reference run).
     """
     batch = calls if batch_calls is None else batch_calls
+    honesty = honesty_calls(batch, message_bytes) if honesty is None else honesty
     what = what or "%s timing %d calls at %d B" % (inst.name, calls, message_bytes)
     if timeout is None:
         timeout = trial_timeout(t1, calls, warmup, batch) if t1 is not None else 600.0
@@ -176,20 +220,28 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     options += [] if cpu is None else ["--cpu", str(cpu)]
     options += [] if message is None else ["--message-stdin"]
     options += [] if counter is None else ["--counter", counter]
+    options += ["--honesty-calls", str(honesty)] if honesty else []
     options += memory_options(memory_limit)
-    conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls)
+    conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls,
+                                honesty_calls=honesty)
     run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
     _ending.judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
-    defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch) \
+    defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch, honesty) \
         or _facts.unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter) \
-        or _facts.unclaimed_cpu(facts, cycles, run, calls, warmup)
+        or _facts.unclaimed_cpu(facts, cycles, run, calls, warmup) \
+        or _facts.costly_honesty(facts)
     if not defect:  # the trial's own failures first, then the reference run's
         expected = expected_digest() if callable(expected_digest) else expected_digest
-        if expected is None:
-            expected = reference_digest(inst, message_bytes, message, what=what)
+        fold = expected_honesty() if callable(expected_honesty) else expected_honesty
+        if expected is None or (honesty and fold is None):
+            ref = reference(inst, message_bytes, message, honesty=honesty, what=what)
+            expected, fold = expected or ref.digest, fold or ref.honesty
         defect = _facts.other_digest(bytes(conversation.frames[wire.TRIAL_DIGEST]), expected)
+        if honesty and fold is not None and not defect:
+            defect = _facts.other_honesty_digest(
+                bytes(conversation.frames[wire.HONESTY_DIGEST]), fold)
     if defect:
         raise _ending.broken_protocol(run, what, defect)
     return _measurement(facts, cycles, cpu, run.wall_ns, run.isolation)
@@ -204,15 +256,15 @@ def default_message(message_bytes: int) -> bytes:
     return period * whole + period[:rest]
 
 
-def reference_digest(inst: Instance, message_bytes: int,
-                     message: bytes | memoryview | None = None, *,
-                     what: str | None = None) -> bytes:
-    """The digest of a trial's message (``message``, else :func:`default_message`) from
-    a ``hash`` run of its own, which a trial's timed calls must reproduce."""
+def reference(inst: Instance, message_bytes: int, message: bytes | memoryview | None = None,
+              *, honesty: int = 0, what: str | None = None) -> Reference:
+    """The digest of a trial's message (``message``, else :func:`default_message`) and,
+    with ``honesty`` calls, its honesty batch's SM3, from a ``hash`` run of its own,
+    which a trial's calls must reproduce."""
     data = default_message(message_bytes) if message is None else message
     what = "%s (its message hashed alone)" % (
         what or "%s at %d B" % (inst.name, message_bytes))
-    return hash_in_child(inst, data, 8 * message_bytes, what=what)
+    return _hash_run(inst, data, 8 * message_bytes, what=what, honesty=honesty)
 
 
 #: Where the driver puts a trial's timed message (``prepare_timed_message`` in
@@ -247,7 +299,12 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
                                     else None),
         counter_resolution_ticks=int(f["counter_resolution"]) or None,
         batch_min_cpu_ns=int(f["batch_min_cpu_ns"]) if f["batch_min_calls"] else None,
-        batch_min_calls=int(f["batch_min_calls"]) or None, isolation=isolation,
+        batch_min_calls=int(f["batch_min_calls"]) or None,
+        honesty_calls=int(f["honesty_calls"]) or None,
+        honesty_ticks=int(f["honesty_ticks"]) if f["honesty_calls"] else None,
+        honesty_ns=int(f["honesty_ns"]) if f["honesty_calls"] else None,
+        honesty_min_cpu_ns=int(f["honesty_min_cpu_ns"]) if f["honesty_min_calls"] else None,
+        honesty_min_calls=int(f["honesty_min_calls"]) or None, isolation=isolation,
         placement=TIMED_PLACEMENT)
 
 
@@ -352,7 +409,7 @@ class DriverRunner:
     def __init__(self, memory_limit: int | None = None, counter: str | None = None):
         self.memory_limit = memory_limit
         self.counter = counter
-        self._digests: dict[tuple[str, int, int], bytes] = {}
+        self._references: dict[tuple[str, int, int, int], Reference] = {}
 
     def cold_call(self, instance: Instance, message_bytes: int, cpu: int,
                   timeout: float) -> float:
@@ -360,23 +417,30 @@ class DriverRunner:
         return cold_call(instance, message_bytes, cpu=cpu, timeout=timeout,
                          memory_limit=self.memory_limit)
 
-    def _reference(self, instance: Instance, message_bytes: int, what: str) -> bytes:
-        """The trial message's digest, from one hash run per library and length (the
-        key holds the file's identity: a library rebuilt in place is hashed again)."""
+    def _reference(self, instance: Instance, message_bytes: int, honesty: int,
+                   what: str) -> Reference:
+        """The trial message's digest and honesty batch's SM3, from one hash run per
+        library, length and honesty batch (the key holds the file's identity: a
+        library rebuilt in place is hashed again)."""
         try:
             identity = os.stat(instance.library).st_ino
         except OSError:
             identity = -1
-        key = (str(instance.library), identity, message_bytes)
-        if key not in self._digests:
-            self._digests[key] = reference_digest(instance, message_bytes, what=what)
-        return self._digests[key]
+        key = (str(instance.library), identity, message_bytes, honesty)
+        if key not in self._references:
+            self._references[key] = reference(instance, message_bytes, honesty=honesty,
+                                              what=what)
+        return self._references[key]
 
     def trial(self, instance: Instance, message_bytes: int, calls: int, warmup: int,
               cpu: int, index: int, timeout: float) -> TrialMeasurement:
         """One trial: the per-call loop, then an uninstrumented batch of as many calls."""
         what = "%s at %d B (trial %d)" % (instance.name, message_bytes, index)
+        honesty = honesty_calls(calls, message_bytes)
         return trial(instance, message_bytes, calls, warmup, cpu=cpu,
                      memory_limit=self.memory_limit, timeout=timeout, counter=self.counter,
-                     what=what, expected_digest=lambda: self._reference(
-                         instance, message_bytes, what))
+                     what=what, honesty=honesty,
+                     expected_digest=lambda: self._reference(
+                         instance, message_bytes, honesty, what).digest,
+                     expected_honesty=lambda: self._reference(
+                         instance, message_bytes, honesty, what).honesty)

@@ -78,8 +78,8 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
                                                                    _exit_text(run))
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
     if run.returncode == -signal.SIGSYS:
-        text = ("the library tried to signal another process (ngcc-driver's seccomp "
-                "filter ended it with SIGSYS)")
+        text = ("the library tried to signal another process or to start one with its "
+                "signals blocked (ngcc-driver's seccomp filter ended it with SIGSYS)")
         raise DriverError("crash", "%s crashed: %s" % (what, text), "signal", text)
     if run.returncode < 0:
         text = "%s%s" % (_exit_text(run), _stderr_note(run))

@@ -29,12 +29,12 @@ MAX_DATA = 1 << 16
 
 HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
 KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
-LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST, CT_LENGTH = 14, 15, 16, 17
+LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST, CT_LENGTH, HONESTY_DIGEST = 14, 15, 16, 17, 18
 NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
          COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
          PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END",
          LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE", TRIAL_DIGEST: "TRIAL_DIGEST",
-         CT_LENGTH: "CT_LENGTH"}
+         CT_LENGTH: "CT_LENGTH", HONESTY_DIGEST: "HONESTY_DIGEST"}
 
 #: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
 ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
@@ -66,7 +66,9 @@ TRIAL_FIELDS = (
     ("batch_ticks", "Q"), ("batch_ns", "Q"), ("batch_thread_cpu_ns", "Q"),
     ("batch_involuntary_switches", "Q"), ("baseline_rss_kib", "Q"), ("peak_rss_kib", "Q"),
     ("setup_cpu_ns", "Q"), ("counter_resolution", "Q"), ("batch_min_cpu_ns", "Q"),
-    ("batch_min_calls", "Q"), ("load_1", "d"), ("load_5", "d"), ("load_15", "d"),
+    ("batch_min_calls", "Q"), ("honesty_calls", "Q"), ("honesty_ticks", "Q"),
+    ("honesty_ns", "Q"), ("honesty_min_cpu_ns", "Q"), ("honesty_min_calls", "Q"),
+    ("load_1", "d"), ("load_5", "d"), ("load_15", "d"),
 )
 TRIAL_LAYOUT = struct.Struct("<" + "".join(kind for _, kind in TRIAL_FIELDS))
 
@@ -87,11 +89,13 @@ LEAK_CALL_BYTES = 9
 
 #: The frames each mode may send besides HELLO, LOADED, ERROR, CRASH and END.
 MODE_FRAMES = {
-    "hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
+    "hash": (DIGEST, HONESTY_DIGEST), "cold": (COLD,),
+    "trial": (TRIAL, CYCLES, TRIAL_DIGEST, HONESTY_DIGEST),
     "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
     "ct": (CT_LENGTH,),
 }
-#: The frames a successful conversation of each mode must hold.
+#: The frames a successful conversation of each mode must hold (and HONESTY_DIGEST
+#: where the request asked for an honesty batch).
 MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
                "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,), "ct": (CT_LENGTH,)}
 
@@ -99,6 +103,8 @@ _REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH, CT_LENGTH}
 #: A CT_LENGTH frame's head: the bit length and CryptHash's return (the digest follows).
 CT_HEAD = struct.Struct("<Qi")
 MAX_PROGRESS_FRAMES = 1_000_000
+#: A HONESTY_DIGEST frame: the SM3 of the honesty batch's digests.
+HONESTY_DIGEST_BYTES = 32
 
 
 class ProtocolError(Exception):
@@ -121,6 +127,8 @@ class Conversation:
         on_progress: called with (done, total) of each PROGRESS frame.
         on_batch: called with (ticks, classes) of each LEAK_BATCH frame: n little-endian
             u64 ticks and n class bytes, each 0 or 1.
+        honesty_calls: the honesty batch asked for (``--honesty-calls``): a
+            HONESTY_DIGEST frame is then required, and refused without it.
     """
 
     mode: str
@@ -132,6 +140,7 @@ class Conversation:
     on_data: Callable[[memoryview], None] | None = None
     on_progress: Callable[[int, int], None] | None = None
     on_batch: Callable[[memoryview, memoryview], None] | None = None
+    honesty_calls: int = 0
     frames: dict[int, Any] = field(default_factory=dict)
     data_bytes: int = 0
     leak_calls: int = 0
@@ -151,7 +160,8 @@ class Conversation:
     def complete(self) -> bool:
         """True when the run ended with every result frame of its mode and no error."""
         return (self.ended and ERROR not in self.frames
-                and all(kind in self.frames for kind in MODE_RESULT[self.mode]))
+                and all(kind in self.frames for kind in MODE_RESULT[self.mode])
+                and (HONESTY_DIGEST in self.frames or not self.honesty_calls))
 
     def feed(self, data: bytes | memoryview) -> None:
         """Take the next bytes of the channel; raise ProtocolError at the first defect."""
@@ -190,7 +200,7 @@ class Conversation:
                  PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
                  LEAK_DONE: LEAK_LAYOUT.size,
                  DIGEST: self.digest_bytes, CYCLES: 8 * self.calls,
-                 TRIAL_DIGEST: 2 * self.digest_bytes,
+                 TRIAL_DIGEST: 2 * self.digest_bytes, HONESTY_DIGEST: HONESTY_DIGEST_BYTES,
                  CT_LENGTH: CT_HEAD.size + self.digest_bytes}
         if kind in fixed:
             return fixed[kind], fixed[kind]
@@ -224,6 +234,13 @@ class Conversation:
             raise ProtocolError("a CYCLES frame before the TRIAL frame")
         if kind == TRIAL_DIGEST and CYCLES not in self.frames:
             raise ProtocolError("a TRIAL_DIGEST frame before the CYCLES frame")
+        if kind == HONESTY_DIGEST and not self.honesty_calls:
+            raise ProtocolError("a HONESTY_DIGEST frame in a run that asked for no "
+                                "honesty batch")
+        if kind == HONESTY_DIGEST and {"hash": DIGEST, "trial": TRIAL_DIGEST}[
+                self.mode] not in self.frames:
+            raise ProtocolError("a HONESTY_DIGEST frame before the %s frame"
+                                % ("DIGEST" if self.mode == "hash" else "TRIAL_DIGEST"))
         if kind in (KAT_DATA, PROGRESS) and KAT_DONE in self.frames:
             raise ProtocolError("a %s frame after the KAT_DONE frame" % name)
         if kind == LEAK_BATCH and LEAK_DONE in self.frames:
@@ -289,7 +306,7 @@ class Conversation:
                 raise ProtocolError("progress %d of %d" % (done, total))
             if self.on_progress is not None:
                 self.on_progress(done, total)
-        else:  # LOADED, END: empty; DIGEST, CYCLES, TRIAL_DIGEST: raw bytes
+        else:  # LOADED, END: empty; DIGEST, CYCLES, TRIAL_DIGEST, HONESTY_DIGEST: raw
             self.frames[kind] = payload
             if kind == LOADED and self.on_loaded is not None:
                 self.on_loaded()

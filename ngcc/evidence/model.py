@@ -621,6 +621,9 @@ class TrialMeasurement:
             the trial process (the gcd of the differences of successive reads).
         batch_min_cpu_ns, batch_min_calls: the batch's sub-batch of least thread CPU
             time per call (up to 16 of 1 ms or more): its CPU time and its calls.
+        honesty_calls, honesty_ticks, honesty_ns, honesty_min_cpu_ns, honesty_min_calls:
+            the honesty batch after it (calls on varied messages of the same length,
+            timed the same way: ``csrc/driver/honesty.h``); None where none was made.
         isolation: what the trial process ran in: ``namespaces`` (its own user, PID,
             network, IPC and mount namespaces, and the seccomp filter) or ``filter``
             (the seccomp filter alone: ``--no-sandbox``); None where not recorded.
@@ -657,6 +660,11 @@ class TrialMeasurement:
     batch_min_calls: int | None = None
     isolation: str | None = None
     placement: str | None = None
+    honesty_calls: int | None = None
+    honesty_ticks: int | None = None
+    honesty_ns: int | None = None
+    honesty_min_cpu_ns: int | None = None
+    honesty_min_calls: int | None = None
 
 
 # ------------------------------------------------------------------ the record
@@ -725,6 +733,14 @@ class Trial(Evidence):
     isolation: str | None = added(None)
     #: Where the timed message lay (:data:`PLACEMENTS`); None in older runs.
     placement: str | None = added(None)
+    #: The honesty batch (calls on varied messages of the same length, timed as the
+    #: batch is): its calls, ticks, ns and its sub-batch of least thread CPU time per
+    #: call; None in older runs and where none was made.
+    honesty_calls: int | None = added(None)
+    honesty_ticks: int | None = added(None)
+    honesty_ns: int | None = added(None)
+    honesty_min_cpu_ns: int | None = added(None)
+    honesty_min_calls: int | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
@@ -733,6 +749,9 @@ class Trial(Evidence):
         if self.placement is not None:
             _one_of(self.placement, PLACEMENTS, where + "placement")
         _at_least(self.counter_resolution_ticks, 0, where + "counter_resolution_ticks")
+        for name in ("honesty_calls", "honesty_ticks", "honesty_ns", "honesty_min_cpu_ns",
+                     "honesty_min_calls"):
+            _at_least(getattr(self, name), 0, where + name)
         _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
         _at_least(self.cpu, 0, where + "cpu")
@@ -773,7 +792,10 @@ class Trial(Evidence):
             position=position, counter_resolution_ticks=measured.counter_resolution_ticks,
             batch_min_cpu_ns=measured.batch_min_cpu_ns,
             batch_min_calls=measured.batch_min_calls, isolation=measured.isolation,
-            placement=measured.placement)
+            placement=measured.placement, honesty_calls=measured.honesty_calls,
+            honesty_ticks=measured.honesty_ticks, honesty_ns=measured.honesty_ns,
+            honesty_min_cpu_ns=measured.honesty_min_cpu_ns,
+            honesty_min_calls=measured.honesty_min_calls)
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;

@@ -38,12 +38,17 @@ class Validation:
         records_checked: how many records were recomputed from their raw samples.
         pages_checked: how many report pages were regenerated and compared.
         differences: every disagreement found (empty when the run is consistent).
+        refused: each job the driver's checks refused (status ``protocol``: a library
+            whose figures no honest run gives, e.g. one keeping its last answer, caught
+            by a trial's honesty batch), as ``LABEL at N B: why``; a consistent run
+            may hold them, and says so.
     """
 
     run_dir: Path
     records_checked: int = 0
     pages_checked: int = 0
     differences: list[Difference] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -66,7 +71,9 @@ def validate(path: str | os.PathLike[str]) -> Validation:
             (the message names file and field).
     """
     run = load_run(path)
-    result = Validation(run_dir=run.path)
+    result = Validation(run_dir=run.path, refused=[
+        "%s at %d B: %s" % (job.label, job.message_bytes, job.error or job.status)
+        for job in run.jobs if job.status == "protocol"])
     for record in run.records:
         result.differences += record_problems(record, run.run_id, run.build)
         result.records_checked += 1
