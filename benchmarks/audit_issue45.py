@@ -7,9 +7,10 @@ read by the library, processes it ran, a figure it made up, the memory a check t
   tmp        a library saved in /tmp reads another file of the host's /tmp
   secrets    a token in ngcc's environment reaches the library (getenv)
   katfile    a 1 GiB official KAT file (peak memory), an --official file linked to ~/.ssh
-  forkstorm  200 processes at once inside one call (no process limit)
+  forkstorm  200 processes at once inside one call (the process limit: one line)
   forger     the library reads its request (its mode) from the driver's memory
-  caching    a library that returns its last digest for the same message (timed)
+  caching    a library that returns its last digest for the same message (timed;
+             refused by the honesty batch, and `ngcc validate` names it)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import atexit
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -237,6 +239,10 @@ def storm_case(audit: ModuleType, tmp: Path) -> list:
         if found and int(found.group(1)) >= STORM:
             return "escape: the library ran %s processes at once inside one call" % (
                 found.group(1))
+        if "the library tried to start a process" not in done.stderr \
+                or done.stderr.count("\n") != 1:
+            return "silent wrong: no one line naming the process limit: %r" % (
+                done.stderr[-200:])
         return None
     return [audit.Case("forkstorm %d processes inside one call: hash [45]" % STORM,
                        audit.cli("hash", str(library), str(tmp / "message45")), expect="any",
@@ -279,6 +285,12 @@ def caching_case(audit: ModuleType, tmp: Path) -> list:
         if done.returncode == 0 and fair and cached and cached < 0.6 * fair:
             return "silent wrong: the caching library's 64 KiB call timed at %.0f vs %.0f" % (
                 cached, fair)
+        valid = subprocess.run([sys.executable, "-m", "ngcc", "validate", str(run_dir)],
+                               capture_output=True, text=True, timeout=300)
+        if "refused by the driver's checks: Caching-256 at 65536 B" not in valid.stderr \
+                or "honesty batch" not in valid.stderr:
+            return "silent wrong: validate names no refusal of the caching library: %r" % (
+                (valid.stdout + valid.stderr)[-300:])
         return None
     return [audit.Case("caching a library returning its last digest: campaign [45]", audit.cli(
         "campaign", str(honest), str(caching), "--quick", "--lengths", "65536", "--trials",

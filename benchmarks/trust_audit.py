@@ -1038,6 +1038,10 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="ngcc-audit-"))
     try:
         os.chdir(tmp)  # default output folders land here
+        # ... and `python -m ngcc` runs this checkout, built in place, not whichever
+        # ngcc is installed (the folder it ran from was its first import path)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
         cases = [c for c in (cli_cases(tmp) + api_cases(tmp) + run_dir_cases(tmp)
                              + library_cases(tmp) + issue36_cases(tmp)
                              + issue45_cases(sys.modules[__name__], tmp))

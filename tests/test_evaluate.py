@@ -8,10 +8,12 @@ run in the fake runner unless a test says otherwise."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -19,8 +21,12 @@ import ngcc
 from ngcc.app import evaluate as _evaluate
 from ngcc.app.dryrun import plan_lines
 from ngcc.base.errors import BuildError
+from ngcc.base.progress import Progress
+from ngcc.campaign import ct_step as _ct_step
+from ngcc.campaign.cost import CostEstimate
 from ngcc.cli.main import main
 from ngcc.evidence import evaluation as _evaluation
+from ngcc.evidence.ct_evidence import NOT_ANALYSED, CtEvidence
 from ngcc.library import archive as _archive
 from ngcc.library.build import build
 from tests._fakes import FakeRunner, fixed_host
@@ -37,7 +43,8 @@ FOLDERS = {  # folder below the archive -> (submission, kind)
     TINY + "/Reference_Implementation/TinyHash-256": ("Tiny Hash", "reference"),
     "Wrong Answer/Reference_Implementation/WrongAnswer-256": ("Wrong Answer", "reference"),
 }
-#: Without the constant-time step: valgrind's is tested on its own fixtures (test_ct.py).
+#: Without the constant-time step: valgrind's is tested on its own fixtures (test_ct.py);
+#: the evaluation of the fixture archive (``evaluated``) stands in for its analysis.
 SETTINGS = dict(settings=ngcc.CampaignSettings.make(quick=True, lengths=[32, 1024],
                                                    kat_files=["2_23"]), progress=False,
                 ct=False)
@@ -49,17 +56,47 @@ def archive(tmp_path):
     return Path(shutil.copytree(FIXTURE, tmp_path / "archive"))
 
 
-@pytest.fixture(scope="module")
-def evaluated(tmp_path_factory):
-    """The fixture archive evaluated once: the real builds and KAT gate, fake trials."""
-    root = tmp_path_factory.mktemp("evaluated")
-    archive = Path(shutil.copytree(FIXTURE, root / "archive"))
+class Evaluated(NamedTuple):
+    result: _evaluate.EvaluationResult
+    runner: FakeRunner
+    plans: list[CostEstimate]  # what on_plan was told
+    progress: str  # the progress lines
+    analysed: list[str]  # the labels the constant-time step analysed
+
+
+def _stand_in(analysed: list[str]):
+    """``ngcc ct``'s analysis without valgrind (test_ct.py runs the real one on its own
+    fixtures): each library ``not analysed``, its label noted."""
+    def constant_time(inst, label):
+        analysed.append(label)
+        return CtEvidence(instance=inst.name, label=label, candidate=inst.candidate,
+                          variant=inst.variant, library=str(inst.library),
+                          verdict=NOT_ANALYSED, reason="a test's stand-in")
+    return constant_time
+
+
+def _evaluate_with_ct(archive: Path, run_dir: Path, runner: FakeRunner) -> Evaluated:
+    """``archive`` evaluated with the constant-time step (its analysis stood in for),
+    the plans and the progress lines kept."""
+    plans: list[CostEstimate] = []
+    lines, analysed = io.StringIO(), []
     with pytest.MonkeyPatch.context() as monkeypatch:
         fixed_host(monkeypatch)
-        runner = FakeRunner()
-        result = _evaluate.evaluate([archive], root / "run", runner=runner, plots=False,
-                                    **SETTINGS)
-    return result, runner
+        monkeypatch.setattr("ngcc.measure.ct_measurement.constant_time", _stand_in(analysed))
+        result = _evaluate.evaluate([archive], run_dir, runner=runner, plots=False,
+                                    **{**SETTINGS, "ct": True,
+                                       "progress": Progress("lines", stream=lines)},
+                                    on_plan=plans.append)
+    return Evaluated(result, runner, plans, lines.getvalue(), analysed)
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    """The fixture archive evaluated once: the real builds and KAT gate, fake trials,
+    the constant-time step's analysis stood in for."""
+    root = tmp_path_factory.mktemp("evaluated")
+    archive = Path(shutil.copytree(FIXTURE, root / "archive"))
+    return _evaluate_with_ct(archive, root / "run", FakeRunner())
 
 
 def _rows(result):
@@ -108,7 +145,7 @@ def test_an_archive_without_implementation_folders_is_one_line(tmp_path, capsys)
 
 
 def test_each_folder_is_built_with_its_kinds_flags_and_only_the_certain_fixes(evaluated):
-    result, _ = evaluated
+    result = evaluated.result
     rows = _rows(result)
     assert {name: row.flags for name, row in rows.items()} == {
         name: "reference" if kind == "reference" else "performance"
@@ -131,7 +168,7 @@ def test_each_folder_is_built_with_its_kinds_flags_and_only_the_certain_fixes(ev
 
 
 def test_a_folder_that_does_not_build_or_pass_is_a_row_with_its_reason(evaluated):
-    result, runner = evaluated
+    result, runner = evaluated.result, evaluated.runner
     rows = _rows(result)
     broken = rows["Broken Hash/Reference_Implementation/Broken-256"]
     assert (broken.status, broken.label, broken.adjustments) == ("build failed", None, ())
@@ -152,7 +189,7 @@ def test_a_folder_that_does_not_build_or_pass_is_a_row_with_its_reason(evaluated
 
 
 def test_the_pages_show_every_folder_its_adjustments_and_the_reasons(evaluated):
-    result, _ = evaluated
+    result = evaluated.result
     index = (result.run.path / "report" / "index.md").read_text()
     assert "## Submission folders (ngcc evaluate)" in index
     assert "6 folders found, 5 built, 1 not built" in index
@@ -171,7 +208,7 @@ def test_the_pages_show_every_folder_its_adjustments_and_the_reasons(evaluated):
 def test_each_library_no_candidate_claims_has_a_page_of_its_own(evaluated):
     """Titled by its own name, its figures alone, linked from the index; every page a
     link names exists."""
-    result, _ = evaluated
+    result = evaluated.result
     report = result.run.path / "report"
     built = [e.label for e in result.evaluation.folders if e.status == "built"]
     assert len(built) == 5 and not (report / "external.md").exists()
@@ -186,16 +223,32 @@ def test_each_library_no_candidate_claims_has_a_page_of_its_own(evaluated):
             assert (report / target).exists(), (page.name, target)
 
 
+def test_the_plan_gives_the_constant_time_steps_cost_and_its_progress_each_library(
+        evaluated):
+    built = [f.label for f in evaluated.result.evaluation.folders if f.status == "built"]
+    plan = evaluated.plans[-1]
+    assert sorted(evaluated.analysed) == sorted(built) and len(built) == 5
+    assert (plan.ct_libraries, plan.ct_seconds) == (5, 5 * _ct_step.SECONDS_PER_LIBRARY)
+    assert str(plan).endswith("; then constant time (ngcc ct) of 5 libraries: about 50 s "
+                              "(10 s a library)")
+    lines = [line for line in evaluated.progress.splitlines()
+             if line.startswith("constant time (ngcc ct) ")]
+    assert [line.split(": ", 1)[1].split("  ")[0] for line in lines] == evaluated.analysed
+    assert all("not analysed: a test's stand-in (elapsed" in line for line in lines)
+    assert lines[0].startswith("constant time (ngcc ct) 1/5: ")
+    field = (evaluated.result.run.path / "report" / "field.md").read_text()
+    assert field.count("| not analysed |") == 5
+
+
 def test_a_second_evaluation_resumes_without_building_or_measuring_again(evaluated):
-    result, _ = evaluated
+    result = evaluated.result
     libraries = {f.label: (result.run.path / str(f.library)).stat().st_mtime_ns
                  for f in result.evaluation.folders if f.library}
     runner = FakeRunner()
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        fixed_host(monkeypatch)
-        again = _evaluate.evaluate([result.evaluation.archives[0]], result.run.path,
-                                   runner=runner, plots=False, **SETTINGS)
-    assert runner.trials_run() == []
+    again, _, plans, _, analysed = _evaluate_with_ct(result.evaluation.archives[0],
+                                                     result.run.path, runner)
+    assert runner.trials_run() == [] and analysed == []
+    assert plans[-1].ct_libraries == 0 and "constant time" not in str(plans[-1])
     assert again.evaluation == result.evaluation
     assert {f.label: (again.run.path / str(f.library)).stat().st_mtime_ns
             for f in again.evaluation.folders if f.library} == libraries
@@ -291,7 +344,7 @@ def test_missing_target_flags_are_fixes_only_when_they_are_the_only_errors(tmp_p
 
 
 def test_a_tampered_evaluation_is_refused_naming_the_file(evaluated, tmp_path):
-    result, _ = evaluated
+    result = evaluated.result
     run_dir = Path(shutil.copytree(result.run.path, tmp_path / "run"))
     data = json.loads((run_dir / "evaluation.json").read_text())
     data["folders"][1]["label"] = "../../etc"
@@ -302,7 +355,7 @@ def test_a_tampered_evaluation_is_refused_naming_the_file(evaluated, tmp_path):
 
 def test_the_submissions_are_ranked_each_as_its_own(evaluated):
     """Two submissions no candidate claims are two entries of the ranking page."""
-    result, _ = evaluated
+    result = evaluated.result
     report = result.run.path / "report"
     text = (report / "ranking-128.md").read_text()
     reference = text.split("## Reference builds", 1)[1].split("## Optimized builds", 1)[0]

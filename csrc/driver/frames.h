@@ -51,6 +51,10 @@ enum {
     FRAME_HONESTY_DIGEST = 18,  /* trial, hash with --honesty-calls: the 32-byte SM3
                                  * of the honesty batch's digests (honesty.h), after
                                  * TRIAL_DIGEST or DIGEST */
+    FRAME_BATCH_MARK = 19,  /* trial with --outside-fd: u32 0 before the batch, 1 after
+                             * it; after each the driver waits for a byte on that
+                             * descriptor, while the parent reads the thread's on-CPU
+                             * time from /proc (the outside figure) */
 };
 
 /* ERROR codes; value carries a number where one helps (CryptHash's return). */

@@ -50,6 +50,7 @@ int parse_request(int argc, char **argv, request *req, char *error, size_t size)
 
     memset(req, 0, sizeof *req);
     req->result_fd = -1;
+    req->outside_fd = -1;
     req->cpu = -1;
     for (i = 2; i + 1 < argc; i++)  /* the channel first, to report the rest */
         if (strcmp(argv[i], "--result-fd") == 0 && parse_number(argv[i + 1], 1 << 20, &number) == 0)
@@ -99,6 +100,9 @@ int parse_request(int argc, char **argv, request *req, char *error, size_t size)
                 ok = parse_number(value, MAX_CALLS, &req->warmup) == 0;
             else if (strcmp(name, "--batch-calls") == 0)
                 ok = parse_number(value, MAX_CALLS, &req->batch_calls) == 0;
+            else if (strcmp(name, "--outside-fd") == 0)
+                ok = parse_number(value, 1 << 20, &number) == 0 && number > 2
+                     && (req->outside_fd = (int)number) > 2;
             else if (strcmp(name, "--honesty-calls") == 0)
                 ok = parse_number(value, HONESTY_MAX_CALLS, &req->honesty_calls) == 0;
             else if (strcmp(name, "--cpu") == 0)

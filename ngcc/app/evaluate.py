@@ -44,7 +44,7 @@ from ngcc.base.errors import (
     option_text,
 )
 from ngcc.base.names import inside, unique_label
-from ngcc.base.progress import Progress
+from ngcc.base.progress import Progress, progress_of
 from ngcc.campaign import campaign as _campaign
 from ngcc.campaign import ct_step as _ct_step
 from ngcc.campaign import schema as _schema
@@ -396,7 +396,8 @@ def evaluate(archives: Archives,
         build_timeout: seconds the compiler runs of one build may take together.
         requested: build options for some folders (:class:`FolderOption`).
         ct: analyse each library built for constant time (default: where valgrind is
-            on PATH).
+            on PATH): its cost in the plan ``on_plan`` is told (``ct_seconds``), each
+            library's verdict in the progress.
         progress, on_plan, on_wait, runner, kat_checker: the campaign's
             (:class:`ngcc.Campaign`).
 
@@ -415,8 +416,16 @@ def evaluate(archives: Archives,
         return EvaluationResult(evaluation, None, ())
     command = settings.command if settings.command != _schema.default(CampaignSettings, "command") \
         else ("ngcc.evaluate(...)",)
+    reporter = progress_of(progress)
+    analysed = [(str(f.label), path / str(f.library)) for f in built]
+    analyse = _ct_step.wanted(ct)
+    pending = len(_ct_step.todo(path, analysed)) if analyse else 0
+
+    def planned(cost: CostEstimate) -> None:  # the campaign's plan, then the step's cost
+        if on_plan is not None:
+            on_plan(replace(cost, ct_libraries=pending, ct_seconds=_ct_step.seconds(pending)))
     job = _campaign.Campaign(
-        [path / str(f.library) for f in built], progress=progress, on_plan=on_plan,
+        [path / str(f.library) for f in built], progress=reporter, on_plan=planned,
         on_wait=on_wait, runner=runner, kat_checker=kat_checker,
         settings=replace(settings, labels=tuple(f.label for f in built), run_dir=path,
                          command=command))
@@ -424,7 +433,7 @@ def evaluate(archives: Archives,
         run = job.run()
     except KatGateError:  # every library refused: each is a row of the report
         run = Run(path)
-    if _ct_step.wanted(ct):
-        _ct_step.run(path, [(str(f.label), path / str(f.library)) for f in built])
+    if analyse:
+        _ct_step.run(path, analysed, progress=reporter)
     written = tuple(_report.write_report(run, formats=formats, plots=plots)) if report else ()
     return EvaluationResult(evaluation, run, written)

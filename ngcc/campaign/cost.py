@@ -91,6 +91,10 @@ class CostEstimate:
             them would take if every job used its budget.
         share: the CPU share the trials can expect on this host now (None: all of it);
             :attr:`wall_seconds` is ``seconds`` at that share.
+        ct_libraries: the libraries ``ngcc evaluate``'s constant-time step analyses after
+            the trials (``campaign.ct_step``; 0 in a campaign of its own, with
+            ``--no-ct``, or when each library's analysis is kept), and ``ct_seconds``
+            about how long that takes.
     """
 
     jobs: int
@@ -108,6 +112,8 @@ class CostEstimate:
     executor: str | None = None
     replacements: int = 0
     replacement_seconds: float = 0.0
+    ct_libraries: int = 0
+    ct_seconds: float = 0.0
     share: CpuShare | None = None
 
     @property
@@ -158,6 +164,10 @@ class CostEstimate:
             text += "; %d job(s) done earlier are kept" % self.kept
         if self.failed:
             text += "; %d job(s) failed or refused" % self.failed
+        if self.ct_libraries:
+            text += "; then constant time (ngcc ct) of %d librar%s: about %s (%s a library)" % (
+                self.ct_libraries, "y" if self.ct_libraries == 1 else "ies",
+                _duration(self.ct_seconds), _duration(self.ct_seconds / self.ct_libraries))
         return text
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from ngcc.base import sandbox as _sandbox
 from ngcc.driver import ending as _ending
 from ngcc.driver import facts as _facts
+from ngcc.driver import outside as _outside
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.process import DriverError
@@ -204,7 +205,9 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     asked once the trial has delivered; default: the message's digest from a ``hash``
     run of its own, :func:`reference`), and
     the CPU time the kernel accounted to the process must fit the work its calls
-    claim (:func:`ngcc.driver.facts.unclaimed_cpu`). After the batch, ``honesty``
+    claim (:func:`ngcc.driver.facts.unclaimed_cpu`), and the batch's own figures fit
+    the on-CPU time ngcc reads from outside around it
+    (:func:`ngcc.driver.facts.below_outside`). After the batch, ``honesty``
     calls (default :func:`honesty_calls`) hash varied messages of the same length:
     their cost per call must be the batch's (:func:`ngcc.driver.facts.costly_honesty`)
     and the SM3 of their digests ``expected_honesty`` (default: from the reference run).
@@ -222,15 +225,27 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     options += [] if counter is None else ["--counter", counter]
     options += ["--honesty-calls", str(honesty)] if honesty else []
     options += memory_options(memory_limit)
+    outside = _outside.Outside() if batch else None
     conversation = Conversation("trial", digest_bytes=inst.digest_bits // 8, calls=calls,
-                                honesty_calls=honesty)
-    run = _process.run_driver(conversation, options, timeout, b"" if message is None else message)
+                                honesty_calls=honesty,
+                                on_mark=outside.mark if outside else None)
+    try:
+        if outside:
+            outside.conversation = conversation
+        run = _process.run_driver(conversation, options + (outside.options() if outside else []),
+                                  timeout, b"" if message is None else message,
+                                  pass_fds=(outside.read_fd,) if outside else ())
+    finally:
+        if outside:
+            outside.close()
+    outside_ns = outside.batch_cpu_ns if outside else None
     _ending.judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
     defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch, honesty) \
         or _facts.unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter) \
         or _facts.unclaimed_cpu(facts, cycles, run, calls, warmup) \
+        or _facts.below_outside(facts, outside_ns) \
         or _facts.costly_honesty(facts)
     if not defect:  # the trial's own failures first, then the reference run's
         expected = expected_digest() if callable(expected_digest) else expected_digest
@@ -244,7 +259,7 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
                 bytes(conversation.frames[wire.HONESTY_DIGEST]), fold)
     if defect:
         raise _ending.broken_protocol(run, what, defect)
-    return _measurement(facts, cycles, cpu, run.wall_ns, run.isolation)
+    return _measurement(facts, cycles, cpu, run.wall_ns, run.isolation, outside_ns)
 
 
 def default_message(message_bytes: int) -> bytes:
@@ -273,7 +288,8 @@ TIMED_PLACEMENT = "heap"
 
 
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
-                 parent_wall_ns: int, isolation: str) -> TrialMeasurement:
+                 parent_wall_ns: int, isolation: str, outside_ns: int | None
+                 ) -> TrialMeasurement:
     counter, unit = wire.COUNTERS[int(f["counter_id"])]
     pinned = cpu is not None
     return TrialMeasurement(
@@ -305,6 +321,7 @@ def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
         honesty_ns=int(f["honesty_ns"]) if f["honesty_calls"] else None,
         honesty_min_cpu_ns=int(f["honesty_min_cpu_ns"]) if f["honesty_min_calls"] else None,
         honesty_min_calls=int(f["honesty_min_calls"]) or None, isolation=isolation,
+        outside_batch_cpu_ns=outside_ns,
         placement=TIMED_PLACEMENT)
 
 

@@ -268,3 +268,36 @@ def other_honesty_digest(fold: bytes, expected: bytes) -> str:
     return ("honesty batch: its digests of varied messages fold to %s..., but the same "
             "messages fold to %s... in a run of its own: not every call was computed" % (
                 fold[:8].hex(), expected[:8].hex()))
+
+
+#: The batch's own figures may fall below the on-CPU time ngcc read from outside around
+#: it (:mod:`ngcc.driver.outside`) by this share of it plus :data:`OUTSIDE_SLACK_NS`
+#: (the two stops' system calls and wake-ups, which the outside figure also holds)
+#: before the trial is refused. Both are the kernel's count of the same thread, so an
+#: honest trial's own figure is the outside one less the stops, under any load.
+OUTSIDE_SLACK_SHARE = 0.05
+OUTSIDE_SLACK_NS = 2_000_000
+
+
+def below_outside(f: dict[str, int | float], outside_ns: int | None) -> str:
+    """Why the trial's batch figures (its thread's CPU time, its counter ticks at this
+    host's rate) cannot hold the on-CPU time the kernel accounted its thread around
+    the batch, read from outside the process (``outside_ns``), or "" (also where none
+    was read, and behind an emulator, whose translation the guest's figures miss)."""
+    if outside_ns is None or not f["batch_calls"] or len(driver_command()) > 1:
+        return ""
+    floor = outside_ns - OUTSIDE_SLACK_SHARE * outside_ns - OUTSIDE_SLACK_NS
+    name, _, frequency = counter_floor()
+    counter = wire.COUNTERS[int(f["counter_id"])][0]
+    rate = frequency if counter == name else float(f["frequency_hz"])
+    figures = [("its thread's CPU time", f["batch_thread_cpu_ns"]),
+               ("its counter's ticks", f["batch_ticks"] / rate * 1e9)]
+    for figure, ns in figures:
+        if ns and ns < floor:
+            return ("the batch's %d calls claim %.3g ms (%s), below the %.3g ms of CPU "
+                    "time the kernel accounted the thread around it, read by ngcc from "
+                    "outside the process (more than %g %% plus %d ms below): a figure "
+                    "the library made up" % (
+                        f["batch_calls"], ns / 1e6, figure, outside_ns / 1e6,
+                        100 * OUTSIDE_SLACK_SHARE, OUTSIDE_SLACK_NS // 10**6))
+    return ""

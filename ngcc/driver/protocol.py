@@ -30,11 +30,12 @@ MAX_DATA = 1 << 16
 HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
 KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
 LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST, CT_LENGTH, HONESTY_DIGEST = 14, 15, 16, 17, 18
+BATCH_MARK = 19
 NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
          COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
          PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END",
          LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE", TRIAL_DIGEST: "TRIAL_DIGEST",
-         CT_LENGTH: "CT_LENGTH", HONESTY_DIGEST: "HONESTY_DIGEST"}
+         CT_LENGTH: "CT_LENGTH", HONESTY_DIGEST: "HONESTY_DIGEST", BATCH_MARK: "BATCH_MARK"}
 
 #: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
 ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
@@ -90,7 +91,7 @@ LEAK_CALL_BYTES = 9
 #: The frames each mode may send besides HELLO, LOADED, ERROR, CRASH and END.
 MODE_FRAMES = {
     "hash": (DIGEST, HONESTY_DIGEST), "cold": (COLD,),
-    "trial": (TRIAL, CYCLES, TRIAL_DIGEST, HONESTY_DIGEST),
+    "trial": (TRIAL, CYCLES, TRIAL_DIGEST, HONESTY_DIGEST, BATCH_MARK),
     "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
     "ct": (CT_LENGTH,),
 }
@@ -99,12 +100,14 @@ MODE_FRAMES = {
 MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
                "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,), "ct": (CT_LENGTH,)}
 
-_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH, CT_LENGTH}
+_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH, CT_LENGTH, BATCH_MARK}
 #: A CT_LENGTH frame's head: the bit length and CryptHash's return (the digest follows).
 CT_HEAD = struct.Struct("<Qi")
 MAX_PROGRESS_FRAMES = 1_000_000
 #: A HONESTY_DIGEST frame: the SM3 of the honesty batch's digests.
 HONESTY_DIGEST_BYTES = 32
+#: A BATCH_MARK frame: its u32 phase, 0 before the batch and 1 after it.
+MARK_LAYOUT = struct.Struct("<I")
 
 
 class ProtocolError(Exception):
@@ -129,6 +132,8 @@ class Conversation:
             u64 ticks and n class bytes, each 0 or 1.
         honesty_calls: the honesty batch asked for (``--honesty-calls``): a
             HONESTY_DIGEST frame is then required, and refused without it.
+        on_mark: called with the phase of each BATCH_MARK frame (``--outside-fd``:
+            :mod:`ngcc.driver.outside`); without it such a frame is refused.
     """
 
     mode: str
@@ -141,6 +146,7 @@ class Conversation:
     on_progress: Callable[[int, int], None] | None = None
     on_batch: Callable[[memoryview, memoryview], None] | None = None
     honesty_calls: int = 0
+    on_mark: Callable[[int], None] | None = None
     frames: dict[int, Any] = field(default_factory=dict)
     data_bytes: int = 0
     leak_calls: int = 0
@@ -161,7 +167,8 @@ class Conversation:
         """True when the run ended with every result frame of its mode and no error."""
         return (self.ended and ERROR not in self.frames
                 and all(kind in self.frames for kind in MODE_RESULT[self.mode])
-                and (HONESTY_DIGEST in self.frames or not self.honesty_calls))
+                and (HONESTY_DIGEST in self.frames or not self.honesty_calls)
+                and (self.on_mark is None or self.frames.get(BATCH_MARK) == 2))
 
     def feed(self, data: bytes | memoryview) -> None:
         """Take the next bytes of the channel; raise ProtocolError at the first defect."""
@@ -198,6 +205,7 @@ class Conversation:
         fixed = {HELLO: HELLO_LAYOUT.size, LOADED: 0, CRASH: CRASH_LAYOUT.size, END: 0,
                  COLD: PAIR.size, PROGRESS: PAIR.size, KAT_DONE: PAIR.size,
                  PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
+                 BATCH_MARK: MARK_LAYOUT.size,
                  LEAK_DONE: LEAK_LAYOUT.size,
                  DIGEST: self.digest_bytes, CYCLES: 8 * self.calls,
                  TRIAL_DIGEST: 2 * self.digest_bytes, HONESTY_DIGEST: HONESTY_DIGEST_BYTES,
@@ -234,6 +242,12 @@ class Conversation:
             raise ProtocolError("a CYCLES frame before the TRIAL frame")
         if kind == TRIAL_DIGEST and CYCLES not in self.frames:
             raise ProtocolError("a TRIAL_DIGEST frame before the CYCLES frame")
+        if kind == BATCH_MARK and (self.on_mark is None or self.frames.get(BATCH_MARK) == 2
+                                   or TRIAL in self.frames):
+            raise ProtocolError("a BATCH_MARK frame %s" % (
+                "in a run that asked for none" if self.on_mark is None else
+                "after the batch's two" if TRIAL not in self.frames else
+                "after the TRIAL frame"))
         if kind == HONESTY_DIGEST and not self.honesty_calls:
             raise ProtocolError("a HONESTY_DIGEST frame in a run that asked for no "
                                 "honesty batch")
@@ -279,6 +293,14 @@ class Conversation:
             self.frames[kind] = PAIR.unpack(payload)
         elif kind == PROBE:
             self.frames[kind] = PROBE_LAYOUT.unpack(payload)[0]
+        elif kind == BATCH_MARK:
+            phase, marks = MARK_LAYOUT.unpack(payload)[0], self.frames.get(kind, 0)
+            if phase != marks:
+                raise ProtocolError("a BATCH_MARK frame of phase %d where %d was due"
+                                    % (phase, marks))
+            self.frames[kind] = marks + 1
+            if self.on_mark is not None:
+                self.on_mark(phase)
         elif kind == TRIAL:
             values = TRIAL_LAYOUT.unpack(payload)
             self.frames[kind] = {name: value for (name, _), value in

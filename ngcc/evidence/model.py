@@ -624,6 +624,9 @@ class TrialMeasurement:
         honesty_calls, honesty_ticks, honesty_ns, honesty_min_cpu_ns, honesty_min_calls:
             the honesty batch after it (calls on varied messages of the same length,
             timed the same way: ``csrc/driver/honesty.h``); None where none was made.
+        outside_batch_cpu_ns: the on-CPU time of the trial's thread around the batch,
+            read by the parent from the kernel (``ngcc.driver.outside``); None where
+            not read.
         isolation: what the trial process ran in: ``namespaces`` (its own user, PID,
             network, IPC and mount namespaces, and the seccomp filter) or ``filter``
             (the seccomp filter alone: ``--no-sandbox``); None where not recorded.
@@ -665,6 +668,7 @@ class TrialMeasurement:
     honesty_ns: int | None = None
     honesty_min_cpu_ns: int | None = None
     honesty_min_calls: int | None = None
+    outside_batch_cpu_ns: int | None = None
 
 
 # ------------------------------------------------------------------ the record
@@ -741,6 +745,9 @@ class Trial(Evidence):
     honesty_ns: int | None = added(None)
     honesty_min_cpu_ns: int | None = added(None)
     honesty_min_calls: int | None = added(None)
+    #: The thread's on-CPU time around the batch, read by ngcc from outside the
+    #: process (``/proc/TID/task/TID/schedstat``); None in older runs, or not read.
+    outside_batch_cpu_ns: int | None = added(None)
 
     def _check(self, where: str) -> None:
         _at_least(self.index, 0, where + "index")
@@ -750,7 +757,7 @@ class Trial(Evidence):
             _one_of(self.placement, PLACEMENTS, where + "placement")
         _at_least(self.counter_resolution_ticks, 0, where + "counter_resolution_ticks")
         for name in ("honesty_calls", "honesty_ticks", "honesty_ns", "honesty_min_cpu_ns",
-                     "honesty_min_calls"):
+                     "honesty_min_calls", "outside_batch_cpu_ns"):
             _at_least(getattr(self, name), 0, where + name)
         _at_least(self.position, 0, where + "position")
         _utc(self.started, where + "started")
@@ -795,7 +802,8 @@ class Trial(Evidence):
             placement=measured.placement, honesty_calls=measured.honesty_calls,
             honesty_ticks=measured.honesty_ticks, honesty_ns=measured.honesty_ns,
             honesty_min_cpu_ns=measured.honesty_min_cpu_ns,
-            honesty_min_calls=measured.honesty_min_calls)
+            honesty_min_calls=measured.honesty_min_calls,
+            outside_batch_cpu_ns=measured.outside_batch_cpu_ns)
 
 
 #: The codes of :class:`Flag` (``outlying_trial`` only in statistics of version 1;
