@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 
 import ngcc
+import ngcc.stats.groups
 from ngcc.base.clock import utc_now
 from ngcc.driver import child as _child
 from ngcc.library.registry import Instance

@@ -5,9 +5,11 @@ against the official known-answer tests, times it per call with the CPU's
 cycle counter, and turns the counts into statistics, evidence and reports.
 """
 
+import importlib as _importlib
 import sys as _sys
 from importlib.machinery import EXTENSION_SUFFIXES as _EXTENSION_SUFFIXES
 from pathlib import Path as _Path
+from typing import TYPE_CHECKING, Any
 
 
 def _check_built() -> None:
@@ -31,10 +33,30 @@ def _interrupted_while_starting() -> None:
         raise SystemExit(130)
 
 
+#: Where each public name other than the exceptions lives. ``import ngcc`` loads none of
+#: them (numpy, the C core, the campaign and the reports): :func:`__getattr__` imports a
+#: name's module when the name is first used, so a script or a short command pays only
+#: for what it uses. The type checker sees them imported (``TYPE_CHECKING``).
+_HOMES = {
+    "kat": "ngcc.kat",
+    "EvaluationResult": "ngcc.app.evaluate", "evaluate": "ngcc.app.evaluate",
+    "Campaign": "ngcc.campaign.campaign",
+    "CostEstimate": "ngcc.campaign.cost",
+    "CampaignSettings": "ngcc.campaign.settings",
+    "hash": "ngcc.driver.hashing",
+    "CounterInfo": "ngcc.driver.timing", "TimingResult": "ngcc.driver.timing",
+    "counter_info": "ngcc.driver.timing", "default_message": "ngcc.driver.timing",
+    "time_calls": "ngcc.driver.timing",
+    "Run": "ngcc.evidence.run", "load_run": "ngcc.evidence.run",
+    "BuildResult": "ngcc.library.build", "build": "ngcc.library.build",
+    "Instance": "ngcc.library.registry", "instance": "ngcc.library.registry",
+    "instances": "ngcc.library.registry",
+    "LeakResult": "ngcc.measure.leak_measurement", "leak": "ngcc.measure.leak_measurement",
+    "Validation": "ngcc.report.validate", "validate": "ngcc.report.validate",
+}
+
 _check_built()
 try:
-    from ngcc import kat
-    from ngcc.app.evaluate import EvaluationResult, evaluate
     from ngcc.base import errors as _errors
     from ngcc.base.errors import (
         ArchiveError,
@@ -60,7 +82,7 @@ try:
         MeasurementWarning,
         NgccError,
         NothingToCompareError,
-    NothingToMeasureError,
+        NothingToMeasureError,
         PlanMismatchError,
         ReportError,
         RunDirBusyError,
@@ -76,6 +98,15 @@ try:
         ValidationError,
     )
     from ngcc.base.version import __version__
+except KeyboardInterrupt:
+    _interrupted_while_starting()
+    raise
+
+_errors.show_measurement_warnings_as_one_line()
+
+if TYPE_CHECKING:
+    from ngcc import kat
+    from ngcc.app.evaluate import EvaluationResult, evaluate
     from ngcc.campaign.campaign import Campaign
     from ngcc.campaign.cost import CostEstimate
     from ngcc.campaign.settings import CampaignSettings
@@ -92,11 +123,23 @@ try:
     from ngcc.library.registry import Instance, instance, instances
     from ngcc.measure.leak_measurement import LeakResult, leak
     from ngcc.report.validate import Validation, validate
-except KeyboardInterrupt:
-    _interrupted_while_starting()
-    raise
+else:
+    def __getattr__(name: str) -> Any:
+        """A public name's value, its module imported on first use (``_HOMES``); a
+        stage's folder (``ngcc.stats``) is its package, imported as well."""
+        home = _HOMES.get(name)
+        if home is None and name.isidentifier() and not name.startswith("_") \
+                and (_Path(__file__).parent / name / "__init__.py").is_file():
+            home = "ngcc." + name
+        if home is None:
+            raise AttributeError("module 'ngcc' has no attribute %r" % name)
+        module = _importlib.import_module(home)
+        value = module if home == "ngcc." + name else getattr(module, name)
+        globals()[name] = value  # the next use is a plain attribute
+        return value
 
-_errors.show_measurement_warnings_as_one_line()
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})
 
 __all__ = [
     "ArchiveError",

@@ -37,11 +37,11 @@ VECTORS = TINY.parents[2] / "Test_Vectors" / "TinyHash-256"
 
 def _evaluate(archive: Path, run_dir: Path, ct: bool = False
               ) -> subprocess.CompletedProcess[str]:
-    """``ngcc evaluate`` of ``archive``; its constant-time step (valgrind) only with
-    ``ct``."""
+    """``ngcc evaluate --wide`` of ``archive`` (every name of it in the table); its
+    constant-time step (valgrind) only with ``ct``."""
     return subprocess.run(
         [sys.executable, "-c", EVALUATE, "evaluate", str(archive), "--run-dir", str(run_dir),
-         "--quick", "--lengths", "32", "--kat-files", "2_23", "--no-plots", "--quiet",
+         "--quick", "--lengths", "32", "--kat-files", "2_23", "--no-plots", "--quiet", "--wide",
          *([] if ct else ["--no-ct"])],
         capture_output=True, text=True, errors="surrogateescape", timeout=300)
 

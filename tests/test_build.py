@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import ngcc
+import ngcc.library.katfile
 from ngcc.base.errors import (
     BuildError,
     InstanceCrashError,

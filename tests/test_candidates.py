@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 import ngcc
+import ngcc.base.format
+import ngcc.library.katfile
 from ngcc.base.errors import BuildError, KatGateError
 from ngcc.cli.main import main
 from ngcc.driver import kat

@@ -412,14 +412,24 @@ def test_cli_table(two_runs, capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[:2] == ["A: %s" % a.path, "B: %s" % b.path]
-    assert lines[2].startswith("note: different hosts (every row)")
-    header = next(line for line in lines if line.startswith("A  "))
-    for column in ("length", "leading figure A (ticks)", "A/B",
-                   "95 % CI", "p",
-                   "verdict"):
+    header = lines[3]
+    assert header.split()[:4] == ["pair", "length", "A", "(ticks)"]
+    for column in ("B (ticks)", "A/B", "95 % CI", "p", "verdict"):
         assert column in header
     assert sum("× faster" in line for line in lines) == 3   # 2 lengths + summary
-    assert "geometric mean over lengths" in out
+    # the notes after the tables, wrapped: every line within 100 columns
+    assert lines.index("geometric mean over lengths") < next(
+        i for i, line in enumerate(lines) if line.startswith("note: different hosts (every row)"))
+    assert max(len(line) for line in lines) <= 100
+
+
+def test_cli_wide_table_names_each_side_the_figure_and_the_trials(two_runs, capsys):
+    a, b = two_runs
+    assert _cli.main(["compare", str(a.path), str(b.path), "--wide"]) == 0
+    header = capsys.readouterr().out.splitlines()[3]
+    assert header.split()[:3] == ["A", "B", "length"]
+    for column in ("leading figure A (ticks)", "leading figure B (ticks)", "trials"):
+        assert column in header
 
 
 def test_cli_markdown(two_runs, capsys):

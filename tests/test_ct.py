@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -314,12 +315,13 @@ def test_the_candidate_page_has_a_constant_time_section(ct_run):
     run = load_run(ct_run)
     page = candidate_page(run, "hash-22")
     section = page.split("## Constant time (beyond the guide's structure)")[1].split("\n## ")[0]
-    assert "| `Pavelor-512` | leaks (2 sites in 2 functions) | `a.c:3` branch, `a.c:7` address |" \
-        in section
+    assert "| `Pavelor-512` | leaks (2 sites in 2 functions) | [`a.c:3`](#ct-Pavelor-512-1) " \
+        "branch, [`a.c:7`](#ct-Pavelor-512-2) address |" in section
     assert "| `Pavelor-768` | constant-time | — |" in section or \
         "| `Pavelor-768` | constant-time |" in section
     assert "not analysed: `valgrind is not installed`" in section
-    assert "- `Pavelor-512` `a.c:3` (branch, in `f`): `if (m[0])`" in section
+    assert '- <a id="ct-Pavelor-512-1"></a>`Pavelor-512` `a.c:3` (branch, in `f`): ' \
+        "`if (m[0])`" in section
     assert "operands" in section and "`ngcc leak`" in section
     assert "Constant time" not in candidate_page(run, "hash-34")
 
@@ -347,12 +349,13 @@ def test_validate_finds_an_unsound_constant_time_file(ct_run):
 
 
 def _field_cells(page: str, column: str) -> dict[str, str]:
-    """The field summary's ``column`` by instance (the label of its cell, without ⚠)."""
+    """The field summary's ``column`` by instance (the label of its cell, without ⚠), a
+    link's text for a link."""
     rows = [[cell.strip() for cell in line.strip("|").split(" | ")]
             for line in page.splitlines() if line.startswith("| ")]
     header = rows[0]
-    return {row[header.index("instance")].split()[0].strip("`"): row[header.index(column)]
-            for row in rows[1:]}
+    return {row[header.index("instance")].split()[0].strip("`"):
+            re.sub(r"^\[(.*)\]\(.*\)$", r"\1", row[header.index(column)]) for row in rows[1:]}
 
 
 def test_the_field_summary_and_the_exports_give_each_librarys_verdict(ct_run, tmp_path):
@@ -371,7 +374,14 @@ def test_the_field_summary_and_the_exports_give_each_librarys_verdict(ct_run, tm
     assert _field_cells(field, "constant time") == {
         "Pavelor-512": "leaks (2 sites in 2 functions)", "Pavelor-1024": "not analysed",
         "pseudoXOF-512": "—"}  # the last was not analysed: no evidence
-    assert "<th>constant time</th>" in written["field.html"].read_text()
+    assert "| [leaks (2 sites in 2 functions)](hash-22.md#constant-time-beyond-the-guides-" \
+        "structure) |" in field  # each verdict links to its candidate's section
+    html = {name: written[name].read_text() for name in ("field.html", "hash-22.html")}
+    assert '<a href="hash-22.html#constant-time-beyond-the-guides-structure">leaks' in \
+        html["field.html"]
+    assert '<h2 id="constant-time-beyond-the-guides-structure">' in html["hash-22.html"]
+    assert '<a href="#ct-Pavelor-512-2"><code>a.c:7</code></a> address' in html["hash-22.html"]
+    assert '<li><a id="ct-Pavelor-512-2"></a><code>Pavelor-512</code>' in html["hash-22.html"]
     csv = pd.read_csv(io.StringIO(written["statistics.csv"].read_text()))
     by_label = csv.groupby("label")["constant_time"].first().to_dict()
     assert by_label["Pavelor-512"] == ev.LEAKS and by_label["Pavelor-1024"] == ev.NOT_ANALYSED
@@ -430,7 +440,8 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
             folders["Leaky Exit"], "the leak: stop at the first zero byte")]
     assert sorted(sites) == sorted(expected)
     for label, file, line, kind in expected:
-        assert "- `%s` `%s:%d` (%s, in `CryptHash`)" % (label, file, line, kind) in pages
+        assert '- <a id="ct-%s-1"></a>`%s` `%s:%d` (%s, in `CryptHash`)' % (
+            label, label, file, line, kind) in pages
     assert pages.count("## Constant time (beyond the guide's structure)") >= 1
     field = (tmp_path / "run" / "report" / "field.md").read_text()
     assert _field_cells(field, "constant time") == {  # one marked line each

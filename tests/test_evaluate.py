@@ -237,7 +237,7 @@ def test_the_plan_gives_the_constant_time_steps_cost_and_its_progress_each_libra
     assert all("not analysed: a test's stand-in (elapsed" in line for line in lines)
     assert lines[0].startswith("constant time (ngcc ct) 1/5: ")
     field = (evaluated.result.run.path / "report" / "field.md").read_text()
-    assert field.count("| not analysed |") == 5
+    assert field.count("| [not analysed](") == 5
 
 
 def test_a_second_evaluation_resumes_without_building_or_measuring_again(evaluated):
@@ -258,15 +258,26 @@ def test_the_command_line_prints_a_row_per_folder_and_exits_1_for_the_failures(
         archive, tmp_path, capsys, monkeypatch):
     fixed_host(monkeypatch)
     monkeypatch.setattr("ngcc.driver.child.DriverRunner", FakeRunner)
-    assert main(["evaluate", str(archive), "--run-dir", str(tmp_path / "run"), "--quick",
-                 "--lengths", "32", "--kat-files", "2_23", "--no-plots", "--quiet",
-                 "--no-ct"]) == 1
+    argv = ["evaluate", str(archive), "--run-dir", str(tmp_path / "run"), "--quick",
+            "--lengths", "32,64", "--kat-files", "2_23", "--no-plots", "--quiet", "--no-ct"]
+    assert main(argv) == 1
     out = capsys.readouterr().out
-    assert "archive/Broken Hash/Reference_Implementation/Broken-256" in out
-    assert "not built: archive/Broken Hash" in out
-    assert "--flags performance --define GCHAIN_NO_MAIN  GChain-256@opt" in out
+    table = out.split("\n\n")[0].splitlines()   # the reasons follow it
+    assert table[0].split()[:2] == ["submission", "kind"]
+    assert table[0].endswith("ticks/byte 64 B  ticks/call 32 B")
+    assert max(len(line) for line in table) <= 100 and len(table) == 1 + len(FOLDERS)
+    chain = next(line for line in table if "GChain-256@opt" in line).split()
+    assert chain[-3:-2] == ["PASS"] and float(chain[-2]) > 0 and float(chain[-1]) > 0
+    assert next(line for line in table if "Broken-256" in line).split()[-4:] == [
+        "not", "built", "—", "—"]
+    assert "build failed archive/Broken Hash/Reference_Implementation/Broken-256:" in out
+    assert "\nadjusted GChain-256@opt: --define GCHAIN_NO_MAIN (main() in gchain.c" in out
     assert "KAT MISMATCH" in out
     assert "report: %s" % (tmp_path / "run" / "report" / "index.md") in out
+    assert main([*argv, "--wide"]) == 1             # resumed: the whole folder and options
+    wide = capsys.readouterr().out
+    assert "--flags performance --define GCHAIN_NO_MAIN  GChain-256@opt" in wide
+    assert "not built: archive/Broken Hash" in wide and "ticks/byte 32 B" in wide
 
 
 def test_a_folder_of_something_else_is_refused_before_anything_is_written(archive, tmp_path):

@@ -127,10 +127,43 @@ def test_html_without_plots_shows_none(run: Run) -> None:
 def test_markdown_subset() -> None:
     text = _export.html_page("# A <b> & `c|d`\n\n**⚠ two** lines\nof text\n\n- x\n- y\n\n"
                              "| a | b \\| c |\n|---|---|\n| 1 | ![p](p.png) |\n", {})
-    assert "<h1>A &lt;b&gt; &amp; <code>c|d</code></h1>" in text
+    assert '<h1 id="a-b--cd">A &lt;b&gt; &amp; <code>c|d</code></h1>' in text
     assert '<p class="warning"><strong>⚠ two</strong> lines of text</p>' in text
     assert "<ul>\n<li>x</li>\n<li>y</li>\n</ul>" in text
     assert "<th>b | c</th>" in text and "<td><em>(p: not drawn)</em></td>" in text
+
+
+def test_anchors_and_links_to_them_survive_the_html(tmp_path: Path) -> None:
+    """A heading's id as GitHub makes it, an anchor a page writes, and a link to either
+    (on the page or on another) live in the HTML as in the Markdown; validate checks
+    each fragment in both forms."""
+    from ngcc.base.untrusted import markdown, markdown_text
+    from ngcc.report.validate import link_problem
+
+    page = ("# Top\n\n## A section (x's) `b`\n\n- %s`a.c:3` quoted\n\n[see](#site-1), "
+            "[there](other.md#a-section-xs-b), [up](#top)\n" % _export.anchor("site-1"))
+    text = _export.html_page(page, {})
+    assert '<h2 id="a-section-xs-b">A section (x&#x27;s) <code>b</code></h2>' in text
+    assert '<li><a id="site-1"></a><code>a.c:3</code> quoted</li>' in text
+    assert '<a href="#site-1">see</a>' in text and '<a href="#top">up</a>' in text
+    assert '<a href="other.html#a-section-xs-b">there</a>' in text
+    assert _export.markdown_anchors(page + "# Top\n") == ["top", "a-section-xs-b", "site-1",
+                                                           "top-1"]
+    inert = _export.html_page("%s %s\n" % (markdown_text('<a id="x"></a>'),
+                                            markdown('<a id="y"></a>')), {})
+    assert 'id="x"' not in inert and 'id="y"' not in inert  # library text writes none
+    with pytest.raises(ValueError, match="letters, digits"):
+        _export.anchor("a b")
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "other.md").write_text("## A section (x's) `b`\n")
+    (report / "other.html").write_text(_export.html_page("## A section (x's) `b`\n", {}))
+    here = report / "here.md"
+    here.write_text(page)
+    assert [link_problem(tmp_path, here, t) for t in ("#site-1", "#top", "other.md#a-section-xs-b",
+                                                       "other.html#a-section-xs-b")] == [None] * 4
+    assert link_problem(tmp_path, here, "#nowhere") == "an anchor the page lacks"
+    assert link_problem(tmp_path, here, "other.md#nowhere") == "an anchor other.md lacks"
 
 
 def test_figures_with_their_intervals_align_right() -> None:
@@ -139,7 +172,7 @@ def test_figures_with_their_intervals_align_right() -> None:
                              "1 slow_trial |\n", {})
     for cell in ("1930 (1789 – 2054)", "1968 – 2318 (± 8.40 %)",
                  "1914 (1899 – 1929), loop 2023"):
-        assert f'<td class="num">{cell}</td>' in text
+        assert f'<td class="num">{cell}</td>' in text.replace("\u00a0", " ")
     assert "<td>1 slow_trial</td>" in text
 
 

@@ -78,13 +78,18 @@ def test_tune_and_reset_need_root(tree, monkeypatch, capsys):
 def test_the_command_lists_each_flaw_and_how_many_tune_fixes(tree, capsys):
     assert main(["host", "--cpu", str(CPU)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["setting", "now", "fit", "fix"]
-    assert any(line.startswith("governor of CPU %d" % CPU) and " no * " in line
-               and "echo performance | sudo tee" in line for line in out)
-    assert out[-1] == ("this host is not fit to publish: governor of CPU %d, turbo/boost, "
-                       "SMT siblings of CPU %d, isolation of CPU %d, 1-minute load average, "
-                       "virtual machine; `sudo ngcc host --tune` fixes the 2 marked *"
-                       % (CPU, CPU, CPU))
+    assert out[0].split() == ["setting", "now", "fit"]
+    assert any(line.startswith("governor of CPU %d" % CPU) and line.endswith(" no *")
+               for line in out)
+    # each fix under the table, a line of its own, within 100 columns
+    unwrapped = "\n".join(out).replace("\n  ", " ").splitlines()
+    assert "fix governor of CPU %d: echo performance | sudo tee /%s" % (CPU, GOVERNOR) \
+        in unwrapped
+    assert max(len(line) for line in out) <= 100
+    assert unwrapped[-1] == (
+        "this host is not fit to publish: governor of CPU %d, turbo/boost, "
+        "SMT siblings of CPU %d, isolation of CPU %d, 1-minute load average, "
+        "virtual machine; `sudo ngcc host --tune` fixes the 2 marked *" % (CPU, CPU, CPU))
 
 
 def test_a_fit_host_says_so(tree, monkeypatch, capsys):

@@ -10,6 +10,7 @@ import functools
 import pkgutil
 import re
 
+import pytest
 from conftest import REPO
 
 import ngcc
@@ -358,3 +359,40 @@ def test_the_modules_serving_every_analysis_import_no_later_stage():
                 module = importlib.import_module("ngcc." + target)
                 assert [f for f in ROLE_FUNCTIONS[role] if not hasattr(module, f)] == [], \
                     target
+
+
+# ------------------------------------------------------------------ the cost of a start
+
+
+def test_import_ngcc_loads_the_exceptions_alone():
+    """``import ngcc`` loads no stage but the exceptions and the version, and none of
+    numpy, the C core, pandas, matplotlib, scipy or Dask: a public name's module is
+    imported when the name is first used (``benchmarks/start_cost.py`` times it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, ngcc; print(' '.join(sorted(m for m in sys.modules if m == 'ngcc' or "
+            "m.startswith('ngcc.') or m.split('.')[0] in ('numpy', 'pandas', 'matplotlib', "
+            "'scipy', 'dask', 'tqdm'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert loaded == ["ngcc", "ngcc.base", "ngcc.base.errors", "ngcc.base.version"]
+
+
+def test_every_public_name_loads_from_its_module_on_first_use():
+    import importlib
+
+    eager = {name for name in ngcc.__all__ if isinstance(getattr(ngcc, name), type)
+             and issubclass(getattr(ngcc, name), (ngcc.NgccError, Warning))}
+    assert set(ngcc._HOMES) | eager | {"__version__"} == set(ngcc.__all__)
+    for name, home in ngcc._HOMES.items():
+        module = importlib.import_module(home)
+        assert getattr(ngcc, name) is (module if home == "ngcc." + name
+                                       else getattr(module, name)), name
+    assert set(ngcc.__all__) <= set(dir(ngcc))
+    namespace: dict[str, object] = {}
+    exec("from ngcc import *", namespace)
+    assert namespace["Campaign"] is ngcc.Campaign and namespace["kat"] is ngcc.kat
+    assert ngcc.stats is importlib.import_module("ngcc.stats")  # a stage, as before
+    with pytest.raises(AttributeError, match=r"^module 'ngcc' has no attribute 'Campagin'$"):
+        ngcc.Campagin  # noqa: B018  # a misspelt name fails as any module's would

@@ -34,6 +34,8 @@ from _testlib import FAILING_SOURCE, build_library, compiler, fake_driver
 from scipy import stats as scipy_stats
 
 import ngcc
+import ngcc.base.files
+import ngcc.report.write
 from ngcc.base.errors import CorruptRecordError, HashError, InstanceCrashError
 from ngcc.cli import main as _cli
 from ngcc.driver import child as _child

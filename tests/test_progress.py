@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import sys
+import types
 
 import pytest
 
-from ngcc.base.progress import Progress, clock, progress_of
+from ngcc.base import progress as _progress
+from ngcc.base.progress import Progress, choose_mode, clock, jupyter_kernel, progress_of
 
 
 class _Terminal(io.StringIO):
@@ -87,3 +90,61 @@ def test_clock_and_modes():
     assert progress_of(mine) is mine
     with pytest.raises(ValueError, match="progress mode"):
         Progress("loud")  # type: ignore[arg-type]
+
+
+def test_auto_chooses_a_widget_in_jupyter_with_ipywidgets_and_lines_without():
+    assert choose_mode(terminal=False, kernel=True, widgets=True) == "notebook"
+    assert choose_mode(terminal=False, kernel=True, widgets=False) == "lines"
+    assert choose_mode(terminal=True, kernel=True, widgets=False) == "lines"
+    assert choose_mode(terminal=True, kernel=False, widgets=False) == "bar"
+    assert choose_mode(terminal=False, kernel=False, widgets=True) == "lines"
+
+
+class ZMQInteractiveShell:  # what a Jupyter kernel's get_ipython() returns
+    pass
+
+
+class TerminalInteractiveShell:  # plain IPython in a terminal
+    pass
+
+
+def _ipython(monkeypatch, shell) -> None:
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+
+
+def test_a_jupyter_kernel_is_told_from_ipython_in_a_terminal(monkeypatch):
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert not jupyter_kernel()                     # IPython not loaded: not asked
+    _ipython(monkeypatch, TerminalInteractiveShell())
+    assert not jupyter_kernel()
+    _ipython(monkeypatch, None)
+    assert not jupyter_kernel()
+    _ipython(monkeypatch, ZMQInteractiveShell())
+    assert jupyter_kernel()
+
+
+@pytest.mark.parametrize("widgets", [True, False])
+def test_in_a_kernel_auto_draws_tqdms_widget_or_prints_lines(monkeypatch, widgets):
+    _ipython(monkeypatch, ZMQInteractiveShell())
+    monkeypatch.setattr(_progress.importlib.util, "find_spec",
+                        lambda name: object() if widgets and name == "ipywidgets" else None)
+    made = []
+
+    class Widget:  # stands for tqdm.notebook.tqdm, which needs a live kernel
+        def __init__(self, **options):
+            made.append(options)
+            self.total, self.n = options["total"], 0
+
+        def refresh(self) -> None: ...
+        def close(self) -> None: ...
+        def set_postfix_str(self, text: str) -> None: ...
+
+    monkeypatch.setattr("tqdm.notebook.tqdm", Widget)
+    stream = io.StringIO()
+    progress = Progress(stream=stream)
+    with progress.task("measure", total=2, items=2) as task:
+        task.advance(1)
+        task.item_done("SM3 32 B", "34.2 ticks/byte")
+    assert progress.mode == ("notebook" if widgets else "lines")
+    assert [m["desc"] for m in made] == (["measure"] if widgets else [])
+    assert (stream.getvalue() == "") == widgets      # lines only without the widget

@@ -76,3 +76,14 @@ def test_the_pattern_finds_every_placeholder() -> None:
     for character in ("\ue000", "\ue001", "\uf8ff", "\U000f0000", "\U0010fffd", "▯"):
         assert placeholders(f"a{character}b"), repr(character)
     assert placeholders("µs × ⚠ – ± — … 10⁶ ≥ · →") == []
+
+
+def test_a_wide_table_breaks_its_figures_before_the_interval_and_scrolls_in_the_page():
+    page = _export.html_page("| instance | median (95 % CI) |\n|---|---|\n"
+                             "| SM3 | 1930 k (1789 k – 2054 k), loop 2023 |\n", {})
+    cell = re.search(r'<td class="num">(.*?)</td>', page).group(1)
+    # the only breaks: before the interval and before the loop figure
+    assert cell == "1930\u00a0k (1789\u00a0k\u00a0–\u00a02054\u00a0k), loop\u00a02023"
+    table_rule = re.search(r"table\{([^}]*)\}", page).group(1)
+    assert "overflow-x:auto" in table_rule and "max-width:100%" in table_rule
+    assert "nowrap" not in re.search(r"td\.num\{([^}]*)\}", page).group(1)

@@ -148,11 +148,13 @@ def test_a_widened_affinity_is_flagged_repeated_by_strict_and_on_the_page(tmp_pa
     record = run.records[0]
     assert all(trial.affinity_changed for trial in record.trials)
     flagged = [flag.trial for flag in record.statistics.flags if flag.code == "affinity_changed"]
-    assert flagged == [0, 1]
+    # every trial: the 2 planned, and any a slow speed state of a busy host added
+    assert flagged == [trial.index for trial in record.trials] and len(flagged) >= 2
     assert record.rejected_trials and {r.code for r in record.rejected_trials} == {
         "affinity_changed"}  # --strict repeated them (and kept the last attempts)
-    page = _report.candidate_page(load_run(run.path), page_key(record.candidate, record.label))
-    assert "`affinity_changed`: 2 trials in 1 of 1 record" in page
+    page = _report.candidate_page(load_run(run.path),
+                                  page_key(record.candidate, record.label))
+    assert "`affinity_changed`: %d trials in 1 of 1 record" % len(flagged) in page
 
 
 # ------------------------------------------------------------------ forged timings

@@ -35,9 +35,9 @@ sys.meta_path.insert(0, HoldOneImport())
 """
 
 
-@pytest.mark.parametrize("held", ["ngcc.kat", "ngcc.cli.main"])
+@pytest.mark.parametrize("held", ["ngcc.base.version", "ngcc.cli.main"])
 def test_python_m_ngcc_interrupted_while_starting_says_one_line(tmp_path, held):
-    # ngcc.kat: while the package imports (ngcc/__init__.py); ngcc.cli.main: while the
+    # ngcc.base.version: while the package imports (ngcc/__init__.py); ngcc.cli.main: while the
     # command line's modules import (ngcc/__main__.py).
     (tmp_path / "sitecustomize.py").write_text(HOLDING_IMPORT)
     marker = tmp_path / "importing"

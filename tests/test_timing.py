@@ -13,6 +13,7 @@ import pytest
 from _testlib import FAILING_SOURCE, NO_ENTRY_SOURCE, build_library
 
 import ngcc
+import ngcc.driver.timing
 from ngcc import _core
 from ngcc.base.errors import HashError, LibraryError, UnknownInstanceError
 

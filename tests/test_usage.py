@@ -123,7 +123,7 @@ def test_html_tables_align_figures_right():
     page = _export.html_pages({"p.md": "# t\n\n| instance | mean | n |\n|---|---|---|\n"
                                        "| `SM3` | 17.5 k | 240 (2 × 120) |\n"}, {})["p.html"]
     assert "<td><code>SM3</code></td>" in page
-    assert '<td class="num">17.5 k</td><td class="num">240 (2 × 120)</td>' in page
+    assert '<td class="num">17.5\u00a0k</td><td class="num">240 (2\u00a0×\u00a0120)</td>' in page
     assert "td.num{text-align:right" in page
 
 

@@ -11,6 +11,7 @@ import pytest
 from _fakerun import make_run
 
 import ngcc
+import ngcc.report.validate
 from ngcc.base.errors import ValidationError
 from ngcc.cli.main import main
 from ngcc.evidence import records as _records

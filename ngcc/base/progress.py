@@ -1,7 +1,9 @@
-"""Progress of long work, on stderr: a bar on a terminal, plain lines otherwise, or nothing.
+"""Progress of long work, on stderr: a bar on a terminal or in Jupyter, plain lines
+otherwise, or nothing.
 
 One reporter for every long task (the campaign's phases, ``ngcc kat``'s files,
-``ngcc leak``'s calls). On a terminal it draws a tqdm bar per task; written to a file
+``ngcc leak``'s calls). On a terminal it draws a tqdm bar per task; in a Jupyter
+kernel a tqdm widget bar where ipywidgets is installed (lines where not); written to a file
 or a pipe it prints one plain line per finished item (what, its figure, elapsed time,
 ETA) and never a carriage return, so a log stays readable; turned off it prints
 nothing. Library code reports through a :class:`Progress` it was given; it never
@@ -16,6 +18,7 @@ prints by itself.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from types import TracebackType
@@ -23,7 +26,8 @@ from typing import Any, Literal, TextIO
 
 from ngcc.base.untrusted import plain
 
-Mode = Literal["auto", "bar", "lines", "off"]
+Mode = Literal["auto", "bar", "notebook", "lines", "off"]
+MODES = ("auto", "bar", "notebook", "lines", "off")
 #: The bar format of every task: ``measure:  40%|████      | 00:12<00:18 SM3 64 B``.
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}{postfix}"
 
@@ -38,10 +42,28 @@ def clock(seconds: float | None) -> str:
     return "%d:%02d:%02d" % (hours, minutes, secs) if hours else "%d:%02d" % (minutes, secs)
 
 
+def jupyter_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (an IPython shell that talks over ZMQ:
+    JupyterLab, Notebook, VS Code); IPython is asked only when it is loaded already."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def choose_mode(terminal: bool, kernel: bool, widgets: bool) -> Mode:
+    """What ``auto`` is: a widget bar in a Jupyter kernel that has ipywidgets (tqdm's
+    notebook bar needs it), a text bar on a terminal, else lines (a log, a pipe, a
+    kernel without widgets: its stream would show every redraw of a text bar)."""
+    if kernel:
+        return "notebook" if widgets else "lines"
+    return "bar" if terminal else "lines"
+
+
 class Progress:
-    """Where progress goes: ``bar`` (tqdm bars), ``lines`` (one line per finished item,
-    no ``\\r``), ``off`` (nothing), or ``auto`` (``bar`` when ``stream`` is a terminal,
-    else ``lines``).
+    """Where progress goes: ``bar`` (tqdm bars), ``notebook`` (tqdm's Jupyter widget
+    bars), ``lines`` (one line per finished item, no ``\\r``), ``off`` (nothing), or
+    ``auto`` (:func:`choose_mode`: the widget bar in a Jupyter kernel with ipywidgets,
+    ``bar`` when ``stream`` is a terminal, else ``lines``).
 
     Args:
         mode: one of the four modes.
@@ -49,12 +71,14 @@ class Progress:
     """
 
     def __init__(self, mode: Mode = "auto", stream: TextIO | None = None):
-        if mode not in ("auto", "bar", "lines", "off"):
-            raise ValueError("progress mode must be auto, bar, lines or off, got %r" % mode)
+        if mode not in MODES:
+            raise ValueError("progress mode must be %s, got %r" % (", ".join(MODES), mode))
         self._stream = stream
         if mode == "auto":
             isatty = getattr(self.stream, "isatty", None)
-            mode = "bar" if callable(isatty) and isatty() else "lines"
+            kernel = jupyter_kernel()
+            mode = choose_mode(callable(isatty) and bool(isatty()), kernel,
+                               kernel and importlib.util.find_spec("ipywidgets") is not None)
         self.mode: Mode = mode
 
     @property
@@ -64,6 +88,11 @@ class Progress:
     @property
     def enabled(self) -> bool:
         return self.mode != "off"
+
+    @property
+    def bars(self) -> bool:
+        """Whether tasks draw bars (on a terminal or as Jupyter widgets)."""
+        return self.mode in ("bar", "notebook")
 
     def task(self, name: str, total: float = 0.0, items: int | None = None) -> Task:
         """A task of ``total`` units of work (e.g. estimated seconds) in ``items`` items
@@ -109,10 +138,11 @@ class Task:
 
     def _show(self) -> None:
         """Draw the bar once the amount of work is known (a bar of nothing is no use)."""
-        if self._bar is None and not self._closed and self.progress.mode == "bar" \
-                and self.total > 0:
-            from tqdm import tqdm  # imported when a bar is shown: ~30 ms
-
+        if self._bar is None and not self._closed and self.progress.bars and self.total > 0:
+            if self.progress.mode == "notebook":
+                from tqdm.notebook import tqdm  # a widget: no file, its own width
+            else:
+                from tqdm import tqdm  # imported when a bar is shown: ~30 ms
             self._bar = tqdm(total=self.total, desc=self.name, leave=False,
                              dynamic_ncols=True, file=self.progress.stream,
                              bar_format=BAR_FORMAT)

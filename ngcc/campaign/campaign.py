@@ -29,21 +29,14 @@ from typing import Any
 from ngcc.base import files as _files
 from ngcc.base import progress as _progress
 from ngcc.base.clock import utc_now
-from ngcc.base.errors import (
-    ChildError,
-    HostError,
-    MeasurementWarning,
-)
+from ngcc.base.errors import ChildError, HostError, MeasurementWarning
 from ngcc.campaign import leak_step as _leaks
 from ngcc.campaign import results as _results
 from ngcc.campaign.cost import CostEstimate, estimate, planned_job, trial_cost
 from ngcc.campaign.failures import FailureWatch
 from ngcc.campaign.keeper import TrialKeeper
-from ngcc.campaign.record import per_byte, runner_name, write_job
-from ngcc.campaign.rundir import (
-    RunDirectory,
-    nothing_to_measure,
-)
+from ngcc.campaign.record import FlagWarnings, per_byte, runner_name, write_job
+from ngcc.campaign.rundir import RunDirectory, nothing_to_measure
 from ngcc.campaign.settings import INTERLEAVED_WHOLE_JOBS, CampaignSettings
 from ngcc.driver import child as _child
 from ngcc.driver import kat
@@ -90,7 +83,8 @@ class Campaign:
             documented there); or give them as keyword arguments (``quick=True``,
             ``lengths=[64]``, ``run_dir=…``), not both.
         progress: how the campaign shows its progress on stderr: True (a bar per
-            phase on a terminal, otherwise one line per finished job with its figure,
+            phase on a terminal or, with ipywidgets, in Jupyter; otherwise one line
+            per finished job with its figure,
             the elapsed time and the ETA), False (nothing), or a
             :class:`ngcc.base.progress.Progress`.
         on_plan: called with the :class:`CostEstimate` once the calibration has
@@ -145,7 +139,7 @@ class Campaign:
             if (s.kat_manifest, s.kat_official) != (None, None) else kat.check)
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
-        self._watch = FailureWatch()
+        self._watch, self._flags = FailureWatch(), FlagWarnings()
         self._resubmitted: list[Resubmitted] = []
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
@@ -211,11 +205,15 @@ class Campaign:
                 or the CPU (the message names its pid).
 
         A run whose jobs partly failed is returned: its :attr:`Run.failed_jobs` say
-        which (the command line then exits with status 1).
+        which (the command line then exits with status 1). Flagged trials warn as the
+        command line shows them: the first job of each kind, then one line per kind.
         """
-        if (self.settings.workers, self.settings.scheduler, self.executor) != (None, None, None):
-            return self._run_distributed()
-        return self._locked(dry_run=False)
+        self._flags = FlagWarnings()  # this run's (``record.FlagWarnings``)
+        run = self._run_distributed() if (self.settings.workers, self.settings.scheduler,
+                                          self.executor) != (None, None, None) \
+            else self._locked(dry_run=False)
+        self._flags.warn_summary(run.records, stacklevel=2)
+        return run
 
     def dry_run(self) -> CostEstimate:
         """The KAT gate and the calibration, then stop: what :meth:`run` would measure.
@@ -384,7 +382,8 @@ class Campaign:
         """The job's raw samples and record (``record.write_job``), as this campaign's."""
         return write_job(self.run_dir, job, taken, rejected, run_id=self._run.state.run_id,
                          build=self._build[job.label], settings=self.settings,
-                         order=self.order, runner=runner_name(self.runner), env=env)
+                         order=self.order, runner=runner_name(self.runner), env=env,
+                         flags=self._flags)
 
     # measure on an executor (--workers, --scheduler) ----------------------------
 

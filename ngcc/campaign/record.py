@@ -1,6 +1,7 @@
 """A job's record, assembled from its trials and written: raw samples first, then the
 record (the commit point). The warnings a finished job gives (``--strict``'s repeats,
-a missed ``--target-ci``, flagged trials) are said here, once per record."""
+a missed ``--target-ci``, flagged trials) are said here, once per record; flagged trials
+collapsed across a run (:class:`FlagWarnings`) for every entry point alike."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from ngcc.evidence.model import (
 )
 from ngcc.measure.job import Taken
 from ngcc.stats import flags as _flags
+from ngcc.stats import groups as _groups
 from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
@@ -50,6 +52,37 @@ def target_missed(job: Job, trials: int, reached: float | None, target: float,
                "±%.2f %%" % reached if reached is not None else "— (one trial)"))
 
 
+class FlagWarnings:
+    """A run's trial-flag warnings collapsed: the first job's warning of each kind of flag
+    as it comes, the others counted, then :meth:`warn_summary` one warning per kind for
+    the run (a campaign on a busy host would otherwise warn for nearly every job)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, int] = {}
+
+    def warn(self, message: str, code: str, stacklevel: int) -> None:
+        """Warn of one job's ``code`` trials if it is the first such job of the run."""
+        if code in self.held:
+            self.held[code] += 1
+            return
+        self.held[code] = 0
+        warnings.warn(TrialFlagWarning("%s (further jobs with %s trials: one line at the "
+                                       "end)" % (message, code), code), stacklevel=stacklevel + 1)
+
+    def summary(self, records: Sequence[Record]) -> list[tuple[str, str]]:
+        """(code, line) per kind of flag that had jobs held back: trials, jobs, the worst."""
+        return [(code, "%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
+            len(flagged), len({(r.label, r.message_bytes) for r, _ in flagged}), code,
+            worst_record.label, worst_record.message_bytes, worst.message))
+            for code, flagged, (worst_record, worst) in _groups.flag_kinds(records)
+            if self.held.get(code)]
+
+    def warn_summary(self, records: Sequence[Record], stacklevel: int) -> None:
+        """One :class:`TrialFlagWarning` per kind held back (:meth:`summary`)."""
+        for code, line in self.summary(records):
+            warnings.warn(TrialFlagWarning(line, code), stacklevel=stacklevel + 1)
+
+
 def per_byte(record: Record) -> str:
     """``16.3 ticks/byte (CPU time)``: a finished job's leading figure for its progress
     line, in the counter's unit (``ns`` where the counter gave nanoseconds)."""
@@ -61,21 +94,24 @@ def per_byte(record: Record) -> str:
 
 def write_job(run_dir: Path, job: Job, taken: Sequence[Taken],
               rejected: Sequence[RejectedTrial], *, run_id: str, build: BuildEntry,
-              settings: CampaignSettings, order: str, runner: str, env: Environment) -> Record:
+              settings: CampaignSettings, order: str, runner: str, env: Environment,
+              flags: FlagWarnings | None = None) -> Record:
     """Write the job's raw samples, then its record (:func:`job_record`); return it."""
     raw_sha = _records.dump_raw(_records.path_in(run_dir, job.raw), job.message_bytes,
                                 [t.measured.cycles for t in taken])
     record = job_record(job, taken, rejected, raw_sha, run_id=run_id, build=build,
-                        settings=settings, order=order, runner=runner, env=env)
+                        settings=settings, order=order, runner=runner, env=env, flags=flags)
     _records.dump_record(run_dir, record)
     return record
 
 
 def job_record(job: Job, taken: Sequence[Taken], rejected: Sequence[RejectedTrial],
                raw_sha: str, *, run_id: str, build: BuildEntry, settings: CampaignSettings,
-               order: str, runner: str, env: Environment) -> Record:
+               order: str, runner: str, env: Environment,
+               flags: FlagWarnings | None = None) -> Record:
     """The record of a finished job: its plan, its trials (their statistics as measured)
-    and the job's statistics, on ``env`` (the host and CPU its trials ran on)."""
+    and the job's statistics, on ``env`` (the host and CPU its trials ran on); its
+    flagged trials told through ``flags`` (None: a warning per kind of this job)."""
     entries = tuple(t.trial for t in taken)
     statistics = _stats.aggregate_trials(
         entries, [t.measured.cycles for t in taken], job.message_bytes, env.cpu)
@@ -92,11 +128,10 @@ def job_record(job: Job, taken: Sequence[Taken], rejected: Sequence[RejectedTria
         warnings.warn(MeasurementWarning(target_missed(
             job, len(taken), reached, target, settings.statistic)), stacklevel=6)
     for code, count, worst in _flags.flag_groups(statistics.flags):
-        warnings.warn(TrialFlagWarning(
+        (flags or FlagWarnings()).warn(
             "%s at %d B: %s" % (job.label, job.message_bytes, worst.message)
             if count == 1 else "%s at %d B: %d trials flagged %s; the worst: %s"
-            % (job.label, job.message_bytes, count, code, worst.message), code),
-            stacklevel=6)
+            % (job.label, job.message_bytes, count, code, worst.message), code, stacklevel=6)
     return Record(
         run_id=run_id, candidate=job.candidate, instance=job.instance,
         label=job.label, family=build.family, digest_bits=build.digest_bits,

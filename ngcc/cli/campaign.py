@@ -23,15 +23,15 @@ from ngcc.cli.common import (
 )
 from ngcc.cli.options import add_labels, add_setting, add_settings, settings_of
 from ngcc.cli.summary import (
-    WIDTH,
-    FlagWarnings,
     campaign_summary,
     failure_lines,
     kept_words,
     print_plan,
+    show_warning,
     verdict_text,
 )
 from ngcc.measure import leak_measurement as _leak
+from ngcc.report.tables import WIDTH
 from ngcc.stats import groups as _analysis
 
 
@@ -107,10 +107,9 @@ def _run_campaign(args: argparse.Namespace) -> int:
             args.instances, settings=_settings(args), progress=not args.quiet,
             on_wait=print_wait, on_plan=print_plan(sys.stdout) if args.dry_run
             else None if args.quiet else print_plan(sys.stderr))
-    flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
-        warnings.showwarning = flag_warnings.show
+        warnings.showwarning = show_warning
         try:
             if args.dry_run:
                 campaign.dry_run()
@@ -123,8 +122,6 @@ def _run_campaign(args: argparse.Namespace) -> int:
             print("ngcc: interrupted; %s: run the same command again to resume"
                   % kept_words(campaign.run_dir), file=sys.stderr)
             return 130
-    for line in flag_warnings.summary(run):
-        print("ngcc: warning: %s" % plain(line), file=sys.stderr)
     if not args.quiet and run.records:  # no empty table for a run that measured nothing
         print(campaign_summary(run, wide=args.wide))
         print(verdict_text(run))

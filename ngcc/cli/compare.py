@@ -10,6 +10,7 @@ from pathlib import Path
 from ngcc.base.errors import UsageError
 from ngcc.cli.common import usage_checks
 from ngcc.evidence.run import load_run
+from ngcc.report.tables import WIDTH
 
 
 def _alpha(text: str) -> float:
@@ -61,6 +62,10 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
                         help="significance level (default 0.05; the CI is 1 - alpha)")
     parser.add_argument("--format", choices=_compare_runs.FORMATS, default="table",
                         help="output format (default table; csv prints the notes on stderr)")
+    parser.add_argument("--wide", action="store_true",
+                        help="every column in the text table (each side's label, the "
+                             "figure's name, the trials); by default it fits %d columns"
+                             % WIDTH)
     parser.add_argument("--plot", type=Path, metavar="FILE",
                         help="also draw the ratio and its CI against message length to "
                              "FILE.png and FILE.svg")
@@ -99,7 +104,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     if args.format == "csv":
         for note in result.notes:
             print("ngcc: note: %s" % note, file=sys.stderr)
-    sys.stdout.write(_compare_runs.render(result, args.format))
+    sys.stdout.write(_compare_runs.render(result, args.format, wide=args.wide))
     for path in plots:
         print("ngcc: wrote %s" % path, file=sys.stderr)
     return 0

@@ -18,13 +18,19 @@ from ngcc.cli.common import (
     _positive_seconds,
     add_wait,
     print_wait,
-    table,
     usage_checks,
 )
 from ngcc.cli.options import add_settings, settings_of
-from ngcc.cli.summary import FlagWarnings, kept_words, print_plan, verdict_text
+from ngcc.cli.summary import (
+    folder_table,
+    kept_words,
+    print_plan,
+    show_warning,
+    verdict_text,
+)
 from ngcc.library import build as _build
 from ngcc.library.archive import KIND_FLAGS
+from ngcc.report.tables import WIDTH, fit
 from ngcc.stats import groups as _analysis
 
 
@@ -79,6 +85,10 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                              "default: %(default)g")
     parser.add_argument("--quiet", action="store_true",
                         help="no plan and no progress; the table of folders still")
+    parser.add_argument("--wide", action="store_true",
+                        help="every column in the table of folders (the whole folder, the "
+                             "options it was built with, the outcome's reason, the figure "
+                             "at every length); by default it fits %d columns" % WIDTH)
     add_wait(parser)
     parser.set_defaults(run=_run_evaluate)
 
@@ -99,7 +109,6 @@ def _folder_option(option: str, metavar: str) -> Callable[[str], FolderOption]:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from ngcc.app import dryrun as _dryrun
     from ngcc.app import evaluate as _evaluate
-    from ngcc.report import folders as _folders
 
     with usage_checks():  # the campaign's settings, checked before any folder is built
         settings = CampaignSettings.make(**settings_of(
@@ -109,10 +118,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print(plain(line))
         return 0
     run_dir = settings.run_dir
-    flag_warnings = FlagWarnings()
     with warnings.catch_warnings():
         warnings.simplefilter("always", MeasurementWarning)
-        warnings.showwarning = flag_warnings.show
+        warnings.showwarning = show_warning
         try:
             result = _evaluate.evaluate(
                 args.archives, settings=settings, formats=args.formats or ("markdown", "html"),
@@ -124,12 +132,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             print("ngcc: interrupted; the folders built and %s: run the same command "
                   "again to resume" % plain(kept_words(run_dir)), file=sys.stderr)
             return 130
-    verdicts = ({b.label: b.kat.verdict for b in result.run.build_entries}
-                if result.run is not None else {})
-    rows = [("folder", "kind", "built with", "library", "outcome")]
-    rows += [(plain(f.folder), f.kind, plain(f.options), f.label or "-",
-              _folders.outcome(f, verdicts, plain)) for f in result.evaluation.folders]
-    print(table(rows))
+    print("\n".join(folder_table(result.evaluation.folders, result.run, args.wide)))
+    adjusted = [(f.label or f.folder, a) for f in result.evaluation.folders for a in f.adjustments]
+    if adjusted:  # what the diagnosis changed, and why, under the table
+        print("\n" + "\n".join(fit("adjusted %s: %s" % (plain(label), plain(adjustment)))
+                                for label, adjustment in adjusted))
     for entry in result.evaluation.folders:  # the whole reason evaluation.json holds
         if entry.reason is not None and entry.status != "built":
             print("\n%s %s:\n%s" % (entry.status, plain(entry.folder), "\n".join(
@@ -137,8 +144,6 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     for entry in result.evaluation.builtin_names():
         print("ngcc: note: %s %s" % (plain(entry.folder), entry.name_note()), file=sys.stderr)
     if result.run is not None:
-        for line in flag_warnings.summary(result.run):
-            print("ngcc: warning: %s" % plain(line), file=sys.stderr)
         index = next((p for p in result.report if p.name == "index.md"), None)
         print(plain("evidence: %s%s" % (run_dir, "   report: %s" % index if index else "")))
         print(verdict_text(result.run))

@@ -17,6 +17,7 @@ from ngcc.measure import host as _host
 from ngcc.measure import locks as _locks
 from ngcc.measure import tuning as _tuning
 from ngcc.report import host as _host_words
+from ngcc.report.tables import fitted_table, notes
 
 
 def add_info(subcommands: argparse._SubParsersAction) -> None:
@@ -112,15 +113,18 @@ def _run_host(args: argparse.Namespace) -> int:
         for line in _tuning.tune(found) or ["nothing to tune"]:
             print("tuned %s" % line)
         found = _tuning.settings(cpu)
-    print(table([("setting", "now", "fit", "fix"),
-                 *((s.name, s.now, "yes" if s.fit else "no" + (" *" if s.tunable else ""),
-                    s.fix if not s.fit else "") for s in found)]))
+    print("\n".join(fitted_table([("setting", "now", "fit"), *(
+        (s.name, s.now, "yes" if s.fit else "no" + (" *" if s.tunable else ""))
+        for s in found)])))
     unfit = _tuning.unfit(found)
     if not unfit:
         print("this host is fit to publish")
         return 0
+    # the fixes under the table: a command line is too long for a column
+    print("\n".join(notes(("%s: %s" % (s.name, s.fix) for s in unfit), prefix="fix ")))
     tunable = sum(s.tunable for s in unfit)
-    print("this host is not fit to publish: %s%s" % (
+    print("\n".join(notes(["this host is not fit to publish: %s%s" % (
         ", ".join(s.name for s in unfit),
-        "; `sudo ngcc host --tune` fixes the %d marked *" % tunable if tunable else ""))
+        "; `sudo ngcc host --tune` fixes the %d marked *" % tunable if tunable else "")],
+        prefix="")))
     return 0

@@ -1,5 +1,5 @@
 """What ``ngcc campaign`` and ``ngcc evaluate`` print around a measurement: the plan,
-the trial-flag warnings (the first of each kind, then one line per kind), what an
+the warnings (one line each, above the progress), what an
 interrupted run keeps, the summary table, one line per cause of failure, and the
 publishability verdict."""
 
@@ -13,53 +13,25 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from tqdm import tqdm
-
 from ngcc.base import format as _format
-from ngcc.base.errors import NgccError, TrialFlagWarning
+from ngcc.base.errors import NgccError
 from ngcc.base.untrusted import plain
 from ngcc.campaign.cost import CostEstimate
 from ngcc.evidence import figures as _figures
+from ngcc.evidence.evaluation import FolderEntry
 from ngcc.evidence.model import Job, Record
 from ngcc.evidence.run import Run, load_run
-from ngcc.report.tables import aligned_table
+from ngcc.report.tables import WIDTH, aligned_table, fit
 from ngcc.stats import groups as _analysis
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str,
-                  lineno: int, file: object = None, line: str | None = None) -> None:
+def show_warning(message: Warning | str, category: type[Warning], filename: str,
+                 lineno: int, file: object = None, line: str | None = None) -> None:
+    """A warning as one ``ngcc: warning:`` line above the progress bar (the library has
+    collapsed trial flags already: ``campaign.record.FlagWarnings``)."""
+    from tqdm import tqdm  # a warning is rare: no command pays for tqdm's import without one
+
     tqdm.write("ngcc: warning: %s" % plain(str(message)), file=sys.stderr)
-
-
-class FlagWarnings:
-    """Shows the first job's warning of each kind of trial flag as it comes and counts
-    the others, which :meth:`summary` then gives as one line per kind for the run (a
-    campaign on a busy host would otherwise print a warning for nearly every job)."""
-
-    def __init__(self) -> None:
-        self.held: dict[str, int] = {}
-
-    def show(self, message: Warning | str, category: type[Warning], filename: str,
-             lineno: int, file: object = None, line: str | None = None) -> None:
-        if isinstance(message, TrialFlagWarning):
-            if message.code in self.held:
-                self.held[message.code] += 1
-                return
-            self.held[message.code] = 0
-            message = "%s (further jobs with %s trials: one line at the end)" % (
-                message, message.code)
-        _show_warning(message, category, filename, lineno, file, line)
-
-    def summary(self, run: Run) -> list[str]:
-        """One line per kind of flag that had jobs held back: trials, jobs, the worst."""
-        lines = []
-        for code, flagged, (worst_record, worst) in _analysis.flag_kinds(run.records):
-            if not self.held.get(code):
-                continue
-            lines.append("%d trial(s) in %d job(s) flagged %s; the worst: %s at %d B: %s" % (
-                len(flagged), len({r.relpath for r, _ in flagged}), code, worst_record.label,
-                worst_record.message_bytes, worst.message))
-        return lines
 
 
 def kept_words(run_dir: Path) -> str:
@@ -101,10 +73,6 @@ def failure_lines(jobs: Sequence[Job], shown: int = 4) -> list[str]:
     return lines
 
 
-#: The widest line ``ngcc campaign`` prints by default (``--wide``: every column).
-WIDTH = 100
-
-
 def campaign_summary(run: Run, wide: bool = False) -> str:
     """The table ``ngcc campaign`` ends with, its legend folded to :data:`WIDTH`: by
     default the columns a reader needs first (each row's figure per byte and per call,
@@ -116,7 +84,7 @@ def campaign_summary(run: Run, wide: bool = False) -> str:
     lines = aligned_table([_wide_header(unit) if wide else _short_header(unit), *rows])
     legend = _WIDE_LEGEND if wide else _SHORT_LEGEND
     return "%s\n\n%s\nevidence: %s\nnext: ngcc report %s" % (
-        "\n".join(lines if wide else [_fit(line) for line in lines]),
+        "\n".join(lines if wide else [fit(line) for line in lines]),
         "\n".join(textwrap.wrap(legend % {"unit": unit}, WIDTH)), run.path, run.path)
 
 
@@ -163,12 +131,6 @@ def _ci(lead: _figures.Value) -> str:
 
 def _kat(record: Record) -> str:
     return record.kat.verdict + (" ⚠" if record.kat.timed_without_pass else "")
-
-
-def _fit(line: str) -> str:
-    """A row cut to :data:`WIDTH` (only a long flags cell or label gets there; ``--wide``
-    shows it whole)."""
-    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
 
 
 _SHORT_LEGEND = (
@@ -226,3 +188,43 @@ def _flag_counts(record: Record) -> str:
     if record.rejected_trials:
         parts.append("%d rejected" % len(record.rejected_trials))
     return ", ".join(parts) or _format.MISSING
+
+
+def folder_table(folders: Sequence[FolderEntry], run: Run | None, wide: bool = False
+                 ) -> list[str]:
+    """The table ``ngcc evaluate`` ends with, a row per folder: by default within
+    :data:`WIDTH` (its submission, kind, library (or folder's name, not built), outcome
+    and its leading figure per byte at the longest length and per call at the shortest);
+    with ``wide`` the whole folder, the options it was built with, the outcome's reason
+    and the figure per byte at every length."""
+    from ngcc.report import folders as _folders
+
+    records = {(r.label, r.message_bytes): r for r in run.records} if run is not None else {}
+    verdicts = {b.label: b.kat.verdict for b in run.build_entries} if run is not None else {}
+    lengths = sorted({n for _, n in records})
+    unit = _figures.unit_word(t.unit for r in records.values() for t in r.trials)
+
+    def figure(label: str | None, n: int, per_call: bool = False) -> str:
+        record = records.get((label or "", n))
+        if record is None:
+            return _format.MISSING
+        lead = record.statistics.figure
+        return _format.cycles(lead.ticks) if per_call else \
+            _format.cycles_per_byte(lead.per_byte(n))
+
+    if wide:
+        return aligned_table([
+            ("folder", "kind", "built with", "library", "outcome",
+             *("%s/byte %s" % (unit, _format.message(n)) for n in lengths)),
+            *((plain(f.folder), f.kind, plain(f.options), f.label or "-",
+               _folders.outcome(f, verdicts, plain), *(figure(f.label, n) for n in lengths))
+              for f in folders)])
+    ends = ["%s/byte %s" % (unit, _format.message(lengths[-1])),
+            "%s/call %s" % (unit, _format.message(lengths[0]))] if lengths else []
+    return [fit(line) for line in aligned_table([
+        ("submission", "kind", "library", "outcome", *ends),
+        *((plain(f.submission), f.kind, plain(f.label or f.folder.rpartition("/")[2]),
+           _folders.outcome(f, verdicts, plain).partition(": ")[0],
+           *((figure(f.label, lengths[-1]), figure(f.label, lengths[0], per_call=True))
+             if lengths else ()))
+          for f in folders)])]

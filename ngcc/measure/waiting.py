@@ -148,7 +148,7 @@ class ShowWait:
             self._end(wait)
             return
         headline = wait.headline()
-        if self.progress.mode == "bar":
+        if self.progress.bars:
             self._bar(wait, headline)
         elif headline != self.shown:
             self.progress.line("ngcc: " + headline)

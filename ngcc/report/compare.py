@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ngcc.base import format as _format
 from ngcc.evidence import figures as _figures
 from ngcc.measure.host import LOAD_LIMIT
-from ngcc.report.tables import aligned_table, markdown_table
+from ngcc.report.tables import aligned_table, markdown_table, notes
 from ngcc.stats import compare as _compare
 from ngcc.stats import pairing as _pairing
 from ngcc.stats.pairing import Pair, RunComparison
@@ -111,6 +111,22 @@ def _tables(result: RunComparison) -> tuple[list[list[str]], list[list[str]]]:
     return rows, summary
 
 
+def _short_tables(result: RunComparison) -> tuple[list[list[str]], list[list[str]]]:
+    """:func:`_tables` within :data:`~ngcc.report.tables.WIDTH`: one column names the
+    pair (``SM3``, or ``Wish512 vs SM3``), the figures are ``A``/``B``, no trials."""
+    rows, summary = _tables(result)
+    units = sorted({row.unit for row in result.rows})
+    unit = unit_word(units[0]) if len(units) == 1 else "see unit"
+
+    def pair(a: str, b: str) -> str:
+        return a if a == b else "%s vs %s" % (a, b)
+
+    short = [["pair", "length", "A (%s)" % unit, "B (%s)" % unit, *rows[0][6:]]]
+    short += [[pair(*row[:2]), *row[2:5], *row[6:]] for row in rows[1:]]
+    return short, [["pair", *summary[0][2:]]] + [[pair(*row[:2]), *row[2:]]
+                                                  for row in summary[1:]]
+
+
 #: The figure a side shows, by ``statistic``: one name per meaning (the pages'
 #: "median" is of all calls pooled; this one is of the trials' own medians).
 FIGURE_NAMES = {"figure": "leading figure",
@@ -134,11 +150,13 @@ def method_text(result: RunComparison) -> str:
                 100 * result.margin))
 
 
-def render(result: RunComparison, fmt: str = "table") -> str:
+def render(result: RunComparison, fmt: str = "table", wide: bool = False) -> str:
     """The comparison as text: ``table`` (aligned columns), ``markdown``, ``csv`` or ``json``.
 
-    ``table`` and ``markdown`` put the notes and the method above the rows and the
-    geometric-mean summary after them; ``csv`` is the
+    ``table`` lays out the rows and the geometric-mean summary within
+    :data:`~ngcc.report.tables.WIDTH` columns (a pair's labels in one column, no trials;
+    ``wide``: every column), then the notes and the method wrapped to that width;
+    ``markdown`` puts the notes and the method above the tables; ``csv`` is the
     :data:`~ngcc.stats.pairing.COLUMNS` only (the notes go elsewhere: the CLI prints
     them to stderr); ``json`` holds everything.
     """
@@ -153,18 +171,17 @@ def render(result: RunComparison, fmt: str = "table") -> str:
         return out.getvalue()
     if fmt not in FORMATS:
         raise ValueError("format %r: choose one of %s" % (fmt, ", ".join(FORMATS)))
-    rows, summary = _tables(result)
+    rows, summary = _tables(result) if fmt == "markdown" or wide else _short_tables(result)
     head = "A: %s\nB: %s" % (result.run_a, result.run_b)
     if fmt == "markdown":
-        notes = "".join("- %s\n" % note for note in result.notes)
+        listed = "".join("- %s\n" % note for note in result.notes)
         return ("%s\n\n%s%s\n\n%s\n\n**Geometric mean over lengths**\n\n%s\n" % (
-            head.replace("\n", "  \n"), notes + "\n" if notes else "", method_text(result),
+            head.replace("\n", "  \n"), listed + "\n" if listed else "", method_text(result),
             "\n".join(markdown_table(rows[0], rows[1:], spaced_rule=True)),
             "\n".join(markdown_table(summary[0], summary[1:], spaced_rule=True))))
-    notes = "".join("note: %s\n" % note for note in result.notes)
-    return "%s\n%s%s\n\n%s\n\ngeometric mean over lengths\n%s\n" % (
-        head, notes, method_text(result), "\n".join(aligned_table(rows)),
-        "\n".join(aligned_table(summary)))
+    return "%s\n\n%s\n\ngeometric mean over lengths\n%s\n\n%s\n" % (
+        head, "\n".join(aligned_table(rows)), "\n".join(aligned_table(summary)),
+        "\n".join(notes(result.notes) + notes([method_text(result)], prefix="")))
 
 
 def _csv_cell(value: object) -> object:

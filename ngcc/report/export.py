@@ -3,10 +3,12 @@
 * :func:`html_page` turns one of ``report.pages``'s Markdown pages into one HTML file that
   needs nothing else: the plots it shows are inline (base64 PNG), a link to a
   distribution plot points at a figure further down the same page, a link to another
-  page points at its ``.html``; no script, no style sheet, no font or image from
-  anywhere else. It converts only the Markdown ``report.pages`` writes (headings,
-  paragraphs, bullets, tables, code, bold, links, images), so the HTML says exactly
-  what the Markdown says.
+  page points at its ``.html`` (its ``#fragment`` kept); no script, no style sheet, no
+  font or image from anywhere else. It converts only the Markdown ``report.pages``
+  writes (headings, paragraphs, bullets, tables, code, bold, links, images, anchors), so
+  the HTML says exactly what the Markdown says. A link's ``#fragment`` names an anchor
+  both forms have: a heading's id as GitHub makes it (:func:`heading_id`), or an anchor
+  a page writes itself (:func:`anchor`: ``<a id="NAME"></a>``, which GitHub renders too).
 * :func:`statistics_frame` is one row per record (library × message length): the keys
   of the record (candidate, instance, label, implementation, message_bytes, the host
   when the record names one), every field of :class:`~ngcc.evidence.model.Statistics`, and
@@ -47,10 +49,11 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-heigh
 color:#1b1b1b;background:#fff;max-width:78rem;margin:2rem auto;padding:0 1.5rem}
 h1{font-size:1.5rem;border-bottom:2px solid #ccc;padding-bottom:.3rem}
 h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}
+table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem;display:block;max-width:100%;
+overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}
 th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f3f3f3;
 padding:0 .2rem;border-radius:3px;white-space:nowrap}
 img{max-width:min(100%,52rem);height:auto}figure{margin:1rem 0}
@@ -147,6 +150,9 @@ _ESCAPED = re.compile(r"\\([\\`*\[\]<>|!~#])")  # _untrusted.markdown_text's esc
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s\ue000\ue001]+)\)")
 _LINK = re.compile(r"\[(.+?)\]\(([^)\s\ue000\ue001]+)\)")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+#: An anchor a page writes (:func:`anchor`); its name as ``base.untrusted.local_href``
+#: allows in a fragment. Library text cannot write one: its ``<`` is escaped or in code.
+_ANCHOR = re.compile(r'<a id="([A-Za-z0-9_.+@-]+)"></a>')
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
@@ -158,6 +164,49 @@ def _anchor(name: str) -> str:
     """The id of a plot's figure: its file name (names hold only letters, digits and
     ``- _ . + @``, each allowed in an id and a URL fragment)."""
     return "fig-" + html.escape(name, quote=True)
+
+
+def anchor(name: str) -> str:
+    """An anchor of a page, for a ``[text](#name)`` link to where it stands: ``<a
+    id="name"></a>``, kept as it is in the HTML. ``name``: letters, digits and ``- _ . +
+    @``.
+
+    Raises:
+        ValueError: another character in ``name`` (a link to it would not be live).
+    """
+    made = '<a id="%s"></a>' % name
+    if not _ANCHOR.fullmatch(made):
+        raise ValueError("an anchor's name holds only letters, digits and - _ . + @: %r"
+                         % name)
+    return made
+
+
+def heading_id(text: str) -> str:
+    """The id of a heading, as GitHub makes it from its text (code spans and links as
+    the text they show): lower case, every character but letters, digits, ``-``, ``_``
+    and spaces dropped, spaces made ``-``: ``## Constant time (beyond the guide's
+    structure)`` → ``constant-time-beyond-the-guides-structure``."""
+    shown = _LINK.sub(r"\1", text.replace("`", ""))
+    return re.sub(r"[^\w\- ]", "", shown.strip().lower()).replace(" ", "-")
+
+
+def markdown_anchors(markdown: str) -> list[str]:
+    """The anchors of a Markdown page: its headings' ids (a repeated one numbered ``-1``,
+    ``-2``, as GitHub numbers them) and the anchors it writes."""
+    ids: list[str] = []
+    for line in markdown.split("\n"):
+        if line.startswith(("# ", "## ")):
+            ids.append(_unique(heading_id(line.split(" ", 1)[1]), ids))
+        ids += _ANCHOR.findall(line)
+    return ids
+
+
+def _unique(name: str, taken: Sequence[str]) -> str:
+    number, unique = 0, name
+    while unique in taken:
+        number += 1
+        unique = "%s-%d" % (name, number)
+    return unique
 
 
 class _Inline:
@@ -189,7 +238,9 @@ class _Inline:
 
         text = text.replace("\ue000", "").replace("\ue001", "").replace("\\|", "|")
         text = _CODE.sub(hold, text)
-        out = html.escape(_ESCAPED.sub(escaped, text), quote=True)
+        text = _ESCAPED.sub(escaped, text)  # what is left of "<" is the page's own
+        text = _ANCHOR.sub(lambda match: self._hold(match.group(0), ""), text)
+        out = html.escape(text, quote=True)
         out = _IMAGE.sub(self._image, out)
         out = _LINK.sub(self._link, out)
         out = _BOLD.sub(r"<strong>\1</strong>", out)
@@ -219,8 +270,9 @@ class _Inline:
         text, href = match.group(1), html.unescape(match.group(2))
         if not _untrusted.local_href(href):
             return text  # not a file of the run directory: never a live link
-        if href.endswith(".md"):
-            return f'<a href="{html.escape(html_name(href))}">{text}</a>'
+        page, mark, fragment = href.partition("#")
+        if page.endswith(".md"):
+            return f'<a href="{html.escape(html_name(page) + mark + fragment)}">{text}</a>'
         if href in self.images:
             if href not in [name for name, _ in self.figures]:
                 # the caption is shown after this block: its held pieces go back now
@@ -245,10 +297,19 @@ def _table(rows: Sequence[str], inline: _Inline) -> list[str]:
     header, body = cells(rows[0]), [cells(row) for row in rows[2:]]
     lines = ["<table>", "<thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in header)
              + "</tr></thead>", "<tbody>"]
-    lines += ["<tr>" + "".join(f'<td class="num">{inline(c)}</td>' if _NUMBER.fullmatch(c)
+    lines += ["<tr>" + "".join(f'<td class="num">{inline(_figure_breaks(c))}</td>'
+                               if _NUMBER.fullmatch(c)
                                else f"<td>{inline(c)}</td>" for c in row) + "</tr>"
               for row in body]
     return lines + ["</tbody>", "</table>"]
+
+
+def _figure_breaks(cell: str) -> str:
+    """A figure cell that breaks only before its interval or loop figure (``1930 k`` /
+    ``(1789 k – 2054 k)``): a wide table's columns take two lines, not the window's width
+    (and a table wider still scrolls inside the page: ``STYLE``)."""
+    return (cell.replace(" ", "\u00a0").replace("\u00a0(", " (")
+            .replace(",\u00a0loop", ", loop"))
 
 
 #: A cell that is a figure (``1455``, ``17.5 k``, ``± 16.45 %``, ``629 ns``, ``240 (2 × 120)``,
@@ -290,11 +351,14 @@ def html_page(markdown: str, images: Mapping[str, bytes]) -> str:
     inline = _Inline(images)
     body: list[str] = []
     title = "ngcc report"
+    ids: list[str] = []
     for kind, lines in _blocks(markdown):
         if kind in ("h1", "h2"):
             text = lines[0].split(" ", 1)[1]
             title = text if kind == "h1" else title
-            body.append(f"<{kind}>{inline(text)}</{kind}>")
+            ids.append(_unique(heading_id(text), ids))
+            body.append(f'<{kind} id="{html.escape(ids[-1], quote=True)}">{inline(text)}'
+                        f"</{kind}>")
         elif kind == "table":
             body += _table(lines, inline)
         elif kind == "list":

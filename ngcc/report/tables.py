@@ -7,6 +7,7 @@ it out, and return the table's lines (no trailing newline).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 
 
@@ -40,3 +41,26 @@ def aligned_table(rows: Sequence[Sequence[str]], right_from: int | None = None) 
     return ["  ".join(cell.rjust(w) if i >= right else cell.ljust(w)
                       for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
             for row in rows]
+
+
+#: The widest line a command prints by default, table and notes alike (``--wide``:
+#: a table's every column, as wide as they come).
+WIDTH = 100
+
+
+def fit(line: str, width: int = WIDTH) -> str:
+    """A line cut to ``width`` with ``…`` (a long label or cell; ``--wide`` shows it)."""
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def fitted_table(rows: Sequence[Sequence[str]], right_from: int | None = None,
+                 width: int = WIDTH) -> list[str]:
+    """:func:`aligned_table` with each line cut to ``width`` (:func:`fit`)."""
+    return [fit(line, width) for line in aligned_table(rows, right_from)]
+
+
+def notes(texts: Iterable[str], prefix: str = "note: ", width: int = WIDTH) -> list[str]:
+    """Each text as a paragraph of lines within ``width``, the first after ``prefix``,
+    the others indented two spaces: notes printed under a table."""
+    return [line for text in texts for line in textwrap.wrap(
+        prefix + text, width, subsequent_indent="  ", break_on_hyphens=False)]

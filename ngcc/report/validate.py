@@ -206,16 +206,22 @@ def page_links(path: Path) -> list[str]:
     return _MARKDOWN_LINK.findall(_untrusted.CODE_SPAN.sub("", text))
 
 
+def page_anchors(page: Path) -> list[str]:
+    """What a ``#fragment`` may name on a page: an HTML page's ids, a Markdown page's
+    headings and anchors (``report.export.markdown_anchors``)."""
+    text = _untrusted.read_text(page)
+    return _HTML_ID.findall(text) if page.suffix == ".html" else _export.markdown_anchors(text)
+
+
 def link_problem(run_dir: Path, page: Path, target: str) -> str | None:
     """What is wrong with one link of ``page`` (None when it resolves to a file inside
-    the run directory, or is an inline PNG image, or names an anchor the page has).
-    Any other address is refused: another host, ``javascript:``, ``data:`` (but the
-    images), an absolute path, ``..``."""
+    the run directory, or is an inline PNG image; a ``#fragment`` must name an anchor
+    of the page it points at, in Markdown as in HTML). Any other address is refused:
+    another host, ``javascript:``, ``data:`` (but the images), an absolute path, ``..``."""
     if target.startswith("src=data:"):
         return None if _INLINE_PNG.fullmatch(target[4:]) else "inline data other than a PNG image"
     if target.startswith("#"):
-        ids = _HTML_ID.findall(_untrusted.read_text(page))
-        return None if page.suffix != ".html" or target[1:] in ids else "an anchor the page lacks"
+        return None if target[1:] in page_anchors(page) else "an anchor the page lacks"
     if _SCHEME.match(target) or target.startswith("//"):
         return "an address outside the run directory (a report links only its own files)"
     relative = unquote(target.split("#", 1)[0].split("?", 1)[0])
@@ -228,7 +234,13 @@ def link_problem(run_dir: Path, page: Path, target: str) -> str | None:
         return "a file outside the run directory"
     if not _untrusted.local_href(target):
         return "not a plain relative path (a report writes only those)"
-    return None if resolved.is_file() else "which does not exist"
+    if not resolved.is_file():
+        return "which does not exist"
+    fragment = target.partition("#")[2]
+    if fragment and resolved.suffix in (".md", ".html") and \
+            fragment not in page_anchors(resolved):
+        return "an anchor %s lacks" % resolved.name
+    return None
 
 
 def check_links(run: Run) -> list[Difference]:

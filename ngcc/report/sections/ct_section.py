@@ -1,6 +1,6 @@
 """The constant-time section of a candidate page (``ngcc ct``, beyond the guide's
-structure): a row per library with its verdict and first sites, the sites' source
-lines quoted below, what memcheck cannot see, and the timing test's verdict where
+structure): a row per library with its verdict and first sites, each linked to its
+source line quoted below, what memcheck cannot see, and the timing test's verdict where
 both ran; each library's verdict in the field summary and the statistics exports. The
 constant-time analysis's ``section`` module (``ngcc.evidence.analyses``):
 :func:`section`, :func:`library_column`, :func:`plot_stems`, :func:`draw_plots` (it
@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.evidence.ct_evidence import NOT_ANALYSED, CtEvidence
-from ngcc.evidence.model import page_key
+from ngcc.evidence.model import page_key, page_name
+from ngcc.report.export import anchor, heading_id
 from ngcc.report.sections.common import LibraryColumn, code
 from ngcc.report.tables import markdown_table
 
@@ -47,17 +48,24 @@ def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
               and not t.get("control")}
     lines = ["## " + CT_TITLE, "", CT_METHOD, ""]
     lines += markdown_table(CT_COLUMNS, [_row(r, timing.get(r["label"])) for r in found])
-    quoted = [_quoted(r, site) for r in found for site in r["sites"][:SITES_SHOWN]]
+    quoted = [_quoted(r, i) for r in found for i in range(len(r["sites"][:SITES_SHOWN]))]
     if quoted:
         lines += ["", "The first sites of each library, their source lines quoted:", ""]
         lines += quoted
     return lines + [""]
 
 
+def site_anchor(record: dict[str, Any], index: int) -> str:
+    """The anchor of a library's ``index``-th site quoted under the table: ``ct-<label>-1``
+    (labels are names: letters, digits and ``- _ . + @``, unique in a run)."""
+    return "ct-%s-%d" % (record["label"], index + 1)
+
+
 def _row(record: dict[str, Any], timing: dict[str, Any] | None) -> tuple[str, ...]:
     sites = record["sites"]
-    named = ", ".join("%s %s" % (code("%s:%d" % (s["file"], s["line"])), s["kind"])
-                      for s in sites[:SITES_SHOWN])
+    named = ", ".join("[%s](#%s) %s" % (code("%s:%d" % (s["file"], s["line"])),
+                                        site_anchor(record, i), s["kind"])
+                      for i, s in enumerate(sites[:SITES_SHOWN]))
     if len(sites) > SITES_SHOWN:
         named += ", %d more" % (len(sites) - SITES_SHOWN)
     return (code(record["label"]), verdict_words(record), named or _format.MISSING,
@@ -76,20 +84,26 @@ def verdict_words(record: dict[str, Any], reason: bool = True) -> str:
 
 
 def library_column(run: Run) -> LibraryColumn | None:
-    """Each analysed library's verdict, for the field summary (in words) and the
-    statistics exports (``constant_time``: the verdict itself); None when the run holds
-    no constant-time evidence."""
+    """Each analysed library's verdict, for the field summary (in words, linked to its
+    candidate page's section) and the statistics exports (``constant_time``: the verdict
+    itself); None when the run holds no constant-time evidence."""
     found = run.analysis_evidence("ct")
     if not found:
         return None
     return LibraryColumn("constant time", "constant_time",
-                         cells={r["label"]: verdict_words(r, reason=False) for r in found},
+                         cells={r["label"]: "[%s](%s#%s)" % (
+                             verdict_words(r, reason=False),
+                             page_name(page_key(r["candidate"], r["label"])),
+                             heading_id(CT_TITLE)) for r in found},
                          values={r["label"]: r["verdict"] for r in found})
 
 
-def _quoted(record: dict[str, Any], site: dict[str, Any]) -> str:
-    return "- %s %s (%s, in %s): %s" % (
-        code(record["label"]), code("%s:%d" % (site["file"], site["line"])), site["kind"],
+def _quoted(record: dict[str, Any], index: int) -> str:
+    """A site's source line, quoted, where its link in the table points."""
+    site = record["sites"][index]
+    return "- %s%s %s (%s, in %s): %s" % (
+        anchor(site_anchor(record, index)), code(record["label"]),
+        code("%s:%d" % (site["file"], site["line"])), site["kind"],
         code(site["function"]), code(site["quote"]) if site["quote"] else "(not readable)")
 
 
