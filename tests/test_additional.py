@@ -13,6 +13,7 @@ import pytest
 
 import ngcc
 from ngcc.app import evaluate as _evaluate
+from ngcc.app.dryrun import plan_lines
 from ngcc.library import archive as _archive
 
 ARCHIVE = Path(__file__).parent / "fixtures" / "additional"
@@ -29,7 +30,7 @@ def test_additional_folders_are_listed_with_their_own_kind(archive):
         "Addi-256": ("reference", "reference"),
         "Addi-256-unrolled": ("additional", "performance"),
         "Addi-256-neon": ("additional", "performance")}
-    lines = _evaluate.plan_lines([archive])
+    lines = plan_lines([archive])
     assert sum(line.lstrip().startswith("additional ") for line in lines) == 2
 
 

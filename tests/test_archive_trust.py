@@ -270,7 +270,7 @@ def test_a_submission_declaring_a_baseline_name_gets_its_own_label_and_a_note(tm
     assert sorted(r.label for r in run.records) == ["TinyHash-256@ref", "pseudoXOF-256@ref"]
     honest = run.record("TinyHash-256@ref", 32)
     assert _groups.baseline_record(run.records, honest) is None  # not the impostor
-    page = (tmp_path / "run" / "report" / "external.md").read_text()
+    page = (tmp_path / "run" / "report" / "external-pseudoXOF-256@ref.md").read_text()
     assert "Note: `archive/Fake Baseline/Reference_Implementation/pseudoXOF-256` declares" in page
     assert "(the baseline itself)" not in page
 

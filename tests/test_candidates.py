@@ -400,7 +400,7 @@ def test_nokat_timed_unchecked_says_so_and_not_that_it_is_wrong(tiny, tmp_path, 
     run = ngcc.Campaign([str(library)], run_dir=tmp_path / "run", lengths=[32], quick=True,
                         progress=False, runner=FakeRunner(), kat_files=["2_12"],
                         allow_kat_fail=True).run()
-    page = _report.pages(run, plots=False)["external.md"]
+    page = _report.pages(run, plots=False)["external-tiny_256.md"]
     assert "The KAT files (2_12) were generated but not checked (no reference)" in page
     assert "NOKAT ⚠ not checked (no reference), timed with --allow-kat-fail" in page
     assert "does not compute the candidate's hash" not in page
@@ -421,7 +421,7 @@ def test_nokat_timed_unchecked_says_so_and_not_that_it_is_wrong(tiny, tmp_path, 
         "PASS", "manifest", str(good))
     assert [job.status for job in run.jobs] == ["done"]
     assert run.records[0].kat.basis == "manifest"  # the record names it too
-    page = _report.pages(run, plots=False)["external.md"]
+    page = _report.pages(run, plots=False)["external-tiny_256.md"]
     assert "checked against the SHA-256 manifest `good.sha256` given with --manifest" in page
 
 

@@ -449,9 +449,13 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
         "LeakyExit-256@ref": "leaks (1 site in 1 function)", "CtPlain-256@ref": ev.CONSTANT_TIME}
 
 
-def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys):
-    from ngcc.app.evaluate import plan_lines
+def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys,
+                                                                       monkeypatch):
+    from ngcc.app.dryrun import plan_lines
+    from ngcc.campaign import cost as _cost
 
+    # the host's CPU share, which the plan states, held still between the two plans
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(1.0, 2, own))
     archive = tmp_path / "archive"
     for name in ("constant_time", "length_branch"):
         shutil.copytree(FIXTURES / "ct" / name, archive / name / "Reference_Implementation" / name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import NamedTuple
@@ -18,6 +19,7 @@ import pytest
 
 import ngcc
 from ngcc.app import evaluate as _evaluate
+from ngcc.app.dryrun import plan_lines
 from ngcc.base.errors import BuildError
 from ngcc.base.progress import Progress
 from ngcc.campaign import ct_step as _ct_step
@@ -119,7 +121,20 @@ def test_dry_run_lists_the_folders_and_their_flags_and_writes_nothing(archive, t
     assert ("optimized ngcc build --flags performance archive/%s/Optimized_Implementation/"
             "TinyHash-256" % TINY) in out
     assert "reference ngcc build --flags reference   archive/Wrong Answer/" in out
+    assert ("  instance TinyHash-256, 256 bits, candidate external, label TinyHash-256@opt\n"
+            in out)  # read from its header, nothing built
     assert not (tmp_path / "run").exists()
+
+
+def test_dry_run_names_a_header_that_will_not_build(tmp_path):
+    folder = tmp_path / "Bad" / "Reference_Implementation" / "Bad-256"
+    folder.mkdir(parents=True)
+    (folder / "CryptHash_AlgorithmInstance.h").write_text(
+        '#define ALGORITHM_INSTANCE "bad name"\n#define DIGEST_BIT_LENGTH 256\n')
+    (folder / "bad.c").write_text('#include "CryptHash_AlgorithmInstance.h"\n')
+    lines = plan_lines([tmp_path / "Bad"], ct=False)
+    assert lines[2].startswith("            will not build: ")
+    assert "'bad name'" in lines[2] and str(tmp_path) not in lines[2]
 
 
 def test_an_archive_without_implementation_folders_is_one_line(tmp_path, capsys):
@@ -180,12 +195,32 @@ def test_the_pages_show_every_folder_its_adjustments_and_the_reasons(evaluated):
     assert "6 folders found, 5 built, 1 not built" in index
     assert ("not built: `archive/Broken Hash/Reference_Implementation/Broken-256 does not "
             "compile with") in index and "'broken_state' undeclared" in index
-    assert "| `WrongAnswer-256@ref` | KAT MISMATCH |" in index
-    page = (result.run.path / "report" / "external.md").read_text()
+    assert ("| [`WrongAnswer-256@ref`](external-WrongAnswer-256@ref.md) | KAT MISMATCH |"
+            in index)  # a library no candidate claims links its own page
+    page = (result.run.path / "report" / "external-TinyHash-256@opt.md").read_text()
     assert "--flags performance --extra-cflags=-maes" in page
+    page = (result.run.path / "report" / "external-GChain-256@opt.md").read_text()
     assert "--define GCHAIN_NO_MAIN (main() in gchain.c:33" in page
     assert (result.run.path / "report" / "index.html").is_file()
     assert ngcc.validate(result.run.path).ok  # the pages are the run directory's
+
+
+def test_each_library_no_candidate_claims_has_a_page_of_its_own(evaluated):
+    """Titled by its own name, its figures alone, linked from the index; every page a
+    link names exists."""
+    result = evaluated.result
+    report = result.run.path / "report"
+    built = [e.label for e in result.evaluation.folders if e.status == "built"]
+    assert len(built) == 5 and not (report / "external.md").exists()
+    for label in built:
+        page = (report / ("external-%s.md" % label)).read_text()
+        assert page.startswith("# %s (a library no candidate claims) — performance on" % label)
+        others = [other for other in built if other != label]
+        assert not any("`%s`" % other in page.split("## Submission folders")[0]
+                       for other in others)  # its figures alone above the folders
+    for page in report.glob("*.md"):  # no page links a file that does not exist
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+            assert (report / target).exists(), (page.name, target)
 
 
 def test_the_plan_gives_the_constant_time_steps_cost_and_its_progress_each_library(

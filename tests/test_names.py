@@ -51,3 +51,22 @@ def test_labels_differing_only_in_case_clash():
     with pytest.raises(InvalidNameError, match="two libraries"):
         _names.assign_labels(["A", "B"], ["Same", "SAME"], [[], []])
     assert _names.unique_label("X@opt", {"x@opt", "x@opt@a-b"}, ["a b"]) == "X@opt@2"
+
+
+def test_numbers_in_names_sort_by_value():
+    names = ["Bar-1024", "bar-768", "Bar-XOF", "Bar-512", "Bar-2048@opt", "Bar-512@opt"]
+    assert sorted(names, key=_names.natural_key) == [
+        "Bar-512", "Bar-512@opt", "bar-768", "Bar-1024", "Bar-2048@opt", "Bar-XOF"]
+
+
+def test_an_archives_folders_come_in_the_order_of_their_sizes(tmp_path):
+    """``Bar-512`` before ``Bar-1024``: so an evaluation's libraries, its plan and its
+    pages list the instance sizes in order, not as text."""
+    from ngcc.library.archive import find_folders
+
+    for size in (1024, 512, 768):
+        folder = tmp_path / "Bar" / "Reference_Implementation" / ("Bar-%d" % size)
+        folder.mkdir(parents=True)
+        (folder / "CryptHash_AlgorithmInstance.h").write_text("")
+    assert [f.path.name for f in find_folders(tmp_path / "Bar")] == [
+        "Bar-512", "Bar-768", "Bar-1024"]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import ngcc
+from ngcc.app import dryrun as _dryrun
 from ngcc.app import evaluate as _evaluate
 from ngcc.base.errors import InvalidNameError, LibraryError
 from ngcc.library.candidates import UnknownCandidateError
@@ -33,12 +34,15 @@ def _submission(archive: Path, submission: str, declared: str) -> Path:
     return folder
 
 
-def test_one_archive_given_as_a_string_is_one_path(tmp_path):
+def test_one_archive_given_as_a_string_is_one_path(tmp_path, monkeypatch):
+    from ngcc.campaign import cost as _cost
+
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(1.0, 2, own))
     archive = tmp_path / "archive"
     _submission(archive, "Tiny", "TinyHash-256")
-    lines = _evaluate.plan_lines(str(archive))  # not its characters: no walk from "/"
+    lines = _dryrun.plan_lines(str(archive))  # not its characters: no walk from "/"
     assert lines[0] == "1 implementation folder(s) found in 1 archive(s):"
-    assert _evaluate.plan_lines(archive) == lines
+    assert _dryrun.plan_lines(archive) == lines
 
 
 def test_a_header_naming_an_invalid_instance_is_a_row_and_the_rest_is_built(tmp_path):

@@ -23,6 +23,7 @@ from ngcc.campaign.campaign import Campaign
 from ngcc.driver import child as _child
 from ngcc.driver import facts as _facts
 from ngcc.driver import process as _process
+from ngcc.evidence.model import page_key
 from ngcc.evidence.run import load_run
 from ngcc.report import pages as _report
 
@@ -151,7 +152,8 @@ def test_a_widened_affinity_is_flagged_repeated_by_strict_and_on_the_page(tmp_pa
     assert flagged == [trial.index for trial in record.trials] and len(flagged) >= 2
     assert record.rejected_trials and {r.code for r in record.rejected_trials} == {
         "affinity_changed"}  # --strict repeated them (and kept the last attempts)
-    page = _report.candidate_page(load_run(run.path), record.candidate)
+    page = _report.candidate_page(load_run(run.path),
+                                  page_key(record.candidate, record.label))
     assert "`affinity_changed`: %d trials in 1 of 1 record" % len(flagged) in page
 
 

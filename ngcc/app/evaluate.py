@@ -36,10 +36,10 @@ from pathlib import Path
 
 from ngcc.base import files as _files
 from ngcc.base.errors import (
-    CERTAIN_FIXES,
     ArchiveError,
     BuildError,
     InvalidNameError,
+    KatError,
     KatGateError,
     option_text,
 )
@@ -51,6 +51,7 @@ from ngcc.campaign import schema as _schema
 from ngcc.campaign.cost import CostEstimate
 from ngcc.campaign.rundir import refuse_foreign
 from ngcc.campaign.settings import CampaignSettings
+from ngcc.driver import kat as _kat
 from ngcc.driver.contract import TrialRunner
 from ngcc.evidence import evaluation as _evaluation
 from ngcc.evidence import records as _records
@@ -58,6 +59,7 @@ from ngcc.evidence.evaluation import Evaluation, FolderEntry
 from ngcc.evidence.run import Run
 from ngcc.library import archive as _archive
 from ngcc.library import build as _build
+from ngcc.library import candidates as _candidates
 from ngcc.library import registry as _registry
 from ngcc.library.archive import Archives, Folder
 from ngcc.library.candidates import AmbiguousInstanceError
@@ -118,38 +120,21 @@ class EvaluationResult:
         return [f for f in self.evaluation.folders if f.status != "built"]
 
 
-def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
-    """What ``--dry-run`` prints: each folder found, its kind and the build options,
-    and the constant-time step's cost where it runs (``ct``: as :func:`evaluate`).
-
-    Raises:
-        ArchiveError: an archive that is not a folder, or no implementation folder.
-    """
-    pairs = _archive.folders_of(archives)
-    lines = ["%d implementation folder(s) found in %d archive(s):" % (
-        len(pairs), len({root for root, _ in pairs}))]
-    for root, folder in pairs:
-        if folder.linked_to is not None:
-            lines.append("  %-9s not followed (a link to %s)       %s" % (
-                folder.kind, folder.linked_to, folder.shown(root)))
-            continue
-        lines.append("  %-9s ngcc build --flags %-11s %s" % (
-            folder.kind, folder.flags, folder.shown(root)))
-    lines.append("each build that fails may be run again with the fixes its own diagnosis "
-                 "is certain of (%s), each recorded as an adjustment; nothing was built"
-                 % CERTAIN_FIXES)
-    if _ct_step.wanted(ct):
-        lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
-    return lines
-
-
-def _label_for(name: str, folder: Folder, taken: set[str]) -> str:
-    """``Pavelor-512@ref``, ``Pavelor-512@opt``; when that is taken or a built-in's label,
-    with the folder above it or the submission (``Wish512@opt@avx2``), then a number:
-    the rule of every run's labels (:func:`ngcc.base.names.unique_label`)."""
+def _label_for(name: str, folder: Folder, taken: set[str], candidate: str = "external"
+               ) -> str:
+    """``Pavelor-512@ref``, ``Pavelor-512@opt``, in the harness's words (``Laurus-512@ref``
+    for ``laurus_512``); when that is taken or a built-in's label, with the folder above
+    it or the submission (``Wish512@opt@avx2``), then a number: the rule of every run's
+    labels (:func:`ngcc.base.names.unique_label`)."""
     reserved = {label.casefold() for label in taken} | _registry.reserved_labels()
-    return unique_label("%s@%s" % (name, _archive.KIND_SUFFIX[folder.kind]), reserved,
+    return unique_label(_bare_label(candidate, name, folder.kind), reserved,
                         folder.label_hints)
+
+
+def _bare_label(candidate: str, name: str, kind: str) -> str:
+    """``Laurus-512@ref``: the harness's name of the instance, and the folder's kind."""
+    return "%s@%s" % (_candidates.harness_name(candidate, name),
+                      _archive.KIND_SUFFIX.get(kind, kind))
 
 
 def _kept(previous: dict[str, FolderEntry], shown: str, digest: str, folder: Folder,
@@ -204,7 +189,7 @@ def build_folder(folder: Folder, shown: str, run_dir: Path, taken: set[str],
                 adjustments.append(str(fix))
             continue
         inst = result.instance
-        label = _label_for(inst.name, folder, taken)
+        label = _label_for(inst.name, folder, taken, inst.candidate)
         target = inside(builds, label)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(staging, target)
@@ -285,9 +270,9 @@ def build_all(archives: Archives, run_dir: str | os.PathLike[str],
             taken.add(entry.label)
         entries.append(entry)
         _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
-    entries = _inherit_candidates(entries, {shown: folder for shown, (_, folder)
-                                            in zip(shown_all, pairs, strict=True)},
-                                  path, taken, timeout, requested)
+    found = {shown: folder for shown, (_, folder) in zip(shown_all, pairs, strict=True)}
+    entries = _inherit_candidates(entries, found, path, taken, timeout, requested)
+    entries = _labels_by_content(entries, found, path, taken)
     _evaluation.dump(path, Evaluation(archives=archive_names, folders=tuple(entries)))
     shutil.rmtree(path / _records.BUILDS_DIR / _STAGING, ignore_errors=True)
     entries = _no_bare_label_for_a_shared_name([folder for _, folder in pairs], entries, path)
@@ -321,6 +306,45 @@ def _inherit_candidates(entries: list[FolderEntry], found: dict[str, Folder],
     return entries
 
 
+def _labels_by_content(entries: list[FolderEntry], found: dict[str, Folder],
+                       run_dir: Path, taken: set[str]) -> list[FolderEntry]:
+    """A library whose instance name is no instance of its candidate (``Foo_SIMD512``
+    where the harness says ``Foo512``) is labelled in the harness's words when its
+    KAT_2_12 file equals the manifest line of one of them: ``Foo512@opt`` (the folder
+    beside it on the pages); the KAT gate then checks every file so (``katref``)."""
+    builds = run_dir / _records.BUILDS_DIR
+    for index, entry in enumerate(entries):
+        if not _unknown_instance(entry):
+            continue
+        try:
+            [result] = _kat.check(run_dir / str(entry.library), files=("2_12",),
+                                  out_dir=builds / _STAGING / "kat", progress=False)
+        except KatError:  # its manifest unreadable: the KAT gate says so
+            continue
+        name = "%s@%s" % (result.matched, _archive.KIND_SUFFIX[entry.kind])
+        if not result.matched or str(entry.label).casefold() == name.casefold():
+            continue
+        taken.discard(str(entry.label))
+        folder = found[entry.folder]
+        label = unique_label(name, {t.casefold() for t in taken} | _registry.reserved_labels(),
+                             [folder.path.name, *folder.label_hints])
+        os.replace(inside(builds, str(entry.label)), inside(builds, label))
+        taken.add(label)
+        entries[index] = replace(entry, label=label, library=(
+            Path(_records.BUILDS_DIR) / label / Path(str(entry.library)).name).as_posix())
+    return entries
+
+
+def _unknown_instance(entry: FolderEntry) -> bool:
+    """A library built here whose candidate the registry lists but not its instance."""
+    if entry.status != "built" or entry.library is None or entry.instance is None:
+        return False
+    try:
+        return _candidates.candidate(str(entry.candidate)).instance(entry.instance) is None
+    except _candidates.UnknownCandidateError:  # external, baseline
+        return False
+
+
 def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[FolderEntry],
                                      run_dir: Path) -> list[FolderEntry]:
     """When folders of one kind declare one instance name, none keeps the bare label
@@ -335,7 +359,7 @@ def _no_bare_label_for_a_shared_name(folders: list[Folder], entries: list[Folder
     taken = {str(e.label).casefold() for e in entries} | _registry.reserved_labels()
     result = []
     for folder, entry in zip(folders, entries, strict=True):
-        bare = "%s@%s" % (entry.instance, _archive.KIND_SUFFIX.get(entry.kind, entry.kind))
+        bare = _bare_label(str(entry.candidate), str(entry.instance), entry.kind)
         if (entry.label != bare or entry.library is None
                 or declared[(str(entry.instance).casefold(), entry.kind)] < 2):
             result.append(entry)  # unlabelled (not built, not followed), or alone

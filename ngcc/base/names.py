@@ -126,3 +126,10 @@ def _name_part(text: str) -> str:
     """``text`` with every character outside the name rule replaced by ``-``."""
     cleaned = re.sub(r"[^A-Za-z0-9_.+-]", "-", text).strip("-.")
     return cleaned[:32] or "x"
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders the numbers in names by value: ``Bar-512`` before
+    ``Bar-1024`` (text order puts ``1024`` first), case aside."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part.casefold())
+                 for part in re.split(r"(\d+)", name) if part)

@@ -273,7 +273,7 @@ class Campaign:
         if self.on_plan is not None:
             self.on_plan(self.estimate())
         cost = self.estimate()
-        _locks.expect_end(cost.seconds + cost.leak_seconds)  # shown to whoever waits
+        _locks.expect_end(cost.wall_seconds + cost.leak_seconds)  # shown to whoever waits
         if dry_run:
             return Run(self.run_dir)
         self._leak_tests()

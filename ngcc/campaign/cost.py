@@ -3,6 +3,7 @@ line prints before any trial."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -24,6 +25,41 @@ def _duration(seconds: float) -> str:
     if whole < 3600:
         return "%d min %02d s" % divmod(whole, 60)
     return "%d h %02d min" % divmod(whole // 60, 60)
+
+
+@dataclass(frozen=True)
+class CpuShare:
+    """The share of its CPU a campaign can expect on this host now: the load's other
+    runnable tasks spread over the CPUs it may use, each CPU shared among those on it,
+    ``1 / (1 + others / cpus)`` (at most 1). A trial then takes its CPU time divided by
+    the share in wall time.
+
+    Attributes:
+        share: the expected share, in (0, 1].
+        load: the 1-minute load average it came from.
+        cpus: the CPUs this process may run on.
+    """
+
+    share: float
+    load: float
+    cpus: int
+
+    def __str__(self) -> str:
+        return "CPU share %.2f (load %.2f on %d CPU%s)" % (
+            self.share, self.load, self.cpus, "" if self.cpus == 1 else "s")
+
+
+def cpu_share(load: float, cpus: int, own: float = 0.0) -> CpuShare:
+    """The share :class:`CpuShare` describes, at ``load`` on ``cpus`` CPUs, ``own`` of
+    the load being the campaign's own (its calibration just ran)."""
+    others = max(0.0, load - own)
+    return CpuShare(min(1.0, 1.0 / (1.0 + others / max(1, cpus))), load, max(1, cpus))
+
+
+def host_share(own: float = 0.0) -> CpuShare:
+    """:func:`cpu_share` of this host now (its 1-minute load, the CPUs this process may
+    use)."""
+    return cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
 
 
 @dataclass(frozen=True)
@@ -53,6 +89,8 @@ class CostEstimate:
         replacements: the trials a job may add in place of slow-speed-state ones
             (``measure.job.replacement_budget``), and ``replacement_seconds`` what all of
             them would take if every job used its budget.
+        share: the CPU share the trials can expect on this host now (None: all of it);
+            :attr:`wall_seconds` is ``seconds`` at that share.
         ct_libraries: the libraries ``ngcc evaluate``'s constant-time step analyses after
             the trials (``campaign.ct_step``; 0 in a campaign of its own, with
             ``--no-ct``, or when each library's analysis is kept), and ``ct_seconds``
@@ -76,18 +114,38 @@ class CostEstimate:
     replacement_seconds: float = 0.0
     ct_libraries: int = 0
     ct_seconds: float = 0.0
+    share: CpuShare | None = None
+
+    @property
+    def wall_seconds(self) -> float:
+        """The trials' estimated wall time at the CPU share of this host now."""
+        return self.seconds / self._share
+
+    @property
+    def _share(self) -> float:
+        return self.share.share if self.share is not None else 1.0
+
+    def _share_words(self) -> str:
+        """``, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU
+        were the campaign's alone``, or nothing at a share of 1."""
+        if self._share >= 1.0 or self.share is None:
+            return ""
+        return ", at this host's %s now; %s if its CPU were the campaign's alone" % (
+            self.share, _duration(self.seconds))
 
     def __str__(self) -> str:
         trials = ("%d-%d trials each (--target-ci)" % (self.trials, self.max_trials)
                   if self.max_trials else "%d trial(s) each" % self.trials)
         seconds = ("%s (%d trials each) to %s (%d each, if no job reaches --target-ci "
-                   "sooner)" % (_duration(self.seconds), self.trials,
-                                _duration(self.max_seconds), self.max_trials or 0)
-                   if self.max_seconds else _duration(self.seconds))
+                   "sooner)" % (_duration(self.wall_seconds), self.trials,
+                                _duration(self.max_seconds / self._share),
+                                self.max_trials or 0)
+                   if self.max_seconds else _duration(self.wall_seconds))
         text = ("plan: %d job(s) to measure (%d librar%s × %d length(s)), %s, %d timed "
-                "calls: about %s of trials (estimated from each job's %s)"
+                "calls: about %s of trials (estimated from each job's %s%s)"
                 % (self.jobs, self.libraries, "y" if self.libraries == 1 else "ies",
-                   self.lengths, trials, self.calls, seconds, self.calibration)) \
+                   self.lengths, trials, self.calls, seconds, self.calibration,
+                   self._share_words())) \
             if self.jobs else \
             "plan: nothing to measure"
         if self.executor and self.jobs:  # the workers calibrate: no time estimate here
@@ -98,7 +156,8 @@ class CostEstimate:
         if self.replacements and self.jobs and not self.executor:
             text += ("; up to %d more trial(s) per job in place of trials a slow speed "
                      "state of the host took (at most %s more)" % (
-                         self.replacements, _duration(self.replacement_seconds)))
+                         self.replacements,
+                         _duration(self.replacement_seconds / self._share)))
         if self.leak_seconds:
             text += ", and at most %s of leak tests" % _duration(self.leak_seconds)
         if self.kept:
@@ -122,9 +181,11 @@ def trial_cost(job: Job) -> float:
 
 
 def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
-             executor: str | None) -> CostEstimate:
+             executor: str | None, share: CpuShare | None = None) -> CostEstimate:
     """The cost of the pending ``jobs``, from their calibration (jobs not yet calibrated
-    count no time), and of ``leak_tests`` leak tests; ``executor`` measures them whole."""
+    count no time), and of ``leak_tests`` leak tests; ``executor`` measures them whole;
+    ``share``: the CPU share the trials can expect (default: this host's now, the
+    campaign's own calibration taken out of the load)."""
     s, todo = settings, [job for job in jobs if job.status == "pending"]
     target = s.target_ci is not None and s.max_trials > s.trials
     return CostEstimate(
@@ -139,7 +200,8 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
         failed=sum(job.status not in ("done", "pending") for job in jobs),
         calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor,
         replacements=replacement_budget(s.trials),
-        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job) for job in todo))
+        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job) for job in todo),
+        share=share if share is not None else host_share(own=1.0) if executor is None else None)
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:

@@ -107,13 +107,14 @@ def _folder_option(option: str, metavar: str) -> Callable[[str], FolderOption]:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
+    from ngcc.app import dryrun as _dryrun
     from ngcc.app import evaluate as _evaluate
 
     with usage_checks():  # the campaign's settings, checked before any folder is built
         settings = CampaignSettings.make(**settings_of(
             args, command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None))
     if args.dry_run:
-        for line in _evaluate.plan_lines(args.archives, ct=False if args.no_ct else None):
+        for line in _dryrun.plan_lines(args.archives, ct=False if args.no_ct else None):
             print(plain(line))
         return 0
     run_dir = settings.run_dir

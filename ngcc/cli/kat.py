@@ -79,6 +79,8 @@ def _run_kat(args: argparse.Namespace) -> int:
              for r in results]
     print(table(rows))
     for r in results:
+        if r.by_content:
+            print("%s by content: %s" % (r.label, r.by_content))
         for f in r.files:
             if f.verdict != "PASS":
                 print("%s %s %s: %s" % (r.label, f.name, f.verdict, f.detail))

@@ -29,7 +29,9 @@ from ngcc.library.katfile import (
     same_bytes,
 )
 from ngcc.library.katref import (
+    ContentMatch,
     against_file,
+    content_match,
     mismatch_detail,
     nokat_detail,
     official_file,
@@ -126,6 +128,10 @@ class KatResult:
         basis: what the files' verdicts rest on: their :data:`BASES`, each once,
             comma-separated (``"shipped manifest"``); empty when unknown.
         reference: the manifest or folder checked against (empty for ``none``).
+        by_content: when the instance name is no manifest label, how the files were
+            matched to the lines they equal (``equal to Foo512's manifest lines
+            (Foo_SIMD512 is no manifest label)``); empty otherwise.
+        matched: the harness's instance name of those lines (``Foo512``), or empty.
     """
 
     instance: str
@@ -138,6 +144,8 @@ class KatResult:
     label: str = ""
     basis: str = ""
     reference: str = ""
+    by_content: str = ""
+    matched: str = ""
 
     @property
     def passed(self) -> bool:
@@ -245,8 +253,11 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
                           if outcome.status == "done" and outcome.seconds is not None
                           else outcome.status)
         outcomes.append(outcome)
+    match = _content_match(inst, manifest, [(kind, path) for (kind, path), outcome
+                                            in zip(jobs, outcomes, strict=True)
+                                            if outcome.status == "done"])
     reference = _Reference(manifest_file, manifest_basis, manifest,
-                           Path(official_dir) if official_dir is not None else None)
+                           Path(official_dir) if official_dir is not None else None, match)
     results = tuple(_judge(inst, kind, path, outcome, reference, keep)
                     for (kind, path), outcome in zip(jobs, outcomes, strict=True))
     probe = _probe(inst, timeout)
@@ -258,9 +269,21 @@ def _check_instance(inst: Instance, label: str, kinds: list[str], root: Path, ke
     basis = ", ".join(dict.fromkeys(r.basis for r in results))
     where = ", ".join(dict.fromkeys(_reference_of(r, manifest_file) for r in results
                                     if r.basis != "none"))
-    _katlog.write_log(log, inst, label, results, probe, verdict, manifest_file, basis)
+    by_content = match.words(inst.name) if match is not None else ""
+    _katlog.write_log(log, inst, label, results, probe, verdict, manifest_file, basis,
+                      by_content)
     return KatResult(inst.name, inst.candidate, verdict, log, results, inst.variant, probe,
-                     label, basis, where)
+                     label, basis, where, by_content, match.label if match else "")
+
+
+def _content_match(inst: Instance, manifest: dict[str, ManifestEntry],
+                   generated: list[tuple[str, Path]]) -> ContentMatch | None:
+    """The label the generated files are matched to by content (``katref``); none when
+    a file cannot be read (its own verdict says why)."""
+    try:
+        return content_match(inst, manifest, dict(generated))
+    except (KatError, OSError):
+        return None
 
 
 def _reference_of(result: KatFileResult, manifest: Path) -> str:
@@ -334,6 +357,7 @@ class _Reference:
     manifest_basis: str
     manifest: dict[str, ManifestEntry]
     official_dir: Path | None
+    match: ContentMatch | None = None  # the label the files equal, by content
 
 
 def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: _Reference,
@@ -341,7 +365,8 @@ def _judge(inst: Instance, kind: str, path: Path, outcome: _Outcome, reference: 
     """Turn a generation outcome into a verdict against the first reference there is;
     delete the file unless kept. A file ngcc may not read (over the size cap, not a
     regular file, a link in ``--official``) is an ERROR naming it."""
-    expected = manifest_entry(reference.manifest, inst.name, path.name)
+    expected = (manifest_entry(reference.manifest, inst.name, path.name)
+                if reference.match is None else reference.match.lines.get(kind))
     base = KatFileResult(kind, path.name, "ERROR", outcome.seconds,
                          expected_sha256=expected.sha256 if expected else None,
                          basis=reference.manifest_basis if expected else "none",
@@ -372,6 +397,9 @@ def _compared(inst: Instance, base: KatFileResult, path: Path, expected: Manifes
         basis, against = reference.manifest_basis, str(reference.manifest_file)
         verdict, detail = (("PASS", "") if digest == expected.sha256
                            else ("MISMATCH", mismatch_detail(path, official)))
+        if reference.match is not None:  # its instance name is no manifest label
+            detail = "; ".join(filter(None, [_by_content(inst, reference.match, verdict),
+                                             detail]))
     elif refused:
         verdict, detail = "ERROR", refused
     elif official is not None:  # no manifest line: the official file is the reference
@@ -390,6 +418,16 @@ def _compared(inst: Instance, base: KatFileResult, path: Path, expected: Manifes
     return KatFileResult(base.kind, base.name, verdict, base.seconds, path.stat().st_size,
                          digest, base.expected_sha256, detail, path if keep else None, basis,
                          against)
+
+
+def _by_content(inst: Instance, match: ContentMatch, verdict: str) -> str:
+    """A file's detail when it was checked by content: the label it equals, or, in a
+    partial match, both names."""
+    if verdict == "PASS":
+        return "by content: equal to %s's manifest line (%s is no manifest label)" % (
+            match.label, inst.name)
+    return ("by content: %s's other files equal %s's manifest lines, this one differs "
+            "from its line" % (inst.name, match.label))
 
 
 def _against_submission(inst: Instance, path: Path, reference: _Reference,

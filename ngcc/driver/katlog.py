@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 
 
 def write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResult, ...],
-               probe: KatProbeResult, verdict: str, manifest: Path, basis: str) -> None:
-    """Write the KAT log atomically (temp file, fsync, rename: ``base.files``)."""
+               probe: KatProbeResult, verdict: str, manifest: Path, basis: str,
+               by_content: str = "") -> None:
+    """Write the KAT log atomically (temp file, fsync, rename: ``base.files``);
+    ``by_content``: how the files were matched to manifest lines not of their name."""
     lines = [
         "ngcc KAT log (generator: ngcc %s, spec/kat-format.md)" % __version__,
         "date        %s" % utc_now(),
@@ -35,6 +37,7 @@ def write_log(log: Path, inst: Instance, label: str, results: tuple[KatFileResul
         "manifest    %s" % manifest,
         "  sha256    %s" % (_file_sha256(manifest) if manifest.is_file() else "- (no such file)"),
         "basis       %s" % basis,
+        *(["by content  %s" % by_content] if by_content else []),
         "isolation   %s" % _process.isolation_now(),
         *("adjusted    %s" % text for text in _adjustments(inst)),
         "",

@@ -16,6 +16,7 @@ from pathlib import Path
 from ngcc.base.codec import Evidence, FieldError, added
 from ngcc.base.errors import InvalidNameError
 from ngcc.base.names import check_name
+from ngcc.evidence.model import page_key
 from ngcc.evidence.records import EVALUATION_FILE, load_file, write_json
 from ngcc.library.archive import KIND_FLAGS, UNKNOWN_KIND
 
@@ -124,9 +125,11 @@ class Evaluation(Evidence):
                 if f.instance is not None and f.instance.casefold() in reserved_labels()]
 
     def of_candidate(self, candidate: str) -> list[FolderEntry]:
-        """The rows of every submission with a library of ``candidate`` (its folders that
-        did not build included: they have no candidate of their own)."""
-        submissions = {f.submission for f in self.folders if f.candidate == candidate}
+        """The rows of every submission with a library on the page ``candidate`` (a
+        candidate's, or an unclaimed library's own: :func:`~ngcc.evidence.model.page_key`;
+        its folders that did not build included: they have no candidate of their own)."""
+        submissions = {f.submission for f in self.folders if f.candidate is not None
+                       and page_key(f.candidate, f.label or "") == candidate}
         return [f for f in self.folders if f.submission in submissions]
 
 

@@ -97,14 +97,39 @@ def kat_log_relpath(candidate: str, label: str) -> str:
     return "kat/%s/%s.log" % (check_name(candidate, "candidate id"), check_name(label, "label"))
 
 
+#: How the page of a library no candidate claims (candidate ``external``) is named:
+#: one page each, ``external-<label>``.
+EXTERNAL_PAGE = "external-"
+
+
+def page_key(candidate: str, label: str) -> str:
+    """The report page a library is on: its candidate's (``hash-14``), or, for a library
+    no candidate claims, a page of its own (``external-<label>``)."""
+    return EXTERNAL_PAGE + label if candidate == "external" else candidate
+
+
+def page_label(key: str) -> str | None:
+    """The library whose own page ``key`` is (:func:`page_key`), or None for a
+    candidate's page."""
+    return key[len(EXTERNAL_PAGE):] if key.startswith(EXTERNAL_PAGE) else None
+
+
+def _page_stem(key: str) -> str:
+    label = page_label(key)
+    return (EXTERNAL_PAGE + check_name(label, "label") if label is not None
+            else check_name(key, "candidate id"))
+
+
 def page_name(candidate: str) -> str:
-    """File name of a candidate's report page in ``report/``: ``<candidate>.md``."""
-    return check_name(candidate, "candidate id") + ".md"
+    """File name of a page in ``report/`` (a :func:`page_key`): ``<candidate>.md``,
+    ``external-<label>.md``."""
+    return _page_stem(candidate) + ".md"
 
 
 def plot_stem_cpb(candidate: str) -> str:
-    """File stem of a candidate's cycles/byte plot in ``report/``: ``<candidate>-cpb``."""
-    return check_name(candidate, "candidate id") + "-cpb"
+    """File stem of a page's cycles/byte plot in ``report/`` (a :func:`page_key`):
+    ``<candidate>-cpb``."""
+    return _page_stem(candidate) + "-cpb"
 
 
 def plot_stem_distribution(label: str, message_bytes: int) -> str:
@@ -214,7 +239,9 @@ class KatFacts(Evidence):
     directory. ``timed_without_pass`` is true exactly under the override. ``basis`` is
     what the verdict rests on (:data:`KAT_BASES`, comma-separated when the files differ;
     None in runs of an ngcc that did not record it) and ``reference`` the manifest or
-    folder checked against.
+    folder checked against; ``by_content``, when the instance name is no manifest
+    label, the lines its files were matched to by content (``equal to Foo512's
+    manifest lines (Foo_SIMD512 is no manifest label)``), else None.
     """
 
     verdict: str
@@ -225,6 +252,7 @@ class KatFacts(Evidence):
     timed_without_pass: bool
     basis: str | None = added(None)
     reference: str | None = added(None)
+    by_content: str | None = added(None)
 
     def _check(self, where: str) -> None:
         _one_of(self.verdict, KAT_VERDICTS, where + "verdict")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc.base.errors import ArchiveError
+from ngcc.base.names import natural_key
 
 #: The folders that say which kind of implementation is below them (case and the
 #: separator aside), and the kind.
@@ -124,7 +125,7 @@ def find_folders(archive: str | os.PathLike[str]) -> list[Folder]:
     for current, subfolders, files in os.walk(root):
         here = Path(current)
         parts = here.relative_to(root).parts
-        subfolders.sort()
+        subfolders.sort(key=natural_key)  # Bar-512 before Bar-1024
         if len(parts) >= MAX_DEPTH:
             subfolders.clear()
         folder = _implementation(root, parts, files)

@@ -149,6 +149,16 @@ def candidate(ident: str) -> Candidate:
     raise UnknownCandidateError(unknown_message(ident))
 
 
+def harness_name(ident: str, name: str) -> str:
+    """The harness's name of a candidate's instance (``laurus_512`` → ``Laurus-512``):
+    ``name`` itself where the registry does not list it."""
+    try:
+        found = candidate(ident).instance(name)
+    except UnknownCandidateError:  # external, baseline
+        return name
+    return found.name if found is not None else name
+
+
 def unknown_message(ident: object, what: str = "candidate id", also: Sequence[str] = ()
                     ) -> str:
     """``unknown candidate id 'hash-99': known candidate ids are hash-01, …``."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from ngcc.base.errors import KatError
@@ -15,9 +16,12 @@ from ngcc.base.names import is_valid_name
 from ngcc.base.untrusted import load_json_file
 from ngcc.library import candidates as _candidates
 from ngcc.library.katfile import (
+    TAGS,
     ManifestEntry,
     canonical_sha256,
+    file_name,
     first_difference,
+    manifest_entry,
     read_manifest,
     submission_kat_folders,
 )
@@ -179,3 +183,77 @@ def against_file(path: Path, reference: Path, what: str) -> tuple[str, str]:
         return "PASS", "equal to %s %s (no manifest line)" % (what, reference)
     return "MISMATCH", "first difference from %s %s: %s" % (
         what, reference, first_difference(path, reference) or "canonical text differs")
+
+
+@dataclass(frozen=True)
+class ContentMatch:
+    """The manifest label whose lines a library's generated KAT files equal, when its
+    own instance name is no label (``Foo_SIMD512`` computing the harness's ``Foo512``).
+
+    Attributes:
+        label: the harness's instance name of the lines (``Foo512``).
+        lines: its manifest line of each kind checked (``2_12`` → line).
+        equal: how many of the generated files equal their line.
+    """
+
+    label: str
+    lines: dict[str, ManifestEntry]
+    equal: int
+
+    def words(self, own_name: str) -> str:
+        """``equal to Foo512's manifest lines (Foo_SIMD512 is no manifest label)``."""
+        partly = "" if self.equal == len(self.lines) else "partly "
+        return "%sequal to %s's manifest lines (%s is no manifest label)" % (
+            partly, self.label, own_name)
+
+
+def content_match(inst: Instance, manifest: dict[str, ManifestEntry],
+                  generated: dict[str, Path]) -> ContentMatch | None:
+    """The manifest label whose lines the ``generated`` files (kind → file) equal, when
+    no line names ``inst``'s own files: the label with the most equal files (at least
+    one; the first by name on a tie), among those of ``inst``'s digest width where the
+    registry knows it. Files are read a line at a time, each digest once per mode."""
+    if any(manifest_entry(manifest, inst.name, file_name(kind, inst.name))
+           for kind in generated):
+        return None
+    widths = _harness_widths(inst.candidate)
+    lines: dict[str, dict[str, ManifestEntry]] = {}
+    for key, entry in manifest.items():
+        folder, _, file = key.rpartition("/")
+        for kind in generated:
+            prefix = "KAT_%s_" % TAGS[kind]
+            if file.startswith(prefix) and file.endswith(".txt"):
+                label = folder or file[len(prefix):-len(".txt")]
+                if widths.get(label, inst.digest_bits) in (inst.digest_bits, None):
+                    lines.setdefault(label, {})[kind] = entry
+    digests: dict[tuple[str, str], str] = {}
+    best: ContentMatch | None = None
+    for label in sorted(lines):
+        equal = 0
+        for kind, entry in lines[label].items():
+            if (kind, entry.mode) not in digests:
+                digests[kind, entry.mode] = canonical_sha256(generated[kind], entry.mode)
+            equal += digests[kind, entry.mode] == entry.sha256
+        if equal > (best.equal if best else 0):
+            best = ContentMatch(_harness_name(inst.candidate, label), lines[label], equal)
+    return best
+
+
+def _harness_widths(candidate: str) -> dict[str, int | None]:
+    """The digest width of each manifest folder of a registry candidate (none known
+    for another id)."""
+    try:
+        found = _candidates.candidate(candidate)
+    except _candidates.UnknownCandidateError:
+        return {}
+    return {i.manifest_folder: i.digest_bits for i in found.instances}
+
+
+def _harness_name(candidate: str, folder: str) -> str:
+    """The harness's instance name of a manifest folder (the folder where the registry
+    does not list it)."""
+    with suppress(_candidates.UnknownCandidateError):
+        for inst in _candidates.candidate(candidate).instances:
+            if inst.manifest_folder == folder:
+                return inst.name
+    return folder

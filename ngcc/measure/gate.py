@@ -77,9 +77,10 @@ def reusable(entry: BuildEntry, inst: Instance, library_sha256: str,
 
 def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
                 files: Sequence[str], run_dir: Path, override: bool,
-                basis: str | None = None, reference: str | None = None) -> BuildEntry:
+                basis: str | None = None, reference: str | None = None,
+                by_content: str | None = None) -> BuildEntry:
     """The ``build.json`` entry of a library checked with ``verdict`` (against
-    ``basis``, ``reference``: :class:`~ngcc.kat.KatResult`'s)."""
+    ``basis``, ``reference``, ``by_content``: :class:`~ngcc.kat.KatResult`'s)."""
     decision = gate(inst.candidate, verdict, override)
     log = kat_log_relpath(inst.candidate, label)
     log_path = _records.path_in(run_dir, log)
@@ -90,7 +91,8 @@ def build_entry(inst: Instance, label: str, library_sha256: str, verdict: str,
         kat=KatFacts(verdict=verdict, files=tuple(files), log=log,
                      log_sha256=_files.sha256_file(log_path) if log_path.is_file() else None,
                      gate=decision, timed_without_pass=decision == "override",
-                     basis=basis or None, reference=reference or None))
+                     basis=basis or None, reference=reference or None,
+                     by_content=by_content or None))
 
 
 def check(checker: KatChecker, libraries: Mapping[str, Instance],
@@ -112,7 +114,8 @@ def check(checker: KatChecker, libraries: Mapping[str, Instance],
         for label, result in zip(to_check, results, strict=True):
             entries[label] = build_entry(libraries[label], label, library_sha256[label],
                                          result.verdict, files, run_dir, override,
-                                         result.basis, result.reference)
+                                         result.basis, result.reference,
+                                         result.by_content)
     return {label: entries[label] for label in libraries}
 
 

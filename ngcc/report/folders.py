@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ngcc.base import untrusted as _untrusted
 from ngcc.base.errors import CERTAIN_FIXES
 from ngcc.evidence.evaluation import FolderEntry
+from ngcc.evidence.model import page_key, page_name
 from ngcc.report.sections.common import plural
 from ngcc.report.tables import markdown_table
 
@@ -66,8 +67,19 @@ def folder_rows(entries: Sequence[FolderEntry], verdicts: dict[str, str]
     code = _untrusted.markdown
     return [(code(e.submission), code(e.folder), e.kind, code(e.options),
              "; ".join(code(a) for a in e.adjustments) or "none",
-             code(e.label) if e.label else "—", outcome(e, verdicts, code))
+             _library_cell(e), outcome(e, verdicts, code))
             for e in entries]
+
+
+def _library_cell(entry: FolderEntry) -> str:
+    """The library's label; a library no candidate claims links its own page (it has
+    one when it was measured: built here)."""
+    if not entry.label:
+        return "—"
+    shown = _untrusted.markdown(entry.label)
+    if entry.candidate == "external" and entry.status == "built":
+        return "[%s](%s)" % (shown, page_name(page_key("external", entry.label)))
+    return shown
 
 FOLDERS_TITLE = "Submission folders (ngcc evaluate)"
 

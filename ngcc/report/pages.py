@@ -20,6 +20,8 @@ from ngcc.evidence.analyses import slice_modules
 from ngcc.evidence.model import (
     BuildEntry,
     Record,
+    page_key,
+    page_label,
     page_name,
     plot_stem_cpb,
     plot_stem_distribution,
@@ -61,8 +63,10 @@ INDEX_PAGE = "index.md"
 
 
 def run_candidates(run: Run) -> list[str]:
-    """The candidates of a run's plan and records, each once, in plan order."""
-    return _analysis.candidates([lib.candidate for lib in run.plan.libraries], run.records)
+    """The pages of a run's plan and records, each once, in plan order: a page per
+    candidate, and one per library no candidate claims (:func:`page_key`)."""
+    return _analysis.candidates([page_key(lib.candidate, lib.label)
+                                 for lib in run.plan.libraries], run.records)
 
 
 def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = None) -> str:
@@ -78,7 +82,8 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
     lines = _title(run, candidate, records, builds)
     lines += _verdict.page_lines(run, records)
-    lines += failure_banner([job for job in run.jobs if job.candidate == candidate])
+    lines += failure_banner([job for job in run.jobs
+                             if page_key(job.candidate, job.label) == candidate])
     lines += basic_information(run, candidate, records, builds)
     lines += submission_folders(run, candidate)
     lines += environment(run)
@@ -95,9 +100,11 @@ def candidate_page(run: Run, candidate: str, plotted: frozenset[str] | None = No
 def _title(run: Run, candidate: str, records: Sequence[Record],
            builds: Sequence[BuildEntry]) -> list[str]:
     machine = run.environment.machine
-    title = candidate_title(candidate, records, builds)
+    own = page_label(candidate)
+    title = (f"{own} (a library no candidate claims)" if own is not None
+             else f"{candidate} {candidate_title(candidate, records, builds)}")
     return [
-        f"# {candidate} {title} — performance on {MACHINE_NAMES.get(machine, machine)} "
+        f"# {title} — performance on {MACHINE_NAMES.get(machine, machine)} "
         f"(run {run.run_id})", "", system_line(run), "",
         "Independent measurement following the structure of the NICCS x86 "
         "self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment. "
@@ -194,10 +201,11 @@ INDEX_COLUMNS = ("candidate", "algorithm", "libraries", "message lengths", "jobs
 def index_row(run: Run, candidate: str, hosts: bool = False) -> tuple[str, ...]:
     """One candidate's row of the index page (with the hosts its records were measured
     on when ``hosts``)."""
-    jobs = [job for job in run.jobs if job.candidate == candidate]
+    jobs = [job for job in run.jobs if page_key(job.candidate, job.label) == candidate]
     records = _analysis.of_candidate(run.records, candidate)
     builds = _analysis.entries_of_candidate(run.build_entries, candidate)
-    labels = [lib.label for lib in run.plan.libraries if lib.candidate == candidate]
+    labels = [lib.label for lib in run.plan.libraries
+              if page_key(lib.candidate, lib.label) == candidate]
     labels += [label for label in _analysis.labels(records, builds) if label not in labels]
     unpassed = {b.label for b in builds if b.kat.timed_without_pass}
     lengths = sorted({job.message_bytes for job in jobs})
@@ -291,7 +299,7 @@ def field_rows(run: Run, records: Sequence[Record],
                        _format.ratio(_analysis.baseline_ratio(run.records, at))]
                       if at is not None else [_format.MISSING, _format.MISSING])
         shown = instance_label(first) if first is not None else code(label)
-        rows.append((f"[{candidate}]({page_name(candidate)})",
+        rows.append((f"[{candidate}]({page_name(page_key(candidate, label))})",
                      candidate_title(candidate, list(measured.values()),
                                      [build] if build is not None else [])
                      or _format.MISSING, shown, kat_cell(kat), *cells,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublishedError
+from ngcc.base.names import natural_key
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
 from ngcc.library import candidates as _candidates
@@ -241,7 +242,7 @@ def _check_given(run: Run, given: Mapping[str, str],
         if mine not in labels:
             raise UnknownLabelError("--instance %s=%s: run %s has no library labelled %r (its "
                                     "labels: %s)" % (mine, theirs, run.run_id, mine,
-                                                     ", ".join(sorted(labels))))
+                                                     ", ".join(sorted(labels, key=natural_key))))
         if theirs not in published:
             close = difflib.get_close_matches(theirs, sorted(published), n=3)
             raise UnknownPublishedError("--instance %s=%s: %r has no published figure on %s%s"
@@ -268,7 +269,7 @@ def _notes(system: str, rows: Sequence[PublishedRow], units: Sequence[str]) -> l
                      "information only and left out of the geometric means: %s" % ", ".join(
                          "%s (%s)" % pair for pair in optimized.items()))
     matched = {r.label for r in rows if r.published_mean is not None}
-    missing = sorted({r.label for r in rows} - matched)
+    missing = sorted({r.label for r in rows} - matched, key=natural_key)
     if missing:
         notes.append("no published figure for: %s (name the harness's instance with "
                      "--instance MINE=THEIRS)" % ", ".join(missing))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.evidence import figures as _figures
-from ngcc.evidence.model import Record, page_name
+from ngcc.evidence.model import Record, page_key, page_name
 from ngcc.report.pages import (
     FIELD_PAGE,
     INDEX_PAGE,
@@ -61,7 +61,7 @@ def _metric_cell(metric: _ranking.MetricRank) -> str:
 
 def _rows(ranking: _ranking.Ranking) -> list[tuple[str, ...]]:
     return [(_ranking.rank_with_interval(e.rank, e.low, e.high),
-             f"[{e.name}]({page_name(e.candidate)})", code(e.label), e.chosen_by,
+             f"[{e.name}]({page_name(page_key(e.candidate, e.label))})", code(e.label), e.chosen_by,
              "%.2f" % e.mean_rank, *(_metric_cell(m) for m in e.metrics))
             for e in ranking.entries]
 

@@ -14,9 +14,10 @@ import numpy as np
 from ngcc.base import files as _files
 from ngcc.base import format as _format
 from ngcc.base.errors import ReportError
+from ngcc.base.names import natural_key
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.analyses import slice_modules
-from ngcc.evidence.model import plot_stem_cpb, plot_stem_distribution
+from ngcc.evidence.model import page_key, plot_stem_cpb, plot_stem_distribution
 from ngcc.report import export as _export
 from ngcc.report import ranking as _ranking_pages
 from ngcc.report.pages import PLOT_RUN_CPB, library_columns, pages, run_candidates
@@ -144,7 +145,9 @@ def chosen_records(run: Run, distributions: Sequence[tuple[str, int]]) -> list[R
         try:
             chosen.append(run.record(name, length))
         except KeyError:
-            measured = sorted({f"{r.label}:{r.message_bytes}" for r in run.records})
+            measured = [f"{label}:{length}" for label, length in sorted(
+                {(r.label, r.message_bytes) for r in run.records},
+                key=lambda pair: (natural_key(pair[0]), pair[1]))]
             raise ReportError(f"run {run.run_id} has no record of {name} at {length} B; "
                               f"measured: {', '.join(measured) or 'nothing'}") from None
     return chosen
@@ -168,7 +171,8 @@ def write_plots(run: Run, out: Path,
                                                     unit=per_byte, statistic=statistic),
                               out / PLOT_RUN_CPB)
     for candidate in run_candidates(run):
-        rows = summary[summary["candidate"] == candidate]
+        rows = summary[[page_key(c, label) == candidate for c, label
+                        in zip(summary["candidate"], summary["label"], strict=True)]]
         if len(rows):
             figure = cycles_per_byte(rows, f"{candidate}: {per_byte}", unit=per_byte,
                                            statistic=statistic)

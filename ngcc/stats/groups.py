@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from ngcc.evidence.model import BuildEntry, Flag, Job, Record
+from ngcc.evidence.model import BuildEntry, Flag, Job, Record, page_key
 from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
 
@@ -33,23 +33,25 @@ EXTERNAL_VARIANT = "external"
 R = TypeVar("R", bound=Record)
 
 
-def candidates(plan_candidates: Sequence[str], records: Sequence[Record]) -> list[str]:
-    """The candidate ids of a run, in plan order (then any others the records have)."""
+def candidates(plan_pages: Sequence[str], records: Sequence[Record]) -> list[str]:
+    """The pages of a run (:func:`~ngcc.evidence.model.page_key`: a candidate's, or an
+    unclaimed library's own), in plan order (then any others the records have)."""
     found: list[str] = []
-    for candidate in [*plan_candidates, *(record.candidate for record in records)]:
-        if candidate not in found:
-            found.append(candidate)
+    for key in [*plan_pages, *(page_key(r.candidate, r.label) for r in records)]:
+        if key not in found:
+            found.append(key)
     return found
 
 
 def of_candidate(items: Sequence[R], candidate: str) -> list[R]:
-    """The records of one candidate, in their order."""
-    return [item for item in items if item.candidate == candidate]
+    """The records (or jobs) on one page (a candidate's, or an unclaimed library's own:
+    :func:`~ngcc.evidence.model.page_key`), in their order."""
+    return [item for item in items if page_key(item.candidate, item.label) == candidate]
 
 
 def entries_of_candidate(entries: Sequence[BuildEntry], candidate: str) -> list[BuildEntry]:
-    """The ``build.json`` entries of one candidate, in their order."""
-    return [entry for entry in entries if entry.candidate == candidate]
+    """The ``build.json`` entries on one page, in their order."""
+    return [entry for entry in entries if page_key(entry.candidate, entry.label) == candidate]
 
 
 def labels(records: Sequence[Record], entries: Sequence[BuildEntry] = ()) -> list[str]:

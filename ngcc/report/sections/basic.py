@@ -27,19 +27,32 @@ if TYPE_CHECKING:
 ENVIRONMENT_COLUMNS = ("item", "value")
 
 VARIANT_NAMES = {"ref": "reference", "opt": "optimised", "external": "external library"}
+#: What a library ``ngcc build`` made of a candidate's code is called where no folder of
+#: ``ngcc evaluate`` says its kind.
+BUILT_NAME = "built from the submission (ngcc build)"
 
 
-def _implementations(records: Sequence[Record], builds: Sequence[BuildEntry]) -> str:
+def _implementations(run: Run, candidate: str, records: Sequence[Record],
+                     builds: Sequence[BuildEntry]) -> str:
     """``reference`` or, where the evidence has the implementation string,
-    ``reference (portable C99, …)``: each variant and description once."""
+    ``reference (portable C99, …)``: each kind and description once. The kind of a
+    library ``ngcc evaluate`` built is its folder's (``reference``, ``optimized``,
+    ``additional``); an ``external`` build of a known candidate is never called an
+    external library."""
+    kinds = ({f.label: f.kind for f in run.evaluation.folders if f.label}
+             if run.evaluation is not None else {})
+    known = candidate != "baseline" and registry_title(candidate) is not None
     seen: list[tuple[str, str]] = []
-    for implementation in [b.implementation for b in builds] + [r.implementation
-                                                                 for r in records]:
-        key = (implementation.variant, implementation.description)
+    for label, implementation in [(b.label, b.implementation) for b in builds] + [
+            (r.label, r.implementation) for r in records]:
+        kind = kinds.get(label) or (BUILT_NAME if known and implementation.variant
+                                    == "external" else VARIANT_NAMES.get(
+                                        implementation.variant, implementation.variant))
+        key = (kind, implementation.description)
         if key not in seen:
             seen.append(key)
-    shown = sorted({VARIANT_NAMES.get(v, v) + (f" ({_untrusted.markdown_text(d)})" if d else "")
-                    for v, d in seen})  # a sidecar's description is the submitter's text
+    shown = sorted({kind + (f" ({_untrusted.markdown_text(d)})" if d else "")
+                    for kind, d in seen})  # a sidecar's description is the submitter's text
     return ", ".join(shown) or _format.MISSING
 
 
@@ -62,7 +75,8 @@ def basic_information(run: Run, candidate: str, records: Sequence[Record],
     items = [
         ("Category", "cryptographic hash algorithm; function: hash"),
         ("Algorithm", title),
-        ("Implementation versions measured", _implementations(records, builds)),
+        ("Implementation versions measured",
+         _implementations(run, candidate, records, builds)),
         ("Parameter sets", ", ".join(_analysis.labels(records, builds)) or _format.MISSING),
         ("Security evaluation", "outside the scope of this performance report"),
         ("Measurement method", method),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.evidence.ct_evidence import NOT_ANALYSED, CtEvidence
-from ngcc.evidence.model import page_name
+from ngcc.evidence.model import page_key, page_name
 from ngcc.report.export import anchor, heading_id
 from ngcc.report.sections.common import LibraryColumn, code
 from ngcc.report.tables import markdown_table
@@ -39,10 +39,12 @@ CT_METHOD = (
 
 def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
     """The ``ngcc ct`` results of the candidate's libraries; nothing when there are none."""
-    found = [r for r in run.analysis_evidence("ct") if r["candidate"] == candidate]
+    found = [r for r in run.analysis_evidence("ct")
+             if page_key(r["candidate"], r["label"]) == candidate]
     if not found:
         return []
-    timing = {t["label"]: t for t in run.leak_tests if t["candidate"] == candidate
+    timing = {t["label"]: t for t in run.leak_tests
+              if page_key(t["candidate"], t["label"]) == candidate
               and not t.get("control")}
     lines = ["## " + CT_TITLE, "", CT_METHOD, ""]
     lines += markdown_table(CT_COLUMNS, [_row(r, timing.get(r["label"])) for r in found])
@@ -90,7 +92,8 @@ def library_column(run: Run) -> LibraryColumn | None:
         return None
     return LibraryColumn("constant time", "constant_time",
                          cells={r["label"]: "[%s](%s#%s)" % (
-                             verdict_words(r, reason=False), page_name(r["candidate"]),
+                             verdict_words(r, reason=False),
+                             page_name(page_key(r["candidate"], r["label"])),
                              heading_id(CT_TITLE)) for r in found},
                          values={r["label"]: r["verdict"] for r in found})
 

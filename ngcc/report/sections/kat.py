@@ -57,6 +57,8 @@ def basis_words(candidate: str, kat: KatFacts) -> str:
         ref = (code(f"kat/{candidate}.sha256") if basis == "shipped manifest"
                else code(Path(kat.reference or "").name) if basis == "manifest" else "")
         words.append(KAT_BASIS_WORDS[basis].format(ref=ref))
+    if kat.by_content:  # its instance name is no manifest label
+        words.append("by content: " + kat.by_content)
     return "; ".join(words)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
+from ngcc.evidence.model import page_key
 from ngcc.report.sections.common import LibraryColumn, code
 from ngcc.report.tables import markdown_table
 
@@ -31,7 +32,7 @@ def leak_row(test: dict[str, Any]) -> tuple[str, ...]:
 
 def section(run: Run, candidate: str, plotted: frozenset[str]) -> list[str]:
     """The ``--leak`` results of the candidate's libraries; nothing when there are none."""
-    tests = [t for t in run.leak_tests if t["candidate"] == candidate]
+    tests = [t for t in run.leak_tests if page_key(t["candidate"], t["label"]) == candidate]
     if not tests:
         return []
     lines = ["## " + LEAK_TITLE, "",

@@ -1,0 +1,102 @@
+"""``ngcc evaluate --dry-run``: what an evaluation of some archives will build, before
+anything is built or measured, and without a CPU lock. Each folder's header is read as
+the build will read it (the preprocessor, in the compiler's jail: no submission code
+runs), so the plan names each folder's instance, digest width, candidate and label, and
+what is already known to fail (a header that does not give a valid name, a link not
+followed)."""
+
+from __future__ import annotations
+
+from ngcc.base.errors import CERTAIN_FIXES, BuildError, InvalidNameError
+from ngcc.campaign import cost as _cost
+from ngcc.campaign import ct_step as _ct_step
+from ngcc.library import archive as _archive
+from ngcc.library import candidates as _candidates
+from ngcc.library.archive import Archives, Folder
+from ngcc.library.header import read_instance_header
+
+
+def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
+    """What ``--dry-run`` prints: each folder found, its kind and the build options,
+    then its instance, digest width, candidate and label (or why it will not build),
+    and the constant-time step's cost where it runs (``ct``: as
+    :func:`ngcc.app.evaluate.evaluate`).
+
+    Raises:
+        ArchiveError: an archive that is not a folder, or no implementation folder.
+    """
+    pairs = _archive.folders_of(archives)
+    lines = ["%d implementation folder(s) found in %d archive(s):" % (
+        len(pairs), len({root for root, _ in pairs}))]
+    headers = {folder.path: _header(folder) for _, folder in pairs}
+    known = _submission_candidates([(f, headers[f.path]) for _, f in pairs])
+    for root, folder in pairs:
+        if folder.linked_to is not None:
+            lines.append("  %-9s not followed (a link to %s)       %s" % (
+                folder.kind, folder.linked_to, folder.shown(root)))
+            continue
+        lines.append("  %-9s ngcc build --flags %-11s %s" % (
+            folder.kind, folder.flags, folder.shown(root)))
+        lines.append("            " + _instance_words(folder, headers[folder.path], known))
+    lines.append("each build that fails may be run again with the fixes its own diagnosis "
+                 "is certain of (%s), each recorded as an adjustment; nothing was built"
+                 % CERTAIN_FIXES)
+    lines.append("the trials' time is estimated once the libraries are built, checked and "
+                 "calibrated (the plan line before the trials), at the CPU share this host "
+                 "gives then; now: %s" % _cost.host_share())
+    if _ct_step.wanted(ct):
+        lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
+    return lines
+
+
+def _header(folder: Folder) -> tuple[str, int] | str:
+    """(instance name, digest bits) as the build will read them, or why it cannot."""
+    if folder.linked_to is not None:
+        return "a link, not followed"
+    try:
+        return read_instance_header(folder.path)
+    except (BuildError, InvalidNameError) as exc:
+        return str(exc).splitlines()[0].replace(str(folder.path), folder.path.name)
+
+
+def _candidate(name: str) -> str:
+    """The candidate the build infers from an instance name (``external`` for none)."""
+    try:
+        return _candidates.infer_candidate(name) or _candidates.EXTERNAL
+    except _candidates.AmbiguousInstanceError:
+        return "ambiguous"
+
+
+def _submission_candidates(found: list[tuple[Folder, tuple[str, int] | str]]
+                           ) -> dict[str, set[str]]:
+    """The registry candidates each submission's headers name (a library no candidate
+    claims takes its submission's one, as ``ngcc evaluate`` builds it)."""
+    known: dict[str, set[str]] = {}
+    for folder, header in found:
+        if not isinstance(header, str):
+            candidate = _candidate(header[0])
+            if candidate not in (_candidates.EXTERNAL, "ambiguous"):
+                known.setdefault(folder.submission, set()).add(candidate)
+    return known
+
+
+def _instance_words(folder: Folder, header: tuple[str, int] | str,
+                    known: dict[str, set[str]]) -> str:
+    """``instance laurus_512, 512 bits, candidate hash-14 (Laurus), label
+    Laurus-512@ref``, or ``will not build: <why>``."""
+    if isinstance(header, str):
+        return "will not build: " + header
+    name, bits = header
+    candidate = _candidate(name)
+    inherited = ""
+    if candidate == _candidates.EXTERNAL and len(known.get(folder.submission, ())) == 1:
+        candidate, = known[folder.submission]
+        inherited = ", its submission's"
+    title = _candidates.title(candidate)
+    label = "label %s@%s" % (_candidates.harness_name(candidate, name),
+                             _archive.KIND_SUFFIX.get(folder.kind, folder.kind))
+    if inherited:  # its name is no instance of the candidate: matched by content
+        label += " unless its KAT_2_12 file equals another instance's manifest line"
+    return "instance %s, %d bits, candidate %s%s%s, %s" % (
+        name, bits, candidate, " (%s)" % title if title else "", inherited, label)
+
