@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,4 +104,5 @@ def test_compare_notebook_compared_theirs_with_ours(executed: dict[str, Any]) ->
     table = "".join(o.get("text", "") for o in found if o["output_type"] == "stream"
                     and o.get("name") == "stdout")
     assert "geometric mean over lengths" in table
-    assert ("faster" in table) or ("slower" in table) or ("not significant" in table)
+    # a verdict: a speed-up, or none (within the margin a host of several speeds widens)
+    assert re.search(r"× faster|× slower|not significant|within [0-9.]+ %", table), table
