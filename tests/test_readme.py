@@ -117,7 +117,13 @@ def test_the_examples_run_in_order_in_one_folder(tmp_path, monkeypatch, capsys):
     ran: list[str] = []
     for page, language, body in _page_blocks():
         if language == "python":
-            exec(compile(body, page, "exec"), namespace)
+            try:
+                exec(compile(body, page, "exec"), namespace)
+            except AssertionError as failed:  # name the block (exec's code has no lines)
+                line = (failed.__traceback__.tb_next or failed.__traceback__).tb_lineno
+                raise AssertionError("%s: the python block starting %r failed at its line "
+                                     "%d: %s" % (page, body.splitlines()[0], line,
+                                                 body.splitlines()[line - 1])) from failed
             ran.append("%s: python: %s" % (page, body.splitlines()[0]))
         elif language == "c":
             saved_as = _saved_file(body)
