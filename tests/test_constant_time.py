@@ -32,16 +32,22 @@ from ngcc.measure.ct_measurement import constant_time
 VARIANTS = ngcc.instances(all_variants=True)
 
 
+def _kind(inst: ngcc.Instance) -> tuple[str, str]:
+    """An ICCS variant's kind whatever its output size: (``pseudoXOF``, ``ref``)."""
+    return inst.name.rsplit("-", 1)[0], inst.variant
+
+
+#: Each kind's first size, the one the end-to-end tier analyses.
+FIRST_SIZE: dict[tuple[str, str], str] = {}
+for _inst in VARIANTS:
+    FIRST_SIZE.setdefault(_kind(_inst), _inst.name)
+
+
 def _one_more_size(inst: ngcc.Instance) -> bool:
     """A pseudohash or pseudoXOF variant at another output size than its kind's first:
     the same C sources with another length define, so the end-to-end tier leaves them to
     ``-m slow`` (about half of the tier's valgrind time)."""
-    def kind(other: ngcc.Instance) -> tuple[str, str]:
-        return other.name.rsplit("-", 1)[0], other.variant
-    first: dict[tuple[str, str], str] = {}
-    for other in VARIANTS:
-        first.setdefault(kind(other), other.name)
-    return inst.family == "ICCS" and first[kind(inst)] != inst.name
+    return inst.family == "ICCS" and FIRST_SIZE[_kind(inst)] != inst.name
 
 
 #: Every family's every variant under valgrind in the end-to-end tier; the repeated

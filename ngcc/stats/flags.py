@@ -273,7 +273,7 @@ def flags_v3(trials: Sequence[np.ndarray], facts: Sequence[Trial]) -> list[Flag]
 
 
 def slow_state_flags(facts: Sequence[Trial], left_out: Sequence[int],
-                     replaced_above: float = 0.0) -> list[Flag]:
+                     replaced_above: float) -> list[Flag]:
     """``slow_state`` for each trial ``left_out`` of the CPU-time figure: its figure lay
     too far above the job's fastest trial's, so its process ran in a slower speed state
     of the host (``stats.trials.speed_states``); the value is that departure. Those more
@@ -283,14 +283,14 @@ def slow_state_flags(facts: Sequence[Trial], left_out: Sequence[int],
     flags = []
     for i in left_out:
         departure = figures[i] / fastest - 1 if fastest else 0.0
-        if departure > replaced_above:
-            text = ("trial %d's CPU time per call was %.0f %% above the job's fastest "
-                    "trial's: its process ran in the host's slow speed state (another guest "
-                    "on the core or its caches), so it is left out of the leading figure and "
-                    "the job measured another trial in its place" % (i, 100 * departure))
-        else:
-            text = ("trial %d's CPU time per call was %.0f %% above the job's fastest "
-                    "trial's, more than the figure takes in (a slower speed state of the "
-                    "host), so it is left out of the leading figure" % (i, 100 * departure))
-        flags.append(Flag("slow_state", i, text, departure))
+        replaced = departure > replaced_above
+        flags.append(Flag("slow_state", i, (
+            "trial %d's CPU time per call was %.0f %% above the job's fastest trial's%s, so "
+            "it is left out of the leading figure%s" % (
+                i, 100 * departure,
+                ": its process ran in the host's slow speed state (another guest on the core "
+                "or its caches)" if replaced else
+                ", more than the figure takes in (a slower speed state of the host)",
+                " and the job measured another trial in its place" if replaced else "")),
+            departure))
     return flags
