@@ -31,6 +31,7 @@ import os
 import shlex
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy
@@ -89,8 +90,9 @@ def _unsupported_flags(cc, cflags, scratch):
     return lines[0] if lines else "exit status %d" % done.returncode
 
 
-def _build_instance_library(cc, folder, family, instance, variant, out_dir):
-    """Compile one instance x variant into ``<instance>.<variant>.so``; return its entry."""
+def _instance_library(cc, folder, family, instance, variant, out_dir):
+    """The compile command of one instance x variant (``<instance>.<variant>.so``) and
+    its registry entry."""
     variant_spec = family["variants"][variant]
     sources = [str((folder / s).resolve()) for s in variant_spec["sources"]]
     defines = {"DIGEST_BIT_LENGTH": str(instance["digest_bits"]),
@@ -101,9 +103,7 @@ def _build_instance_library(cc, folder, family, instance, variant, out_dir):
     command = (cc + cflags + ["-I", str(ALGORITHMS / "include"), "-I", str(folder)]
                + ["-D%s=%s" % kv for kv in defines.items()]
                + ["-shared", "-o", str(library)] + sources)
-    print(" ".join(shlex.quote(c) for c in command))
-    subprocess.run(command, check=True)
-    return {
+    return command, {
         "name": instance["name"],
         "family": family["family"],
         "candidate": family["candidate"],
@@ -115,6 +115,18 @@ def _build_instance_library(cc, folder, family, instance, variant, out_dir):
         "cpu_features": list(variant_spec.get("cpu_features", [])),
         "constant_time": bool(variant_spec.get("constant_time", False)),
     }
+
+
+def _compile_all(commands):
+    """Run the compile commands, as many at once as this machine has CPUs (the
+    libraries are independent); the first that fails stops the build."""
+    def compile_one(command):
+        print(" ".join(shlex.quote(c) for c in command), flush=True)
+        subprocess.run(command, check=True)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for done in [pool.submit(compile_one, command) for command in commands]:
+            done.result()
 
 
 # C that `ngcc build` links into a submission folder's library when the folder
@@ -190,7 +202,7 @@ def build_instances(cc, out_dir, scratch):
     on any machine), ``ngcc-driver`` and ``ngcc-jail``, into out_dir; write its registry.json and
     return the registry. Used by the build below and by the AArch64 cross-build of CI
     (.ci/cross_build.py), which passes a cross compiler."""
-    entries, skipped = [], []
+    libraries, skipped = [], []
     scratch.mkdir(parents=True, exist_ok=True)
     for folder, family in _instance_families():
         variants = []
@@ -206,8 +218,10 @@ def build_instances(cc, out_dir, scratch):
                             "reason": reason})
         for instance in family["instances"]:  # each instance's variants side by side
             for variant in variants:
-                entries.append(_build_instance_library(cc, folder, family, instance,
-                                                       variant, out_dir))
+                libraries.append(_instance_library(cc, folder, family, instance,
+                                                   variant, out_dir))
+    _compile_all([command for command, _ in libraries])
+    entries = [entry for _, entry in libraries]
     _build_driver(cc, out_dir)
     _build_jail(cc, out_dir)
     registry = {"compiler": _compiler_version(cc), "sanitized": SANITIZE,
