@@ -348,7 +348,7 @@ def test_a_hang_is_a_timeout_and_no_process_of_its_group_survives(libs):
 
 
 STARTS_A_PROCESS = ("the library tried to start a process (fork, vfork or clone): no mode "
-                    "but ct allows one (ngcc-driver's seccomp filter refused it)")
+                    "allows one (ngcc-driver's seccomp filter refused it)")
 
 
 @pytest.mark.parametrize("behaviour", ["fork_storm", "fork_then_hang", "spawns"])

@@ -30,9 +30,9 @@
  * - the mode's check of the request;
  * - the seccomp filter (sandbox.h), so that the library can signal nothing outside
  *   its process group (with --isolate, after the namespaces: the second wall), and,
- *   in every mode but ct (modes.h: may_fork), the second filter that lets it start no
- *   process (the process limit: a fork storm ends at its first fork, with one ERROR,
- *   reason forked). With
+ *   the second filter that lets it start no process (the process limit: a fork storm
+ *   ends at its first fork, with one ERROR, reason forked), in every mode but ct,
+ *   which forks children of its own and installs it in each (modes.h: may_fork). With
  *   --emulated (the parent runs the driver behind NGCC_DRIVER_PREFIX, an emulator
  *   such as qemu-user) the run goes on without it where the emulator refuses it
  *   (EINVAL: qemu-user keeps seccomp to itself); any other failure ends it;

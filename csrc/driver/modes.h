@@ -32,14 +32,14 @@ typedef struct {
     int (*check)(const request *req, char *error, size_t size);
     void (*run)(const request *req);
     /* MODE_NO_PROCESSES: no process may start once the mode is known (the library
-     * included: sandbox_forbid_processes in sandbox.h); MODE_FORKS: the mode forks
-     * children of its own (ct, one per length), so its library may start processes
-     * too (the namespace's end still kills them all, and check_descendants names
-     * any left). */
+     * included: sandbox_forbid_processes in sandbox.h, installed before the mode
+     * runs); MODE_FORKS_ITSELF: the mode forks children of its own (ct, one per
+     * length), so the limit is the mode's to install, in each child before the
+     * library is loaded there: in no mode may the library start a process. */
     int may_fork;
 } driver_mode;
 
-enum { MODE_NO_PROCESSES = 0, MODE_FORKS = 1 };
+enum { MODE_NO_PROCESSES = 0, MODE_FORKS_ITSELF = 1 };
 
 /* Every mode, one row each. */
 #define DRIVER_MODES(X) X(hash) X(cold) X(trial) X(kat) X(probe) X(leak) X(ct)

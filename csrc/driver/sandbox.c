@@ -111,12 +111,23 @@ int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size)
 static int trap_channel = -1;
 static unsigned char refusal[8 + 160];
 static size_t refusal_bytes;
+static const char forked_text[] = "the library tried to start a process (fork, vfork or "
+                                  "clone): no mode allows one (ngcc-driver's seccomp filter "
+                                  "refused it)";
+
+const char *sandbox_forked_text(void)
+{
+    return forked_text;
+}
 
 /* SIGSYS from the filter below: the refusal and END, then the end of the process (only
- * write and _exit, which are async-signal-safe). */
+ * write and _exit, which are async-signal-safe); with no channel, the end alone, of
+ * status SANDBOX_FORKED_STATUS. */
 static void refuse_process(int signal_number, siginfo_t *info, void *context)
 {
     (void)context;
+    if (trap_channel < 0)  /* under valgrind, which runs the call, si_code is its own */
+        _exit(SANDBOX_FORKED_STATUS);
     if (info->si_code == SYS_SECCOMP) {
         frame_write(trap_channel, FRAME_ERROR, refusal, refusal_bytes);
         frame_write(trap_channel, FRAME_END, NULL, 0);
@@ -128,9 +139,6 @@ static void refuse_process(int signal_number, siginfo_t *info, void *context)
 
 int sandbox_forbid_processes(int channel, char *error, size_t error_size)
 {
-    static const char text[] = "the library tried to start a process (fork, vfork or "
-                               "clone): no mode but ct allows one (ngcc-driver's seccomp "
-                               "filter refused it)";
     struct sock_filter program[] = {
         LOAD(arch),
         IF_EQUAL(SANDBOX_ARCH, 1),
@@ -152,8 +160,9 @@ int sandbox_forbid_processes(int channel, char *error, size_t error_size)
     struct sigaction action;
 
     trap_channel = channel;
-    memcpy(frame_put_u32(frame_put_u32(refusal, DRIVER_ERR_FORKED), 0), text, sizeof text - 1);
-    refusal_bytes = 8 + sizeof text - 1;
+    memcpy(frame_put_u32(frame_put_u32(refusal, DRIVER_ERR_FORKED), 0), forked_text,
+           sizeof forked_text - 1);
+    refusal_bytes = 8 + sizeof forked_text - 1;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = refuse_process;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;  /* the fault handler's stack (guard.h) */

@@ -32,8 +32,15 @@ int sandbox_install(pid_t self, pid_t group, char *error, size_t error_size);
  * process ...") and END on `channel`, then exits; clone3, whose flags a filter cannot
  * read, fails with ENOSYS, so that libc makes its threads with clone (glibc does).
  * Threads stay allowed. RLIMIT_NPROC would do nothing here: its count is per user,
- * and root (CI's user, the namespace's root) is exempt from it. Returns 0, or -1 as
- * sandbox_install. */
+ * and root (CI's user, the namespace's root) is exempt from it. With `channel` -1 (a
+ * fork()ed child of the ct mode, which may not write on the channel) the handler only
+ * exits, of status SANDBOX_FORKED_STATUS, for its parent to send the ERROR. Returns 0,
+ * or -1 as sandbox_install. */
 int sandbox_forbid_processes(int channel, char *error, size_t error_size);
+
+/* The exit status of a process the limit ended that had no channel, and the text of
+ * the refusal (the ERROR frame's). */
+#define SANDBOX_FORKED_STATUS 86
+const char *sandbox_forked_text(void);
 
 #endif

@@ -17,6 +17,12 @@ _EXIT_USAGE = 120    # the driver's exit status when it has no usable result cha
 _EXIT_CHANNEL = 121  # ... when its result channel broke
 
 
+#: A process the seccomp filters ended (SIGSYS): the first one's for a signal to another
+#: process, the process limit's where its trap cannot be handled (every signal blocked,
+#: as posix_spawn does, and as valgrind does around a fork it runs for the library).
+SECCOMP_ENDED = ("the library tried to signal another process or to start one with its "
+                 "signals blocked (ngcc-driver's seccomp filter ended it with SIGSYS)")
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -49,6 +55,9 @@ def _crash(what: str, crash: tuple[int, int, int, int, int], limit: int | None,
         text = "the library %s (%s in the guard page %s it)" % (
             reason, name, "after" if place.startswith("past") else "before")
         return DriverError("crash", "%s crashed: %s" % (what, text), reason, text)
+    if code <= 0 and number == signal.SIGSYS:  # a ct child (the parent reports it)
+        return DriverError("crash", "%s crashed: %s" % (what, SECCOMP_ENDED), "signal",
+                           SECCOMP_ENDED)
     if code <= 0:
         text = "the process died of %s (raised by the library)" % name
     else:
@@ -78,9 +87,8 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
                                                                    _exit_text(run))
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
     if run.returncode == -signal.SIGSYS:
-        text = ("the library tried to signal another process or to start one with its "
-                "signals blocked (ngcc-driver's seccomp filter ended it with SIGSYS)")
-        raise DriverError("crash", "%s crashed: %s" % (what, text), "signal", text)
+        raise DriverError("crash", "%s crashed: %s" % (what, SECCOMP_ENDED), "signal",
+                          SECCOMP_ENDED)
     if run.returncode < 0:
         text = "%s%s" % (_exit_text(run), _stderr_note(run))
         raise DriverError("crash", "%s crashed: %s" % (what, text), "", text)

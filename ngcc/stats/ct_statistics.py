@@ -31,8 +31,11 @@ from ngcc.evidence.ct_evidence import (
     CtSite,
 )
 
-#: The client message the driver's ct mode writes before each length's child.
+#: The client messages the driver's ct mode writes: in each length's child once it
+#: loaded the library, and before each child's load (what loading reports belongs to no
+#: length: each child loads the library, under the process limit).
 LENGTH_MARKER = re.compile(r"ngcc-ct length (\d+)")
+LOAD_MARKER = "ngcc-ct load"
 #: memcheck's error kinds and the site kind each is.
 KIND_OF = {"UninitCondition": BRANCH, "UninitValue": ADDRESS}
 
@@ -103,9 +106,10 @@ def parse_xml(text: str) -> MemcheckOutput:
         raise MemcheckOutputError("memcheck wrote no XML output")
     reports, bits = [], None
     for element in root:
-        if element.tag == "clientmsg":  # the driver's "ngcc-ct length N" before a length
-            marker = LENGTH_MARKER.fullmatch(element.findtext("text", "").strip())
-            bits = int(marker.group(1)) if marker else bits
+        if element.tag == "clientmsg":  # the driver's "ngcc-ct load", "ngcc-ct length N"
+            text = element.findtext("text", "").strip()
+            marker = LENGTH_MARKER.fullmatch(text)
+            bits = int(marker.group(1)) if marker else None if text == LOAD_MARKER else bits
         elif element.tag == "error":
             reports.append(Report(element.findtext("kind", ""), _what(element),
                                   _stack(element), bits))
