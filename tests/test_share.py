@@ -1,8 +1,10 @@
 """The time the trials will take on this host now: the plan states the CPU share it
-expects (from the load and the CPUs it may use) and divides the trials' CPU time by it.
-Checked against a fake runner that simulates a CPU share of 0.5: each trial's wall time
-is its calls' time and the process start over the share, summed (no clock is read, so
-the check holds however busy the machine running the tests is)."""
+expects (from the load and the CPUs it may use) and divides the trials' CPU time by it,
+counts each trial's start as the runner measures it now and the trials expected in place
+of slow-state ones. Checked against a fake runner that simulates a CPU share of 0.5:
+each trial's wall time is its calls' time and the process start over the share, each
+job's reference run too, a quarter of the trials in the slow speed state, summed (no
+clock is read, so the check holds however busy the machine running the tests is)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 
 import ngcc
 from ngcc.campaign import cost as _cost
+from ngcc.driver.contract import StartProbe
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
@@ -17,18 +20,31 @@ pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
 class SharedRunner(FakeRunner):
     """A fake runner on a CPU of which it gets ``share``: it adds up the wall time its
-    trials would take (the timed loop, the uninstrumented batch of as many calls, the
-    warm-up, the process start)."""
+    trials would take (the process start, the timed loop, the uninstrumented batch of as
+    many calls, the warm-up) and each job's reference run, and says what a start costs
+    as the real runner's probe measures it (:data:`START`, :data:`REFERENCE` over the
+    share). Trial 1 of each job runs in the slow speed state (its calls 1.4 times
+    slower), so each job replaces it: a quarter of its trials, as expected at 0.5."""
 
-    def __init__(self, share: float):
-        super().__init__()
+    START, REFERENCE = 0.08, 0.02  # seconds of a CPU of its own
+
+    def __init__(self, share: float, lengths: tuple[int, ...]):
+        super().__init__(batch=True, slow={(name, n, 1): 1.4 for n in lengths
+                                           for name in ("SM3", "WChain-V1-512", "Wish512")})
         self.share = share
         self.wall = 0.0
+        self.referenced: set[tuple[str, int]] = set()
+
+    def start_probe(self, cpu):
+        return StartProbe(self.REFERENCE / self.share, (self.START / self.share,) * 3)
 
     def trial(self, instance, message_bytes, calls, warmup, cpu, index, timeout):
         measured = super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
         per_call = measured.loop_ns / 1e9 / calls
-        self.wall += (_cost.CHILD_STARTUP_SECONDS + (2 * calls + warmup) * per_call) / self.share
+        if (instance.name, message_bytes) not in self.referenced:
+            self.referenced.add((instance.name, message_bytes))
+            self.wall += self.REFERENCE / self.share
+        self.wall += (self.START + (2 * calls + warmup) * per_call) / self.share
         return measured
 
 
@@ -45,29 +61,119 @@ def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypat
     fixed_host(monkeypatch)
     monkeypatch.setattr(_cost, "host_share",  # two others' tasks on two CPUs, and its own
                         lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
-    runner = SharedRunner(0.5)
+    runner = SharedRunner(0.5, (32, 1024))
     plans = []
-    ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
-                  kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
-                  progress=False,
-                  on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
+    run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
+                        kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                        progress=False,
+                        on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
     [(estimate, before)] = plans
     trials = runner.wall - before  # the trials after the plan, the calibration's aside
+    assert [len(record.trials) for record in run.records] == [4] * 4  # one replaced each
     assert estimate.share is not None and estimate.share.share == 0.5
+    assert estimate.start.measured and estimate.start.trial == pytest.approx(runner.START)
+    assert estimate.start.job == pytest.approx(runner.REFERENCE)
+    assert estimate.expected_replacements == pytest.approx(4.0)  # 1 a job, at a share 0.5
     assert estimate.wall_seconds == pytest.approx(2 * estimate.seconds)
     assert estimate.wall_seconds == pytest.approx(trials, rel=0.25)
     assert estimate.seconds < 0.75 * trials  # as if the CPU were the campaign's alone: low
-    assert ("of trials (estimated from each job's cold call, at this host's CPU share 0.50 "
-            "(load 3.00 on 2 CPUs) now; " in str(estimate))
+    assert ("of trials (estimated from each job's cold call, about 4 trials in place of "
+            "slow-state ones expected, each trial's start 0.160 s as measured now, at this "
+            "host's CPU share 0.50 (load 3.00 on 2 CPUs) now; " in str(estimate))
 
 
-def test_the_evaluation_dry_run_states_the_share_it_would_plan_with(monkeypatch):
+def test_the_plan_without_the_start_or_the_replacements_is_low(tmp_path, monkeypatch):
+    """What the plan counted before: the constant start and no replacement; at the
+    simulated host, that is more than a quarter under the trials' time."""
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
+    runner = SharedRunner(0.5, (32, 1024))
+    plans = []
+    run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
+                        kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                        progress=False, on_plan=lambda _: plans.append(runner.wall)).run()
+    planned_only = sum(job.trials_planned * _cost.trial_cost(job) for job in run.jobs) / 0.5
+    assert planned_only < 0.75 * (runner.wall - plans[0])
+
+
+def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_so():
+    assert _cost.start_cost(FakeRunner(), 1, 0.5) == _cost.StartCost()
+    assert str(_cost.StartCost()) == "each trial's start 0.05 s (not measured: the runner cannot)"
+
+    class Failing(FakeRunner):
+        def start_probe(self, cpu):
+            raise ngcc.ChildError("crash", "the probe crashed")
+    assert _cost.start_cost(Failing(), 1, 0.5) == _cost.StartCost()
+    measured = _cost.start_cost(SharedRunner(0.25, ()), 1, 0.25)
+    assert (measured.trial, measured.job, measured.wall) == pytest.approx((0.08, 0.02, 0.32))
+
+
+def test_the_replacements_expected_grow_with_the_others_share_within_the_budget():
+    assert _cost.expected_replacements(3, 1.0) == 0.0  # a host of its own: none
+    assert _cost.expected_replacements(3, 0.5) == pytest.approx(1.0)  # a quarter slow
+    assert _cost.expected_replacements(3, 0.0) == pytest.approx(3.0)  # half slow: the budget
+    assert _cost.expected_replacements(5, 0.0) <= 5
+
+
+def _plan_only_seconds(line: str) -> float:
+    """The seconds of ``the trials: about 1 min 04 s (…``."""
+    words = line.split("the trials: about ", 1)[1].split(" (", 1)[0].split()
+    units = {"s": 1, "min": 60, "h": 3600}
+    return sum(float(n) * units[u] for n, u in zip(words[::2], words[1::2], strict=True))
+
+
+def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_path, monkeypatch):
+    """No library is built by ``evaluate --dry-run``, so its time comes from the plan:
+    each trial's calls fill T. Where they do (lengths whose calls stay under the
+    20000-call cap), it holds within a quarter of the trials a campaign of the same plan
+    runs at the simulated share of 0.5."""
     from pathlib import Path
 
     from ngcc.app.dryrun import plan_lines
+    from ngcc.campaign.settings import CampaignSettings
 
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(2.0, 2, own))
+    fixed_host(monkeypatch)
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
+    lengths = (4096, 16384)
+    settings = CampaignSettings.make(quick=True, trials=3, lengths=lengths)
+    archive = Path(__file__).parent / "fixtures" / "additional"  # three folders that read
+    lines = plan_lines([archive], ct=False, settings=settings,
+                       runner=SharedRunner(0.5, lengths))
+    [line] = [line for line in lines if line.startswith("the trials: ")]
+    assert line.startswith("the trials: about ") and (
+        "(3 libraries × 2 length(s) × 3 trial(s), about 6 more expected in place of "
+        "slow-state ones), from the plan alone since nothing is calibrated before a build: "
+        "each trial's calls take T = 0.02 s, high where 20000 calls take less, each trial's "
+        "start 0.160 s as measured now, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) "
+        "now; ") in line
+    runner, plans = SharedRunner(0.5, lengths), []
+    ngcc.Campaign(["SM3", "WChain-V1-512", "Wish512"],
+                  run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(), quick=True,
+                  trials=3, lengths=list(lengths), progress=False,
+                  on_plan=lambda _: plans.append(runner.wall)).run()
+    assert _plan_only_seconds(line) == pytest.approx(runner.wall - plans[0], rel=0.25)
+
+
+def test_the_evaluation_dry_run_with_workers_says_it_gives_no_time():
+    from pathlib import Path
+
+    from ngcc.app.dryrun import plan_lines
+    from ngcc.campaign.settings import CampaignSettings
+
     archive = Path(__file__).parent / "fixtures" / "additional"
-    assert ("the trials' time is estimated once the libraries are built, checked and "
-            "calibrated (the plan line before the trials), at the CPU share this host gives "
-            "then; now: CPU share 0.50 (load 2.00 on 2 CPUs)") in plan_lines([archive], ct=False)
+    lines = plan_lines([archive], ct=False, settings=CampaignSettings.make(workers=2),
+                       runner=SharedRunner(0.5, ()))
+    assert ("the trials run as whole jobs on workers, each calibrated where it is measured: "
+            "no time is estimated here") in lines
+
+
+def test_the_driver_measures_its_start_with_the_built_in_sm3():
+    """The real runner's probe: a reference run and three one-call trials, each a fresh
+    driver on the CPU asked for; what each took is positive (no figure is asserted: it
+    is this host's now)."""
+    from ngcc.driver.child import START_PROBES, DriverRunner
+    from ngcc.measure.locks import default_cpu
+
+    probe = DriverRunner().start_probe(default_cpu())
+    assert probe.reference > 0 and len(probe.trials) == START_PROBES
+    assert all(seconds > 0 for seconds in probe.trials)

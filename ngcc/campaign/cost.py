@@ -4,16 +4,21 @@ line prints before any trial."""
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ngcc.base.errors import ChildError
 from ngcc.campaign.settings import CampaignSettings
+from ngcc.driver.contract import StartProbe, TrialRunner
 from ngcc.evidence.model import Job
 from ngcc.measure.job import Calibration, replacement_budget
+from ngcc.measure.plan import MAX_CALLS
 
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
-#: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
-#: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
+#: exit) where the runner cannot measure it (:func:`start_cost`), and the ETA's weight
+#: of a trial's start: `benchmarks/campaign_cost.py` measured 0.04 s per trial on a
+#: shared 2-core KVM guest (48 trials of 0.02 s).
 CHILD_STARTUP_SECONDS = 0.05
 
 
@@ -63,6 +68,62 @@ def host_share(own: float = 0.0) -> CpuShare:
 
 
 @dataclass(frozen=True)
+class StartCost:
+    """What a trial costs beyond its calls, and a job beyond its trials (its reference
+    hash run), in seconds of a CPU of its own: measured now by the runner
+    (:class:`~ngcc.driver.contract.StartProbe`, the median probe, its wall time times the
+    CPU share it ran at), or :data:`CHILD_STARTUP_SECONDS` where the runner cannot.
+
+    Attributes:
+        trial: a trial's start, in CPU seconds.
+        job: a job's reference run, in CPU seconds.
+        measured: whether the runner measured it now.
+        wall: a trial's start in wall seconds as measured (``trial`` where not measured).
+    """
+
+    trial: float = CHILD_STARTUP_SECONDS
+    job: float = 0.0
+    measured: bool = False
+    wall: float = CHILD_STARTUP_SECONDS
+
+    def __str__(self) -> str:
+        return ("each trial's start %.3f s as measured now" % self.wall if self.measured
+                else "each trial's start %.2f s (not measured: the runner cannot)" % self.trial)
+
+
+def start_cost(runner: TrialRunner, cpu: int, share: float | None = None) -> StartCost:
+    """:class:`StartCost` from ``runner``'s ``start_probe(cpu)`` (a runner without one, or
+    whose probe fails, gives the constant), its wall seconds at CPU ``share`` (default:
+    this host's now, the campaign's own calibration aside) turned into CPU seconds."""
+    share = host_share(own=1.0).share if share is None else share
+    probe = getattr(runner, "start_probe", None)
+    try:
+        measured: StartProbe | None = probe(cpu) if probe is not None else None
+    except ChildError:
+        measured = None
+    if measured is None or not measured.trials:
+        return StartCost()
+    wall = statistics.median(measured.trials)
+    return StartCost(wall * share, measured.reference * share, True, wall)
+
+
+#: The share of trials a busy host puts in its slow speed state, per share of the CPU the
+#: others take (1 - the campaign's share): half. Fitted on this project's 2-core KVM guest:
+#: 48 planned quick trials ran 71 at share 0.27 and 84 at about 0.3; the README's
+#: campaign at share 0.63 about 23 % more trials than planned.
+SLOW_STATE_PER_OTHERS = 0.5
+
+
+def expected_replacements(trials: int, share: float) -> float:
+    """The trials a job of ``trials`` planned ones is expected to add in place of slow-state
+    ones at CPU ``share``: each trial falls in the slow state with the chance ``p =``
+    :data:`SLOW_STATE_PER_OTHERS` ``× (1 - share)``, so ``trials`` fast ones take
+    ``trials / (1 - p)``, within the replacement budget (``measure.job``)."""
+    slow = SLOW_STATE_PER_OTHERS * (1.0 - min(1.0, max(0.0, share)))
+    return min(float(replacement_budget(trials)), trials / (1.0 - slow) - trials)
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     """What a campaign is about to measure, from its calibration (each job's cold
     call and plan), before it measures: the plan the command line prints.
@@ -74,9 +135,10 @@ class CostEstimate:
         max_trials: the cap on trials with ``target_ci`` (None without).
         calls: timed calls of all planned trials (warm-up and the uninstrumented batch
             not counted).
-        seconds: the estimated time of those trials, from each job's t1 (the cold call,
-            usually slower than a warm one, so the estimate tends to be high), the
-            uninstrumented batch and the start of each trial process included.
+        seconds: the estimated time of those trials and of the replacements expected,
+            on a CPU of its own, from each job's t1 (the cold call, usually slower than a
+            warm one, so that part tends to be high), the uninstrumented batch and the
+            start of each trial process (``start``) included.
         max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
         leak_seconds: the most time the leak tests may take (0 without ``leak``).
         kept: jobs already done in the run directory, kept.
@@ -89,6 +151,11 @@ class CostEstimate:
         replacements: the trials a job may add in place of slow-speed-state ones
             (``measure.job.replacement_budget``), and ``replacement_seconds`` what all of
             them would take if every job used its budget.
+        expected_replacements: the trials all jobs are expected to add in place of
+            slow-state ones at the CPU share (:func:`expected_replacements`), counted in
+            ``seconds``.
+        start: what each trial costs beyond its calls (:class:`StartCost`), counted in
+            ``seconds`` with each job's reference run.
         share: the CPU share the trials can expect on this host now (None: all of it);
             :attr:`wall_seconds` is ``seconds`` at that share.
         ct_libraries: the libraries ``ngcc evaluate``'s constant-time step analyses after
@@ -115,6 +182,8 @@ class CostEstimate:
     ct_libraries: int = 0
     ct_seconds: float = 0.0
     share: CpuShare | None = None
+    expected_replacements: float = 0.0
+    start: StartCost = StartCost()
 
     @property
     def wall_seconds(self) -> float:
@@ -126,11 +195,16 @@ class CostEstimate:
         return self.share.share if self.share is not None else 1.0
 
     def _share_words(self) -> str:
-        """``, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU
-        were the campaign's alone``, or nothing at a share of 1."""
+        """What the figure assumes: ``, about 27 trials in place of slow-state ones
+        expected, each trial's start 0.075 s as measured now, at this host's CPU share
+        0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU were the campaign's alone``."""
+        words = ", %s" % self.start
+        if self.expected_replacements >= 0.5:
+            words = ", about %d trials in place of slow-state ones expected%s" % (
+                round(self.expected_replacements), words)
         if self._share >= 1.0 or self.share is None:
-            return ""
-        return ", at this host's %s now; %s if its CPU were the campaign's alone" % (
+            return words
+        return words + ", at this host's %s now; %s if its CPU were the campaign's alone" % (
             self.share, _duration(self.seconds))
 
     def __str__(self) -> str:
@@ -171,37 +245,65 @@ class CostEstimate:
         return text
 
 
-def trial_cost(job: Job) -> float:
-    """A trial's estimated seconds: the process start, the warm-up, the timed calls and
-    the uninstrumented batch of as many calls, each call taking t1 (the warm call with
-    the warm plan)."""
+def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS) -> float:
+    """A trial's estimated seconds on a CPU of its own: the process start (``start``),
+    the warm-up, the timed calls and the uninstrumented batch of as many calls, each call
+    taking t1 (the warm call with the warm plan)."""
     calls = job.calls_per_trial or 0
-    return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
+    return start + (2 * calls + (job.warmup_calls or 0)) \
         * (job.warm_call_seconds or job.t1_seconds or 0.0)
 
 
 def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
-             executor: str | None, share: CpuShare | None = None) -> CostEstimate:
+             executor: str | None, share: CpuShare | None = None,
+             start: StartCost = StartCost()) -> CostEstimate:
     """The cost of the pending ``jobs``, from their calibration (jobs not yet calibrated
-    count no time), and of ``leak_tests`` leak tests; ``executor`` measures them whole;
-    ``share``: the CPU share the trials can expect (default: this host's now, the
-    campaign's own calibration taken out of the load)."""
+    count no time) and ``start`` (:func:`start_cost`), with the replacements expected at
+    ``share`` (default: this host's now, the campaign's own calibration taken out of the
+    load), and of ``leak_tests`` leak tests; ``executor`` measures them whole."""
     s, todo = settings, [job for job in jobs if job.status == "pending"]
     target = s.target_ci is not None and s.max_trials > s.trials
+    share = share if share is not None else host_share(own=1.0) if executor is None else None
+    extra = expected_replacements(s.trials, share.share if share is not None else 1.0)
     return CostEstimate(
         jobs=len(todo), libraries=len({job.label for job in todo}),
         lengths=len({job.message_bytes for job in todo}), trials=s.trials,
         max_trials=s.max_trials if target else None,
         calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
-        seconds=sum(job.trials_planned * trial_cost(job) for job in todo),
-        max_seconds=sum(s.max_trials * trial_cost(job) for job in todo) if target else None,
+        seconds=sum((job.trials_planned + extra) * trial_cost(job, start.trial) + start.job
+                    for job in todo),
+        max_seconds=sum(s.max_trials * trial_cost(job, start.trial) + start.job
+                        for job in todo) if target else None,
         leak_seconds=s.leak_seconds * leak_tests,
         kept=sum(job.status == "done" for job in jobs),
         failed=sum(job.status not in ("done", "pending") for job in jobs),
         calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor,
         replacements=replacement_budget(s.trials),
-        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job) for job in todo),
-        share=share if share is not None else host_share(own=1.0) if executor is None else None)
+        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job, start.trial)
+                                for job in todo),
+        share=share, expected_replacements=extra * len(todo), start=start)
+
+
+def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
+              share: CpuShare) -> str:
+    """The trials' time of ``libraries`` libraries not built yet (``evaluate --dry-run``),
+    from the plan alone, with what it assumes: each job's trials and the replacements
+    expected at ``share``, each trial's calls filling the plan's target T (at most the
+    budget's share) and its uninstrumented batch as many, ``start`` and each job's
+    reference run."""
+    s, jobs = settings, libraries * len(settings.lengths)
+    work = 2 * min(float(s.trial_target), float(s.op_budget) / s.trials)
+    extra = expected_replacements(s.trials, share.share)
+    alone = jobs * ((s.trials + extra) * (start.trial + work) + start.job)
+    return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), about %d more "
+            "expected in place of slow-state ones), from the plan alone since nothing is "
+            "calibrated before a build: each trial's calls take T = %g s, high where %d "
+            "calls take less, %s, at this host's %s now; %s if its CPU were the "
+            "campaign's alone; the plan line before the trials estimates it again from "
+            "each job's calibration" % (
+                _duration(alone / share.share), libraries, "y" if libraries == 1 else "ies",
+                len(s.lengths), s.trials, round(extra * jobs), min(float(s.trial_target),
+                float(s.op_budget) / s.trials), MAX_CALLS, start, share, _duration(alone)))
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:
