@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
+from _fakes import FREQUENCY_HZ, CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
 from ngcc.base import files as _files
@@ -37,7 +37,11 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
-from ngcc.campaign.cost import CHILD_STARTUP_SECONDS, expected_replacements
+from ngcc.campaign.cost import (
+    CHILD_STARTUP_SECONDS,
+    expected_replacements,
+    first_call_seconds,
+)
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.driver import child as _child
 from ngcc.driver import kat
@@ -1286,9 +1290,13 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
     assert not estimate.start.measured and estimate.share is not None
     each = expected_replacements(estimate.trials, estimate.share.share)
     assert estimate.expected_replacements == pytest.approx(4 * each)
+    # the fake's cold call is 500 cycles and a cost per byte: the first call's part is
+    # the 500 cycles, the line's intercept
+    first = first_call_seconds(run.jobs)
+    assert first == pytest.approx({"SM3": 500 / FREQUENCY_HZ, "WChain-V1-512": 500 / FREQUENCY_HZ})
     assert estimate.seconds == pytest.approx(sum(
         (job.trials_planned + each) * (CHILD_STARTUP_SECONDS + (
-            2 * job.calls_per_trial + job.warmup_calls) * job.t1_seconds)
+            2 * job.calls_per_trial + job.warmup_calls) * (job.t1_seconds - first[job.label]))
         for job in run.jobs))
     text = str(estimate)
     assert text.startswith("plan: 4 job(s) to measure (2 libraries × 2 length(s)), 2 "

@@ -70,13 +70,14 @@ def host_share(own: float = 0.0) -> CpuShare:
 @dataclass(frozen=True)
 class StartCost:
     """What a trial costs beyond its calls, and a job beyond its trials (its reference
-    hash run), in seconds of a CPU of its own: measured now by the runner
-    (:class:`~ngcc.driver.contract.StartProbe`, the median probe, its wall time times the
-    CPU share it ran at), or :data:`CHILD_STARTUP_SECONDS` where the runner cannot.
+    hash run, and its record, counted as one more trial start), in seconds of a CPU of
+    its own: measured now by the runner (:class:`~ngcc.driver.contract.StartProbe`, the
+    median probe, its wall time times the CPU share it ran at), or
+    :data:`CHILD_STARTUP_SECONDS` where the runner cannot.
 
     Attributes:
         trial: a trial's start, in CPU seconds.
-        job: a job's reference run, in CPU seconds.
+        job: a job's reference run and record, in CPU seconds.
         measured: whether the runner measured it now.
         wall: a trial's start in wall seconds as measured (``trial`` where not measured).
     """
@@ -103,9 +104,13 @@ def start_cost(runner: TrialRunner, cpu: int, share: float | None = None) -> Sta
         measured = None
     if measured is None or not measured.trials:
         return StartCost()
-    wall = statistics.median(measured.trials)
-    return StartCost(wall * share, measured.reference * share, True, wall)
+    wall = statistics.median(measured.trials)  # a job's record costs about one more start
+    return StartCost(wall * share, (measured.reference + wall) * share, True, wall)
 
+
+#: What the plan's calls take without the warm plan: each job's cold call less what its
+#: library's first call pays at every length (:func:`first_call_seconds`).
+COLD_WORDS = "cold call less its library's first-call cost"
 
 #: The share of trials a busy host puts in its slow speed state, per share of the CPU the
 #: others take (1 - the campaign's share): half. Fitted on this project's 2-core KVM guest:
@@ -136,14 +141,15 @@ class CostEstimate:
         calls: timed calls of all planned trials (warm-up and the uninstrumented batch
             not counted).
         seconds: the estimated time of those trials and of the replacements expected,
-            on a CPU of its own, from each job's t1 (the cold call, usually slower than a
-            warm one, so that part tends to be high), the uninstrumented batch and the
-            start of each trial process (``start``) included.
+            on a CPU of its own, each call from each job's t1 (the cold call) less what
+            its library's first call pays at every length (:func:`first_call_seconds`),
+            the uninstrumented batch, the start of each trial process and each job's
+            reference run and record (``start``) included.
         max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
         leak_seconds: the most time the leak tests may take (0 without ``leak``).
         kept: jobs already done in the run directory, kept.
         failed: jobs that failed their calibration or were refused by the KAT gate.
-        calibration: what each job's time per call came from (``cold call``, or
+        calibration: what each job's time per call came from (:data:`COLD_WORDS`, or
             ``warm calls`` under ``calls_rule="warm"``).
         executor: what measures the jobs whole, when not this process
             (``--workers``/``--scheduler``): each job is then calibrated where it is
@@ -245,13 +251,34 @@ class CostEstimate:
         return text
 
 
-def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS) -> float:
+def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, first_call: float = 0.0
+               ) -> float:
     """A trial's estimated seconds on a CPU of its own: the process start (``start``),
     the warm-up, the timed calls and the uninstrumented batch of as many calls, each call
-    taking t1 (the warm call with the warm plan)."""
+    taking the warm call with the warm plan, else t1 less ``first_call`` (the cold call's
+    own part, :func:`first_call_seconds`)."""
     calls = job.calls_per_trial or 0
-    return start + (2 * calls + (job.warmup_calls or 0)) \
-        * (job.warm_call_seconds or job.t1_seconds or 0.0)
+    call = job.warm_call_seconds or max(0.0, (job.t1_seconds or 0.0) - first_call)
+    return start + (2 * calls + (job.warmup_calls or 0)) * call
+
+
+def first_call_seconds(jobs: Sequence[Job]) -> dict[str, float]:
+    """Per label, what its cold calls pay that a warm call does not (loading its code and
+    tables into the caches, the same at every length): the intercept of the least-squares
+    line through its jobs' (message bytes, t1), within 0 and 0.95 of its least t1; 0
+    where fewer than two lengths are calibrated."""
+    points: dict[str, list[tuple[float, float]]] = {}
+    for job in jobs:
+        if job.t1_seconds is not None:
+            points.setdefault(job.label, []).append((job.message_bytes, job.t1_seconds))
+    first = {}
+    for label, pairs in points.items():
+        xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        spread = sum((x - mx) ** 2 for x in xs)
+        slope = sum((x - mx) * (y - my) for x, y in pairs) / spread if spread else 0.0
+        first[label] = min(max(0.0, my - slope * mx), 0.95 * min(ys)) if spread else 0.0
+    return first
 
 
 def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
@@ -265,21 +292,23 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
     target = s.target_ci is not None and s.max_trials > s.trials
     share = share if share is not None else host_share(own=1.0) if executor is None else None
     extra = expected_replacements(s.trials, share.share if share is not None else 1.0)
+    first = first_call_seconds(jobs)
+
+    def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
+        return trials * trial_cost(job, start.trial, first.get(job.label, 0.0)) + start.job
     return CostEstimate(
         jobs=len(todo), libraries=len({job.label for job in todo}),
         lengths=len({job.message_bytes for job in todo}), trials=s.trials,
         max_trials=s.max_trials if target else None,
         calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
-        seconds=sum((job.trials_planned + extra) * trial_cost(job, start.trial) + start.job
-                    for job in todo),
-        max_seconds=sum(s.max_trials * trial_cost(job, start.trial) + start.job
-                        for job in todo) if target else None,
+        seconds=sum(cost(job, job.trials_planned + extra) for job in todo),
+        max_seconds=sum(cost(job, s.max_trials) for job in todo) if target else None,
         leak_seconds=s.leak_seconds * leak_tests,
         kept=sum(job.status == "done" for job in jobs),
         failed=sum(job.status not in ("done", "pending") for job in jobs),
-        calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor,
+        calibration="warm calls" if s.calls_rule == "warm" else COLD_WORDS, executor=executor,
         replacements=replacement_budget(s.trials),
-        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job, start.trial)
+        replacement_seconds=sum(cost(job, replacement_budget(s.trials)) - start.job
                                 for job in todo),
         share=share, expected_replacements=extra * len(todo), start=start)
 
