@@ -184,3 +184,18 @@ def test_the_driver_measures_its_start_with_the_built_in_sm3():
     probe = DriverRunner().start_probe(default_cpu())
     assert probe.reference > 0 and len(probe.trials) == START_PROBES
     assert all(seconds > 0 for seconds in probe.trials)
+
+
+def test_the_first_call_cost_is_the_cold_calls_intercept_and_one_slow_cold_call_moves_it_little():
+    from types import SimpleNamespace
+
+    def jobs(label, pairs):
+        return [SimpleNamespace(label=label, message_bytes=n, t1_seconds=t) for n, t in pairs]
+    line = [(n, 1e-6 + 2e-9 * n) for n in (32, 128, 1024, 4096, 65536)]
+    slowed = [(n, t * (3 if n == 1024 else 1)) for n, t in line]  # preempted once
+    first = _cost.first_call_seconds(jobs("a", line) + jobs("b", slowed)
+                                     + jobs("c", line[:1]) + jobs("d", [(32, 5e-6), (64, 1e-6)]))
+    assert first["a"] == pytest.approx(1e-6)
+    assert first["b"] == pytest.approx(1e-6, rel=0.05)
+    assert first["c"] == 0.0  # one length: nothing to fit
+    assert first["d"] == pytest.approx(0.95e-6)  # the line falls: at most 0.95 of the least

@@ -264,20 +264,22 @@ def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, first_call: float
 
 def first_call_seconds(jobs: Sequence[Job]) -> dict[str, float]:
     """Per label, what its cold calls pay that a warm call does not (loading its code and
-    tables into the caches, the same at every length): the intercept of the least-squares
-    line through its jobs' (message bytes, t1), within 0 and 0.95 of its least t1; 0
-    where fewer than two lengths are calibrated."""
-    points: dict[str, list[tuple[float, float]]] = {}
+    tables into the caches, the same at every length): the intercept of the line through
+    its jobs' (message bytes, t1), fitted by medians (Theil-Sen: one cold call slowed by
+    another task moves it little), within 0 and 0.95 of its least t1; 0 where fewer than
+    two lengths are calibrated."""
+    points: dict[str, list[tuple[int, float]]] = {}
     for job in jobs:
         if job.t1_seconds is not None:
             points.setdefault(job.label, []).append((job.message_bytes, job.t1_seconds))
     first = {}
     for label, pairs in points.items():
-        xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
-        mx, my = statistics.fmean(xs), statistics.fmean(ys)
-        spread = sum((x - mx) ** 2 for x in xs)
-        slope = sum((x - mx) * (y - my) for x, y in pairs) / spread if spread else 0.0
-        first[label] = min(max(0.0, my - slope * mx), 0.95 * min(ys)) if spread else 0.0
+        slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(pairs)
+                  for x2, y2 in pairs[i + 1:] if x2 != x1]
+        slope = max(0.0, statistics.median(slopes)) if slopes else 0.0
+        intercept = statistics.median(y - slope * x for x, y in pairs)
+        first[label] = min(max(0.0, intercept), 0.95 * min(y for _, y in pairs)) \
+            if slopes else 0.0
     return first
 
 
