@@ -40,7 +40,7 @@ from ngcc.base.errors import (
 from ngcc.campaign.cost import (
     CHILD_STARTUP_SECONDS,
     expected_replacements,
-    first_call_seconds,
+    warm_call_estimates,
 )
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.driver import child as _child
@@ -1290,13 +1290,14 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
     assert not estimate.start.measured and estimate.share is not None
     each = expected_replacements(estimate.trials, estimate.share.share)
     assert estimate.expected_replacements == pytest.approx(4 * each)
-    # the fake's cold call is 500 cycles and a cost per byte: the first call's part is
-    # the 500 cycles, the line's intercept
-    first = first_call_seconds(run.jobs)
-    assert first == pytest.approx({"SM3": 500 / FREQUENCY_HZ, "WChain-V1-512": 500 / FREQUENCY_HZ})
+    # the fake's cold call is 500 cycles and a cost per byte: a warm call, the line's
+    # intercept (the 500 cycles) less
+    warm = warm_call_estimates(run.jobs)
+    assert warm == pytest.approx({(job.label, job.message_bytes): job.t1_seconds
+                                  - 500 / FREQUENCY_HZ for job in run.jobs})
     assert estimate.seconds == pytest.approx(sum(
         (job.trials_planned + each) * (CHILD_STARTUP_SECONDS + (
-            2 * job.calls_per_trial + job.warmup_calls) * (job.t1_seconds - first[job.label]))
+            2 * job.calls_per_trial + job.warmup_calls) * warm[job.label, job.message_bytes])
         for job in run.jobs))
     text = str(estimate)
     assert text.startswith("plan: 4 job(s) to measure (2 libraries × 2 length(s)), 2 "

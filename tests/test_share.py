@@ -24,14 +24,15 @@ class SharedRunner(FakeRunner):
     many calls, the warm-up) and each job's reference run and record (as long as a
     trial's start, as a campaign writes it), and says what a start costs
     as the real runner's probe measures it (:data:`START`, :data:`REFERENCE` over the
-    share). Trial 1 of each job runs in the slow speed state (its calls 1.4 times
-    slower), so each job replaces it: a quarter of its trials, as expected at 0.5. Its
+    share). Trial 1 of each job at the first length runs in the slow speed state (its
+    calls 1.4 times slower), so that job replaces it: about what a share of 0.5 is
+    expected to replace (``cost.expected_replacements``). Its
     cold call pays :data:`FIRST_CALL` more than a warm one, at every length."""
 
     START, REFERENCE, FIRST_CALL = 0.08, 0.02, 20e-6  # seconds of a CPU of its own
 
     def __init__(self, share: float, lengths: tuple[int, ...]):
-        super().__init__(batch=True, slow={(name, n, 1): 1.4 for n in lengths
+        super().__init__(batch=True, slow={(name, n, 1): 1.4 for n in lengths[:1]
                                            for name in ("SM3", "WChain-V1-512", "Wish512")})
         self.share = share
         self.wall = 0.0
@@ -74,16 +75,16 @@ def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypat
                         on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
     [(estimate, before)] = plans
     trials = runner.wall - before  # the trials after the plan, the calibration's aside
-    assert [len(record.trials) for record in run.records] == [4] * 4  # one replaced each
+    assert sorted(len(record.trials) for record in run.records) == [3, 3, 4, 4]  # 32 B: 1 slow
     assert estimate.share is not None and estimate.share.share == 0.5
     assert estimate.start.measured and estimate.start.trial == pytest.approx(runner.START)
     assert estimate.start.job == pytest.approx(runner.REFERENCE + runner.START)  # and record
-    assert estimate.expected_replacements == pytest.approx(4.0)  # 1 a job, at a share 0.5
+    assert estimate.expected_replacements == pytest.approx(4 * (3 / (1 - 0.175) - 3))
     assert estimate.wall_seconds == pytest.approx(2 * estimate.seconds)
     assert estimate.wall_seconds == pytest.approx(trials, rel=0.25)
     assert estimate.seconds < 0.75 * trials  # as if the CPU were the campaign's alone: low
-    assert ("of trials (estimated from each job's cold call less its library's first-call "
-            "cost, about 4 trials in place of "
+    assert ("of trials (estimated from each job's cold call less what its library's first "
+            "call pays, about 3 trials in place of "
             "slow-state ones expected, each trial's start 0.160 s as measured now, at this "
             "host's CPU share 0.50 (load 3.00 on 2 CPUs) now; " in str(estimate))
 
@@ -117,9 +118,10 @@ def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_s
 
 def test_the_replacements_expected_grow_with_the_others_share_within_the_budget():
     assert _cost.expected_replacements(3, 1.0) == 0.0  # a host of its own: none
-    assert _cost.expected_replacements(3, 0.5) == pytest.approx(1.0)  # a quarter slow
-    assert _cost.expected_replacements(3, 0.0) == pytest.approx(3.0)  # half slow: the budget
-    assert _cost.expected_replacements(5, 0.0) <= 5
+    assert _cost.expected_replacements(3, 0.5) == pytest.approx(3 / (1 - 0.175) - 3)
+    assert _cost.expected_replacements(3, 0.0) == pytest.approx(3 / (1 - 0.35) - 3)
+    assert 0 < _cost.expected_replacements(3, 0.9) < _cost.expected_replacements(3, 0.1)
+    assert _cost.expected_replacements(1, 0.0) <= 1  # never more than the budget
 
 
 def _plan_only_seconds(line: str) -> float:
@@ -148,7 +150,7 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
                        runner=SharedRunner(0.5, lengths))
     [line] = [line for line in lines if line.startswith("the trials: ")]
     assert line.startswith("the trials: about ") and (
-        "(3 libraries × 2 length(s) × 3 trial(s), about 6 more expected in place of "
+        "(3 libraries × 2 length(s) × 3 trial(s), about 4 more expected in place of "
         "slow-state ones), from the plan alone since nothing is calibrated before a build: "
         "each trial's calls take T = 0.02 s, high where 20000 calls take less, each trial's "
         "start 0.160 s as measured now, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) "
@@ -186,16 +188,18 @@ def test_the_driver_measures_its_start_with_the_built_in_sm3():
     assert all(seconds > 0 for seconds in probe.trials)
 
 
-def test_the_first_call_cost_is_the_cold_calls_intercept_and_one_slow_cold_call_moves_it_little():
+def test_a_warm_call_is_estimated_from_the_line_of_the_cold_calls_and_one_slow_one_moves_it_not():
     from types import SimpleNamespace
 
     def jobs(label, pairs):
         return [SimpleNamespace(label=label, message_bytes=n, t1_seconds=t) for n, t in pairs]
     line = [(n, 1e-6 + 2e-9 * n) for n in (32, 128, 1024, 4096, 65536)]
     slowed = [(n, t * (3 if n == 1024 else 1)) for n, t in line]  # preempted once
-    first = _cost.first_call_seconds(jobs("a", line) + jobs("b", slowed)
+    warm = _cost.warm_call_estimates(jobs("a", line) + jobs("b", slowed)
                                      + jobs("c", line[:1]) + jobs("d", [(32, 5e-6), (64, 1e-6)]))
-    assert first["a"] == pytest.approx(1e-6)
-    assert first["b"] == pytest.approx(1e-6, rel=0.05)
-    assert first["c"] == 0.0  # one length: nothing to fit
-    assert first["d"] == pytest.approx(0.95e-6)  # the line falls: at most 0.95 of the least
+    for n, _ in line:  # the intercept, 1 µs, is the first call's own
+        assert warm["a", n] == pytest.approx(2e-9 * n)
+        assert warm["b", n] == pytest.approx(2e-9 * n, rel=0.05)
+    assert warm["c", 32] == line[0][1]  # one length: nothing to fit, the cold call
+    # a line that falls: no cost per byte, and at most 0.95 of the least cold call aside
+    assert (warm["d", 32], warm["d", 64]) == pytest.approx((4.05e-6, 0.05e-6))

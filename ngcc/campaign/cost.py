@@ -108,15 +108,16 @@ def start_cost(runner: TrialRunner, cpu: int, share: float | None = None) -> Sta
     return StartCost(wall * share, (measured.reference + wall) * share, True, wall)
 
 
-#: What the plan's calls take without the warm plan: each job's cold call less what its
-#: library's first call pays at every length (:func:`first_call_seconds`).
-COLD_WORDS = "cold call less its library's first-call cost"
+#: What the plan's calls take without the warm plan (:func:`warm_call_estimates`).
+COLD_WORDS = "cold call less what its library's first call pays"
 
-#: The share of trials a busy host puts in its slow speed state, per share of the CPU the
-#: others take (1 - the campaign's share): half. Fitted on this project's 2-core KVM guest:
-#: 48 planned quick trials ran 71 at share 0.27 and 84 at about 0.3; the README's
-#: campaign at share 0.63 about 23 % more trials than planned.
-SLOW_STATE_PER_OTHERS = 0.5
+#: The chance that a trial falls in the host's slow speed state, per share of the CPU the
+#: others take (1 - the campaign's share). Fitted on this project's busy 2-core KVM
+#: guest, where it depends on the library too: quick runs replaced 40-88 % of the planned
+#: trials of SM3 and WChain-V1-512 at shares 0.22-0.44, 8-42 % of Wish512, Pavelor-512
+#: and pseudoXOF-256 at 0.21, 5 % of four toy hashes at 0.37; 0.35 keeps the count of
+#: each within about a quarter.
+SLOW_STATE_PER_OTHERS = 0.35
 
 
 def expected_replacements(trials: int, share: float) -> float:
@@ -141,8 +142,8 @@ class CostEstimate:
         calls: timed calls of all planned trials (warm-up and the uninstrumented batch
             not counted).
         seconds: the estimated time of those trials and of the replacements expected,
-            on a CPU of its own, each call from each job's t1 (the cold call) less what
-            its library's first call pays at every length (:func:`first_call_seconds`),
+            on a CPU of its own, each call a warm one estimated from the library's cold
+            calls (:func:`warm_call_estimates`),
             the uninstrumented batch, the start of each trial process and each job's
             reference run and record (``start``) included.
         max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
@@ -251,36 +252,39 @@ class CostEstimate:
         return text
 
 
-def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, first_call: float = 0.0
+def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, call: float | None = None
                ) -> float:
     """A trial's estimated seconds on a CPU of its own: the process start (``start``),
     the warm-up, the timed calls and the uninstrumented batch of as many calls, each call
-    taking the warm call with the warm plan, else t1 less ``first_call`` (the cold call's
-    own part, :func:`first_call_seconds`)."""
+    taking the warm call with the warm plan, else ``call`` (:func:`warm_call_estimates`),
+    else t1."""
     calls = job.calls_per_trial or 0
-    call = job.warm_call_seconds or max(0.0, (job.t1_seconds or 0.0) - first_call)
-    return start + (2 * calls + (job.warmup_calls or 0)) * call
+    each = job.warm_call_seconds or (call if call is not None else job.t1_seconds or 0.0)
+    return start + (2 * calls + (job.warmup_calls or 0)) * each
 
 
-def first_call_seconds(jobs: Sequence[Job]) -> dict[str, float]:
-    """Per label, what its cold calls pay that a warm call does not (loading its code and
-    tables into the caches, the same at every length): the intercept of the line through
-    its jobs' (message bytes, t1), fitted by medians (Theil-Sen: one cold call slowed by
-    another task moves it little), within 0 and 0.95 of its least t1; 0 where fewer than
-    two lengths are calibrated."""
+def warm_call_estimates(jobs: Sequence[Job]) -> dict[tuple[str, int], float]:
+    """Each calibrated job's warm call, estimated from its library's cold calls: a cold
+    call pays, at every length, what loading the code and tables into the caches costs
+    (the intercept of the line through the library's (message bytes, t1), fitted by
+    medians, Theil-Sen, so one cold call slowed by another task moves it little; within
+    0 and 0.95 of the least t1), and a long one may be slowed by another task: the
+    estimate is t1 less the intercept or the line's cost per byte times the length,
+    whichever is less (t1 where the library has one length calibrated)."""
     points: dict[str, list[tuple[int, float]]] = {}
     for job in jobs:
         if job.t1_seconds is not None:
             points.setdefault(job.label, []).append((job.message_bytes, job.t1_seconds))
-    first = {}
+    warm = {}
     for label, pairs in points.items():
         slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(pairs)
                   for x2, y2 in pairs[i + 1:] if x2 != x1]
         slope = max(0.0, statistics.median(slopes)) if slopes else 0.0
-        intercept = statistics.median(y - slope * x for x, y in pairs)
-        first[label] = min(max(0.0, intercept), 0.95 * min(y for _, y in pairs)) \
-            if slopes else 0.0
-    return first
+        first = min(max(0.0, statistics.median(y - slope * x for x, y in pairs)),
+                    0.95 * min(y for _, y in pairs)) if slopes else 0.0
+        for n, t1 in pairs:
+            warm[label, n] = min(t1 - first, slope * n) if slope > 0 else t1 - first
+    return warm
 
 
 def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
@@ -294,10 +298,11 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
     target = s.target_ci is not None and s.max_trials > s.trials
     share = share if share is not None else host_share(own=1.0) if executor is None else None
     extra = expected_replacements(s.trials, share.share if share is not None else 1.0)
-    first = first_call_seconds(jobs)
+    warm = warm_call_estimates(jobs)
 
     def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
-        return trials * trial_cost(job, start.trial, first.get(job.label, 0.0)) + start.job
+        call = warm.get((job.label, job.message_bytes))
+        return trials * trial_cost(job, start.trial, call) + start.job
     return CostEstimate(
         jobs=len(todo), libraries=len({job.label for job in todo}),
         lengths=len({job.message_bytes for job in todo}), trials=s.trials,
