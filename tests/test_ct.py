@@ -455,7 +455,7 @@ def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path,
     from ngcc.campaign import cost as _cost
 
     # the host's CPU share, which the plan states, held still between the two plans
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(1.0, 2, own))
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: _cost.cpu_share(1.0, 2, own))
     archive = tmp_path / "archive"
     for name in ("constant_time", "length_branch"):
         shutil.copytree(FIXTURES / "ct" / name, archive / name / "Reference_Implementation" / name)

@@ -37,7 +37,7 @@ def _submission(archive: Path, submission: str, declared: str) -> Path:
 def test_one_archive_given_as_a_string_is_one_path(tmp_path, monkeypatch):
     from ngcc.campaign import cost as _cost
 
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(1.0, 2, own))
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: _cost.cpu_share(1.0, 2, own))
     archive = tmp_path / "archive"
     _submission(archive, "Tiny", "TinyHash-256")
     lines = _dryrun.plan_lines(str(archive))  # not its characters: no walk from "/"

@@ -54,6 +54,27 @@ class SharedRunner(FakeRunner):
         return measured
 
 
+def _two_others_on_two_cpus(monkeypatch):
+    """The simulated host: a share of 0.5, two others' tasks on two CPUs and its own."""
+    monkeypatch.setattr(_cost, "host_share",
+                        lambda own=0.0, cpu=None: _cost.cpu_share(2.0 + own, 2, own))
+
+
+def test_the_share_measured_is_what_a_busy_thread_gets_on_that_cpu():
+    """No figure is asserted (it is this host's now): a share in (0, 1], said with the
+    CPU it was measured on; none on a CPU this process may not use."""
+    import os
+
+    allowed = os.sched_getaffinity(0)
+    cpu = max(allowed)
+    share = _cost.host_share(cpu=cpu)
+    assert 0 < share.share <= 1 and share.measured_on == cpu
+    assert str(share).startswith("CPU share %.2f measured on CPU %d (load " % (share.share, cpu))
+    assert _cost.spin_share(cpu + 1, 0.01) is None  # not one of ours
+    assert _cost.host_share(cpu=cpu + 1).measured_on is None  # the load's, then
+    assert os.sched_getaffinity(0) == allowed  # restored
+
+
 def test_the_share_is_the_cpu_left_by_the_others_on_it():
     assert _cost.cpu_share(0.0, 2).share == 1.0
     assert _cost.cpu_share(2.0, 2).share == 0.5  # one other task on each CPU
@@ -65,8 +86,7 @@ def test_the_share_is_the_cpu_left_by_the_others_on_it():
 
 def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_cost, "host_share",  # two others' tasks on two CPUs, and its own
-                        lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
+    _two_others_on_two_cpus(monkeypatch)
     runner = SharedRunner(0.5, (32, 1024))
     plans = []
     run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
@@ -94,7 +114,7 @@ def test_the_plan_without_the_start_the_replacements_or_the_warm_call_is_off(
     """What the plan counted before: the constant start, no replacement, each call the
     cold one; at the simulated host, that is more than a quarter off the trials' time."""
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
+    _two_others_on_two_cpus(monkeypatch)
     runner = SharedRunner(0.5, (32, 1024))
     plans = []
     run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
@@ -105,15 +125,18 @@ def test_the_plan_without_the_start_the_replacements_or_the_warm_call_is_off(
 
 
 def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_so():
-    assert _cost.start_cost(FakeRunner(), 1, 0.5) == _cost.StartCost()
+    half = _cost.cpu_share(2.0, 2)
+    assert _cost.start_cost(FakeRunner(), 1, half) == _cost.StartCost()  # nor the share
     assert str(_cost.StartCost()) == "each trial's start 0.05 s (not measured: the runner cannot)"
 
     class Failing(FakeRunner):
         def start_probe(self, cpu):
             raise ngcc.ChildError("crash", "the probe crashed")
-    assert _cost.start_cost(Failing(), 1, 0.5) == _cost.StartCost()
-    measured = _cost.start_cost(SharedRunner(0.25, ()), 1, 0.25)
+    assert _cost.start_cost(Failing(), 1, half) == _cost.StartCost(share=half)
+    quarter = _cost.cpu_share(6.0, 2)
+    measured = _cost.start_cost(SharedRunner(0.25, ()), 1, quarter)
     assert (measured.trial, measured.job, measured.wall) == pytest.approx((0.08, 0.10, 0.32))
+    assert measured.share == quarter
 
 
 def test_the_replacements_expected_grow_with_the_others_share_within_the_budget():
@@ -142,7 +165,7 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
     from ngcc.campaign.settings import CampaignSettings
 
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
+    _two_others_on_two_cpus(monkeypatch)
     lengths = (4096, 16384)
     settings = CampaignSettings.make(quick=True, trials=3, lengths=lengths)
     archive = Path(__file__).parent / "fixtures" / "additional"  # three folders that read

@@ -62,9 +62,9 @@ def _trials_line(libraries: int, settings: CampaignSettings, runner: TrialRunner
     if settings.workers is not None or settings.scheduler is not None:
         return ("the trials run as whole jobs on workers, each calibrated where it is "
                 "measured: no time is estimated here")
-    share = _cost.host_share()
-    return _cost.plan_only(libraries, settings, _cost.start_cost(runner, default_cpu(),
-                                                                share.share), share)
+    cpu = default_cpu()  # the CPU share there now: nothing of the evaluation's runs yet
+    start = _cost.start_cost(runner, cpu, _cost.host_share(cpu=cpu))
+    return _cost.plan_only(libraries, settings, start, start.share or _cost.host_share())
 
 
 def _header(folder: Folder) -> tuple[str, int] | str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -34,24 +35,29 @@ def _duration(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class CpuShare:
-    """The share of its CPU a campaign can expect on this host now: the load's other
-    runnable tasks spread over the CPUs it may use, each CPU shared among those on it,
-    ``1 / (1 + others / cpus)`` (at most 1). A trial then takes its CPU time divided by
-    the share in wall time.
+    """The share of its CPU a campaign can expect on this host now. Measured where the
+    CPU is known (:func:`spin_share`: what a busy thread pinned there gets); else from
+    the load, its other runnable tasks spread over the CPUs it may use, each CPU shared
+    among those on it, ``1 / (1 + others / cpus)`` (at most 1; the 1-minute load lags and
+    counts tasks waiting on disks, so on a shared host it runs low). A trial then takes
+    its CPU time divided by the share in wall time.
 
     Attributes:
         share: the expected share, in (0, 1].
-        load: the 1-minute load average it came from.
+        load: the 1-minute load average.
         cpus: the CPUs this process may run on.
+        measured_on: the CPU the share was measured on (None: from the load).
     """
 
     share: float
     load: float
     cpus: int
+    measured_on: int | None = None
 
     def __str__(self) -> str:
-        return "CPU share %.2f (load %.2f on %d CPU%s)" % (
-            self.share, self.load, self.cpus, "" if self.cpus == 1 else "s")
+        where = "" if self.measured_on is None else " measured on CPU %d" % self.measured_on
+        return "CPU share %.2f%s (load %.2f on %d CPU%s)" % (
+            self.share, where, self.load, self.cpus, "" if self.cpus == 1 else "s")
 
 
 def cpu_share(load: float, cpus: int, own: float = 0.0) -> CpuShare:
@@ -61,10 +67,35 @@ def cpu_share(load: float, cpus: int, own: float = 0.0) -> CpuShare:
     return CpuShare(min(1.0, 1.0 / (1.0 + others / max(1, cpus))), load, max(1, cpus))
 
 
-def host_share(own: float = 0.0) -> CpuShare:
-    """:func:`cpu_share` of this host now (its 1-minute load, the CPUs this process may
-    use)."""
-    return cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
+#: How long :func:`spin_share` spins on the trial CPU.
+SHARE_PROBE_SECONDS = 0.25
+
+
+def spin_share(cpu: int, seconds: float = SHARE_PROBE_SECONDS) -> float | None:
+    """The share of ``cpu`` a busy thread gets now: this thread's CPU time over the wall
+    time of ``seconds`` of spinning pinned there (its affinity restored after); None
+    where this process may not run on ``cpu``."""
+    allowed = os.sched_getaffinity(0)
+    if cpu not in allowed:
+        return None
+    os.sched_setaffinity(0, {cpu})  # this thread only
+    try:
+        began, cpu_began = time.perf_counter(), time.thread_time()
+        while time.perf_counter() - began < seconds:
+            pass
+        wall = time.perf_counter() - began
+        return min(1.0, max(1e-3, (time.thread_time() - cpu_began) / wall))
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def host_share(own: float = 0.0, cpu: int | None = None) -> CpuShare:
+    """This host's share now: measured on ``cpu`` (:func:`spin_share`), else (or where
+    it cannot be) :func:`cpu_share` of its 1-minute load on the CPUs this process may
+    use, ``own`` of it the campaign's."""
+    by_load = cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
+    measured = spin_share(cpu) if cpu is not None else None
+    return by_load if measured is None else replace(by_load, share=measured, measured_on=cpu)
 
 
 @dataclass(frozen=True)
@@ -80,32 +111,38 @@ class StartCost:
         job: a job's reference run and record, in CPU seconds.
         measured: whether the runner measured it now.
         wall: a trial's start in wall seconds as measured (``trial`` where not measured).
+        share: the CPU share measured with it on the trial CPU (None: not measured).
     """
 
     trial: float = CHILD_STARTUP_SECONDS
     job: float = 0.0
     measured: bool = False
     wall: float = CHILD_STARTUP_SECONDS
+    share: CpuShare | None = None
 
     def __str__(self) -> str:
         return ("each trial's start %.3f s as measured now" % self.wall if self.measured
                 else "each trial's start %.2f s (not measured: the runner cannot)" % self.trial)
 
 
-def start_cost(runner: TrialRunner, cpu: int, share: float | None = None) -> StartCost:
-    """:class:`StartCost` from ``runner``'s ``start_probe(cpu)`` (a runner without one, or
-    whose probe fails, gives the constant), its wall seconds at CPU ``share`` (default:
-    this host's now, the campaign's own calibration aside) turned into CPU seconds."""
-    share = host_share(own=1.0).share if share is None else share
+def start_cost(runner: TrialRunner, cpu: int, share: CpuShare | None = None) -> StartCost:
+    """:class:`StartCost` on ``cpu`` from ``runner``'s ``start_probe(cpu)``, with the CPU
+    ``share`` there (default: measured now, :func:`host_share`), its wall seconds at that
+    share turned into CPU seconds; a runner without a probe (a fake: nothing is measured,
+    not even the share), or whose probe fails, gives the constant."""
     probe = getattr(runner, "start_probe", None)
+    if probe is None:
+        return StartCost()
+    share = host_share(own=1.0, cpu=cpu) if share is None else share
     try:
-        measured: StartProbe | None = probe(cpu) if probe is not None else None
+        measured: StartProbe | None = probe(cpu)
     except ChildError:
         measured = None
     if measured is None or not measured.trials:
-        return StartCost()
+        return StartCost(share=share)
     wall = statistics.median(measured.trials)  # a job's record costs about one more start
-    return StartCost(wall * share, (measured.reference + wall) * share, True, wall)
+    return StartCost(wall * share.share, (measured.reference + wall) * share.share, True, wall,
+                     share)
 
 
 #: What the plan's calls take without the warm plan (:func:`warm_call_estimates`).
@@ -292,11 +329,13 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
              start: StartCost = StartCost()) -> CostEstimate:
     """The cost of the pending ``jobs``, from their calibration (jobs not yet calibrated
     count no time) and ``start`` (:func:`start_cost`), with the replacements expected at
-    ``share`` (default: this host's now, the campaign's own calibration taken out of the
-    load), and of ``leak_tests`` leak tests; ``executor`` measures them whole."""
+    ``share`` (default: the one measured with ``start``, else this host's from its load,
+    the campaign's own calibration aside), and of ``leak_tests`` leak tests;
+    ``executor`` measures them whole."""
     s, todo = settings, [job for job in jobs if job.status == "pending"]
     target = s.target_ci is not None and s.max_trials > s.trials
-    share = share if share is not None else host_share(own=1.0) if executor is None else None
+    if share is None and executor is None:  # measured with the start, else from the load
+        share = start.share if start.share is not None else host_share(own=1.0)
     extra = expected_replacements(s.trials, share.share if share is not None else 1.0)
     warm = warm_call_estimates(jobs)
 
