@@ -47,12 +47,21 @@ class CpuShare:
         load: the 1-minute load average.
         cpus: the CPUs this process may run on.
         measured_on: the CPU the share was measured on (None: from the load).
+        by_load: the share by the load's rule (None: ``share`` is): how busy the whole
+            host is, which the chance of a slow speed state follows
+            (:func:`expected_replacements`).
     """
 
     share: float
     load: float
     cpus: int
     measured_on: int | None = None
+    by_load: float | None = None
+
+    @property
+    def host_busy(self) -> float:
+        """The share by the load's rule (``by_load``, else ``share``)."""
+        return self.share if self.by_load is None else self.by_load
 
     def __str__(self) -> str:
         where = "" if self.measured_on is None else " measured on CPU %d" % self.measured_on
@@ -95,7 +104,8 @@ def host_share(own: float = 0.0, cpu: int | None = None) -> CpuShare:
     use, ``own`` of it the campaign's."""
     by_load = cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
     measured = spin_share(cpu) if cpu is not None else None
-    return by_load if measured is None else replace(by_load, share=measured, measured_on=cpu)
+    return by_load if measured is None else replace(
+        by_load, share=measured, measured_on=cpu, by_load=by_load.share)
 
 
 @dataclass(frozen=True)
@@ -149,19 +159,20 @@ def start_cost(runner: TrialRunner, cpu: int, share: CpuShare | None = None) -> 
 COLD_WORDS = "cold call less what its library's first call pays"
 
 #: The chance that a trial falls in the host's slow speed state, per share of the CPU the
-#: others take (1 - the campaign's share). Fitted on this project's busy 2-core KVM
-#: guest, where it depends on the library too: quick runs replaced 40-88 % of the planned
-#: trials of SM3 and WChain-V1-512 at shares 0.22-0.44, 8-42 % of Wish512, Pavelor-512
-#: and pseudoXOF-256 at 0.21, 5 % of four toy hashes at 0.37; 0.35 keeps the count of
-#: each within about a quarter.
+#: others take by the load's rule (1 - ``CpuShare.host_busy``: the whole host's tasks
+#: contend for its caches and cores, not only those on the trial CPU). Fitted on this
+#: project's busy 2-core KVM guest, where it depends on the library too: quick runs
+#: replaced 40-88 % of the planned trials of SM3 and WChain-V1-512 at load 4-9, 8-42 % of
+#: Wish512, Pavelor-512 and pseudoXOF-256 at load 8.4, 5 % of four toy hashes at load
+#: 4.5; 0.35 keeps the count of most within about a quarter.
 SLOW_STATE_PER_OTHERS = 0.35
 
 
 def expected_replacements(trials: int, share: float) -> float:
     """The trials a job of ``trials`` planned ones is expected to add in place of slow-state
-    ones at CPU ``share``: each trial falls in the slow state with the chance ``p =``
-    :data:`SLOW_STATE_PER_OTHERS` ``× (1 - share)``, so ``trials`` fast ones take
-    ``trials / (1 - p)``, within the replacement budget (``measure.job``)."""
+    ones at CPU ``share`` by the load's rule: each trial falls in the slow state with the
+    chance ``p =`` :data:`SLOW_STATE_PER_OTHERS` ``× (1 - share)``, so ``trials`` fast
+    ones take ``trials / (1 - p)``, within the replacement budget (``measure.job``)."""
     slow = SLOW_STATE_PER_OTHERS * (1.0 - min(1.0, max(0.0, share)))
     return min(float(replacement_budget(trials)), trials / (1.0 - slow) - trials)
 
@@ -336,7 +347,7 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
     target = s.target_ci is not None and s.max_trials > s.trials
     if share is None and executor is None:  # measured with the start, else from the load
         share = start.share if start.share is not None else host_share(own=1.0)
-    extra = expected_replacements(s.trials, share.share if share is not None else 1.0)
+    extra = expected_replacements(s.trials, share.host_busy if share is not None else 1.0)
     warm = warm_call_estimates(jobs)
 
     def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
@@ -368,7 +379,7 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
     reference run."""
     s, jobs = settings, libraries * len(settings.lengths)
     work = 2 * min(float(s.trial_target), float(s.op_budget) / s.trials)
-    extra = expected_replacements(s.trials, share.share)
+    extra = expected_replacements(s.trials, share.host_busy)
     alone = jobs * ((s.trials + extra) * (start.trial + work) + start.job)
     return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), about %d more "
             "expected in place of slow-state ones), from the plan alone since nothing is "
