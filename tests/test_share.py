@@ -109,6 +109,22 @@ def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypat
             "host's CPU share 0.50 (load 3.00 on 2 CPUs) now; " in str(estimate))
 
 
+def test_the_replacements_follow_the_whole_hosts_load_and_the_time_the_share_measured(
+        tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    measured = _cost.CpuShare(0.9, 4.0, 2, measured_on=1, by_load=0.4)
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: measured)
+    estimate = ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", runner=SharedRunner(0.9, ()),
+                             kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                             progress=False).dry_run()
+    assert estimate.share == measured and measured.host_busy == 0.4
+    assert estimate.expected_replacements == pytest.approx(
+        2 * _cost.expected_replacements(3, 0.4))
+    assert estimate.wall_seconds == pytest.approx(estimate.seconds / 0.9)
+    assert "at this host's CPU share 0.90 measured on CPU 1 (load 4.00 on 2 CPUs) now" \
+        in str(estimate)
+
+
 def test_the_plan_without_the_start_the_replacements_or_the_warm_call_is_off(
         tmp_path, monkeypatch):
     """What the plan counted before: the constant start, no replacement, each call the
