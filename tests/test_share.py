@@ -189,11 +189,11 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
                        runner=SharedRunner(0.5, lengths))
     [line] = [line for line in lines if line.startswith("the trials: ")]
     assert line.startswith("the trials: about ") and (
-        "(3 libraries × 2 length(s) × 3 trial(s), about 4 more expected in place of "
-        "slow-state ones), from the plan alone since nothing is calibrated before a build: "
-        "each trial's calls take T = 0.02 s, high where 20000 calls take less, each trial's "
-        "start 0.160 s as measured now, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) "
-        "now; ") in line
+        "(3 libraries × 2 length(s) × 3 trial(s), if each builds and is timed, about 4 more "
+        "expected in place of slow-state ones), from the plan alone since nothing is "
+        "calibrated before a build: each trial's calls take T = 0.02 s, high where 20000 "
+        "calls take less, each trial's start 0.160 s as measured now, at this host's CPU "
+        "share 0.50 (load 2.00 on 2 CPUs) now; ") in line
     runner, plans = SharedRunner(0.5, lengths), []
     ngcc.Campaign(["SM3", "WChain-V1-512", "Wish512"],
                   run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(), quick=True,

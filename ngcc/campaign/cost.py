@@ -381,8 +381,9 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
     work = 2 * min(float(s.trial_target), float(s.op_budget) / s.trials)
     extra = expected_replacements(s.trials, share.host_busy)
     alone = jobs * ((s.trials + extra) * (start.trial + work) + start.job)
-    return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), about %d more "
-            "expected in place of slow-state ones), from the plan alone since nothing is "
+    return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), if each builds "
+            "and is timed, about %d more expected in place of slow-state ones), from the "
+            "plan alone since nothing is "
             "calibrated before a build: each trial's calls take T = %g s, high where %d "
             "calls take less, %s, at this host's %s now; %s if its CPU were the "
             "campaign's alone; the plan line before the trials estimates it again from "
