@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 import ngcc
+from ngcc.evidence import choices as _choices
 from ngcc.measure.host import LOAD_LIMIT
 from ngcc.stats import compare as _compare
 from ngcc.stats import pairing as _pairing
@@ -39,8 +40,8 @@ def main() -> None:
     parser.add_argument("--instance", default="SM3")
     parser.add_argument("--lengths", default="32,1024,65536")
     parser.add_argument("--tries", type=int, default=20)
-    parser.add_argument("--statistic", default=_compare.DEFAULT_STATISTIC,
-                        choices=_compare.STATISTICS)
+    parser.add_argument("--statistic", default=_choices.DEFAULT_COMPARED_STATISTIC,
+                        choices=_choices.COMPARED_STATISTICS)
     parser.add_argument("--margin", type=float, default=_compare.MARGIN)
     args = parser.parse_args()
     lengths = [int(n) for n in args.lengths.split(",")]

@@ -1,8 +1,11 @@
 """Starting ngcc: ``python -m ngcc`` interrupted while it imports says one line (as the
-``ngcc`` script does), and a source tree without its built C core says what to do."""
+``ngcc`` script does), a source tree without its built C core says what to do, and the
+command line loads what a command uses: building its parser loads no numpy and none of
+the modules that measure, report or run libraries (``docs/architecture.md``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -79,3 +82,61 @@ def test_the_built_tree_imports(argv):
     done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------------------- what a start loads
+
+#: Libraries the command line's start must not load: a command that needs one loads it
+#: when it runs.
+HEAVY_LIBRARIES = ("numpy", "pandas", "scipy", "matplotlib", "elftools", "tqdm")
+#: The stages that measure, report or run libraries, and the only modules of theirs the
+#: parser may load: the numbers and words its options state (each option is the
+#: settings schema's, so these are what the schema's declarations read).
+LATER_STAGES = ("evidence", "stats", "driver", "measure", "campaign", "report", "app")
+PARSER_MAY_LOAD = {"ngcc.evidence.choices", "ngcc.evidence.figures", "ngcc.evidence.analyses",
+                   "ngcc.driver.limits", "ngcc.measure.plan", "ngcc.measure.waiting",
+                   "ngcc.campaign.schema", "ngcc.campaign.settings", "ngcc.campaign.failures",
+                   "ngcc.report.tables", "ngcc.report.export"}
+# A fresh interpreter builds the parser (or runs a command through main) and writes the
+# modules it then holds to the file named last.
+LOADED = ("import json, sys\n"
+          "from ngcc.cli.main import build_parser, main\n"
+          "argv, out = sys.argv[1:-1], sys.argv[-1]\n"
+          "build_parser() if argv == ['build_parser'] else main(argv)\n"
+          "json.dump(sorted(sys.modules), open(out, 'w'))\n")
+
+
+def _loaded(tmp_path, *argv: str) -> set[str]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run([sys.executable, "-c", LOADED, *argv, str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert out.exists(), done.stderr
+    return set(json.loads(out.read_text()))
+
+
+def _too_heavy(loaded: set[str]) -> list[str]:
+    """The heavy libraries and the modules of the later stages beyond the parser's own."""
+    return sorted(name for name in loaded if name.split(".")[0] in HEAVY_LIBRARIES or (
+        name.split(".")[:2][-1] in LATER_STAGES and name.startswith("ngcc.")
+        and name.count(".") > 1 and name not in PARSER_MAY_LOAD))
+
+
+@pytest.mark.parametrize("argv", [["build_parser"], ["--version"], ["--help"], ["list"],
+                                  ["campaign", "--help"]])
+def test_the_parser_loads_no_numpy_nor_the_stages_that_measure(tmp_path, argv):
+    loaded = _loaded(tmp_path, *argv)
+    assert "ngcc.cli.main" in loaded and "argparse" in loaded  # it did build the parser
+    assert _too_heavy(loaded) == []
+
+
+def test_the_check_of_the_heavy_modules_can_fail(tmp_path):
+    assert _too_heavy({"numpy", "numpy.linalg", "ngcc.driver.child", "ngcc.measure.plan",
+                       "ngcc.evidence", "ngcc.cli.main"}) == [
+        "ngcc.driver.child", "numpy", "numpy.linalg"]
+
+
+def test_a_kat_check_of_a_built_in_library_loads_no_numpy(tmp_path):
+    loaded = _loaded(tmp_path, "kat", "WChain-V1-512", "--out", str(tmp_path / "kat"),
+                     "--no-progress")
+    assert "ngcc.driver.kat" in loaded and (tmp_path / "kat").is_dir()  # it did check
+    assert [name for name in loaded if name.split(".")[0] in HEAVY_LIBRARIES] == []

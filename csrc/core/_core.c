@@ -187,6 +187,12 @@ static PyObject *Library_time_calls(LibraryObject *self, PyObject *args, PyObjec
         return NULL;
     }
     length = (npy_intp)calls;
+    /* numpy's C API is loaded on the first timed call, not when the module loads: the
+     * command line starts (and lists instances) without importing numpy. */
+    if (PyArray_API == NULL && _import_array() < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     cycles = PyArray_SimpleNew(1, &length, NPY_UINT64);
     if (cycles == NULL) {
         PyBuffer_Release(&view);
@@ -616,7 +622,6 @@ PyMODINIT_FUNC PyInit__core(void)
 {
     PyObject *module, *errors;
 
-    import_array();
     errors = PyImport_ImportModule("ngcc.base.errors");
     if (errors == NULL)
         return NULL;

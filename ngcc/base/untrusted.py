@@ -39,8 +39,6 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import numpy as np
-
 #: The deepest nesting of arrays and objects :func:`loads_json` accepts (ngcc's
 #: evidence nests at most 6 deep).
 MAX_JSON_DEPTH = 64
@@ -132,6 +130,8 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 def json_depth(data: bytes) -> int:
     """How deep the arrays and objects of JSON text nest (strings skipped)."""
+    import numpy as np  # here, not at import: the command line's start needs no numpy
+
     codes = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
     steps = (np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
              - np.isin(codes, (ord("]"), ord("}"))))

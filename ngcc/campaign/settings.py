@@ -15,29 +15,25 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngcc.base.clock import run_id_now
 from ngcc.base.errors import DistributedError, ForeignRunDirError, SettingError
 from ngcc.campaign import schema as _schema
-from ngcc.driver import child as _child
-from ngcc.driver import timing as _timing
-from ngcc.evidence.model import (
-    CALLS_RULES,
-    COUNTER_CHOICES,
-    ORDERS,
-    STATISTICS,
-    Job,
-    Plan,
-    PlanLibrary,
-)
+from ngcc.driver import limits as _limits
+from ngcc.evidence.choices import CALLS_RULES, COUNTER_CHOICES, ORDERS, STATISTICS
+from ngcc.evidence.figures import CONFIDENCE
 from ngcc.library import katfile as _katfile
-from ngcc.library.registry import Instance
-from ngcc.measure import leak_measurement as _leak
-from ngcc.measure import locks as _locks
 from ngcc.measure import plan as _plan
-from ngcc.measure.job import STRICT_ATTEMPTS, Calibration, JobExecutor, JobOrder
-from ngcc.stats.intervals import CONFIDENCE
+from ngcc.measure import waiting as _waiting
+
+# The options of the command line are built from these settings, so this module loads
+# only what their declarations state (no numpy, no code that runs libraries); what
+# the methods use loads when they are called.
+if TYPE_CHECKING:
+    from ngcc.evidence.model import Job, Plan, PlanLibrary
+    from ngcc.library.registry import Instance
+    from ngcc.measure.job import JobExecutor, JobOrder
 
 
 def default_run_dir() -> Path:
@@ -52,15 +48,15 @@ def _lengths(text: str) -> tuple[int, ...]:
 
 
 LENGTHS = _schema.Kind(
-    "positive whole numbers of bytes up to %d" % _timing.MAX_MESSAGE_BYTES,
+    "positive whole numbers of bytes up to %d" % _limits.MAX_MESSAGE_BYTES,
     lambda v: isinstance(v, tuple) and bool(v) and all(
-        _schema.is_whole(n) and 1 <= n <= _timing.MAX_MESSAGE_BYTES for n in v), _lengths)
+        _schema.is_whole(n) and 1 <= n <= _limits.MAX_MESSAGE_BYTES for n in v), _lengths)
 WAIT = _schema.Kind("a finite number of seconds >= 0",
                     lambda v: _schema.is_number(v) and v >= 0, float)
 
-_TIMEOUT_FACTS = {"factor": _child.TRIAL_TIMEOUT_FACTOR, "slack": _child.TRIAL_TIMEOUT_SLACK,
-                  "kat_short": _child.KAT_TIMEOUTS["2_12"],
-                  "kat_long": _child.KAT_TIMEOUTS["2_33"]}
+_TIMEOUT_FACTS = {"factor": _limits.TRIAL_TIMEOUT_FACTOR, "slack": _limits.TRIAL_TIMEOUT_SLACK,
+                  "kat_short": _limits.KAT_TIMEOUTS["2_12"],
+                  "kat_long": _limits.KAT_TIMEOUTS["2_33"]}
 
 
 @dataclass(frozen=True)
@@ -110,7 +106,7 @@ class CampaignSettings:
         help="a small plan for smoke tests: T = {quicks[trial_target]} s, "
              "{quicks[trials]} trials, {quicks[op_budget]} s budget")
     strict: bool = _schema.setting(
-        False, kind=_schema.FLAG, flag="--strict", facts={"attempts": STRICT_ATTEMPTS},
+        False, kind=_schema.FLAG, flag="--strict", facts={"attempts": _plan.STRICT_ATTEMPTS},
         help="refuse to measure on an unfixed host (see `ngcc check`), and repeat a trial "
              "that was preempted, whose counter ran off its rate or whose process ran slow "
              "(at most {attempts} attempts; the record lists the rejected)")
@@ -153,7 +149,7 @@ class CampaignSettings:
         help="kill a trial or calibration after this long (default: {factor} times its "
              "estimate from the cold call + {slack} s, at most --max-trial-timeout)")
     max_trial_timeout: float = _schema.setting(
-        _child.MAX_TRIAL_TIMEOUT, kind=_schema.POSITIVE_SECONDS, flag="--max-trial-timeout",
+        _limits.MAX_TRIAL_TIMEOUT, kind=_schema.POSITIVE_SECONDS, flag="--max-trial-timeout",
         metavar="SECONDS",
         help="the cap on a trial deadline derived from the cold call, which is the "
              "library's own, so a slow one cannot buy its trials a long deadline (default: "
@@ -186,10 +182,10 @@ class CampaignSettings:
              "(ngcc leak) at --leak-length bytes; evidence in RUN_DIR/leak/, a section in "
              "the report")
     leak_calls: int = _schema.setting(
-        _leak.DEFAULT_CALLS, kind=_schema.WHOLE, flag="--leak-calls", metavar="N",
+        _plan.LEAK_CALLS, kind=_schema.WHOLE, flag="--leak-calls", metavar="N",
         help="the most calls of each leak test (default {default})")
     leak_seconds: float = _schema.setting(
-        _leak.DEFAULT_SECONDS, kind=_schema.POSITIVE_SECONDS, flag="--leak-seconds",
+        _plan.LEAK_SECONDS, kind=_schema.POSITIVE_SECONDS, flag="--leak-seconds",
         metavar="S", help="the most seconds of each leak test (default {default})")
     workers: int | None = _schema.setting(
         None, kind=_schema.POSITIVE_WHOLE, flag="--workers", metavar="N",
@@ -205,7 +201,7 @@ class CampaignSettings:
              "configuration. A worker refuses a CPU another measurement holds at once (the "
              "job's error): --wait is for this process's own CPU (--leak)")
     wait: float | None = _schema.setting(
-        _locks.DEFAULT_WAIT_SECONDS, kind=WAIT, flag="--wait", metavar="SECONDS",
+        _waiting.DEFAULT_WAIT_SECONDS, kind=WAIT, flag="--wait", metavar="SECONDS",
         optional=True, facts={"at_once": 0},
         help="seconds to wait for the trial CPU (with --workers: every CPU of the local "
              "cluster) when another ngcc measurement holds it (default {default}; "
@@ -268,6 +264,8 @@ class CampaignSettings:
     def plan(self, libraries: tuple[PlanLibrary, ...], cpu: int) -> Plan:
         """The plan of these settings for ``libraries`` on ``cpu``, as the run directory
         records it (a resumed run must have the same)."""
+        from ngcc.evidence.model import Plan
+
         return Plan(libraries=libraries, lengths=self.lengths, trials=self.trials,
                     trial_target_seconds=float(self.trial_target),
                     op_budget_seconds=float(self.op_budget), max_calls=_plan.MAX_CALLS,
@@ -280,6 +278,8 @@ class CampaignSettings:
                   run_dir: Path, calibrated: bool) -> JobOrder:
         """``job`` as an executor takes it, under these settings (``calibrated``: with
         the calibration the campaign made and recorded in the job)."""
+        from ngcc.measure.job import Calibration, JobOrder
+
         calibration = Calibration(job.t1_seconds or 0.0, job.warm_call_seconds,
                                   job.calls_per_trial or 1, job.warmup_calls or 0) \
             if calibrated else None
@@ -289,7 +289,7 @@ class CampaignSettings:
             target_ci=self.target_ci, trial_target=float(self.trial_target),
             op_budget=float(self.op_budget), trial_timeout=self.trial_timeout,
             run_dir=str(run_dir.resolve()), calls_rule=self.calls_rule,
-            statistic=self.statistic, attempts=STRICT_ATTEMPTS if self.strict else 1,
+            statistic=self.statistic, attempts=_plan.STRICT_ATTEMPTS if self.strict else 1,
             calibration=calibration, max_trial_timeout=float(self.max_trial_timeout))
 
     def executor_name(self, executor: JobExecutor | None) -> str | None:
@@ -314,6 +314,9 @@ class CampaignSettings:
     def _check(self) -> None:
         """The checks that join settings or ask this host (kind and choices are the
         schema's)."""
+        from ngcc.measure import leak_measurement as _leak
+        from ngcc.measure import locks as _locks
+
         if self.max_trials < self.trials:
             raise SettingError("max_trials", "max_trials (%r) is fewer than the %d trials "
                                "planned; raise it or lower trials" % (self.max_trials,
@@ -324,7 +327,7 @@ class CampaignSettings:
                             ("wait", lambda: _locks.checked_wait(self.wait)),
                             ("kat_files", lambda: _katfile.normalise_files(self.kat_files)),
                             ("leak", lambda: _leak.checked_limits(  # its limits, always
-                                _leak.DEFAULT_LENGTH if self.leak is None else self.leak,
+                                _plan.LEAK_LENGTH if self.leak is None else self.leak,
                                 self.leak_calls, self.leak_seconds, "leak_"))):
             try:
                 check()

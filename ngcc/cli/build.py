@@ -10,7 +10,7 @@ from ngcc.base.errors import UsageError
 from ngcc.base.untrusted import plain
 from ngcc.cli.common import _positive_seconds, table, usage_checks
 from ngcc.cli.options import add_out, add_setting
-from ngcc.library import build as _build
+from ngcc.library.cc import DEFAULT_TIMEOUT
 
 
 def add_build(subcommands: argparse._SubParsersAction) -> None:
@@ -58,7 +58,7 @@ def add_build(subcommands: argparse._SubParsersAction) -> None:
                              "check of the library uses it")
     add_out(parser, "the library and its sidecar (default: ./ngcc-build/<name>/)")
     parser.add_argument("--timeout", type=_positive_seconds, metavar="SECONDS",
-                        default=_build.DEFAULT_TIMEOUT,
+                        default=DEFAULT_TIMEOUT,
                         help="time all compiler runs may take together; default: %(default)g")
     parser.set_defaults(run=_run_build)
 

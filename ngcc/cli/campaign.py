@@ -8,7 +8,6 @@ import warnings
 
 from ngcc.base.errors import MeasurementWarning, UsageError
 from ngcc.base.untrusted import plain
-from ngcc.campaign import campaign as _campaign
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.cli.common import (
@@ -22,17 +21,8 @@ from ngcc.cli.common import (
     usage_checks,
 )
 from ngcc.cli.options import add_labels, add_setting, add_settings, settings_of
-from ngcc.cli.summary import (
-    campaign_summary,
-    failure_lines,
-    kept_words,
-    print_plan,
-    show_warning,
-    verdict_text,
-)
-from ngcc.measure import leak_measurement as _leak
+from ngcc.measure import plan as _plan
 from ngcc.report.tables import WIDTH
-from ngcc.stats import groups as _analysis
 
 
 def add_campaign(subcommands: argparse._SubParsersAction) -> None:
@@ -66,7 +56,7 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
     add_setting(parser, "leak", action="store_true")
     parser.add_argument("--leak-length", type=int, metavar="BYTES",
                         help="the message length of the leak tests (default %d)"
-                             % _leak.DEFAULT_LENGTH)
+                             % _plan.LEAK_LENGTH)
     add_settings(parser, "leak_calls", "leak_seconds")
     parser.add_argument("--dry-run", action="store_true",
                         help="run the KAT gate and the calibration (one cold call per job), "
@@ -87,12 +77,24 @@ def add_campaign(subcommands: argparse._SubParsersAction) -> None:
 def _settings(args: argparse.Namespace) -> CampaignSettings:
     return CampaignSettings.make(**settings_of(
         args, labels=path_labels(args.instances, args.labels),
-        leak=(_leak.DEFAULT_LENGTH if args.leak_length is None else args.leak_length)
+        leak=(_plan.LEAK_LENGTH if args.leak_length is None else args.leak_length)
         if args.leak else None,
         command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["campaign"] else None))
 
 
 def _run_campaign(args: argparse.Namespace) -> int:
+    # the campaign, its summary and numpy load here, not when the parser is built
+    from ngcc.campaign import campaign as _campaign
+    from ngcc.cli.summary import (
+        campaign_summary,
+        failure_lines,
+        kept_words,
+        print_plan,
+        show_warning,
+        verdict_text,
+    )
+    from ngcc.stats import groups as _analysis
+
     if not (args.instances or args.candidate or args.all_instances):
         raise UsageError("name the instances to measure, or use --candidate ID or --all "
                           "(see `ngcc list`)")

@@ -13,7 +13,7 @@ from ngcc.base.errors import SettingError, UsageError
 from ngcc.campaign import schema as _schema
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.library.registry import is_library_path
-from ngcc.measure import locks as _locks
+from ngcc.measure import waiting as _waiting
 from ngcc.measure.waiting import CpuWait, ShowWait
 from ngcc.report.tables import aligned_table
 
@@ -118,7 +118,7 @@ def _wait_seconds(text: str) -> float:
 
 def add_wait(parser: argparse.ArgumentParser, waits: bool = True) -> None:
     """``--wait [SECONDS]``: how long to wait for a CPU another ngcc measurement holds."""
-    bound = _locks.DEFAULT_WAIT_SECONDS
+    bound = _waiting.DEFAULT_WAIT_SECONDS
     parser.add_argument(
         "--wait", type=_wait_seconds, nargs="?", metavar="SECONDS",
         const=bound, default=bound if waits else None,

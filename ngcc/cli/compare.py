@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ngcc.base.errors import UsageError
 from ngcc.cli.common import usage_checks
-from ngcc.evidence.run import load_run
-from ngcc.report.tables import WIDTH
+from ngcc.evidence import choices as _choices
+from ngcc.report.tables import TEXT_FORMATS, WIDTH
 
 
 def _alpha(text: str) -> float:
@@ -25,9 +25,6 @@ def _alpha(text: str) -> float:
 
 
 def add_compare(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc.report import compare as _compare_runs
-    from ngcc.stats import compare as _compare
-
     parser = subcommands.add_parser(
         "compare", help="is A faster than B, and is the difference real?",
         description="Compare the records of two runs (or two libraries of one run): for "
@@ -53,14 +50,14 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
                         help="only records measured on this host (a run measured by Dask "
                              "workers on several machines); given twice: A's host, then "
                              "B's (with one run: the hosts of --instance A=B)")
-    parser.add_argument("--statistic", choices=_compare.STATISTICS,
-                        default=_compare.DEFAULT_STATISTIC,
+    parser.add_argument("--statistic", choices=_choices.COMPARED_STATISTICS,
+                        default=_choices.DEFAULT_COMPARED_STATISTIC,
                         help="the per-trial figure compared: figure (default: each trial's "
                              "value of the figure the record leads with, as every table "
                              "shows it), median or mean cycles per call")
-    parser.add_argument("--alpha", type=_alpha, default=_compare.ALPHA,
+    parser.add_argument("--alpha", type=_alpha, default=_choices.ALPHA,
                         help="significance level (default 0.05; the CI is 1 - alpha)")
-    parser.add_argument("--format", choices=_compare_runs.FORMATS, default="table",
+    parser.add_argument("--format", choices=TEXT_FORMATS, default="table",
                         help="output format (default table; csv prints the notes on stderr)")
     parser.add_argument("--wide", action="store_true",
                         help="every column in the text table (each side's label, the "
@@ -82,6 +79,7 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    from ngcc.evidence.run import load_run
     from ngcc.report import compare as _compare_runs
     from ngcc.report import published as _published
 

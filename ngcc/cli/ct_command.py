@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ngcc.base.errors import NgccError
 from ngcc.base.untrusted import plain
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, path_labels, usage_checks
 from ngcc.cli.options import add_labels, add_out
-from ngcc.evidence.ct_evidence import CONSTANT_TIME, CtEvidence
+
+if TYPE_CHECKING:
+    from ngcc.evidence.ct_evidence import CtEvidence
 
 #: The sites printed under a library's verdict (the evidence holds them all).
 SITES_SHOWN = 5
@@ -66,7 +69,7 @@ def _run_ct(args: argparse.Namespace) -> int:
             status = EXIT_RUNTIME_ERROR
             continue
         print(_lines(evidence, path), flush=True)
-        if evidence.verdict != CONSTANT_TIME:
+        if evidence.verdict != _evidence.CONSTANT_TIME:
             status = EXIT_RUNTIME_ERROR
     print("evidence: %s" % args.out)
     return status

@@ -8,8 +8,8 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ngcc.app.evaluate import FolderOption
 from ngcc.base.errors import CERTAIN_FIXES, MeasurementWarning
 from ngcc.base.untrusted import plain
 from ngcc.campaign.settings import CampaignSettings
@@ -21,22 +21,16 @@ from ngcc.cli.common import (
     usage_checks,
 )
 from ngcc.cli.options import add_settings, settings_of
-from ngcc.cli.summary import (
-    folder_table,
-    kept_words,
-    print_plan,
-    show_warning,
-    verdict_text,
-)
-from ngcc.library import build as _build
 from ngcc.library.archive import KIND_FLAGS
+from ngcc.library.cc import DEFAULT_TIMEOUT
+from ngcc.report import export as _export
 from ngcc.report.tables import WIDTH, fit
-from ngcc.stats import groups as _analysis
+
+if TYPE_CHECKING:
+    from ngcc.app.evaluate import FolderOption
 
 
 def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc.report import export as _export
-
     parser = subcommands.add_parser(
         "evaluate", help="build, KAT-check, measure and report every folder of "
                          "submission archives",
@@ -80,7 +74,7 @@ def add_evaluate(subcommands: argparse._SubParsersAction) -> None:
                         help="skip the constant-time analysis of each library built (ngcc "
                              "ct: on by default where valgrind is installed)")
     parser.add_argument("--build-timeout", type=_positive_seconds, metavar="SECONDS",
-                        default=_build.DEFAULT_TIMEOUT,
+                        default=DEFAULT_TIMEOUT,
                         help="time the compiler runs of one build may take together; "
                              "default: %(default)g")
     parser.add_argument("--quiet", action="store_true",
@@ -97,6 +91,8 @@ def _folder_option(option: str, metavar: str) -> Callable[[str], FolderOption]:
     """The ``type`` of ``--exclude``/``--define``: ``FOLDER:VALUE``, split at its last
     colon."""
     def parse(text: str) -> FolderOption:
+        from ngcc.app.evaluate import FolderOption
+
         folder, colon, value = text.rpartition(":")
         if not (colon and folder.strip("/") and value):
             raise argparse.ArgumentTypeError("expected %s (the end of a folder's path, a "
@@ -109,6 +105,8 @@ def _folder_option(option: str, metavar: str) -> Callable[[str], FolderOption]:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from ngcc.app import dryrun as _dryrun
     from ngcc.app import evaluate as _evaluate
+    from ngcc.cli.summary import folder_table, kept_words, print_plan, show_warning, verdict_text
+    from ngcc.stats import groups as _analysis
 
     with usage_checks():  # the campaign's settings, checked before any folder is built
         settings = CampaignSettings.make(**settings_of(

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ngcc.base.errors import NgccError
 from ngcc.cli.common import refuse_together, table, usage_checks
-from ngcc.driver.hashing import hash as hash_data
 from ngcc.library.registry import instance, instances
 
 
@@ -87,6 +86,8 @@ def add_hash(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_hash(args: argparse.Namespace) -> int:
+    from ngcc.driver.hashing import hash as hash_data
+
     with usage_checks():  # a typo fails before waiting for stdin
         inst = instance(args.instance)
         if args.bits is not None and args.bits < 0:

@@ -12,12 +12,9 @@ from ngcc.base.errors import SandboxUnavailableError
 from ngcc.base.untrusted import plain
 from ngcc.cli.common import EXIT_RUNTIME_ERROR, add_wait, print_wait, table, usage_checks
 from ngcc.cli.options import add_setting
-from ngcc.driver import child as _child
-from ngcc.measure import host as _host
-from ngcc.measure import locks as _locks
-from ngcc.measure import tuning as _tuning
-from ngcc.report import host as _host_words
 from ngcc.report.tables import fitted_table, notes
+
+# What reads the host loads when a command runs, not when the parser is built.
 
 
 def add_info(subcommands: argparse._SubParsersAction) -> None:
@@ -29,6 +26,9 @@ def add_info(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
+    from ngcc.measure import host as _host
+    from ngcc.report import host as _host_words
+
     # the same facts, in the same words, as a campaign stores and a report shows them
     print(table([("item", "value"), *_host_words.describe(_host.fingerprint())]))
     return 0
@@ -50,6 +50,10 @@ def add_check(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
+    from ngcc.measure import host as _host
+    from ngcc.measure import locks as _locks
+    from ngcc.report import host as _host_words
+
     with usage_checks():
         cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
     if args.wait is not None:  # read the host once no other measurement runs there
@@ -71,6 +75,8 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _isolation() -> tuple[str, bool]:
     """What submitted code runs in on this host, and whether that calls for a warning."""
+    from ngcc.driver import child as _child
+
     if not _sandbox.sandbox_enabled():
         return ("submitted code runs with the driver's seccomp filter alone (--no-sandbox or "
                 "%s=1): it sees what you see" % _sandbox.ENVIRONMENT_VARIABLE), True
@@ -103,6 +109,9 @@ def add_host(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_host(args: argparse.Namespace) -> int:
+    from ngcc.measure import locks as _locks
+    from ngcc.measure import tuning as _tuning
+
     with usage_checks():
         cpu = _locks.default_cpu() if args.cpu is None else _locks.check_cpu(args.cpu)
     if args.reset:

@@ -16,7 +16,6 @@ from ngcc.cli.common import (
     usage_checks,
 )
 from ngcc.cli.options import add_labels, add_out, add_setting
-from ngcc.driver import kat
 from ngcc.library.katfile import normalise_files
 from ngcc.measure import plan as _plan
 
@@ -61,6 +60,8 @@ def add_kat(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_kat(args: argparse.Namespace) -> int:
+    from ngcc.driver import kat
+
     if not (args.instances or args.candidate or args.all):
         raise UsageError("name the instances to check, or use --candidate ID or --all "
                           "(see `ngcc list`)")

@@ -20,12 +20,10 @@ from ngcc.cli.common import (
 )
 from ngcc.cli.options import add_labels, add_out, add_setting
 from ngcc.library.registry import Instance, instance
-from ngcc.measure import locks as _locks
+from ngcc.measure import plan as _plan
 
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc.measure import leak_measurement as _leak
-
     parser = subcommands.add_parser(
         "leak", help="test instances for timing leakage (dudect: fixed vs random messages)",
         description="Time each instance in ngcc-driver on two classes of messages of one "
@@ -43,11 +41,14 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
                         help="instance name (see `ngcc list`) or library path")
     parser.add_argument("--length", type=int, metavar="BYTES",
                         help="message length of both classes, 1 to %d; default: the --fixed "
-                             "message's, else %d" % (_leak.MAX_LENGTH, _leak.DEFAULT_LENGTH))
-    parser.add_argument("--calls", type=int, default=_leak.DEFAULT_CALLS, metavar="N",
-                        help="the most timed calls per instance, %d to %d; default: "
-                             "%%(default)s" % (_leak.MIN_CALLS, _leak.MAX_CALLS))
-    parser.add_argument("--seconds", type=_positive_seconds, default=_leak.DEFAULT_SECONDS,
+                             "message's, else %d" % (_plan.LEAK_MAX_LENGTH, _plan.LEAK_LENGTH))
+    # the fewest calls is the leak statistics' rule, stated where numpy is loaded: in
+    # the error that refuses fewer
+    parser.add_argument("--calls", type=int, default=_plan.LEAK_CALLS, metavar="N",
+                        help="the most timed calls per instance, at most %d and at least "
+                             "twice the calls of each class a test needs to count; "
+                             "default: %%(default)s" % _plan.LEAK_MAX_CALLS)
+    parser.add_argument("--seconds", type=_positive_seconds, default=_plan.LEAK_SECONDS,
                         metavar="S", help="the most seconds of calls per instance; default: "
                                           "%(default)g")
     add_setting(parser, "cpu", help="pin the calls to CPU N (default: the last CPU allowed)")
@@ -83,6 +84,7 @@ def _hex_bytes(text: str) -> bytes:
 def _run_leak(args: argparse.Namespace) -> int:
     from ngcc.library.registry import run_labels
     from ngcc.measure import leak_measurement as _leak
+    from ngcc.measure import locks as _locks
 
     length = args.length if args.length is not None else \
         len(args.fixed) if args.fixed is not None else _leak.DEFAULT_LENGTH

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from ngcc.cli.common import usage_checks
 from ngcc.cli.options import add_out
-from ngcc.evidence.run import load_run
-from ngcc.stats import groups as _analysis
+from ngcc.report import export as _export
 
 
 def _distribution_choice(text: str) -> tuple[str, int]:
@@ -21,8 +20,6 @@ def _distribution_choice(text: str) -> tuple[str, int]:
 
 
 def add_report(subcommands: argparse._SubParsersAction) -> None:
-    from ngcc.report import export as _export
-
     parser = subcommands.add_parser(
         "report", help="write the pages (Markdown or HTML), tables and plots of a run",
         description="Write one page per candidate (sections 1-5 and 7 of the NICCS "
@@ -49,7 +46,9 @@ def add_report(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    from ngcc.evidence.run import load_run
     from ngcc.report import write as _report
+    from ngcc.stats import groups as _analysis
 
     run = load_run(args.run_dir)
     with usage_checks():  # a --distribution the run has no record of, before any page

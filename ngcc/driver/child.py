@@ -12,7 +12,8 @@ Every mode takes ``memory_limit``: a cap on the run's address space in bytes
 AddressSanitizer build), and the smaller cap applies. Default deadlines, each
 overridable by the caller: hashing 60 s plus 1 s per MiB,
 the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
-:func:`trial_timeout`, a KAT file :data:`KAT_TIMEOUTS`.
+:func:`trial_timeout`, a KAT file :data:`KAT_TIMEOUTS` (those numbers:
+:mod:`ngcc.driver.limits`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
-
-import numpy as np
+from typing import TYPE_CHECKING, BinaryIO
 
 from ngcc.base import sandbox as _sandbox
 from ngcc.driver import ending as _ending
@@ -34,11 +33,19 @@ from ngcc.driver import outside as _outside
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.contract import StartProbe
+from ngcc.driver.limits import KAT_TIMEOUTS as KAT_TIMEOUTS  # the deadlines' home is
+from ngcc.driver.limits import MAX_TRIAL_TIMEOUT as MAX_TRIAL_TIMEOUT  # driver.limits;
+from ngcc.driver.limits import TRIAL_TIMEOUT_FACTOR as TRIAL_TIMEOUT_FACTOR  # they are
+from ngcc.driver.limits import TRIAL_TIMEOUT_SLACK as TRIAL_TIMEOUT_SLACK  # applied here
 from ngcc.driver.process import DriverError
 from ngcc.driver.protocol import Conversation
-from ngcc.evidence.model import TrialMeasurement
 from ngcc.library import registry as _registry
 from ngcc.library.registry import Instance
+
+if TYPE_CHECKING:  # a trial's measurement loads numpy and the model: the other modes
+    import numpy as np  # (hashing, a KAT file, the probe) need neither
+
+    from ngcc.evidence.model import TrialMeasurement
 
 HASH_TIMEOUT = 60.0             # seconds, plus HASH_SECONDS_PER_MIB per MiB hashed
 HASH_SECONDS_PER_MIB = 1.0
@@ -48,9 +55,6 @@ PROBE_TIMEOUT = 120.0
 #: of the built-in SM3 at this many bytes, after its reference run.
 START_PROBES = 3
 START_PROBE_BYTES = 32
-#: Seconds allowed per KAT file by default (three 1 GiB messages for KAT_2_33,
-#: 10^6 chained calls for KAT_Loop).
-KAT_TIMEOUTS = {"2_12": 600.0, "2_23": 600.0, "2_33": 7200.0, "Loop": 7200.0}
 #: The most KAT file bytes one run may send (KAT_2_12 of a 8192-bit digest: ~6 MB).
 MAX_KAT_BYTES = 64 << 20
 
@@ -59,15 +63,6 @@ MAX_KAT_BYTES = 64 << 20
 PROBE_BITS = tuple(sorted({*range(0, 8 * 131, 8), 1, 7, 9, 15, 255, 257, 1001, 2047, 2049,
                            4095, 4097, *(8 * n for n in (255, 256, 257, 1000, 4095, 4096,
                                                          4097, 8192, 65536))}))
-
-#: The most seconds a trial's deadline derived from its cold call may be. The cold call
-#: is the library's own first call, so a library that makes it slow (100 s) would
-#: otherwise buy its trials a deadline of a quarter of an hour; a trial that truly
-#: needs longer is given ``trial_timeout`` (``--trial-timeout``) or a higher cap.
-MAX_TRIAL_TIMEOUT = 300.0
-#: A trial's deadline from its cold call: this many times its estimate, plus the slack.
-TRIAL_TIMEOUT_FACTOR = 10.0
-TRIAL_TIMEOUT_SLACK = 60.0
 
 #: The honesty batch of a trial (``csrc/driver/honesty.h``): one call per
 #: HONESTY_SHARE calls of its batch, at least HONESTY_MIN_CALLS and at most
@@ -247,6 +242,8 @@ def trial(inst: Instance, message_bytes: int, calls: int, warmup: int, *,
     outside_ns = outside.batch_cpu_ns if outside else None
     _ending.judge(run, what, memory_limit)
     facts = conversation.frames[wire.TRIAL]
+    import numpy as np
+
     cycles = np.frombuffer(conversation.frames[wire.CYCLES], dtype="<u8").astype(np.uint64)
     defect = _facts.implausible_trial(facts, cycles, run, cpu, calls, warmup, batch, honesty) \
         or _facts.unasked_counter(wire.COUNTERS[int(facts["counter_id"])][0], counter) \
@@ -296,6 +293,8 @@ TIMED_PLACEMENT = "heap"
 def _measurement(f: dict[str, int | float], cycles: np.ndarray, cpu: int | None,
                  parent_wall_ns: int, isolation: str, outside_ns: int | None
                  ) -> TrialMeasurement:
+    from ngcc.evidence.model import TrialMeasurement
+
     counter, unit = wire.COUNTERS[int(f["counter_id"])]
     pinned = cpu is not None
     return TrialMeasurement(

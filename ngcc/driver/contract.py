@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ngcc.evidence.model import TrialMeasurement
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the driver's modes import this module; they need neither at run time
+    from ngcc.evidence.model import TrialMeasurement
     from ngcc.library.registry import Instance
 
 

@@ -20,12 +20,10 @@ from ngcc.base.errors import HashError
 from ngcc.driver import child as _child
 from ngcc.driver import process as _process
 from ngcc.driver.hashing import byte_view, library
+from ngcc.driver.limits import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES  # its home: limits
 from ngcc.library import registry as _registry
 from ngcc.library.registry import Instance
 
-#: The longest message ``time_calls`` accepts: 1 GiB, checked before anything is
-#: allocated. The official lengths stop at 64 KiB.
-MAX_MESSAGE_BYTES = 1 << 30
 #: The most timed calls (and warm-up calls) one ``time_calls`` accepts.
 MAX_CALLS: int = _core.MAX_CALLS
 

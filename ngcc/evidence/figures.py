@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+#: The confidence of every interval a figure carries (and of the ranks' intervals).
+CONFIDENCE = 0.95
 #: Interval fields (low, high, half-width / value) of a figure, read off a Statistics.
 Interval = tuple[float | None, float | None, float | None]
 

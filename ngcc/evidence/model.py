@@ -28,6 +28,7 @@ import numpy as np
 from ngcc.base.codec import Evidence, FieldError, JsonObject, added
 from ngcc.base.names import check_name, is_valid_name
 from ngcc.evidence import figures as _figures
+from ngcc.evidence.choices import CALLS_RULES, COUNTER_CHOICES, ORDERS, STATISTICS
 
 if TYPE_CHECKING:
     from ngcc.library.registry import Instance
@@ -46,16 +47,6 @@ SCHEMAS = {"campaign": SCHEMA_CAMPAIGN, "build": SCHEMA_BUILD, "record": SCHEMA_
 #: 4 = the CPU-time figure leads wherever measured, from the trials of the fast speed
 #: state (the others left out and flagged ``slow_state``); core cycles from it.
 STATISTICS_VERSIONS = (1, 2, 3, 4, 5)
-#: The counters a trial can be asked to use (``--counter``; ``csrc/timer.h``).
-COUNTER_CHOICES = ("auto", "perf", "tsc", "clock")
-
-#: The statistics ``--target-ci`` can aim at (``--statistic``).
-STATISTICS = ("mean", "median")
-#: How calls per trial are planned (``--plan``): the harness's rule from one cold
-#: call, or enough calls for ``trial_target`` seconds from warm calls.
-CALLS_RULES = ("harness", "warm")
-#: The orders in which a campaign runs its trials (``--order``).
-ORDERS = ("interleaved", "sequential")
 
 #: A job's status: see ``docs/evidence-format.md``.
 JOB_STATUSES = ("pending", "done", "refused", "crash", "timeout", "error", "protocol")
@@ -383,8 +374,9 @@ class Settings(Evidence):
     #: What measured the jobs: ``None`` for this process's own trial loop, else the
     #: executor (``dask LocalCluster: 2 workers, CPUs 0, 1``, ``dask tcp://host:8786``).
     executor: str | None = added(None)
-    #: The counter asked for (``--counter``: one of :data:`COUNTER_CHOICES`); None: the
-    #: runner's default. Each trial records the counter it got.
+    #: The counter asked for (``--counter``: one of
+    #: :data:`~ngcc.evidence.choices.COUNTER_CHOICES`); None: the runner's default.
+    #: Each trial records the counter it got.
     counter: str | None = added(None)
 
     def _check(self, where: str) -> None:

@@ -28,10 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
-
 from ngcc.base import sandbox as _sandbox
 from ngcc.base.errors import BuildError, SandboxUnavailableError
 from ngcc.base.untrusted import plain
@@ -278,6 +274,10 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 def object_symbols(path: Path) -> tuple[frozenset[str], frozenset[str]] | None:
     """(defined, undefined) global symbols of an ELF object; None when it holds no
     machine code to read (a GCC slim LTO object, LLVM bitcode)."""
+    from elftools.common.exceptions import ELFError  # here: the command line's start
+    from elftools.elf.elffile import ELFFile  # reads this module's deadline alone
+    from elftools.elf.sections import SymbolTableSection
+
     defined: set[str] = set()
     undefined: set[str] = set()
     try:
@@ -298,6 +298,10 @@ def object_symbols(path: Path) -> tuple[frozenset[str], frozenset[str]] | None:
 
 def exports_crypt_hash(library: Path) -> bool:
     """True when the library's dynamic symbol table defines ``CryptHash``."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
     try:
         with library.open("rb") as stream:
             symbols = ELFFile(stream).get_section_by_name(".dynsym")

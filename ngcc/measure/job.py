@@ -38,12 +38,11 @@ from ngcc.library.registry import Instance
 from ngcc.measure import host as _host
 from ngcc.measure import plan as _plan
 from ngcc.measure.guard import check_library, trial_deadline
+from ngcc.measure.plan import STRICT_ATTEMPTS as STRICT_ATTEMPTS  # the rule's home
 from ngcc.stats import flags as _flags
 from ngcc.stats import intervals as _intervals
 from ngcc.stats import trials as _stats
 
-#: With ``--strict``, a disturbed trial is run at most this many times in all.
-STRICT_ATTEMPTS = 3
 #: How many trials a job may measure beyond its plan in place of trials of the host's
 #: slow speed state (``stats.trials.speed_states``), as a share of its planned trials.
 REPLACEMENT_SHARE = 1.0

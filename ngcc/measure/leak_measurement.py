@@ -39,15 +39,15 @@ from ngcc.evidence import leak_evidence as _evidence
 from ngcc.evidence.leak_evidence import NO_LEAK
 from ngcc.library.registry import Instance, instance, run_labels
 from ngcc.measure import locks as _locks
+from ngcc.measure.plan import LEAK_CALLS as DEFAULT_CALLS  # their home is measure.plan,
+from ngcc.measure.plan import LEAK_LENGTH as DEFAULT_LENGTH  # which the command line's
+from ngcc.measure.plan import LEAK_MAX_CALLS as MAX_CALLS
+from ngcc.measure.plan import LEAK_MAX_LENGTH as MAX_LENGTH  # options read without
+from ngcc.measure.plan import LEAK_SECONDS as DEFAULT_SECONDS  # loading this module
 from ngcc.measure.waiting import CpuWait
 from ngcc.stats import leak_statistics as _stats
 
-DEFAULT_LENGTH = 64
-DEFAULT_CALLS = 1_000_000
-DEFAULT_SECONDS = 60.0
 MIN_CALLS = 2 * _stats.MIN_SAMPLES
-MAX_CALLS = 1 << 26           # the driver's MAX_CALLS
-MAX_LENGTH = 1 << 20
 WARMUP_CALLS = 1000
 BATCH_CALLS = 10_000
 STORE_BYTES = 64 << 20        # the driver's MAX_LEAK_STORE_BYTES: a batch's messages

@@ -24,10 +24,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngcc.base.errors import NothingToMeasureError
-from ngcc.evidence.model import Plan, PlanLibrary
 from ngcc.library.registry import (
     Instance,
     check_candidate,
@@ -37,6 +36,9 @@ from ngcc.library.registry import (
     is_library_path,
     run_labels,
 )
+
+if TYPE_CHECKING:  # the model loads when a plan is compared: the command line's options
+    from ngcc.evidence.model import Plan  # read this module's defaults without it
 
 #: The eight message lengths of the NGCC guide (S1–S8), in bytes.
 DEFAULT_LENGTHS = (32, 128, 512, 1024, 4096, 8192, 16384, 65536)
@@ -55,6 +57,16 @@ WARM_MAX_CALLS = 1_000_000
 WARM_CALIBRATION_SECONDS = 0.05
 WARM_CALIBRATION_CALLS = (5, 20000)  # fewest and most calls of the calibration trial
 KAT_FILES = ("2_12", "2_23")
+#: With ``--strict``, a disturbed trial is run at most this many times in all.
+STRICT_ATTEMPTS = 3
+#: A leak test's message length, most calls and most seconds unless given (``ngcc leak``,
+#: ``campaign --leak``), its longest message and the most calls it may be given (the
+#: driver's leak mode's cap).
+LEAK_LENGTH = 64
+LEAK_CALLS = 1_000_000
+LEAK_SECONDS = 60.0
+LEAK_MAX_LENGTH = 1 << 20
+LEAK_MAX_CALLS = 1 << 26
 
 
 # ---------------------------------------------------------------- the plan rule
@@ -143,6 +155,8 @@ def resolve_libraries(names: Sequence[str | os.PathLike[str] | Instance],
 def plan_differences(stored: Plan, asked: Plan) -> list[str]:
     """``key: <stored> in the run, <asked> asked`` for every key of the plan that differs
     (a run directory is resumed only with the plan it was started with)."""
+    from ngcc.evidence.model import Plan, PlanLibrary
+
     def show(value: Any) -> str:
         if isinstance(value, tuple) and value and isinstance(value[0], PlanLibrary):
             return ", ".join("%s(%s)" % (v.label, v.library_sha256[:12]) for v in value)

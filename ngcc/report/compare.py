@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ngcc.base import format as _format
 from ngcc.evidence import figures as _figures
+from ngcc.evidence.choices import DEFAULT_COMPARED_STATISTIC
 from ngcc.measure.host import LOAD_LIMIT
+from ngcc.report.tables import TEXT_FORMATS as FORMATS  # ngcc compare's output formats
 from ngcc.report.tables import aligned_table, markdown_table, notes
 from ngcc.stats import compare as _compare
 from ngcc.stats import pairing as _pairing
@@ -29,12 +31,10 @@ if TYPE_CHECKING:
 
     from ngcc.evidence.run import Run
 
-#: Output formats of ``ngcc compare``.
-FORMATS = ("table", "markdown", "csv", "json")
 
 
 def compare_runs(run_a: Run, run_b: Run | None = None, pairs: Iterable[Pair | str] = (),
-                 statistic: str = _compare.DEFAULT_STATISTIC, alpha: float = _compare.ALPHA,
+                 statistic: str = DEFAULT_COMPARED_STATISTIC, alpha: float = _compare.ALPHA,
                  hosts: Sequence[str] = ()) -> RunComparison:
     """Compare the records of ``run_a`` with those of ``run_b`` (or of ``run_a`` itself):
     :func:`ngcc.stats.pairing.run_comparison`, with a note when a side's host was busy

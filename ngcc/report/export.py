@@ -34,10 +34,11 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from ngcc.base import untrusted as _untrusted
-from ngcc.evidence.model import Record, Statistics
 
-if TYPE_CHECKING:  # pandas loads only when a table is asked for
-    import pandas as pd
+if TYPE_CHECKING:  # pandas loads only when a table is asked for, the model when a record
+    import pandas as pd  # is (the command line's start reads FORMATS)
+
+    from ngcc.evidence.model import Record
 
 FORMATS = ("markdown", "html", "csv", "json")
 """What ``ngcc report --format`` writes: the Markdown pages (default), the same pages
@@ -73,6 +74,7 @@ def statistics_frame(records: Sequence[Record],
     tuple-valued statistic (trial indices) is a list. ``analyses``: column name → the
     value by library label of each analysis the run holds (``report.pages.
     library_columns``), each a last column (None for a library it did not analyse)."""
+    from ngcc.evidence.model import Statistics
     from ngcc.stats import tables as _frames
 
     frame = _frames.summary_frame(records)

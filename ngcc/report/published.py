@@ -37,6 +37,7 @@ from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
 from ngcc.library import candidates as _candidates
 from ngcc.report import published_ranking as _beside
+from ngcc.report.tables import TEXT_FORMATS as FORMATS
 from ngcc.report.tables import aligned_table, markdown_table
 from ngcc.stats import groups as _groups
 from ngcc.stats.pairing import Pair
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 PUBLISHED_DIR = Path(__file__).resolve().parents[1] / "published"
 SYSTEMS = ("x86_1", "arm_1")
 SHAPE_LENGTH = 65536
-FORMATS = ("table", "markdown", "csv", "json")
 #: The run's names of the ICCS helpers the published tables list by helper and width.
 _HELPER_ALIASES = {"SM3": ("sm3hash", 256)}
 

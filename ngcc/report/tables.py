@@ -10,6 +10,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Sequence
 
+#: The formats a comparison is printed in (``ngcc compare --format``, with or without
+#: ``--published``).
+TEXT_FORMATS = ("table", "markdown", "csv", "json")
+
 
 def markdown_cell(value: object) -> str:
     """One cell of a Markdown table: a ``|`` escaped, a line break a space."""

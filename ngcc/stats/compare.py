@@ -43,14 +43,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-#: The significance level used unless another is asked for.
-ALPHA = 0.05
-#: The per-trial statistics a comparison can be about: ``figure``, each trial's value of
-#: the figure its record leads with (the trials of the slow speed state left out), or
-#: the per-call ``median`` or ``mean`` of each trial.
-STATISTICS = ("figure", "median", "mean")
-#: The statistic compared unless another is asked for: what every view leads with.
-DEFAULT_STATISTIC = "figure"
+from ngcc.evidence.choices import ALPHA as ALPHA  # its home, which the command line reads
+
 #: Ratios within 1 ± this are not called significant whatever p says: what two runs of
 #: the same code differ by on a busy 2-core guest (``benchmarks/compare_aa.py``).
 MARGIN = 0.05

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ngcc.evidence.figures import CONFIDENCE as CONFIDENCE  # the rule's home: figures
 from ngcc.evidence.model import Statistics
 from ngcc.stats.calls import trial_means, trial_medians
 
-CONFIDENCE = 0.95
 #: The bootstrap of the mean: resamples, and the fixed seed of its generator
 #: (:func:`bootstrap_indices`), so every reader recomputes the same interval.
 BOOTSTRAP_RESAMPLES = 4000

@@ -34,6 +34,7 @@ from ngcc.base.errors import (
     UnknownLabelError,
 )
 from ngcc.base.names import check_name
+from ngcc.evidence import choices as _choices
 from ngcc.stats import compare as _compare
 from ngcc.stats import sides as _sides
 
@@ -253,9 +254,9 @@ def run_comparison(run_a: Run, run_b: Run | None, pairs: Iterable[Pair | str],
         UnitMismatchError: two figures in different units that cannot be converted.
         ValueError: an unknown statistic, or alpha outside (0, 1).
     """
-    if statistic not in _compare.STATISTICS:
-        raise ValueError("statistic %r: choose one of %s" % (statistic,
-                                                            ", ".join(_compare.STATISTICS)))
+    if statistic not in _choices.COMPARED_STATISTICS:
+        raise ValueError("statistic %r: choose one of %s" % (
+            statistic, ", ".join(_choices.COMPARED_STATISTICS)))
     if not 0 < alpha < 1:
         raise ValueError("alpha is %r; a significance level lies strictly between 0 and 1, "
                          "e.g. 0.05" % alpha)
