@@ -92,17 +92,19 @@ def add_host(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "host", help="show what makes this host unfit to publish, and how to fix it",
         description="List the settings that decide whether figures measured here are fit "
-                    "to publish (the measuring CPU's governor, turbo/boost, its SMT "
-                    "siblings, its isolation, the load, a virtual machine), each with the "
-                    "command that fixes it. As root, --tune applies what may change at run "
-                    "time (governor, turbo/boost) and saves the values it replaced; --reset "
-                    "puts them back.")
+                    "to publish (the measuring CPU's governor, turbo/boost, the interrupts "
+                    "it may take, its SMT siblings, its isolation, the load, a virtual "
+                    "machine), each with the command that fixes it. As root, --tune "
+                    "applies what may change at run time (governor, turbo/boost, "
+                    "interrupt affinity) and saves the values it replaced; --reset puts "
+                    "them back.")
     add_setting(parser, "cpu", help="the CPU a campaign would pin to (default: the last one "
                                     "allowed that no other running ngcc campaign holds)")
     change = parser.add_mutually_exclusive_group()
     change.add_argument("--tune", action="store_true",
-                        help="as root, set the governor to performance and turn turbo/boost "
-                             "off (the values replaced are saved for --reset)")
+                        help="as root, set the governor to performance, turn turbo/boost "
+                             "off and move the interrupts off the CPU (the values replaced "
+                             "are saved for --reset)")
     change.add_argument("--reset", action="store_true",
                         help="as root, put back the values --tune replaced")
     parser.set_defaults(run=_run_host)

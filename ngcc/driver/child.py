@@ -33,10 +33,13 @@ from ngcc.driver import outside as _outside
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.contract import StartProbe
-from ngcc.driver.limits import KAT_TIMEOUTS as KAT_TIMEOUTS  # the deadlines' home is
-from ngcc.driver.limits import MAX_TRIAL_TIMEOUT as MAX_TRIAL_TIMEOUT  # driver.limits;
-from ngcc.driver.limits import TRIAL_TIMEOUT_FACTOR as TRIAL_TIMEOUT_FACTOR  # they are
-from ngcc.driver.limits import TRIAL_TIMEOUT_SLACK as TRIAL_TIMEOUT_SLACK  # applied here
+
+# The deadlines' numbers live in driver.limits (the command line's options state them);
+# they are applied here.
+from ngcc.driver.limits import KAT_TIMEOUTS as KAT_TIMEOUTS
+from ngcc.driver.limits import MAX_TRIAL_TIMEOUT as MAX_TRIAL_TIMEOUT
+from ngcc.driver.limits import TRIAL_TIMEOUT_FACTOR as TRIAL_TIMEOUT_FACTOR
+from ngcc.driver.limits import TRIAL_TIMEOUT_SLACK as TRIAL_TIMEOUT_SLACK
 from ngcc.driver.process import DriverError
 from ngcc.driver.protocol import Conversation
 from ngcc.library import registry as _registry

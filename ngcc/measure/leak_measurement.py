@@ -39,11 +39,14 @@ from ngcc.evidence import leak_evidence as _evidence
 from ngcc.evidence.leak_evidence import NO_LEAK
 from ngcc.library.registry import Instance, instance, run_labels
 from ngcc.measure import locks as _locks
-from ngcc.measure.plan import LEAK_CALLS as DEFAULT_CALLS  # their home is measure.plan,
-from ngcc.measure.plan import LEAK_LENGTH as DEFAULT_LENGTH  # which the command line's
+
+# A leak test's defaults and bounds live in measure.plan, which the command line's
+# options read without loading this module (nor numpy).
+from ngcc.measure.plan import LEAK_CALLS as DEFAULT_CALLS
+from ngcc.measure.plan import LEAK_LENGTH as DEFAULT_LENGTH
 from ngcc.measure.plan import LEAK_MAX_CALLS as MAX_CALLS
-from ngcc.measure.plan import LEAK_MAX_LENGTH as MAX_LENGTH  # options read without
-from ngcc.measure.plan import LEAK_SECONDS as DEFAULT_SECONDS  # loading this module
+from ngcc.measure.plan import LEAK_MAX_LENGTH as MAX_LENGTH
+from ngcc.measure.plan import LEAK_SECONDS as DEFAULT_SECONDS
 from ngcc.measure.waiting import CpuWait
 from ngcc.stats import leak_statistics as _stats
 

@@ -4,11 +4,12 @@ root (``--tune``) and put back (``--reset``), as pyperf's ``system tune`` does.
 
 Each :class:`Setting` says what it is now, whether it is fit, and how to fix it: the
 measuring CPU's cpufreq governor and turbo/boost (tunable: a value written to a file
-under ``/sys``), its SMT siblings, whether the kernel isolates it (``isolcpus``), the
-load and a hypervisor (not tunable here: they take a reboot, other CPUs offline, or
-another machine). ``--tune`` saves each value it changes in the lock folder
-(:data:`STATE`) before it writes, so ``--reset`` restores what was there. Every path is
-read under :data:`ROOT` (tests give a tree of their own).
+under ``/sys``), the interrupts the kernel may deliver to it (tunable: each IRQ's
+affinity under ``/proc/irq`` written without it), its SMT siblings, whether the kernel
+isolates it (``isolcpus``), the load and a hypervisor (not tunable here: they take a
+reboot, other CPUs offline, or another machine). ``--tune`` saves each value it changes
+in the lock folder (:data:`STATE`) before it writes, so ``--reset`` restores what was
+there. Every path is read under :data:`ROOT` (tests give a tree of their own).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ROOT = Path("/")
 #: The file, in the lock folder, of the values ``--tune`` changed (``--reset`` reads it).
 STATE = "host-tune.json"
 _CPU = "sys/devices/system/cpu"
+_IRQ = "proc/irq"
 
 
 @dataclass(frozen=True)
@@ -38,20 +40,22 @@ class Setting:
         now: its value now, in words.
         fit: whether it is as publishing needs it.
         fix: the command (or the step) that makes it fit; empty when fit.
-        path: the file ``--tune`` writes (relative to :data:`ROOT`; None: not tunable).
-        tuned: the value ``--tune`` writes there.
+        writes: what ``--tune`` writes, (file relative to :data:`ROOT`, value) each;
+            empty: not tunable.
+        best_effort: a write the kernel refuses is reported and the others go on (some
+            interrupts are bound to their CPU and cannot move).
     """
 
     name: str
     now: str
     fit: bool
     fix: str = ""
-    path: str | None = None
-    tuned: str | None = None
+    writes: tuple[tuple[str, str], ...] = ()
+    best_effort: bool = False
 
     @property
     def tunable(self) -> bool:
-        return not self.fit and self.path is not None
+        return not self.fit and bool(self.writes)
 
 
 def _read(relative: str) -> str | None:
@@ -63,7 +67,8 @@ def _read(relative: str) -> str | None:
 
 def settings(cpu: int) -> list[Setting]:
     """Every setting, for a measurement pinned to ``cpu``."""
-    return [_governor(cpu), _boost(), _smt(cpu), _isolation(cpu), _load(), _virtual()]
+    return [_governor(cpu), _boost(), _interrupts(cpu), _smt(cpu), _isolation(cpu), _load(),
+            _virtual()]
 
 
 def _governor(cpu: int) -> Setting:
@@ -73,7 +78,7 @@ def _governor(cpu: int) -> Setting:
     if now is None:
         return Setting(name, "not exposed (no cpufreq: the clock is not set here)", True)
     return Setting(name, now, now == "performance",
-                   "echo performance | sudo tee /%s" % path, path, "performance")
+                   "echo performance | sudo tee /%s" % path, ((path, "performance"),))
 
 
 def _boost() -> Setting:
@@ -82,8 +87,60 @@ def _boost() -> Setting:
         now = _read(path)
         if now in (on, off):
             return Setting("turbo/boost", "on" if now == on else "off", now == off,
-                           "echo %s | sudo tee /%s" % (off, path), path, off)
+                           "echo %s | sudo tee /%s" % (off, path), ((path, off),))
     return Setting("turbo/boost", "not exposed", True)
+
+
+def _interrupts(cpu: int) -> Setting:
+    """The interrupts whose affinity lets the kernel deliver them to ``cpu``: each one
+    taken there stops the timed code. Tuning writes each affinity without ``cpu`` (and
+    the default of new interrupts); irqbalance, where it runs, moves them back."""
+    name = "interrupts on CPU %d" % cpu
+    online = _host.parse_cpu_list(_read("%s/online" % _CPU) or "")
+    others = [c for c in online if c != cpu]
+    allowed = {}
+    for path in sorted((ROOT / _IRQ).glob("*/smp_affinity_list")):
+        relative = path.relative_to(ROOT).as_posix()
+        text = _read(relative)
+        if text:
+            allowed[relative] = _host.parse_cpu_list(text)
+    if not allowed:
+        return Setting(name, "not exposed (no /proc/irq)", True)
+    on_cpu = {path: cpus for path, cpus in allowed.items() if cpu in cpus}
+    if not on_cpu or not others:
+        return Setting(name, "none of %d may run there" % len(allowed) if not on_cpu
+                       else "it is the only CPU online", True)
+    writes = tuple((path, _cpu_list([c for c in cpus if c != cpu] or others))
+                   for path, cpus in on_cpu.items())
+    default = _read("%s/default_smp_affinity" % _IRQ)
+    if default and _mask_has(default, cpu):
+        writes += (("%s/default_smp_affinity" % _IRQ, _mask_without(default, cpu)),)
+    balancer = " (irqbalance runs: it moves them back)" if _irqbalance_runs() else ""
+    return Setting(name, "%d of %d may run there%s" % (len(on_cpu), len(allowed), balancer),
+                   False, "`sudo ngcc host --tune` moves them to CPU %s%s" % (
+                       _cpu_list(others), "; stop irqbalance first (`sudo systemctl stop "
+                       "irqbalance`)" if balancer else ""), writes, best_effort=True)
+
+
+def _cpu_list(cpus: list[int]) -> str:
+    return ",".join(map(str, cpus))
+
+
+def _mask_has(mask: str, cpu: int) -> bool:
+    return bool(int(mask.replace(",", ""), 16) >> cpu & 1)
+
+
+def _mask_without(mask: str, cpu: int) -> str:
+    """The kernel's hex CPU mask (``ffffffff,ffffffff``) with ``cpu`` cleared."""
+    return "%x" % (int(mask.replace(",", ""), 16) & ~(1 << cpu))
+
+
+def _irqbalance_runs() -> bool:
+    for comm in (ROOT / "proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if comm.read_text().strip() == "irqbalance":
+                return True
+    return False
 
 
 def _smt(cpu: int) -> Setting:
@@ -144,34 +201,60 @@ def tune(found: list[Setting]) -> list[str]:
     for setting in found:
         if not setting.tunable:
             continue
-        assert setting.path is not None and setting.tuned is not None
-        previous = _read(setting.path)
-        if previous is not None:
-            saved.setdefault(setting.path, previous)  # the value before the first --tune
-            state_file.write_text(json.dumps(saved, indent=1) + "\n")
-        _write(setting.path, setting.tuned)
-        done.append("%s: was %s; wrote %s to /%s" % (setting.name, setting.now,
-                                                     setting.tuned, setting.path))
+        refused = []
+        for path, value in setting.writes:
+            previous = _read(path)
+            if previous is not None:
+                saved.setdefault(path, previous)  # the value before the first --tune
+                state_file.write_text(json.dumps(saved, indent=1) + "\n")
+            try:
+                _write(path, value)
+            except OSError as exc:
+                if not setting.best_effort:
+                    raise
+                saved.pop(path, None)
+                refused.append(exc.strerror or str(exc))
+        done.append(_what_was_written(setting, refused))
     return done
 
 
+def _what_was_written(setting: Setting, refused: list[str]) -> str:
+    if len(setting.writes) == 1 and not refused:
+        [(path, value)] = setting.writes
+        return "%s: was %s; wrote %s to /%s" % (setting.name, setting.now, value, path)
+    line = "%s: was %s; wrote %d of %d files" % (
+        setting.name, setting.now, len(setting.writes) - len(refused), len(setting.writes))
+    return line + ("; the kernel refused %d (%s)" % (len(refused), refused[0]) if refused
+                   else "")
+
+
 def reset() -> list[str]:
-    """Put back every value :func:`tune` changed (as root); return what was done."""
+    """Put back every value :func:`tune` changed (as root); return what was done. A file
+    the kernel no longer takes (an interrupt gone since) is reported, kept in the saved
+    state, and the others are put back."""
     _need_root("--reset")
     state_file = _locks.lock_dir() / STATE
-    done = []
+    done, kept = [], {}
     for path, previous in _saved(state_file).items():
-        _write(path, previous)
+        try:
+            _write(path, previous)
+        except OSError as exc:
+            kept[path] = previous
+            done.append("/%s: not put back (%s)" % (path, exc.strerror or exc))
+            continue
         done.append("/%s: %s" % (path, previous))
-    with contextlib.suppress(FileNotFoundError):
-        state_file.unlink()
+    if kept:
+        state_file.write_text(json.dumps(kept, indent=1) + "\n")
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            state_file.unlink()
     return done
 
 
 def _need_root(option: str) -> None:
     if os.geteuid() != 0:
-        raise PermissionError("%s writes kernel settings under /sys, which only root may "
-                              "change: run `sudo ngcc host %s`" % (option, option))
+        raise PermissionError("%s writes kernel settings under /sys and /proc, which only "
+                              "root may change: run `sudo ngcc host %s`" % (option, option))
 
 
 def _saved(state_file: Path) -> dict[str, str]:
