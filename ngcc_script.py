@@ -1,9 +1,10 @@
 """The ``ngcc`` console script: :func:`ngcc.cli.main.main`, imported inside a guard.
 
 It lies outside the package because importing any ``ngcc`` module first imports the
-whole package (numpy, matplotlib: most of the first second of a command); a Ctrl-C
-then would end in a traceback. Here it ends with one line and exit status 130, as a
-Ctrl-C later in a command does.
+package (``ngcc/__init__.py``) and then the command line's modules (a fifth of a second
+of CPU on a busy host; a command loads what it runs when it runs); a Ctrl-C then would
+end in a traceback. Here it ends with one line and exit status 130, as a Ctrl-C later
+in a command does.
 """
 
 import sys

@@ -11,6 +11,10 @@ read by the library, processes it ran, a figure it made up, the memory a check t
   forger     the library reads its request (its mode) from the driver's memory
   caching    a library that returns its last digest for the same message (timed;
              refused by the honesty batch, and `ngcc validate` names it)
+  leakforger a library that rewrites the leak mode's per-call ticks in the driver's
+             memory (tests/fixtures/forging/tick_forger.c): a gross leak flattened, a
+             constant-time library made to leak (refused by the classes timed from
+             outside, or it is a silent wrong)
 """
 
 from __future__ import annotations
@@ -273,7 +277,39 @@ def caching_case(audit: ModuleType, tmp: Path) -> list:
         str(audit.CPU_WAIT)), expect="any", timeout=400, check=caught, serial=True)]
 
 
+LEAK_FORGERS = {"flattened": (1, 1, "a gross leak shown as none"),
+                "skewed": (0, 2, "a constant-time library shown as leaking")}
+
+
+def leak_forger_cases(audit: ModuleType, tmp: Path) -> list:
+    """`ngcc leak` of a library that rewrites its per-call ticks in the driver's memory:
+    believed (a verdict line, evidence written) is a silent wrong."""
+    from _testlib import build_library
+
+    folder = tmp / "leakforger45"
+    folder.mkdir()
+    source = (audit.REPO / "tests" / "fixtures" / "forging" / "tick_forger.c").read_text()
+    cases = []
+    for name, (leaky, forge, what) in LEAK_FORGERS.items():
+        library = build_library(folder, "Forged%s-256" % name.title(),
+                                "#define LEAKY %d\n#define FORGE %d\n" % (leaky, forge)
+                                + source)
+        out = tmp / ("leakforger45-" + name)
+
+        def refused(done: subprocess.CompletedProcess[str]) -> str | None:
+            if "  ERROR  " in done.stdout and "the library made up" in done.stdout:
+                return None
+            return "silent wrong: the forged run was believed: %r" % (
+                (done.stdout + done.stderr).strip()[-200:])
+        cases.append(audit.Case("leakforger %s: leak [45]" % what, audit.cli(
+            "leak", str(library), "--calls", "20000", "--seconds", "20", "--out", str(out),
+            "--wait", str(audit.CPU_WAIT)), expect="any", timeout=240, check=refused,
+            serial=True))
+    return cases
+
+
 def issue45_cases(audit: ModuleType, tmp: Path) -> list:
     """Every case of issue 45's classes."""
     return (place_cases(audit, tmp) + secret_cases(audit, tmp) + katfile_cases(audit, tmp)
-            + storm_case(audit, tmp) + forger_cases(audit, tmp) + caching_case(audit, tmp))
+            + storm_case(audit, tmp) + forger_cases(audit, tmp) + caching_case(audit, tmp)
+            + leak_forger_cases(audit, tmp))

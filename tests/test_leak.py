@@ -275,7 +275,8 @@ def test_a_batch_before_the_library_is_loaded_is_refused():
 
 
 def _forging_driver(tmp_path: Path, **changes: int) -> Path:
-    """A fake driver that sends two true batches of 5 calls and forged LEAK_DONE facts."""
+    """A fake driver that sends two true batches of 5 calls, the marks of the sub-batches
+    timed from outside (none made) and forged LEAK_DONE facts."""
     fields = {name: 0 for name, _ in _protocol.LEAK_FIELDS}
     fields.update(cpu=-1, cpu_at_end=0, counter_id=1, stop_reason=1, calls=10, class0_calls=5,
                   class1_calls=5, seed=7, message_bytes=LENGTH, batch_calls=5,
@@ -286,6 +287,8 @@ def _forging_driver(tmp_path: Path, **changes: int) -> Path:
         frame(1, struct.pack('<II', 1, pid)); frame(2)
         for _ in range(2):
             frame(14, struct.pack('<5Q', *[%d] * 5) + bytes([0, 1, 0, 1, 1 - _]))
+        for phase in range(16):  # the sub-batches timed from outside, with no calls made
+            frame(20, struct.pack('<II', phase, phase %% 2 * 5))
         facts = %r
         facts[0] = pid
         frame(15, struct.pack(%r, *facts)); frame(13)

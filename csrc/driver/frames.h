@@ -55,6 +55,13 @@ enum {
                              * it; after each the driver waits for a byte on that
                              * descriptor, while the parent reads the thread's on-CPU
                              * time from /proc (the outside figure) */
+    FRAME_LEAK_MARK = 20,   /* leak with --outside-fd: u32 phase, u32 calls. After the
+                             * timed batches, LEAK_OUTSIDE_ROUNDS rounds of one
+                             * sub-batch per class (class 0 first), each between two
+                             * marks (phases 2j and 2j + 1, sub-batch j of class
+                             * j % 2); `calls` is the sub-batch's at its odd phase, 0
+                             * at its even one. The driver waits after each as after
+                             * BATCH_MARK (ngcc/driver/outside.py) */
 };
 
 /* ERROR codes; value carries a number where one helps (CryptHash's return). */

@@ -1,9 +1,9 @@
 /* leak --message-bytes N --calls N --batch-calls N --seed S [--warmup N]
- *      [--time-limit-ms MS] [--cpu C] [--message-stdin | --control]
+ *      [--time-limit-ms MS] [--cpu C] [--message-stdin | --control] [--outside-fd FD]
  *
- * The fixed-vs-random timing of the dudect test: LEAK_BATCH..., LEAK_DONE. It stops
- * early once stdin ends (the parent has seen enough); --control draws class 0 at
- * random too (an A/A test). */
+ * The fixed-vs-random timing of the dudect test: LEAK_BATCH..., (with --outside-fd)
+ * LEAK_MARK x 4 x LEAK_OUTSIDE_ROUNDS, LEAK_DONE. It stops early once stdin ends (the
+ * parent has seen enough); --control draws class 0 at random too (an A/A test). */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +22,14 @@
 #define MAX_LEAK_BATCH ((uint64_t)1 << 16)         /* calls of one LEAK_BATCH frame */
 #define MAX_LEAK_STORE_BYTES ((uint64_t)64 << 20)  /* a batch's messages, drawn ahead */
 #define LEAK_FIRST_BATCH 1024  /* batches double from here to --batch-calls: an early look */
+/* The sub-batches timed from outside (frames.h, FRAME_LEAK_MARK): rounds of one per
+ * class, each at least LEAK_OUTSIDE_NS on the driver's clock and LEAK_OUTSIDE_MIN_CALLS
+ * calls, over at most LEAK_OUTSIDE_DRAWN messages drawn for it (again from the first
+ * once all are hashed). */
+#define LEAK_OUTSIDE_ROUNDS 4
+#define LEAK_OUTSIDE_NS 8000000u
+#define LEAK_OUTSIDE_MIN_CALLS 8
+#define LEAK_OUTSIDE_DRAWN 1024
 
 /* Leak: the measurements of the dudect fixed-vs-random test. Each timed call
  * hashes either the fixed message (class 0) or a fresh random one (class 1), the
@@ -52,9 +60,10 @@ typedef struct {
     uint64_t rng;
 } leak_run;
 
-/* Draw the classes and messages of the next `calls` calls (under --control, class 0
- * is drawn like class 1: the two classes differ by their label only). */
-static void leak_draw(leak_run *run, size_t calls)
+/* Draw the classes and messages of the next `calls` calls, each of class `only` where
+ * it is 0 or 1 (under --control, class 0 is drawn like class 1: the two classes differ
+ * by their label only). */
+static void leak_draw(leak_run *run, size_t calls, int only)
 {
     size_t bytes = (size_t)run->req->message_bytes, i, at;
     uint64_t bits = 0, word;
@@ -63,7 +72,7 @@ static void leak_draw(leak_run *run, size_t calls)
         unsigned char *row = run->store + i * bytes;
         if (i % 64 == 0)
             bits = leak_random(&run->rng);
-        run->classes[i] = (unsigned char)(bits & 1);
+        run->classes[i] = (unsigned char)(only >= 0 ? only : (int)(bits & 1));
         bits >>= 1;
         if (run->classes[i] == 0 && !run->req->control) {
             memcpy(row, run->fixed, bytes);
@@ -102,6 +111,55 @@ static size_t leak_time(leak_run *run, size_t calls, uint64_t deadline_ns)
             return i + 1;
     }
     return calls;
+}
+
+/* Hash the `drawn` messages of the store, all of one class, with no counter reading,
+ * until LEAK_OUTSIDE_NS and LEAK_OUTSIDE_MIN_CALLS have passed; returns the calls. */
+static uint32_t leak_untimed(leak_run *run, size_t drawn)
+{
+    size_t bytes = (size_t)run->req->message_bytes, row = 0;
+    uint64_t until = clock_raw_ns() + LEAK_OUTSIDE_NS;
+    const bench_call *call = &run->call;
+    uint32_t calls = 0;
+
+    for (;;) {
+        int status;
+
+        memcpy(run->message, run->store + row * bytes, bytes);
+        status = call->hash(call->digest_bits, call->message, call->msg_len_bits, call->digest);
+        if (status != 0) {
+            check_descendants();
+            fail(DRIVER_ERR_HASH, status, "CryptHash of %s returned %d on a %s message "
+                 "timed from outside (digest_bits=%d, msg_len_bits=%llu)", run->req->library,
+                 status, run->classes[row] ? "random" : "fixed", call->digest_bits,
+                 call->msg_len_bits);
+        }
+        row = row + 1 < drawn ? row + 1 : 0;
+        if (++calls >= LEAK_OUTSIDE_MIN_CALLS && clock_raw_ns() >= until)
+            return calls;
+    }
+}
+
+/* The sub-batches timed from outside: per round one of each class, each between two
+ * LEAK_MARK frames, so that the parent reads the thread's on-CPU time around it. */
+static void leak_outside(leak_run *run, size_t batch)
+{
+    size_t drawn = batch < LEAK_OUTSIDE_DRAWN ? batch : LEAK_OUTSIDE_DRAWN;
+    unsigned char payload[8];
+    uint32_t phase = 0;
+    int round, only;
+
+    for (round = 0; round < LEAK_OUTSIDE_ROUNDS; round++)
+        for (only = 0; only < 2; only++) {
+            uint32_t calls;
+
+            leak_draw(run, drawn, only);
+            frame_put_u32(frame_put_u32(payload, phase++), 0);
+            outside_mark(run->req, FRAME_LEAK_MARK, payload, sizeof payload);
+            calls = leak_untimed(run, drawn);
+            frame_put_u32(frame_put_u32(payload, phase++), calls);
+            outside_mark(run->req, FRAME_LEAK_MARK, payload, sizeof payload);
+        }
 }
 
 /* True once stdin has data or has ended: the parent asks the run to stop. */
@@ -180,7 +238,7 @@ static void run_leak(const request *req)
     while (warmup_done < req->warmup && clock_raw_ns() < deadline_ns) {
         size_t calls = req->warmup - warmup_done < batch ? (size_t)(req->warmup - warmup_done)
                                                          : batch;
-        leak_draw(&run, calls);
+        leak_draw(&run, calls, -1);
         warmup_done += leak_time(&run, calls, deadline_ns);
     }
     run.rng = req->seed;
@@ -193,7 +251,7 @@ static void run_leak(const request *req)
             facts.stop_reason = LEAK_STOP_TIME;
             break;
         }
-        leak_draw(&run, calls);
+        leak_draw(&run, calls, -1);
         if (first_ns == 0)
             first_ns = clock_raw_ns();
         made = leak_time(&run, calls, deadline_ns);
@@ -214,6 +272,8 @@ static void run_leak(const request *req)
         facts.stop_reason = LEAK_STOP_TIME;
     usage_of(&usage1);
     check_descendants();
+    if (req->outside_fd >= 0 && facts.calls > 0)
+        leak_outside(&run, batch);
     if (counter_frequency_since(NULL, &mark, COUNTER_FREQUENCY_INTERVAL_NS,
                                 &facts.frequency_hz) != 0)
         fail(DRIVER_ERR_COUNTER, 0, "the %s counter did not advance while CLOCK_MONOTONIC_RAW "

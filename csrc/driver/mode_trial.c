@@ -9,11 +9,9 @@
  * byte on FD, so that the parent reads the thread's on-CPU time around the batch
  * from outside the process (ngcc/driver/outside.py). timer.h says what each counter
  * is; the default is tsc. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "buffers.h"
@@ -40,16 +38,12 @@ static int check_trial(const request *req, char *error, size_t size)
 }
 
 /* BATCH_MARK `phase`, then the parent's go-ahead (nothing without --outside-fd). */
-static void outside_mark(const request *req, uint32_t phase)
+static void batch_mark(const request *req, uint32_t phase)
 {
-    unsigned char payload[4], go;
+    unsigned char payload[4];
 
-    if (req->outside_fd < 0)
-        return;
     frame_put_u32(payload, phase);
-    send_frame(FRAME_BATCH_MARK, payload, sizeof payload);
-    while (read(req->outside_fd, &go, 1) < 0 && errno == EINTR)
-        continue;
+    outside_mark(req, FRAME_BATCH_MARK, payload, sizeof payload);
 }
 
 /* As many sub-batches (up to BENCH_SUB_BATCHES) as the batch holds milliseconds, by
@@ -114,7 +108,7 @@ static void run_trial(const request *req)
     }
     memcpy(loop_digest, call.digest, digest_bytes);  /* the last timed call's output */
     memset(call.digest, 0, digest_bytes);  /* so the batch's digest is the batch's own */
-    outside_mark(req, 0);
+    batch_mark(req, 0);
     if (req->batch_calls > 0
         && bench_time_batch(&call, (size_t)req->batch_calls,
                             sub_batches(&per_call, req->calls, req->batch_calls), &batch) != 0) {
@@ -125,7 +119,7 @@ static void run_trial(const request *req)
                  call.msg_len_bits);
         fail(DRIVER_ERR_HASH, batch.status, "%s", text);
     }
-    outside_mark(req, 1);
+    batch_mark(req, 1);
     if (req->honesty_calls > 0
         && bench_time_varied_batch(&call, message, (size_t)req->message_bytes,
                                    honesty_digests_at, (size_t)req->honesty_calls,

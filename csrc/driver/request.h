@@ -45,7 +45,7 @@ typedef struct {
     int message_from_stdin;      /* cold, trial, leak: else the harness's default message */
     uint64_t calls, warmup, batch_calls;
     uint64_t honesty_calls;      /* trial, hash: the honesty batch's calls (honesty.h) */
-    int outside_fd;              /* trial: the parent's go-ahead around the batch, or -1 */
+    int outside_fd;              /* trial, leak: the parent's go-ahead at each mark, or -1 */
     int cpu;                     /* -1: not pinned */
     uint64_t memory_limit;       /* bytes of address space, 0: no limit */
     const char *kat_tag;         /* kat */

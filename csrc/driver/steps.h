@@ -21,6 +21,11 @@ void load(const request *req, instance_library *lib);
  * (no setsid), which the parent kills; the driver itself may not signal them. */
 void check_descendants(void);
 
+/* Send a mark frame (FRAME_BATCH_MARK, FRAME_LEAK_MARK), then wait for the parent's
+ * byte on req->outside_fd, which it writes once it has read the thread's on-CPU time
+ * from outside the process (nothing without --outside-fd). */
+void outside_mark(const request *req, uint32_t type, const void *payload, size_t bytes);
+
 /* The COUNTER_ID_* (frames.h) of `source`, or of the built-in counter when NULL. */
 uint32_t counter_id(const counter_source *source);
 

@@ -95,7 +95,11 @@ def judge(run: DriverRun, what: str, memory_limit: int | None = None) -> None:
         text = "%s after its END frame" % _exit_text(run)
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
     if not run.conversation.complete:
-        text = "the END frame came without the result of the %s run" % run.conversation.mode
+        marks = run.conversation.frames.get(wire.LEAK_MARK, 0)
+        text = "the END frame came without the result of the %s run%s" % (
+            run.conversation.mode, "" if run.conversation.on_leak_mark is None
+            or marks == wire.LEAK_MARKS else " (%d of the %d LEAK_MARK frames of its "
+            "sub-batches timed from outside)" % (marks, wire.LEAK_MARKS))
         raise DriverError("protocol", "%s: %s" % (what, text), "", text)
 
 

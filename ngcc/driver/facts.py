@@ -303,3 +303,41 @@ def below_outside(f: dict[str, int | float], outside_ns: int | None) -> str:
                         f["batch_calls"], ns / 1e6, figure, outside_ns / 1e6,
                         100 * OUTSIDE_SLACK_SHARE, OUTSIDE_SLACK_NS // 10**6))
     return ""
+
+
+#: A leak run's two classes, their per-call ticks' medians (converted at this host's
+#: counter rate) and their least on-CPU time per call in sub-batches of one class timed
+#: from outside (:attr:`ngcc.driver.outside.Outside.class_ns`), may differ between the
+#: classes by amounts apart by this share of the costlier class's outside time plus
+#: :data:`LEAK_OUTSIDE_SLACK_NS` before the run is refused. Generous: it sees a
+#: difference of whole microseconds, the outside sub-batches run each class alone (the
+#: branch predictor learns them), and the ticks hold the counter's own cost; load
+#: raises neither difference (a median call is not preempted, CPU time is not counted
+#: while the thread waits).
+LEAK_OUTSIDE_SHARE = 0.5
+LEAK_OUTSIDE_SLACK_NS = 1_000
+
+
+def leak_outside_differs(medians_ticks: tuple[float, float] | None, counter_id: int,
+                         frequency_hz: float, outside_ns: tuple[float, float] | None) -> str:
+    """Why the difference between a leak run's classes in its per-call ticks (their
+    medians, ``medians_ticks``) cannot be the one the kernel's on-CPU time of the
+    same thread shows between them, read by ngcc from outside the process
+    (``outside_ns``, per call), or "" (also where either is missing, and behind an
+    emulator, whose translation the guest's counter misses)."""
+    if medians_ticks is None or outside_ns is None or len(driver_command()) > 1:
+        return ""
+    name, _, frequency = counter_floor()
+    rate = frequency if wire.COUNTERS[counter_id][0] == name else frequency_hz
+    claimed = [ticks / rate * 1e9 for ticks in medians_ticks]
+    told, seen = claimed[1] - claimed[0], outside_ns[1] - outside_ns[0]
+    bound = LEAK_OUTSIDE_SHARE * max(outside_ns) + LEAK_OUTSIDE_SLACK_NS
+    if abs(told - seen) <= bound:
+        return ""
+    return ("the per-call ticks put random messages %+.0f ns from the fixed one (medians "
+            "%.0f and %.0f ns), but the kernel's on-CPU time of the thread, read by ngcc "
+            "from outside the process around calls of one class, puts them %+.0f ns "
+            "apart (%.0f and %.0f ns a call; more than %g %% plus %d ns off): per-call "
+            "figures the library made up" % (
+                told, claimed[0], claimed[1], seen, outside_ns[0], outside_ns[1],
+                100 * LEAK_OUTSIDE_SHARE, LEAK_OUTSIDE_SLACK_NS))

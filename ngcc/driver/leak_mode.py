@@ -1,7 +1,9 @@
 """The driver's ``leak`` mode: the calls of a fixed-vs-random (dudect) timing test in
 a fresh ``ngcc-driver`` (``csrc/driver/``), their ticks and classes streamed in
 batches, the run's facts (its LEAK_DONE frame) checked against the request by
-:mod:`ngcc.driver.facts`. The test around it is :mod:`ngcc.measure.leak_measurement`.
+:mod:`ngcc.driver.facts`, and the difference between the classes in the per-call ticks
+against the one the kernel's on-CPU time shows from outside the process
+(:mod:`ngcc.driver.outside`). The test around it is :mod:`ngcc.measure.leak_measurement`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from ngcc.driver import ending as _ending
 from ngcc.driver import facts as _facts
+from ngcc.driver import outside as _outside
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.child import library_options, memory_options
@@ -21,6 +24,9 @@ from ngcc.library.registry import Instance
 
 #: Seconds a leak run may take beyond its own time limit (start-up, warm-up, the end).
 LEAK_TIMEOUT_SLACK = 120.0
+#: The per-call ticks of each class kept for their median (the first ones: enough for
+#: a median, bounded in memory however long the run).
+CLASS_SAMPLE = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class LeakRun:
     affinity_changed: bool | None   # None when not pinned
     parent_wall_ns: int
     isolation: str                  # "namespaces" or "filter" (ngcc.base.sandbox)
+    outside_ns: tuple[float, float] | None = None  # on-CPU ns a call by class, from outside
 
 
 def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed: int,
@@ -67,7 +74,10 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     gives class 0 fresh random messages too (an A/A test: no function can make the
     classes differ, so a flag then blames the harness or the host). ``seconds``
     bounds the run's calls by time; the deadline is ``timeout``, else ``seconds``
-    (default 600) plus LEAK_TIMEOUT_SLACK.
+    (default 600) plus LEAK_TIMEOUT_SLACK. After the timed calls the driver hashes
+    sub-batches of one class each, whose on-CPU time ngcc reads from outside the
+    process: where the classes differ there otherwise than in the per-call ticks,
+    the run is refused (:func:`ngcc.driver.facts.leak_outside_differs`).
     """
     what = what or "%s leak test at %d B" % (inst.name, message_bytes)
     if timeout is None:
@@ -83,18 +93,31 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     stop = [False]
     ticks_total = [0]
     ticks_least = [2**64]
+    samples: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
 
     def batch(ticks: memoryview, classes: memoryview) -> None:
         values = np.frombuffer(ticks, dtype="<u8").astype(np.uint64)
         ticks_total[0] += int(values.sum(dtype=np.uint64))
         ticks_least[0] = min(ticks_least[0], int(values.min()))
+        labels = np.frombuffer(classes, dtype=np.uint8)
+        for klass, kept in enumerate(samples):
+            room = CLASS_SAMPLE - sum(len(part) for part in kept)
+            if room > 0:
+                kept.append(values[labels == klass][:room])
         if on_batch(values, np.frombuffer(classes, dtype=np.uint8).copy()):
             stop[0] = True  # batches already on their way still count
 
+    outside = _outside.Outside()
     conversation = Conversation("leak", digest_bytes=inst.digest_bits // 8, calls=calls,
-                                batch_calls=batch_calls, on_batch=batch)
-    run = _process.run_driver(conversation, options, timeout, b"" if fixed is None else fixed,
-                              hold_stdin=lambda: not stop[0])
+                                batch_calls=batch_calls, on_batch=batch,
+                                on_leak_mark=outside.leak_mark)
+    outside.conversation = conversation
+    try:
+        run = _process.run_driver(conversation, options + outside.options(), timeout,
+                                  b"" if fixed is None else fixed,
+                                  hold_stdin=lambda: not stop[0], pass_fds=(outside.read_fd,))
+    finally:
+        outside.close()
     _ending.judge(run, what, memory_limit)
     facts = conversation.frames[wire.LEAK_DONE]
     defect = _facts.implausible_leak(facts, conversation, run, cpu, calls, warmup, batch_calls,
@@ -102,6 +125,12 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
     name, floor, _ = _facts.counter_floor()
     if not defect and wire.COUNTERS[int(facts["counter_id"])][0] == name:
         defect = _facts.below_floor(ticks_least[0], floor)
+    medians = None
+    if all(sum(len(part) for part in kept) for kept in samples):
+        fixed_ticks, random_ticks = (float(np.median(np.concatenate(kept))) for kept in samples)
+        medians = (fixed_ticks, random_ticks)
+    defect = defect or _facts.leak_outside_differs(
+        medians, int(facts["counter_id"]), float(facts["frequency_hz"]), outside.class_ns)
     if defect:
         raise _ending.broken_protocol(run, what, defect)
     counter, unit = wire.COUNTERS[int(facts["counter_id"])]
@@ -118,4 +147,4 @@ def leak(inst: Instance, message_bytes: int, calls: int, batch_calls: int, seed:
         peak_rss_kib=int(facts["peak_rss_kib"]),
         affinity_changed=(not facts["still_pinned"] or facts["cpu_at_end"] != cpu)
         if cpu is not None else None,
-        parent_wall_ns=run.wall_ns, isolation=run.isolation)
+        parent_wall_ns=run.wall_ns, isolation=run.isolation, outside_ns=outside.class_ns)

@@ -6,6 +6,11 @@ reads the on-CPU time the kernel accounted to the driver's thread
 CPU time in the process, read while the thread waits, so exact). The difference
 holds the batch and the two stops' system calls, and no word of the library's:
 :func:`ngcc.driver.facts.below_outside` holds the trial's own batch figures against it.
+
+A leak run (``csrc/driver/mode_leak.c``) stops the same way around sub-batches of one
+class each after its timed calls (``LEAK_MARK`` frames, which carry each sub-batch's
+calls): :attr:`Outside.class_ns` is each class's least on-CPU time per call, which
+:func:`ngcc.driver.facts.leak_outside_differs` holds the per-call ticks' classes against.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class Outside:
         self.read_fd, self._write_fd = os.pipe()
         self.conversation: Conversation | None = None
         self._readings: list[int | None] = []
+        self._calls: list[int] = []
 
     def options(self) -> list[str]:
         """The driver's option naming the descriptor it waits on."""
@@ -60,6 +66,25 @@ class Outside:
         self._readings.append(on_cpu_ns(worker_of(pid)) if pid else None)
         with suppress(OSError):  # the library closed its end: the driver reads nothing
             os.write(self._write_fd, b"g")
+
+    def leak_mark(self, phase: int, calls: int) -> None:
+        """A LEAK_MARK frame arrived (its calls: the sub-batch's, at odd phases)."""
+        self._calls.append(calls)
+        self.mark(phase)
+
+    @property
+    def class_ns(self) -> tuple[float, float] | None:
+        """The least on-CPU time per call of a leak run's sub-batches of class 0 and of
+        class 1 (sub-batch j is of class j % 2), by the kernel; None where a reading
+        is missing."""
+        if not self._readings or len(self._readings) % 4 or None in self._readings:
+            return None
+        least = [float("inf"), float("inf")]
+        for j in range(len(self._readings) // 2):
+            before, after = self._readings[2 * j], self._readings[2 * j + 1]
+            assert before is not None and after is not None
+            least[j % 2] = min(least[j % 2], (after - before) / max(1, self._calls[2 * j + 1]))
+        return least[0], least[1]
 
     @property
     def batch_cpu_ns(self) -> int | None:

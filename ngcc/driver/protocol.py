@@ -30,12 +30,13 @@ MAX_DATA = 1 << 16
 HELLO, LOADED, ERROR, CRASH, DIGEST, COLD, TRIAL, CYCLES = 1, 2, 3, 4, 5, 6, 7, 8
 KAT_DATA, PROGRESS, KAT_DONE, PROBE, END = 9, 10, 11, 12, 13
 LEAK_BATCH, LEAK_DONE, TRIAL_DIGEST, CT_LENGTH, HONESTY_DIGEST = 14, 15, 16, 17, 18
-BATCH_MARK = 19
+BATCH_MARK, LEAK_MARK = 19, 20
 NAMES = {HELLO: "HELLO", LOADED: "LOADED", ERROR: "ERROR", CRASH: "CRASH", DIGEST: "DIGEST",
          COLD: "COLD", TRIAL: "TRIAL", CYCLES: "CYCLES", KAT_DATA: "KAT_DATA",
          PROGRESS: "PROGRESS", KAT_DONE: "KAT_DONE", PROBE: "PROBE", END: "END",
          LEAK_BATCH: "LEAK_BATCH", LEAK_DONE: "LEAK_DONE", TRIAL_DIGEST: "TRIAL_DIGEST",
-         CT_LENGTH: "CT_LENGTH", HONESTY_DIGEST: "HONESTY_DIGEST", BATCH_MARK: "BATCH_MARK"}
+         CT_LENGTH: "CT_LENGTH", HONESTY_DIGEST: "HONESTY_DIGEST", BATCH_MARK: "BATCH_MARK",
+         LEAK_MARK: "LEAK_MARK"}
 
 #: ERROR codes (``DRIVER_ERR_*``) and the word ngcc uses for each.
 ERROR_REASONS = {1: "request", 2: "load", 3: "hash", 4: "memory", 5: "system", 6: "counter",
@@ -92,7 +93,8 @@ LEAK_CALL_BYTES = 9
 MODE_FRAMES = {
     "hash": (DIGEST, HONESTY_DIGEST), "cold": (COLD,),
     "trial": (TRIAL, CYCLES, TRIAL_DIGEST, HONESTY_DIGEST, BATCH_MARK),
-    "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,), "leak": (LEAK_BATCH, LEAK_DONE),
+    "kat": (KAT_DATA, PROGRESS, KAT_DONE), "probe": (PROBE,),
+    "leak": (LEAK_BATCH, LEAK_DONE, LEAK_MARK),
     "ct": (CT_LENGTH,),
 }
 #: The frames a successful conversation of each mode must hold (and HONESTY_DIGEST
@@ -100,7 +102,7 @@ MODE_FRAMES = {
 MODE_RESULT = {"hash": (DIGEST,), "cold": (COLD,), "trial": (TRIAL, CYCLES, TRIAL_DIGEST),
                "kat": (KAT_DONE,), "probe": (PROBE,), "leak": (LEAK_DONE,), "ct": (CT_LENGTH,)}
 
-_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH, CT_LENGTH, BATCH_MARK}
+_REPEATABLE = {KAT_DATA, PROGRESS, LEAK_BATCH, CT_LENGTH, BATCH_MARK, LEAK_MARK}
 #: A CT_LENGTH frame's head: the bit length and CryptHash's return (the digest follows).
 CT_HEAD = struct.Struct("<Qi")
 MAX_PROGRESS_FRAMES = 1_000_000
@@ -108,6 +110,12 @@ MAX_PROGRESS_FRAMES = 1_000_000
 HONESTY_DIGEST_BYTES = 32
 #: A BATCH_MARK frame: its u32 phase, 0 before the batch and 1 after it.
 MARK_LAYOUT = struct.Struct("<I")
+#: A LEAK_MARK frame: its u32 phase and u32 calls (the sub-batch's, at odd phases).
+LEAK_MARK_LAYOUT = struct.Struct("<II")
+#: The LEAK_MARK frames of a leak run with ``--outside-fd`` that made a call: two around
+#: each of ``LEAK_OUTSIDE_ROUNDS`` (csrc/driver/mode_leak.c) sub-batches of each class.
+LEAK_OUTSIDE_ROUNDS = 4
+LEAK_MARKS = 4 * LEAK_OUTSIDE_ROUNDS
 
 
 class ProtocolError(Exception):
@@ -134,6 +142,9 @@ class Conversation:
             HONESTY_DIGEST frame is then required, and refused without it.
         on_mark: called with the phase of each BATCH_MARK frame (``--outside-fd``:
             :mod:`ngcc.driver.outside`); without it such a frame is refused.
+        on_leak_mark: called with (phase, calls) of each LEAK_MARK frame (a leak run's
+            ``--outside-fd``); with it, a leak run that made a call must send
+            :data:`LEAK_MARKS` of them before LEAK_DONE, and without it none.
     """
 
     mode: str
@@ -147,6 +158,7 @@ class Conversation:
     on_batch: Callable[[memoryview, memoryview], None] | None = None
     honesty_calls: int = 0
     on_mark: Callable[[int], None] | None = None
+    on_leak_mark: Callable[[int, int], None] | None = None
     frames: dict[int, Any] = field(default_factory=dict)
     data_bytes: int = 0
     leak_calls: int = 0
@@ -168,7 +180,9 @@ class Conversation:
         return (self.ended and ERROR not in self.frames
                 and all(kind in self.frames for kind in MODE_RESULT[self.mode])
                 and (HONESTY_DIGEST in self.frames or not self.honesty_calls)
-                and (self.on_mark is None or self.frames.get(BATCH_MARK) == 2))
+                and (self.on_mark is None or self.frames.get(BATCH_MARK) == 2)
+                and (self.on_leak_mark is None or self.frames.get(LEAK_MARK, 0) == (
+                    LEAK_MARKS if self.leak_calls else 0)))
 
     def feed(self, data: bytes | memoryview) -> None:
         """Take the next bytes of the channel; raise ProtocolError at the first defect."""
@@ -205,7 +219,7 @@ class Conversation:
         fixed = {HELLO: HELLO_LAYOUT.size, LOADED: 0, CRASH: CRASH_LAYOUT.size, END: 0,
                  COLD: PAIR.size, PROGRESS: PAIR.size, KAT_DONE: PAIR.size,
                  PROBE: PROBE_LAYOUT.size, TRIAL: TRIAL_LAYOUT.size,
-                 BATCH_MARK: MARK_LAYOUT.size,
+                 BATCH_MARK: MARK_LAYOUT.size, LEAK_MARK: LEAK_MARK_LAYOUT.size,
                  LEAK_DONE: LEAK_LAYOUT.size,
                  DIGEST: self.digest_bytes, CYCLES: 8 * self.calls,
                  TRIAL_DIGEST: 2 * self.digest_bytes, HONESTY_DIGEST: HONESTY_DIGEST_BYTES,
@@ -248,6 +262,16 @@ class Conversation:
                 "in a run that asked for none" if self.on_mark is None else
                 "after the batch's two" if TRIAL not in self.frames else
                 "after the TRIAL frame"))
+        if kind == LEAK_MARK and (self.on_leak_mark is None or LEAK_DONE in self.frames
+                                  or self.frames.get(LEAK_MARK, 0) == LEAK_MARKS
+                                  or not self.leak_calls):
+            raise ProtocolError("a LEAK_MARK frame %s" % (
+                "in a run that asked for none" if self.on_leak_mark is None else
+                "after the LEAK_DONE frame" if LEAK_DONE in self.frames else
+                "before any LEAK_BATCH frame" if not self.leak_calls else
+                "after the %d of the sub-batches timed from outside" % LEAK_MARKS))
+        if kind == LEAK_BATCH and LEAK_MARK in self.frames:
+            raise ProtocolError("a LEAK_BATCH frame after the LEAK_MARK frames")
         if kind == HONESTY_DIGEST and not self.honesty_calls:
             raise ProtocolError("a HONESTY_DIGEST frame in a run that asked for no "
                                 "honesty batch")
@@ -301,6 +325,16 @@ class Conversation:
             self.frames[kind] = marks + 1
             if self.on_mark is not None:
                 self.on_mark(phase)
+        elif kind == LEAK_MARK:
+            (phase, calls), marks = LEAK_MARK_LAYOUT.unpack(payload), self.frames.get(kind, 0)
+            if phase != marks or (calls == 0) != (phase % 2 == 0):
+                raise ProtocolError("a LEAK_MARK frame of phase %d and %d calls where phase "
+                                    "%d was due%s" % (phase, calls, marks, (
+                                        " with its sub-batch's calls" if marks % 2 else
+                                        " with 0 calls")))
+            self.frames[kind] = marks + 1
+            if self.on_leak_mark is not None:
+                self.on_leak_mark(phase, calls)
         elif kind == TRIAL:
             values = TRIAL_LAYOUT.unpack(payload)
             self.frames[kind] = {name: value for (name, _), value in
