@@ -66,7 +66,7 @@ def add_compare(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--plot", type=Path, metavar="FILE",
                         help="also draw the ratio and its CI against message length to "
                              "FILE.png and FILE.svg")
-    parser.add_argument("--published", choices=("x86_1", "arm_1"), metavar="SYSTEM",
+    parser.add_argument("--published", choices=_choices.PUBLISHED_SYSTEMS, metavar="SYSTEM",
                         help="compare RUN_A with the NGCC harness's published figures on "
                              "SYSTEM (x86_1 or arm_1): per instance and length the run's "
                              "leading figure beside the published one, their ratio, and "

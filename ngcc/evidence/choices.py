@@ -29,3 +29,6 @@ COMPARED_STATISTICS = ("figure", "median", "mean")
 DEFAULT_COMPARED_STATISTIC = "figure"
 #: The significance level of a comparison unless another is asked for.
 ALPHA = 0.05
+#: The systems whose published harness figures ship in ``ngcc/published`` (``ngcc
+#: compare --published``).
+PUBLISHED_SYSTEMS = ("x86_1", "arm_1")

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ngcc.base import format as _format
 from ngcc.base.errors import PublishedError, UnknownLabelError, UnknownPublishedError
 from ngcc.base.names import natural_key
+from ngcc.evidence import choices as _choices
 from ngcc.evidence import figures as _figures
 from ngcc.evidence.model import Record
 from ngcc.library import candidates as _candidates
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from ngcc.evidence.run import Run
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[1] / "published"
-SYSTEMS = ("x86_1", "arm_1")
+SYSTEMS = _choices.PUBLISHED_SYSTEMS
 SHAPE_LENGTH = 65536
 #: The run's names of the ICCS helpers the published tables list by helper and width.
 _HELPER_ALIASES = {"SM3": ("sm3hash", 256)}
