@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _fakes import CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
+from _fakes import FREQUENCY_HZ, CrashingRunner, FakeKat, FakeRunner, cost_cycles, fixed_host
 
 import ngcc
 from ngcc.base import files as _files
@@ -37,7 +37,11 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
-from ngcc.campaign.cost import CHILD_STARTUP_SECONDS
+from ngcc.campaign.cost import (
+    CHILD_STARTUP_SECONDS,
+    expected_replacements,
+    warm_call_estimates,
+)
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.driver import child as _child
 from ngcc.driver import kat
@@ -1281,9 +1285,19 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
     assert trials_before == 0 and run.complete
     assert (estimate.jobs, estimate.libraries, estimate.lengths, estimate.trials) == (4, 2, 2, 2)
     assert estimate.calls == sum(job.trials_planned * job.calls_per_trial for job in run.jobs)
+    # the fake runner cannot measure its start: the constant, and the replacements
+    # expected at the share of the host running the test
+    assert not estimate.start.measured and estimate.share is not None
+    each = expected_replacements(estimate.trials, estimate.share.share)
+    assert estimate.expected_replacements == pytest.approx(4 * each)
+    # the fake's cold call is 500 cycles and a cost per byte: a warm call, the line's
+    # intercept (the 500 cycles) less
+    warm = warm_call_estimates(run.jobs)
+    assert warm == pytest.approx({(job.label, job.message_bytes): job.t1_seconds
+                                  - 500 / FREQUENCY_HZ for job in run.jobs})
     assert estimate.seconds == pytest.approx(sum(
-        job.trials_planned * (CHILD_STARTUP_SECONDS + (2 * job.calls_per_trial
-                                                       + job.warmup_calls) * job.t1_seconds)
+        (job.trials_planned + each) * (CHILD_STARTUP_SECONDS + (
+            2 * job.calls_per_trial + job.warmup_calls) * warm[job.label, job.message_bytes])
         for job in run.jobs))
     text = str(estimate)
     assert text.startswith("plan: 4 job(s) to measure (2 libraries × 2 length(s)), 2 "
@@ -1292,8 +1306,10 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
 
 def test_the_plan_with_a_target_names_the_range_it_may_take(fake, tmp_path):
     estimate = fake(["SM3"], target_ci=1.0, max_trials=6).dry_run()
+    assert estimate.share is not None  # 6 trials of each job instead of 2 and those expected
+    each = expected_replacements(2, estimate.share.share)
     assert estimate.max_trials == 6 and estimate.max_seconds == pytest.approx(
-        3 * estimate.seconds)  # 6 trials of each job instead of 2
+        6 / (2 + each) * estimate.seconds)
     assert "2-6 trials each (--target-ci)" in str(estimate)
     assert "(2 trials each) to " in str(estimate)
     assert "(6 each, if no job reaches --target-ci sooner)" in str(estimate)

@@ -451,15 +451,18 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
 
 def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys,
                                                                        monkeypatch):
+    from _fakes import FakeRunner
+
     from ngcc.app.dryrun import plan_lines
     from ngcc.campaign import cost as _cost
 
-    # the host's CPU share, which the plan states, held still between the two plans
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(1.0, 2, own))
+    # the host's CPU share and a trial's start, which the plan states, held still between
+    # the two plans (a runner that cannot measure its start: the constant)
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: _cost.cpu_share(1.0, 2, own))
     archive = tmp_path / "archive"
     for name in ("constant_time", "length_branch"):
         shutil.copytree(FIXTURES / "ct" / name, archive / name / "Reference_Implementation" / name)
-    with_ct, without = plan_lines([archive], ct=True), plan_lines([archive], ct=False)
+    with_ct, without = (plan_lines([archive], ct=ct, runner=FakeRunner()) for ct in (True, False))
     assert [line for line in with_ct if line not in without] == [
         "constant time (ngcc ct): each library's -g debug twin under valgrind memcheck, about "
         "10 s a library (2: about 20 s); --no-ct skips it"]

@@ -35,14 +35,17 @@ def _submission(archive: Path, submission: str, declared: str) -> Path:
 
 
 def test_one_archive_given_as_a_string_is_one_path(tmp_path, monkeypatch):
+    from _fakes import FakeRunner
+
     from ngcc.campaign import cost as _cost
 
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(1.0, 2, own))
+    # the host's share and a trial's start (a runner that cannot measure it) held still
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: _cost.cpu_share(1.0, 2, own))
     archive = tmp_path / "archive"
     _submission(archive, "Tiny", "TinyHash-256")
-    lines = _dryrun.plan_lines(str(archive))  # not its characters: no walk from "/"
+    lines = _dryrun.plan_lines(str(archive), runner=FakeRunner())  # not a walk from "/"
     assert lines[0] == "1 implementation folder(s) found in 1 archive(s):"
-    assert _dryrun.plan_lines(archive) == lines
+    assert _dryrun.plan_lines(archive, runner=FakeRunner()) == lines
 
 
 def test_a_header_naming_an_invalid_instance_is_a_row_and_the_rest_is_built(tmp_path):

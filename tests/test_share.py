@@ -1,8 +1,10 @@
 """The time the trials will take on this host now: the plan states the CPU share it
-expects (from the load and the CPUs it may use) and divides the trials' CPU time by it.
-Checked against a fake runner that simulates a CPU share of 0.5: each trial's wall time
-is its calls' time and the process start over the share, summed (no clock is read, so
-the check holds however busy the machine running the tests is)."""
+expects (from the load and the CPUs it may use) and divides the trials' CPU time by it,
+counts each trial's start as the runner measures it now and the trials expected in place
+of slow-state ones. Checked against a fake runner that simulates a CPU share of 0.5:
+each trial's wall time is its calls' time and the process start over the share, each
+job's reference run too, a quarter of the trials in the slow speed state, summed (no
+clock is read, so the check holds however busy the machine running the tests is)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 
 import ngcc
 from ngcc.campaign import cost as _cost
+from ngcc.driver.contract import StartProbe
 from tests._fakes import FakeKat, FakeRunner, fixed_host
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
@@ -17,19 +20,59 @@ pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
 class SharedRunner(FakeRunner):
     """A fake runner on a CPU of which it gets ``share``: it adds up the wall time its
-    trials would take (the timed loop, the uninstrumented batch of as many calls, the
-    warm-up, the process start)."""
+    trials would take (the process start, the timed loop, the uninstrumented batch of as
+    many calls, the warm-up) and each job's reference run and record (as long as a
+    trial's start, as a campaign writes it), and says what a start costs
+    as the real runner's probe measures it (:data:`START`, :data:`REFERENCE` over the
+    share). Trial 1 of each job at the first length runs in the slow speed state (its
+    calls 1.4 times slower), so that job replaces it: about what a share of 0.5 is
+    expected to replace (``cost.expected_replacements``). Its
+    cold call pays :data:`FIRST_CALL` more than a warm one, at every length."""
 
-    def __init__(self, share: float):
-        super().__init__()
+    START, REFERENCE, FIRST_CALL = 0.08, 0.02, 20e-6  # seconds of a CPU of its own
+
+    def __init__(self, share: float, lengths: tuple[int, ...]):
+        super().__init__(batch=True, slow={(name, n, 1): 1.4 for n in lengths[:1]
+                                           for name in ("SM3", "WChain-V1-512", "Wish512")})
         self.share = share
         self.wall = 0.0
+        self.referenced: set[tuple[str, int]] = set()
+
+    def cold_call(self, instance, message_bytes, cpu, timeout):
+        return super().cold_call(instance, message_bytes, cpu, timeout) + self.FIRST_CALL
+
+    def start_probe(self, cpu):
+        return StartProbe(self.REFERENCE / self.share, (self.START / self.share,) * 3)
 
     def trial(self, instance, message_bytes, calls, warmup, cpu, index, timeout):
         measured = super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
         per_call = measured.loop_ns / 1e9 / calls
-        self.wall += (_cost.CHILD_STARTUP_SECONDS + (2 * calls + warmup) * per_call) / self.share
+        if (instance.name, message_bytes) not in self.referenced:
+            self.referenced.add((instance.name, message_bytes))
+            self.wall += (self.REFERENCE + self.START) / self.share  # and its record
+        self.wall += (self.START + (2 * calls + warmup) * per_call) / self.share
         return measured
+
+
+def _two_others_on_two_cpus(monkeypatch):
+    """The simulated host: a share of 0.5, two others' tasks on two CPUs and its own."""
+    monkeypatch.setattr(_cost, "host_share",
+                        lambda own=0.0, cpu=None: _cost.cpu_share(2.0 + own, 2, own))
+
+
+def test_the_share_measured_is_what_a_busy_thread_gets_on_that_cpu():
+    """No figure is asserted (it is this host's now): a share in (0, 1], said with the
+    CPU it was measured on; none on a CPU this process may not use."""
+    import os
+
+    allowed = os.sched_getaffinity(0)
+    cpu = max(allowed)
+    share = _cost.host_share(cpu=cpu)
+    assert 0 < share.share <= 1 and share.measured_on == cpu
+    assert str(share).startswith("CPU share %.2f measured on CPU %d (load " % (share.share, cpu))
+    assert _cost.spin_share(cpu + 1, 0.01) is None  # not one of ours
+    assert _cost.host_share(cpu=cpu + 1).measured_on is None  # the load's, then
+    assert os.sched_getaffinity(0) == allowed  # restored
 
 
 def test_the_share_is_the_cpu_left_by_the_others_on_it():
@@ -43,31 +86,159 @@ def test_the_share_is_the_cpu_left_by_the_others_on_it():
 
 def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    monkeypatch.setattr(_cost, "host_share",  # two others' tasks on two CPUs, and its own
-                        lambda own=0.0: _cost.cpu_share(2.0 + own, 2, own))
-    runner = SharedRunner(0.5)
+    _two_others_on_two_cpus(monkeypatch)
+    runner = SharedRunner(0.5, (32, 1024))
     plans = []
-    ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
-                  kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
-                  progress=False,
-                  on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
+    run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
+                        kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                        progress=False,
+                        on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
     [(estimate, before)] = plans
     trials = runner.wall - before  # the trials after the plan, the calibration's aside
+    assert sorted(len(record.trials) for record in run.records) == [3, 3, 4, 4]  # 32 B: 1 slow
     assert estimate.share is not None and estimate.share.share == 0.5
+    assert estimate.start.measured and estimate.start.trial == pytest.approx(runner.START)
+    assert estimate.start.job == pytest.approx(runner.REFERENCE + runner.START)  # and record
+    assert estimate.expected_replacements == pytest.approx(4 * (3 / (1 - 0.175) - 3))
     assert estimate.wall_seconds == pytest.approx(2 * estimate.seconds)
     assert estimate.wall_seconds == pytest.approx(trials, rel=0.25)
     assert estimate.seconds < 0.75 * trials  # as if the CPU were the campaign's alone: low
-    assert ("of trials (estimated from each job's cold call, at this host's CPU share 0.50 "
-            "(load 3.00 on 2 CPUs) now; " in str(estimate))
+    assert ("of trials (estimated from each job's cold call less what its library's first "
+            "call pays, about 3 trials in place of "
+            "slow-state ones expected, each trial's start 0.160 s as measured now, at this "
+            "host's CPU share 0.50 (load 3.00 on 2 CPUs) now; " in str(estimate))
 
 
-def test_the_evaluation_dry_run_states_the_share_it_would_plan_with(monkeypatch):
+def test_the_replacements_follow_the_whole_hosts_load_and_the_time_the_share_measured(
+        tmp_path, monkeypatch):
+    fixed_host(monkeypatch)
+    measured = _cost.CpuShare(0.9, 4.0, 2, measured_on=1, by_load=0.4)
+    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: measured)
+    estimate = ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", runner=SharedRunner(0.9, ()),
+                             kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                             progress=False).dry_run()
+    assert estimate.share == measured and measured.host_busy == 0.4
+    assert estimate.expected_replacements == pytest.approx(
+        2 * _cost.expected_replacements(3, 0.4))
+    assert estimate.wall_seconds == pytest.approx(estimate.seconds / 0.9)
+    assert "at this host's CPU share 0.90 measured on CPU 1 (load 4.00 on 2 CPUs) now" \
+        in str(estimate)
+
+
+def test_the_plan_without_the_start_the_replacements_or_the_warm_call_is_off(
+        tmp_path, monkeypatch):
+    """What the plan counted before: the constant start, no replacement, each call the
+    cold one; at the simulated host, that is more than a quarter off the trials' time."""
+    fixed_host(monkeypatch)
+    _two_others_on_two_cpus(monkeypatch)
+    runner = SharedRunner(0.5, (32, 1024))
+    plans = []
+    run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
+                        kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                        progress=False, on_plan=lambda _: plans.append(runner.wall)).run()
+    planned_only = sum(job.trials_planned * _cost.trial_cost(job) for job in run.jobs) / 0.5
+    assert abs(planned_only / (runner.wall - plans[0]) - 1) > 0.25
+
+
+def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_so():
+    half = _cost.cpu_share(2.0, 2)
+    assert _cost.start_cost(FakeRunner(), 1, half) == _cost.StartCost()  # nor the share
+    assert str(_cost.StartCost()) == "each trial's start 0.05 s (not measured: the runner cannot)"
+
+    class Failing(FakeRunner):
+        def start_probe(self, cpu):
+            raise ngcc.ChildError("crash", "the probe crashed")
+    assert _cost.start_cost(Failing(), 1, half) == _cost.StartCost(share=half)
+    quarter = _cost.cpu_share(6.0, 2)
+    measured = _cost.start_cost(SharedRunner(0.25, ()), 1, quarter)
+    assert (measured.trial, measured.job, measured.wall) == pytest.approx((0.08, 0.10, 0.32))
+    assert measured.share == quarter
+
+
+def test_the_replacements_expected_grow_with_the_others_share_within_the_budget():
+    assert _cost.expected_replacements(3, 1.0) == 0.0  # a host of its own: none
+    assert _cost.expected_replacements(3, 0.5) == pytest.approx(3 / (1 - 0.175) - 3)
+    assert _cost.expected_replacements(3, 0.0) == pytest.approx(3 / (1 - 0.35) - 3)
+    assert 0 < _cost.expected_replacements(3, 0.9) < _cost.expected_replacements(3, 0.1)
+    assert _cost.expected_replacements(1, 0.0) <= 1  # never more than the budget
+
+
+def _plan_only_seconds(line: str) -> float:
+    """The seconds of ``the trials: about 1 min 04 s (…``."""
+    words = line.split("the trials: about ", 1)[1].split(" (", 1)[0].split()
+    units = {"s": 1, "min": 60, "h": 3600}
+    return sum(float(n) * units[u] for n, u in zip(words[::2], words[1::2], strict=True))
+
+
+def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_path, monkeypatch):
+    """No library is built by ``evaluate --dry-run``, so its time comes from the plan:
+    each trial's calls fill T. Where they do (lengths whose calls stay under the
+    20000-call cap), it holds within a quarter of the trials a campaign of the same plan
+    runs at the simulated share of 0.5."""
     from pathlib import Path
 
     from ngcc.app.dryrun import plan_lines
+    from ngcc.campaign.settings import CampaignSettings
 
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0: _cost.cpu_share(2.0, 2, own))
+    fixed_host(monkeypatch)
+    _two_others_on_two_cpus(monkeypatch)
+    lengths = (4096, 16384)
+    settings = CampaignSettings.make(quick=True, trials=3, lengths=lengths)
+    archive = Path(__file__).parent / "fixtures" / "additional"  # three folders that read
+    lines = plan_lines([archive], ct=False, settings=settings,
+                       runner=SharedRunner(0.5, lengths))
+    [line] = [line for line in lines if line.startswith("the trials: ")]
+    assert line.startswith("the trials: about ") and (
+        "(3 libraries × 2 length(s) × 3 trial(s), if each builds and is timed, about 4 more "
+        "expected in place of slow-state ones), from the plan alone since nothing is "
+        "calibrated before a build: each trial's calls take T = 0.02 s, high where 20000 "
+        "calls take less, each trial's start 0.160 s as measured now, at this host's CPU "
+        "share 0.50 (load 2.00 on 2 CPUs) now; ") in line
+    runner, plans = SharedRunner(0.5, lengths), []
+    ngcc.Campaign(["SM3", "WChain-V1-512", "Wish512"],
+                  run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(), quick=True,
+                  trials=3, lengths=list(lengths), progress=False,
+                  on_plan=lambda _: plans.append(runner.wall)).run()
+    assert _plan_only_seconds(line) == pytest.approx(runner.wall - plans[0], rel=0.25)
+
+
+def test_the_evaluation_dry_run_with_workers_says_it_gives_no_time():
+    from pathlib import Path
+
+    from ngcc.app.dryrun import plan_lines
+    from ngcc.campaign.settings import CampaignSettings
+
     archive = Path(__file__).parent / "fixtures" / "additional"
-    assert ("the trials' time is estimated once the libraries are built, checked and "
-            "calibrated (the plan line before the trials), at the CPU share this host gives "
-            "then; now: CPU share 0.50 (load 2.00 on 2 CPUs)") in plan_lines([archive], ct=False)
+    lines = plan_lines([archive], ct=False, settings=CampaignSettings.make(workers=2),
+                       runner=SharedRunner(0.5, ()))
+    assert ("the trials run as whole jobs on workers, each calibrated where it is measured: "
+            "no time is estimated here") in lines
+
+
+def test_the_driver_measures_its_start_with_the_built_in_sm3():
+    """The real runner's probe: a reference run and three one-call trials, each a fresh
+    driver on the CPU asked for; what each took is positive (no figure is asserted: it
+    is this host's now)."""
+    from ngcc.driver.child import START_PROBES, DriverRunner
+    from ngcc.measure.locks import default_cpu
+
+    probe = DriverRunner().start_probe(default_cpu())
+    assert probe.reference > 0 and len(probe.trials) == START_PROBES
+    assert all(seconds > 0 for seconds in probe.trials)
+
+
+def test_a_warm_call_is_estimated_from_the_line_of_the_cold_calls_and_one_slow_one_moves_it_not():
+    from types import SimpleNamespace
+
+    def jobs(label, pairs):
+        return [SimpleNamespace(label=label, message_bytes=n, t1_seconds=t) for n, t in pairs]
+    line = [(n, 1e-6 + 2e-9 * n) for n in (32, 128, 1024, 4096, 65536)]
+    slowed = [(n, t * (3 if n == 1024 else 1)) for n, t in line]  # preempted once
+    warm = _cost.warm_call_estimates(jobs("a", line) + jobs("b", slowed)
+                                     + jobs("c", line[:1]) + jobs("d", [(32, 5e-6), (64, 1e-6)]))
+    for n, _ in line:  # the intercept, 1 µs, is the first call's own
+        assert warm["a", n] == pytest.approx(2e-9 * n)
+        assert warm["b", n] == pytest.approx(2e-9 * n, rel=0.05)
+    assert warm["c", 32] == line[0][1]  # one length: nothing to fit, the cold call
+    # a line that falls: no cost per byte, and at most 0.95 of the least cold call aside
+    assert (warm["d", 32], warm["d", 64]) == pytest.approx((4.05e-6, 0.05e-6))

@@ -10,17 +10,25 @@ from __future__ import annotations
 from ngcc.base.errors import CERTAIN_FIXES, BuildError, InvalidNameError
 from ngcc.campaign import cost as _cost
 from ngcc.campaign import ct_step as _ct_step
+from ngcc.campaign.settings import CampaignSettings
+from ngcc.driver.child import DriverRunner
+from ngcc.driver.contract import TrialRunner
 from ngcc.library import archive as _archive
 from ngcc.library import candidates as _candidates
 from ngcc.library.archive import Archives, Folder
 from ngcc.library.header import read_instance_header
+from ngcc.measure.locks import default_cpu
 
 
-def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
+def plan_lines(archives: Archives, ct: bool | None = None,
+               settings: CampaignSettings | None = None,
+               runner: TrialRunner | None = None) -> list[str]:
     """What ``--dry-run`` prints: each folder found, its kind and the build options,
     then its instance, digest width, candidate and label (or why it will not build),
-    and the constant-time step's cost where it runs (``ct``: as
-    :func:`ngcc.app.evaluate.evaluate`).
+    the trials' time on this host now from the plan alone (``settings``, default the
+    defaults; each trial's start measured by ``runner``, default the driver's, with
+    the built-in SM3: no submission code runs), and the constant-time step's cost
+    where it runs (``ct``: as :func:`ngcc.app.evaluate.evaluate`).
 
     Raises:
         ArchiveError: an archive that is not a folder, or no implementation folder.
@@ -41,12 +49,22 @@ def plan_lines(archives: Archives, ct: bool | None = None) -> list[str]:
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
                  "is certain of (%s), each recorded as an adjustment; nothing was built"
                  % CERTAIN_FIXES)
-    lines.append("the trials' time is estimated once the libraries are built, checked and "
-                 "calibrated (the plan line before the trials), at the CPU share this host "
-                 "gives then; now: %s" % _cost.host_share())
+    lines.append(_trials_line(sum(1 for f in headers.values() if not isinstance(f, str)),
+                              settings or CampaignSettings.make(), runner or DriverRunner()))
     if _ct_step.wanted(ct):
         lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
     return lines
+
+
+def _trials_line(libraries: int, settings: CampaignSettings, runner: TrialRunner) -> str:
+    """The trials' time of the ``libraries`` that will build (``cost.plan_only``), or
+    why there is none here."""
+    if settings.workers is not None or settings.scheduler is not None:
+        return ("the trials run as whole jobs on workers, each calibrated where it is "
+                "measured: no time is estimated here")
+    cpu = default_cpu()  # the CPU share there now: nothing of the evaluation's runs yet
+    start = _cost.start_cost(runner, cpu, _cost.host_share(cpu=cpu))
+    return _cost.plan_only(libraries, settings, start, start.share or _cost.host_share())
 
 
 def _header(folder: Folder) -> tuple[str, int] | str:

@@ -30,6 +30,7 @@ from ngcc.base import files as _files
 from ngcc.base import progress as _progress
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import ChildError, HostError, MeasurementWarning
+from ngcc.campaign import cost as _cost
 from ngcc.campaign import leak_step as _leaks
 from ngcc.campaign import results as _results
 from ngcc.campaign.cost import CostEstimate, estimate, planned_job, trial_cost
@@ -140,6 +141,7 @@ class Campaign:
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
         self._watch, self._flags = FailureWatch(), FlagWarnings()
+        self._trial_start = _cost.StartCost()  # measured before each plan (start_cost)
         self._resubmitted: list[Resubmitted] = []
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
@@ -167,8 +169,7 @@ class Campaign:
                      settings=Settings(kat_timeout_seconds=self.settings.kat_timeout,
                                        trial_timeout_seconds=self.settings.trial_timeout,
                                        strict=self.settings.strict,
-                                       runner=runner_name(self.runner),
-                                       order=self.order,
+                                       runner=runner_name(self.runner), order=self.order,
                                        executor=self.settings.executor_name(self.executor),
                                        counter=self.settings.counter),
                      load_average_start=environment.load_average_start,
@@ -246,10 +247,10 @@ class Campaign:
 
     def estimate(self) -> CostEstimate:
         """The cost of the jobs still to measure, from their calibration (jobs not yet
-        calibrated count no time)."""
-        return estimate(self._run.jobs, self.settings,
-                        len(_leaks.todo(self.settings, self.run_dir, self._build)),
-                        self.executor.describe() if self.executor is not None else None)
+        calibrated count no time) and the trials' start measured before the plan."""
+        return estimate(self._run.jobs, self.settings, start=self._trial_start,
+                        leak_tests=len(_leaks.todo(self.settings, self.run_dir, self._build)),
+                        executor=self.executor.describe() if self.executor is not None else None)
 
     def _run_held(self, dry_run: bool) -> Run:
         environment = _host.fingerprint(self.cpu)
@@ -269,10 +270,11 @@ class Campaign:
                 self._pending() or _leaks.todo(self.settings, self.run_dir, self._build)):
             self._hold_cpu()  # the calibration, the leak tests and the trials run on it
         if self.executor is None or dry_run:  # an executor calibrates where it measures
-            self._calibrate()
-        if self.on_plan is not None:
-            self.on_plan(self.estimate())
+            self._calibrate()  # then each trial's start on this host now, for the plan
+            self._trial_start = _cost.start_cost(self.runner, self.cpu)
         cost = self.estimate()
+        if self.on_plan is not None:
+            self.on_plan(cost)
         _locks.expect_end(cost.wall_seconds + cost.leak_seconds)  # shown to whoever waits
         if dry_run:
             return Run(self.run_dir)

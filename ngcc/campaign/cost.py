@@ -4,16 +4,22 @@ line prints before any trial."""
 from __future__ import annotations
 
 import os
+import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ngcc.base.errors import ChildError
 from ngcc.campaign.settings import CampaignSettings
+from ngcc.driver.contract import StartProbe, TrialRunner
 from ngcc.evidence.model import Job
 from ngcc.measure.job import Calibration, replacement_budget
+from ngcc.measure.plan import MAX_CALLS
 
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
-#: exit), for the plan's estimate and the ETA: `benchmarks/campaign_cost.py` measured
-#: 0.04 s per trial on a shared 2-core KVM guest (48 trials of 0.02 s).
+#: exit) where the runner cannot measure it (:func:`start_cost`), and the ETA's weight
+#: of a trial's start: `benchmarks/campaign_cost.py` measured 0.04 s per trial on a
+#: shared 2-core KVM guest (48 trials of 0.02 s).
 CHILD_STARTUP_SECONDS = 0.05
 
 
@@ -29,24 +35,38 @@ def _duration(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class CpuShare:
-    """The share of its CPU a campaign can expect on this host now: the load's other
-    runnable tasks spread over the CPUs it may use, each CPU shared among those on it,
-    ``1 / (1 + others / cpus)`` (at most 1). A trial then takes its CPU time divided by
-    the share in wall time.
+    """The share of its CPU a campaign can expect on this host now. Measured where the
+    CPU is known (:func:`spin_share`: what a busy thread pinned there gets); else from
+    the load, its other runnable tasks spread over the CPUs it may use, each CPU shared
+    among those on it, ``1 / (1 + others / cpus)`` (at most 1; the 1-minute load lags and
+    counts tasks waiting on disks, so on a shared host it runs low). A trial then takes
+    its CPU time divided by the share in wall time.
 
     Attributes:
         share: the expected share, in (0, 1].
-        load: the 1-minute load average it came from.
+        load: the 1-minute load average.
         cpus: the CPUs this process may run on.
+        measured_on: the CPU the share was measured on (None: from the load).
+        by_load: the share by the load's rule (None: ``share`` is): how busy the whole
+            host is, which the chance of a slow speed state follows
+            (:func:`expected_replacements`).
     """
 
     share: float
     load: float
     cpus: int
+    measured_on: int | None = None
+    by_load: float | None = None
+
+    @property
+    def host_busy(self) -> float:
+        """The share by the load's rule (``by_load``, else ``share``)."""
+        return self.share if self.by_load is None else self.by_load
 
     def __str__(self) -> str:
-        return "CPU share %.2f (load %.2f on %d CPU%s)" % (
-            self.share, self.load, self.cpus, "" if self.cpus == 1 else "s")
+        where = "" if self.measured_on is None else " measured on CPU %d" % self.measured_on
+        return "CPU share %.2f%s (load %.2f on %d CPU%s)" % (
+            self.share, where, self.load, self.cpus, "" if self.cpus == 1 else "s")
 
 
 def cpu_share(load: float, cpus: int, own: float = 0.0) -> CpuShare:
@@ -56,10 +76,105 @@ def cpu_share(load: float, cpus: int, own: float = 0.0) -> CpuShare:
     return CpuShare(min(1.0, 1.0 / (1.0 + others / max(1, cpus))), load, max(1, cpus))
 
 
-def host_share(own: float = 0.0) -> CpuShare:
-    """:func:`cpu_share` of this host now (its 1-minute load, the CPUs this process may
-    use)."""
-    return cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
+#: How long :func:`spin_share` spins on the trial CPU.
+SHARE_PROBE_SECONDS = 0.25
+
+
+def spin_share(cpu: int, seconds: float = SHARE_PROBE_SECONDS) -> float | None:
+    """The share of ``cpu`` a busy thread gets now: this thread's CPU time over the wall
+    time of ``seconds`` of spinning pinned there (its affinity restored after); None
+    where this process may not run on ``cpu``."""
+    allowed = os.sched_getaffinity(0)
+    if cpu not in allowed:
+        return None
+    os.sched_setaffinity(0, {cpu})  # this thread only
+    try:
+        began, cpu_began = time.perf_counter(), time.thread_time()
+        while time.perf_counter() - began < seconds:
+            pass
+        wall = time.perf_counter() - began
+        return min(1.0, max(1e-3, (time.thread_time() - cpu_began) / wall))
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def host_share(own: float = 0.0, cpu: int | None = None) -> CpuShare:
+    """This host's share now: measured on ``cpu`` (:func:`spin_share`), else (or where
+    it cannot be) :func:`cpu_share` of its 1-minute load on the CPUs this process may
+    use, ``own`` of it the campaign's."""
+    by_load = cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
+    measured = spin_share(cpu) if cpu is not None else None
+    return by_load if measured is None else replace(
+        by_load, share=measured, measured_on=cpu, by_load=by_load.share)
+
+
+@dataclass(frozen=True)
+class StartCost:
+    """What a trial costs beyond its calls, and a job beyond its trials (its reference
+    hash run, and its record, counted as one more trial start), in seconds of a CPU of
+    its own: measured now by the runner (:class:`~ngcc.driver.contract.StartProbe`, the
+    median probe, its wall time times the CPU share it ran at), or
+    :data:`CHILD_STARTUP_SECONDS` where the runner cannot.
+
+    Attributes:
+        trial: a trial's start, in CPU seconds.
+        job: a job's reference run and record, in CPU seconds.
+        measured: whether the runner measured it now.
+        wall: a trial's start in wall seconds as measured (``trial`` where not measured).
+        share: the CPU share measured with it on the trial CPU (None: not measured).
+    """
+
+    trial: float = CHILD_STARTUP_SECONDS
+    job: float = 0.0
+    measured: bool = False
+    wall: float = CHILD_STARTUP_SECONDS
+    share: CpuShare | None = None
+
+    def __str__(self) -> str:
+        return ("each trial's start %.3f s as measured now" % self.wall if self.measured
+                else "each trial's start %.2f s (not measured: the runner cannot)" % self.trial)
+
+
+def start_cost(runner: TrialRunner, cpu: int, share: CpuShare | None = None) -> StartCost:
+    """:class:`StartCost` on ``cpu`` from ``runner``'s ``start_probe(cpu)``, with the CPU
+    ``share`` there (default: measured now, :func:`host_share`), its wall seconds at that
+    share turned into CPU seconds; a runner without a probe (a fake: nothing is measured,
+    not even the share), or whose probe fails, gives the constant."""
+    probe = getattr(runner, "start_probe", None)
+    if probe is None:
+        return StartCost()
+    share = host_share(own=1.0, cpu=cpu) if share is None else share
+    try:
+        measured: StartProbe | None = probe(cpu)
+    except ChildError:
+        measured = None
+    if measured is None or not measured.trials:
+        return StartCost(share=share)
+    wall = statistics.median(measured.trials)  # a job's record costs about one more start
+    return StartCost(wall * share.share, (measured.reference + wall) * share.share, True, wall,
+                     share)
+
+
+#: What the plan's calls take without the warm plan (:func:`warm_call_estimates`).
+COLD_WORDS = "cold call less what its library's first call pays"
+
+#: The chance that a trial falls in the host's slow speed state, per share of the CPU the
+#: others take by the load's rule (1 - ``CpuShare.host_busy``: the whole host's tasks
+#: contend for its caches and cores, not only those on the trial CPU). Fitted on this
+#: project's busy 2-core KVM guest, where it depends on the library too: quick runs
+#: replaced 40-88 % of the planned trials of SM3 and WChain-V1-512 at load 4-9, 8-42 % of
+#: Wish512, Pavelor-512 and pseudoXOF-256 at load 8.4, 5 % of four toy hashes at load
+#: 4.5; 0.35 keeps the count of most within about a quarter.
+SLOW_STATE_PER_OTHERS = 0.35
+
+
+def expected_replacements(trials: int, share: float) -> float:
+    """The trials a job of ``trials`` planned ones is expected to add in place of slow-state
+    ones at CPU ``share`` by the load's rule: each trial falls in the slow state with the
+    chance ``p =`` :data:`SLOW_STATE_PER_OTHERS` ``× (1 - share)``, so ``trials`` fast
+    ones take ``trials / (1 - p)``, within the replacement budget (``measure.job``)."""
+    slow = SLOW_STATE_PER_OTHERS * (1.0 - min(1.0, max(0.0, share)))
+    return min(float(replacement_budget(trials)), trials / (1.0 - slow) - trials)
 
 
 @dataclass(frozen=True)
@@ -74,14 +189,16 @@ class CostEstimate:
         max_trials: the cap on trials with ``target_ci`` (None without).
         calls: timed calls of all planned trials (warm-up and the uninstrumented batch
             not counted).
-        seconds: the estimated time of those trials, from each job's t1 (the cold call,
-            usually slower than a warm one, so the estimate tends to be high), the
-            uninstrumented batch and the start of each trial process included.
+        seconds: the estimated time of those trials and of the replacements expected,
+            on a CPU of its own, each call a warm one estimated from the library's cold
+            calls (:func:`warm_call_estimates`),
+            the uninstrumented batch, the start of each trial process and each job's
+            reference run and record (``start``) included.
         max_seconds: the estimate at ``max_trials`` (None without ``target_ci``).
         leak_seconds: the most time the leak tests may take (0 without ``leak``).
         kept: jobs already done in the run directory, kept.
         failed: jobs that failed their calibration or were refused by the KAT gate.
-        calibration: what each job's time per call came from (``cold call``, or
+        calibration: what each job's time per call came from (:data:`COLD_WORDS`, or
             ``warm calls`` under ``calls_rule="warm"``).
         executor: what measures the jobs whole, when not this process
             (``--workers``/``--scheduler``): each job is then calibrated where it is
@@ -89,6 +206,11 @@ class CostEstimate:
         replacements: the trials a job may add in place of slow-speed-state ones
             (``measure.job.replacement_budget``), and ``replacement_seconds`` what all of
             them would take if every job used its budget.
+        expected_replacements: the trials all jobs are expected to add in place of
+            slow-state ones at the CPU share (:func:`expected_replacements`), counted in
+            ``seconds``.
+        start: what each trial costs beyond its calls (:class:`StartCost`), counted in
+            ``seconds`` with each job's reference run.
         share: the CPU share the trials can expect on this host now (None: all of it);
             :attr:`wall_seconds` is ``seconds`` at that share.
         ct_libraries: the libraries ``ngcc evaluate``'s constant-time step analyses after
@@ -115,6 +237,8 @@ class CostEstimate:
     ct_libraries: int = 0
     ct_seconds: float = 0.0
     share: CpuShare | None = None
+    expected_replacements: float = 0.0
+    start: StartCost = StartCost()
 
     @property
     def wall_seconds(self) -> float:
@@ -126,11 +250,16 @@ class CostEstimate:
         return self.share.share if self.share is not None else 1.0
 
     def _share_words(self) -> str:
-        """``, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU
-        were the campaign's alone``, or nothing at a share of 1."""
+        """What the figure assumes: ``, about 27 trials in place of slow-state ones
+        expected, each trial's start 0.075 s as measured now, at this host's CPU share
+        0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU were the campaign's alone``."""
+        words = ", %s" % self.start
+        if self.expected_replacements >= 0.5:
+            words = ", about %d trials in place of slow-state ones expected%s" % (
+                round(self.expected_replacements), words)
         if self._share >= 1.0 or self.share is None:
-            return ""
-        return ", at this host's %s now; %s if its CPU were the campaign's alone" % (
+            return words
+        return words + ", at this host's %s now; %s if its CPU were the campaign's alone" % (
             self.share, _duration(self.seconds))
 
     def __str__(self) -> str:
@@ -171,37 +300,97 @@ class CostEstimate:
         return text
 
 
-def trial_cost(job: Job) -> float:
-    """A trial's estimated seconds: the process start, the warm-up, the timed calls and
-    the uninstrumented batch of as many calls, each call taking t1 (the warm call with
-    the warm plan)."""
+def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, call: float | None = None
+               ) -> float:
+    """A trial's estimated seconds on a CPU of its own: the process start (``start``),
+    the warm-up, the timed calls and the uninstrumented batch of as many calls, each call
+    taking the warm call with the warm plan, else ``call`` (:func:`warm_call_estimates`),
+    else t1."""
     calls = job.calls_per_trial or 0
-    return CHILD_STARTUP_SECONDS + (2 * calls + (job.warmup_calls or 0)) \
-        * (job.warm_call_seconds or job.t1_seconds or 0.0)
+    each = job.warm_call_seconds or (call if call is not None else job.t1_seconds or 0.0)
+    return start + (2 * calls + (job.warmup_calls or 0)) * each
+
+
+def warm_call_estimates(jobs: Sequence[Job]) -> dict[tuple[str, int], float]:
+    """Each calibrated job's warm call, estimated from its library's cold calls: a cold
+    call pays, at every length, what loading the code and tables into the caches costs
+    (the intercept of the line through the library's (message bytes, t1), fitted by
+    medians, Theil-Sen, so one cold call slowed by another task moves it little; within
+    0 and 0.95 of the least t1), and a long one may be slowed by another task: the
+    estimate is t1 less the intercept or the line's cost per byte times the length,
+    whichever is less (t1 where the library has one length calibrated)."""
+    points: dict[str, list[tuple[int, float]]] = {}
+    for job in jobs:
+        if job.t1_seconds is not None:
+            points.setdefault(job.label, []).append((job.message_bytes, job.t1_seconds))
+    warm = {}
+    for label, pairs in points.items():
+        slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(pairs)
+                  for x2, y2 in pairs[i + 1:] if x2 != x1]
+        slope = max(0.0, statistics.median(slopes)) if slopes else 0.0
+        first = min(max(0.0, statistics.median(y - slope * x for x, y in pairs)),
+                    0.95 * min(y for _, y in pairs)) if slopes else 0.0
+        for n, t1 in pairs:
+            warm[label, n] = min(t1 - first, slope * n) if slope > 0 else t1 - first
+    return warm
 
 
 def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
-             executor: str | None, share: CpuShare | None = None) -> CostEstimate:
+             executor: str | None, share: CpuShare | None = None,
+             start: StartCost = StartCost()) -> CostEstimate:
     """The cost of the pending ``jobs``, from their calibration (jobs not yet calibrated
-    count no time), and of ``leak_tests`` leak tests; ``executor`` measures them whole;
-    ``share``: the CPU share the trials can expect (default: this host's now, the
-    campaign's own calibration taken out of the load)."""
+    count no time) and ``start`` (:func:`start_cost`), with the replacements expected at
+    ``share`` (default: the one measured with ``start``, else this host's from its load,
+    the campaign's own calibration aside), and of ``leak_tests`` leak tests;
+    ``executor`` measures them whole."""
     s, todo = settings, [job for job in jobs if job.status == "pending"]
     target = s.target_ci is not None and s.max_trials > s.trials
+    if share is None and executor is None:  # measured with the start, else from the load
+        share = start.share if start.share is not None else host_share(own=1.0)
+    extra = expected_replacements(s.trials, share.host_busy if share is not None else 1.0)
+    warm = warm_call_estimates(jobs)
+
+    def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
+        call = warm.get((job.label, job.message_bytes))
+        return trials * trial_cost(job, start.trial, call) + start.job
     return CostEstimate(
         jobs=len(todo), libraries=len({job.label for job in todo}),
         lengths=len({job.message_bytes for job in todo}), trials=s.trials,
         max_trials=s.max_trials if target else None,
         calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
-        seconds=sum(job.trials_planned * trial_cost(job) for job in todo),
-        max_seconds=sum(s.max_trials * trial_cost(job) for job in todo) if target else None,
+        seconds=sum(cost(job, job.trials_planned + extra) for job in todo),
+        max_seconds=sum(cost(job, s.max_trials) for job in todo) if target else None,
         leak_seconds=s.leak_seconds * leak_tests,
         kept=sum(job.status == "done" for job in jobs),
         failed=sum(job.status not in ("done", "pending") for job in jobs),
-        calibration="warm calls" if s.calls_rule == "warm" else "cold call", executor=executor,
+        calibration="warm calls" if s.calls_rule == "warm" else COLD_WORDS, executor=executor,
         replacements=replacement_budget(s.trials),
-        replacement_seconds=sum(replacement_budget(s.trials) * trial_cost(job) for job in todo),
-        share=share if share is not None else host_share(own=1.0) if executor is None else None)
+        replacement_seconds=sum(cost(job, replacement_budget(s.trials)) - start.job
+                                for job in todo),
+        share=share, expected_replacements=extra * len(todo), start=start)
+
+
+def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
+              share: CpuShare) -> str:
+    """The trials' time of ``libraries`` libraries not built yet (``evaluate --dry-run``),
+    from the plan alone, with what it assumes: each job's trials and the replacements
+    expected at ``share``, each trial's calls filling the plan's target T (at most the
+    budget's share) and its uninstrumented batch as many, ``start`` and each job's
+    reference run."""
+    s, jobs = settings, libraries * len(settings.lengths)
+    work = 2 * min(float(s.trial_target), float(s.op_budget) / s.trials)
+    extra = expected_replacements(s.trials, share.host_busy)
+    alone = jobs * ((s.trials + extra) * (start.trial + work) + start.job)
+    return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), if each builds "
+            "and is timed, about %d more expected in place of slow-state ones), from the "
+            "plan alone since nothing is "
+            "calibrated before a build: each trial's calls take T = %g s, high where %d "
+            "calls take less, %s, at this host's %s now; %s if its CPU were the "
+            "campaign's alone; the plan line before the trials estimates it again from "
+            "each job's calibration" % (
+                _duration(alone / share.share), libraries, "y" if libraries == 1 else "ies",
+                len(s.lengths), s.trials, round(extra * jobs), min(float(s.trial_target),
+                float(s.op_budget) / s.trials), MAX_CALLS, start, share, _duration(alone)))
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:

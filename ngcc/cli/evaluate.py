@@ -112,7 +112,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         settings = CampaignSettings.make(**settings_of(
             args, command=["ngcc", *sys.argv[1:]] if sys.argv[1:2] == ["evaluate"] else None))
     if args.dry_run:
-        for line in _dryrun.plan_lines(args.archives, ct=False if args.no_ct else None):
+        for line in _dryrun.plan_lines(args.archives, ct=False if args.no_ct else None,
+                                       settings=settings):
             print(plain(line))
         return 0
     run_dir = settings.run_dir

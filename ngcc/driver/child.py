@@ -19,6 +19,7 @@ the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from ngcc.driver import facts as _facts
 from ngcc.driver import outside as _outside
 from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
+from ngcc.driver.contract import StartProbe
 
 # The deadlines' numbers live in driver.limits (the command line's options state them);
 # they are applied here.
@@ -52,6 +54,10 @@ HASH_TIMEOUT = 60.0             # seconds, plus HASH_SECONDS_PER_MIB per MiB has
 HASH_SECONDS_PER_MIB = 1.0
 COLD_TIMEOUT = 120.0            # the first call of an unknown library
 PROBE_TIMEOUT = 120.0
+#: The start-cost probe (:meth:`DriverRunner.start_probe`): this many trials of one call
+#: of the built-in SM3 at this many bytes, after its reference run.
+START_PROBES = 3
+START_PROBE_BYTES = 32
 #: The most KAT file bytes one run may send (KAT_2_12 of a 8192-bit digest: ~6 MB).
 MAX_KAT_BYTES = 64 << 20
 
@@ -463,3 +469,25 @@ class DriverRunner:
                          instance, message_bytes, honesty, what).digest,
                      expected_honesty=lambda: self._reference(
                          instance, message_bytes, honesty, what).honesty)
+
+    def start_probe(self, cpu: int, probes: int = START_PROBES) -> StartProbe:
+        """What a job costs on ``cpu`` beyond its calls, on this host now: the wall time
+        of a reference run (:func:`reference`, once per job), then of ``probes`` trials
+        of one call each (a fresh driver, as every trial), of the built-in SM3 at
+        :data:`START_PROBE_BYTES` bytes: a fraction of a second in all.
+
+        Raises:
+            ChildError: the driver did not deliver.
+        """
+        sm3, size = _registry.instance("SM3"), START_PROBE_BYTES
+        honesty, what = honesty_calls(1, size), "the start-cost probe"
+        began = time.perf_counter()
+        ref = reference(sm3, size, honesty=honesty, what=what)
+        seconds = [time.perf_counter() - began]
+        for _ in range(probes):
+            began = time.perf_counter()
+            trial(sm3, size, 1, 0, cpu=cpu, memory_limit=self.memory_limit, what=what,
+                  timeout=COLD_TIMEOUT, counter=self.counter, honesty=honesty,
+                  expected_digest=ref.digest, expected_honesty=ref.honesty)
+            seconds.append(time.perf_counter() - began)
+        return StartProbe(seconds[0], tuple(seconds[1:]))

@@ -9,12 +9,24 @@ resume and ``--target-ci`` logic run in milliseconds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ngcc.evidence.model import TrialMeasurement
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the driver's modes import this module; they need neither at run time
+    from ngcc.evidence.model import TrialMeasurement
     from ngcc.library.registry import Instance
+
+
+@dataclass(frozen=True)
+class StartProbe:
+    """What a job costs beyond its calls on this host now, in wall seconds, measured by
+    starting the driver as a campaign does: the reference hash run each job makes once,
+    then each trial of one call, a fresh process as every trial is (the load of the
+    moment included). A runner with a ``start_probe(cpu)`` method returns one; the plan's
+    estimate then uses it instead of a constant."""
+
+    reference: float
+    trials: tuple[float, ...]
 
 
 class TrialRunner(Protocol):
