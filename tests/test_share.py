@@ -182,6 +182,7 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
 
     fixed_host(monkeypatch)
     _two_others_on_two_cpus(monkeypatch)
+    monkeypatch.setattr(_cost, "reference_calls", lambda *_: None)  # calls that fill T
     lengths = (4096, 16384)
     settings = CampaignSettings.make(quick=True, trials=3, lengths=lengths)
     archive = Path(__file__).parent / "fixtures" / "additional"  # three folders that read
@@ -200,6 +201,62 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
                   trials=3, lengths=list(lengths), progress=False,
                   on_plan=lambda _: plans.append(runner.wall)).run()
     assert _plan_only_seconds(line) == pytest.approx(runner.wall - plans[0], rel=0.25)
+
+
+def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp_path,
+                                                                            monkeypatch):
+    """Where the plan's 20000-call cap binds (short messages, T = 1 s), calls that fill T
+    would say the trials take ten times what they take: the dry run takes each call as
+    long as the built-in SM3's (timed in this process: here the fake's own SM3, so the
+    estimate can be held to the campaign of SM3 it simulates, within a quarter). No
+    library's first call is known before its build: the reference's stands for it."""
+    from ngcc.campaign.settings import CampaignSettings
+    from tests._fakes import FREQUENCY_HZ, cost_cycles
+
+    fixed_host(monkeypatch)
+    _two_others_on_two_cpus(monkeypatch)
+    lengths = (32, 1024)
+    settings = CampaignSettings.make(trials=3, lengths=lengths)
+    sm3 = _cost.ReferenceCalls(*(cost_cycles("SM3", n) / FREQUENCY_HZ
+                                 for n in _cost.REFERENCE_LENGTHS), SharedRunner.FIRST_CALL)
+    assert sm3(1024) == pytest.approx(cost_cycles("SM3", 1024) / FREQUENCY_HZ)
+    runner, plans = SharedRunner(0.5, lengths), []
+    start = _cost.start_cost(runner, 1, _cost.host_share(cpu=1))
+    line = _cost.plan_only(1, settings, start, _cost.host_share(), sm3)
+    assert ("each call as long as the built-in SM3's here now (%.2f µs at 32 B, "
+            % (sm3(32) * 1e6)) in line
+    filling_t = _cost.plan_only(1, settings, start, _cost.host_share())
+    ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(),
+                  trials=3, lengths=list(lengths), progress=False,
+                  on_plan=lambda _: plans.append(runner.wall)).run()
+    assert _plan_only_seconds(line) == pytest.approx(runner.wall - plans[0], rel=0.25)
+    assert _plan_only_seconds(filling_t) > 2 * (runner.wall - plans[0])
+
+
+def test_the_reference_calls_are_timed_here_and_grow_with_the_message():
+    """No figure is asserted (this host's now): the built-in SM3 at 64 KiB takes longer
+    than at 32 B, and the line through them never goes below the shorter; the first
+    call's cost is what the runner's cold call takes beyond the warm one (none where the
+    runner fails, or without one)."""
+    calls = _cost.reference_calls(batches=1)
+    assert calls is not None and calls.first_call == 0.0
+    assert 0 < calls.at_shortest < calls.at_longest
+    assert calls(0) == calls.at_shortest and calls(32) < calls(1024) < calls(65536)
+
+    class Cold(FakeRunner):
+        def cold_call(self, instance, message_bytes, cpu, timeout):
+            assert (instance.name, message_bytes) == ("SM3", 32)
+            return 1.0  # far above any warm call
+
+    first = _cost.reference_calls(Cold(), 1, batches=1)
+    assert first is not None and 0.99 < first.first_call < 1.0
+
+    class Failing(FakeRunner):
+        def cold_call(self, instance, message_bytes, cpu, timeout):
+            raise ngcc.ChildError("crash", "the cold call crashed")
+
+    failed = _cost.reference_calls(Failing(), 1, batches=1)
+    assert failed is not None and failed.first_call == 0.0
 
 
 def test_the_evaluation_dry_run_with_workers_says_it_gives_no_time():

@@ -64,7 +64,8 @@ def _trials_line(libraries: int, settings: CampaignSettings, runner: TrialRunner
                 "measured: no time is estimated here")
     cpu = default_cpu()  # the CPU share there now: nothing of the evaluation's runs yet
     start = _cost.start_cost(runner, cpu, _cost.host_share(cpu=cpu))
-    return _cost.plan_only(libraries, settings, start, start.share or _cost.host_share())
+    return _cost.plan_only(libraries, settings, start, start.share or _cost.host_share(),
+                           _cost.reference_calls(runner, cpu))
 
 
 def _header(folder: Folder) -> tuple[str, int] | str:

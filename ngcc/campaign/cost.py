@@ -9,12 +9,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ngcc.base.errors import ChildError
+from ngcc.base.errors import ChildError, NgccError
 from ngcc.campaign.settings import CampaignSettings
 from ngcc.driver.contract import StartProbe, TrialRunner
 from ngcc.evidence.model import Job
 from ngcc.measure.job import Calibration, replacement_budget
-from ngcc.measure.plan import MAX_CALLS
+from ngcc.measure.plan import MAX_CALLS, calls_per_trial
 
 #: Seconds a trial process takes beyond its calls (start, calibration of its counter,
 #: exit) where the runner cannot measure it (:func:`start_cost`), and the ETA's weight
@@ -370,27 +370,97 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
         share=share, expected_replacements=extra * len(todo), start=start)
 
 
+#: The built-in instance, and the lengths, whose calls stand for those of libraries not
+#: built yet (``evaluate --dry-run``): a line through its least call at each.
+REFERENCE_INSTANCE = "SM3"
+REFERENCE_LENGTHS = (32, 65536)
+
+
+@dataclass(frozen=True)
+class ReferenceCalls:
+    """The seconds of one call of the built-in :data:`REFERENCE_INSTANCE` on this CPU now,
+    at any length: a line through its least warm call at each of
+    :data:`REFERENCE_LENGTHS` (SM3's work grows with its 64-byte blocks); and what its
+    first call in a fresh process pays more, which the plan's rule counts in the cold
+    call that sets a trial's calls."""
+
+    at_shortest: float
+    at_longest: float
+    first_call: float = 0.0
+
+    def __call__(self, message_bytes: int) -> float:
+        (short, long), (low, high) = REFERENCE_LENGTHS, (self.at_shortest, self.at_longest)
+        return max(low, low + (high - low) * (message_bytes - short) / (long - short))
+
+    def __str__(self) -> str:
+        return ("each call as long as the built-in %s's here now (%.2f µs at %d B, %.0f µs "
+                "at %d KiB, its first call %.0f µs more; a submission's own speed is "
+                "unknown before its build)" % (
+                    REFERENCE_INSTANCE, self.at_shortest * 1e6, REFERENCE_LENGTHS[0],
+                    self.at_longest * 1e6, REFERENCE_LENGTHS[1] // 1024,
+                    self.first_call * 1e6))
+
+
+def reference_calls(runner: TrialRunner | None = None, cpu: int = 0,
+                    batches: int = 3) -> ReferenceCalls | None:
+    """:class:`ReferenceCalls` timed in this process (the built-in library, about 20 ms:
+    the least of ``batches`` batches at each length) and, where a ``runner`` is given, its
+    cold call at the shortest length in a fresh process on ``cpu``; None where the
+    calls cannot be timed (no first call's cost where the runner fails)."""
+    from ngcc.driver.child import COLD_TIMEOUT
+    from ngcc.driver.timing import time_calls_in_process
+    from ngcc.library.registry import instance
+
+    try:
+        sm3 = instance(REFERENCE_INSTANCE)
+        least = [min(time_calls_in_process(sm3, length, calls, warmup=1).total_seconds
+                     / calls for _ in range(batches))
+                 for length, calls in zip(REFERENCE_LENGTHS, (200, 20), strict=True)]
+    except (NgccError, OSError):
+        return None
+    calls = ReferenceCalls(*least)
+    if runner is None:
+        return calls
+    try:
+        cold = runner.cold_call(sm3, REFERENCE_LENGTHS[0], cpu, COLD_TIMEOUT)
+    except ChildError:
+        return calls
+    return replace(calls, first_call=max(0.0, cold - calls.at_shortest))
+
+
 def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
-              share: CpuShare) -> str:
+              share: CpuShare, calls: ReferenceCalls | None = None) -> str:
     """The trials' time of ``libraries`` libraries not built yet (``evaluate --dry-run``),
     from the plan alone, with what it assumes: each job's trials and the replacements
-    expected at ``share``, each trial's calls filling the plan's target T (at most the
-    budget's share) and its uninstrumented batch as many, ``start`` and each job's
-    reference run."""
-    s, jobs = settings, libraries * len(settings.lengths)
-    work = 2 * min(float(s.trial_target), float(s.op_budget) / s.trials)
+    expected at ``share``; each trial's calls as many as the plan's rule gives for calls
+    as long as ``calls`` says (None: calls that fill the plan's target T, at most the
+    budget's share), its uninstrumented batch as many; ``start`` and each job's reference
+    run."""
+    s = settings
+    target = min(float(s.trial_target), float(s.op_budget) / s.trials)
+
+    def work(length: int) -> float:  # a trial's timed loop and uninstrumented batch
+        if calls is None:
+            return 2 * target
+        call = calls(length)  # the plan's rule counts the cold call, the trial the warm
+        return 2 * call * calls_per_trial(call + calls.first_call, s.trial_target,
+                                          s.op_budget, s.trials)
+
     extra = expected_replacements(s.trials, share.host_busy)
-    alone = jobs * ((s.trials + extra) * (start.trial + work) + start.job)
+    alone = libraries * sum((s.trials + extra) * (start.trial + work(length)) + start.job
+                            for length in s.lengths)
+    per_call = (str(calls) + ", as many as the plan's rule gives (T = %g s, at most %d)"
+                % (target, MAX_CALLS) if calls is not None else
+                "each trial's calls take T = %g s, high where %d calls take less"
+                % (target, MAX_CALLS))
     return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), if each builds "
             "and is timed, about %d more expected in place of slow-state ones), from the "
-            "plan alone since nothing is "
-            "calibrated before a build: each trial's calls take T = %g s, high where %d "
-            "calls take less, %s, at this host's %s now; %s if its CPU were the "
-            "campaign's alone; the plan line before the trials estimates it again from "
-            "each job's calibration" % (
+            "plan alone since nothing is calibrated before a build: %s, %s, at this host's "
+            "%s now; %s if its CPU were the campaign's alone; the plan line before the "
+            "trials estimates it again from each job's calibration" % (
                 _duration(alone / share.share), libraries, "y" if libraries == 1 else "ies",
-                len(s.lengths), s.trials, round(extra * jobs), min(float(s.trial_target),
-                float(s.op_budget) / s.trials), MAX_CALLS, start, share, _duration(alone)))
+                len(s.lengths), s.trials, round(extra * libraries * len(s.lengths)),
+                per_call, start, share, _duration(alone)))
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:
