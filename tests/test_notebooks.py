@@ -104,5 +104,7 @@ def test_compare_notebook_compared_theirs_with_ours(executed: dict[str, Any]) ->
     table = "".join(o.get("text", "") for o in found if o["output_type"] == "stream"
                     and o.get("name") == "stdout")
     assert "geometric mean over lengths" in table
-    # a verdict: a speed-up, or none (within the margin a host of several speeds widens)
-    assert re.search(r"× faster|× slower|not significant|within [0-9.]+ %", table), table
+    # a verdict: a speed-up, or none (within the margin a host of several speeds widens,
+    # or too few trials where a quick job kept one fast-state trial)
+    assert re.search(r"× faster|× slower|not significant|within [0-9.]+ %|too few trials",
+                     table), table
