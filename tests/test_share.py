@@ -84,7 +84,9 @@ def test_the_share_is_the_cpu_left_by_the_others_on_it():
     assert str(_cost.cpu_share(2.0, 2)) == "CPU share 0.50 (load 2.00 on 2 CPUs)"
 
 
-def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypatch):
+def _simulated_quick_run(tmp_path, monkeypatch):
+    """SM3 and WChain-V1-512, quick, at 32 B and 1 KiB, on the simulated host of a share
+    of 0.5: the run, its runner, and each plan with the runner's wall time then."""
     fixed_host(monkeypatch)
     _two_others_on_two_cpus(monkeypatch)
     runner = SharedRunner(0.5, (32, 1024))
@@ -93,6 +95,11 @@ def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypat
                         kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
                         progress=False,
                         on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
+    return run, runner, plans
+
+
+def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypatch):
+    run, runner, plans = _simulated_quick_run(tmp_path, monkeypatch)
     [(estimate, before)] = plans
     trials = runner.wall - before  # the trials after the plan, the calibration's aside
     assert sorted(len(record.trials) for record in run.records) == [3, 3, 4, 4]  # 32 B: 1 slow
@@ -129,15 +136,9 @@ def test_the_plan_without_the_start_the_replacements_or_the_warm_call_is_off(
         tmp_path, monkeypatch):
     """What the plan counted before: the constant start, no replacement, each call the
     cold one; at the simulated host, that is more than a quarter off the trials' time."""
-    fixed_host(monkeypatch)
-    _two_others_on_two_cpus(monkeypatch)
-    runner = SharedRunner(0.5, (32, 1024))
-    plans = []
-    run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
-                        kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
-                        progress=False, on_plan=lambda _: plans.append(runner.wall)).run()
+    run, runner, plans = _simulated_quick_run(tmp_path, monkeypatch)
     planned_only = sum(job.trials_planned * _cost.trial_cost(job) for job in run.jobs) / 0.5
-    assert abs(planned_only / (runner.wall - plans[0]) - 1) > 0.25
+    assert abs(planned_only / (runner.wall - plans[0][1]) - 1) > 0.25
 
 
 def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_so():
