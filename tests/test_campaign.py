@@ -37,11 +37,8 @@ from ngcc.base.errors import (
     MeasurementWarning,
     PlanMismatchError,
 )
-from ngcc.campaign.cost import (
-    CHILD_STARTUP_SECONDS,
-    expected_replacements,
-    warm_call_estimates,
-)
+from ngcc.campaign.conditions import CHILD_STARTUP_SECONDS, slow_chance
+from ngcc.campaign.cost import expected_replacements, warm_call_estimates
 from ngcc.campaign.failures import STOP_AFTER_FAILURES
 from ngcc.driver import child as _child
 from ngcc.driver import kat
@@ -1290,7 +1287,8 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
     # the fake runner cannot measure its start: the constant, and the replacements
     # expected at the share of the host running the test
     assert not estimate.start.measured and estimate.share is not None
-    each = expected_replacements(estimate.trials, estimate.share.share)
+    each = expected_replacements(estimate.trials,
+                                 slow_chance(estimate.start, "SM3", estimate.share))
     assert estimate.expected_replacements == pytest.approx(4 * each)
     # the fake's cold call is 500 cycles and a cost per byte: a warm call, the line's
     # intercept (the 500 cycles) less
@@ -1309,7 +1307,7 @@ def test_the_plan_is_printed_before_any_trial(fake, tmp_path):
 def test_the_plan_with_a_target_names_the_range_it_may_take(fake, tmp_path):
     estimate = fake(["SM3"], target_ci=1.0, max_trials=6).dry_run()
     assert estimate.share is not None  # 6 trials of each job instead of 2 and those expected
-    each = expected_replacements(2, estimate.share.share)
+    each = expected_replacements(2, slow_chance(estimate.start, "SM3", estimate.share))
     assert estimate.max_trials == 6 and estimate.max_seconds == pytest.approx(
         6 / (2 + each) * estimate.seconds)
     assert "2-6 trials each (--target-ci)" in str(estimate)

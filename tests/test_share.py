@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import ngcc
+from ngcc.campaign import conditions as _conditions
 from ngcc.campaign import cost as _cost
 from ngcc.driver.contract import StartProbe
 from tests._fakes import FakeKat, FakeRunner, fixed_host
@@ -27,22 +28,30 @@ class SharedRunner(FakeRunner):
     share). Trial 1 of each job at the first length runs in the slow speed state (its
     calls 1.4 times slower), so that job replaces it: about what a share of 0.5 is
     expected to replace (``cost.expected_replacements``). Its
-    cold call pays :data:`FIRST_CALL` more than a warm one, at every length."""
+    cold call pays :data:`FIRST_CALL` more than a warm one, at every length. With
+    ``probe``, its slow-state probe finds one of SM3's probe trials slow and none of the
+    other libraries' (``conditions.slow_state``)."""
 
     START, REFERENCE, FIRST_CALL = 0.08, 0.02, 20e-6  # seconds of a CPU of its own
 
-    def __init__(self, share: float, lengths: tuple[int, ...]):
+    def __init__(self, share: float, lengths: tuple[int, ...], probe: bool = True):
         super().__init__(batch=True, slow={(name, n, 1): 1.4 for n in lengths[:1]
                                            for name in ("SM3", "WChain-V1-512", "Wish512")})
         self.share = share
         self.wall = 0.0
         self.referenced: set[tuple[str, int]] = set()
+        if not probe:
+            self.slow_probe = None
 
     def cold_call(self, instance, message_bytes, cpu, timeout):
         return super().cold_call(instance, message_bytes, cpu, timeout) + self.FIRST_CALL
 
     def start_probe(self, cpu):
         return StartProbe(self.REFERENCE / self.share, (self.START / self.share,) * 3)
+
+    def slow_probe(self, instance, message_bytes, calls, cpu, trials):
+        return tuple(1400.0 if i == 0 and instance.name == "SM3" else 1000.0
+                     for i in range(trials))
 
     def trial(self, instance, message_bytes, calls, warmup, cpu, index, timeout):
         measured = super().trial(instance, message_bytes, calls, warmup, cpu, index, timeout)
@@ -56,8 +65,8 @@ class SharedRunner(FakeRunner):
 
 def _two_others_on_two_cpus(monkeypatch):
     """The simulated host: a share of 0.5, two others' tasks on two CPUs and its own."""
-    monkeypatch.setattr(_cost, "host_share",
-                        lambda own=0.0, cpu=None: _cost.cpu_share(2.0 + own, 2, own))
+    monkeypatch.setattr(_conditions, "host_share",
+                        lambda own=0.0, cpu=None: _conditions.cpu_share(2.0 + own, 2, own))
 
 
 def test_the_share_measured_is_what_a_busy_thread_gets_on_that_cpu():
@@ -67,21 +76,21 @@ def test_the_share_measured_is_what_a_busy_thread_gets_on_that_cpu():
 
     allowed = os.sched_getaffinity(0)
     cpu = max(allowed)
-    share = _cost.host_share(cpu=cpu)
+    share = _conditions.host_share(cpu=cpu)
     assert 0 < share.share <= 1 and share.measured_on == cpu
     assert str(share).startswith("CPU share %.2f measured on CPU %d (load " % (share.share, cpu))
-    assert _cost.spin_share(cpu + 1, 0.01) is None  # not one of ours
-    assert _cost.host_share(cpu=cpu + 1).measured_on is None  # the load's, then
+    assert _conditions.spin_share(cpu + 1, 0.01) is None  # not one of ours
+    assert _conditions.host_share(cpu=cpu + 1).measured_on is None  # the load's, then
     assert os.sched_getaffinity(0) == allowed  # restored
 
 
 def test_the_share_is_the_cpu_left_by_the_others_on_it():
-    assert _cost.cpu_share(0.0, 2).share == 1.0
-    assert _cost.cpu_share(2.0, 2).share == 0.5  # one other task on each CPU
-    assert _cost.cpu_share(6.0, 2).share == 0.25
-    assert _cost.cpu_share(3.0, 2, own=1.0).share == 0.5  # the campaign's own load aside
-    assert _cost.cpu_share(0.5, 2, own=1.0).share == 1.0
-    assert str(_cost.cpu_share(2.0, 2)) == "CPU share 0.50 (load 2.00 on 2 CPUs)"
+    assert _conditions.cpu_share(0.0, 2).share == 1.0
+    assert _conditions.cpu_share(2.0, 2).share == 0.5  # one other task on each CPU
+    assert _conditions.cpu_share(6.0, 2).share == 0.25
+    assert _conditions.cpu_share(3.0, 2, own=1.0).share == 0.5  # the campaign's own load aside
+    assert _conditions.cpu_share(0.5, 2, own=1.0).share == 1.0
+    assert str(_conditions.cpu_share(2.0, 2)) == "CPU share 0.50 (load 2.00 on 2 CPUs)"
 
 
 def _simulated_quick_run(tmp_path, monkeypatch):
@@ -106,27 +115,34 @@ def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypat
     assert estimate.share is not None and estimate.share.share == 0.5
     assert estimate.start.measured and estimate.start.trial == pytest.approx(runner.START)
     assert estimate.start.job == pytest.approx(runner.REFERENCE + runner.START)  # and record
-    assert estimate.expected_replacements == pytest.approx(4 * (3 / (1 - 0.175) - 3))
+    # SM3's probe found 1 of 4 trials slow, WChain's none: with 4 more at the pooled
+    # (1 + 1/2) / (8 + 1), their chances are (1 + 2/3) / 8 and (2/3) / 8
+    assert dict(estimate.start.slow) == {"SM3": _conditions.SlowState(1, 4),
+                                         "WChain-V1-512": _conditions.SlowState(0, 4)}
+    sm3, wchain = (_cost.expected_replacements(3, (slow + 2 / 3) / 8) for slow in (1, 0))
+    assert estimate.expected_replacements == pytest.approx(2 * sm3 + 2 * wchain)
     assert estimate.wall_seconds == pytest.approx(2 * estimate.seconds)
     assert estimate.wall_seconds == pytest.approx(trials, rel=0.25)
     assert estimate.seconds < 0.75 * trials  # as if the CPU were the campaign's alone: low
     assert ("of trials (estimated from each job's cold call less what its library's first "
-            "call pays, about 3 trials in place of "
-            "slow-state ones expected, each trial's start 0.160 s as measured now, at this "
+            "call pays, about 2 trials in place of slow-state ones expected (1 of 8 probe "
+            "trials ran in the slow speed state now), each trial's start 0.160 s as "
+            "measured now, at this "
             "host's CPU share 0.50 (load 3.00 on 2 CPUs) now; " in str(estimate))
 
 
 def test_the_replacements_follow_the_whole_hosts_load_and_the_time_the_share_measured(
         tmp_path, monkeypatch):
     fixed_host(monkeypatch)
-    measured = _cost.CpuShare(0.9, 4.0, 2, measured_on=1, by_load=0.4)
-    monkeypatch.setattr(_cost, "host_share", lambda own=0.0, cpu=None: measured)
-    estimate = ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", runner=SharedRunner(0.9, ()),
+    measured = _conditions.CpuShare(0.9, 4.0, 2, measured_on=1, by_load=0.4)
+    monkeypatch.setattr(_conditions, "host_share", lambda own=0.0, cpu=None: measured)
+    estimate = ngcc.Campaign(["SM3"], run_dir=tmp_path / "run",
+                             runner=SharedRunner(0.9, (), probe=False),
                              kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
                              progress=False).dry_run()
     assert estimate.share == measured and measured.host_busy == 0.4
-    assert estimate.expected_replacements == pytest.approx(
-        2 * _cost.expected_replacements(3, 0.4))
+    assert estimate.expected_replacements == pytest.approx(  # no probe: the load's rule
+        2 * _cost.expected_replacements(3, _conditions.SLOW_STATE_PER_OTHERS * 0.6))
     assert estimate.wall_seconds == pytest.approx(estimate.seconds / 0.9)
     assert "at this host's CPU share 0.90 measured on CPU 1 (load 4.00 on 2 CPUs) now" \
         in str(estimate)
@@ -142,26 +158,64 @@ def test_the_plan_without_the_start_the_replacements_or_the_warm_call_is_off(
 
 
 def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_so():
-    half = _cost.cpu_share(2.0, 2)
-    assert _cost.start_cost(FakeRunner(), 1, half) == _cost.StartCost()  # nor the share
-    assert str(_cost.StartCost()) == "each trial's start 0.05 s (not measured: the runner cannot)"
+    half = _conditions.cpu_share(2.0, 2)
+    assert _conditions.start_cost(FakeRunner(), 1, half) == _conditions.StartCost()  # nor the share
+    assert str(_conditions.StartCost()) == \
+        "each trial's start 0.05 s (not measured: the runner cannot)"
 
     class Failing(FakeRunner):
         def start_probe(self, cpu):
             raise ngcc.ChildError("crash", "the probe crashed")
-    assert _cost.start_cost(Failing(), 1, half) == _cost.StartCost(share=half)
-    quarter = _cost.cpu_share(6.0, 2)
-    measured = _cost.start_cost(SharedRunner(0.25, ()), 1, quarter)
+    assert _conditions.start_cost(Failing(), 1, half) == _conditions.StartCost(share=half)
+    quarter = _conditions.cpu_share(6.0, 2)
+    measured = _conditions.start_cost(SharedRunner(0.25, ()), 1, quarter)
     assert (measured.trial, measured.job, measured.wall) == pytest.approx((0.08, 0.10, 0.32))
     assert measured.share == quarter
 
 
-def test_the_replacements_expected_grow_with_the_others_share_within_the_budget():
-    assert _cost.expected_replacements(3, 1.0) == 0.0  # a host of its own: none
-    assert _cost.expected_replacements(3, 0.5) == pytest.approx(3 / (1 - 0.175) - 3)
-    assert _cost.expected_replacements(3, 0.0) == pytest.approx(3 / (1 - 0.35) - 3)
-    assert 0 < _cost.expected_replacements(3, 0.9) < _cost.expected_replacements(3, 0.1)
-    assert _cost.expected_replacements(1, 0.0) <= 1  # never more than the budget
+def test_the_replacements_expected_grow_with_the_chance_within_the_budget():
+    assert _cost.expected_replacements(3, 0.0) == 0.0  # no slow state: none
+    assert _cost.expected_replacements(3, 0.175) == pytest.approx(3 / (1 - 0.175) - 3)
+    assert 0 < _cost.expected_replacements(3, 0.1) < _cost.expected_replacements(3, 0.3)
+    assert _cost.expected_replacements(1, 0.9) <= 1  # never more than the budget
+
+
+def test_the_slow_chance_is_each_librarys_probe_pooled_with_the_others_else_the_loads():
+    start = _conditions.StartCost(slow=(("A", _conditions.SlowState(2, 4)),
+                                        ("B", _conditions.SlowState(0, 4))))
+    pooled = (2 + 0.5) / (8 + 1)  # half a slow one added: none seen is no proof
+    assert _conditions.slow_chance(start, "A", None) == pytest.approx((2 + 4 * pooled) / 8)
+    assert _conditions.slow_chance(start, "B", None) == pytest.approx(4 * pooled / 8)
+    assert start.slow_words() == "2 of 8 probe trials ran in the slow speed state now"
+    by_load = _conditions.CpuShare(0.9, 3.0, 2, measured_on=1, by_load=0.5)
+    assert _conditions.slow_chance(start, "C", by_load) == pytest.approx(
+        _conditions.SLOW_STATE_PER_OTHERS * 0.5)  # not probed: the whole host's load
+    assert _conditions.slow_chance(_conditions.StartCost(), "A", None) == 0.0  # alone
+    assert _conditions.StartCost().slow_words() == "by the load"
+
+
+def test_a_slow_state_probe_counts_the_trials_a_quarter_above_the_fastest():
+    from ngcc.library.registry import instance
+
+    class Probing(FakeRunner):
+        def __init__(self, figures):
+            super().__init__()
+            self.figures, self.asked = figures, []
+
+        def slow_probe(self, inst, message_bytes, calls, cpu, trials):
+            self.asked.append((inst.name, message_bytes, calls, cpu, trials))
+            if isinstance(self.figures, Exception):
+                raise self.figures
+            return self.figures
+
+    target = _conditions.SlowProbe(instance("SM3"), 1024, 1e-6)
+    runner = Probing((1000.0, 1300.0, 1240.0, 2000.0))
+    assert _conditions.slow_state(runner, target, 1) == _conditions.SlowState(2, 4)
+    # 10 ms of calls, as a quick trial: 0.6 ms read a quarter above the fastest by noise
+    assert runner.asked == [("SM3", 1024, 10000, 1, _conditions.SLOW_PROBE_TRIALS)]
+    assert _conditions.slow_state(Probing(ngcc.ChildError("crash", "no")), target, 1) is None
+    assert _conditions.slow_state(Probing((1000.0,)), target, 1) is None  # nothing to compare
+    assert _conditions.slow_state(FakeRunner(), target, 1) is None  # no probe
 
 
 def _plan_only_seconds(line: str) -> float:
@@ -192,7 +246,8 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
     [line] = [line for line in lines if line.startswith("the trials: ")]
     assert line.startswith("the trials: about ") and (
         "(3 libraries × 2 length(s) × 3 trial(s), if each builds and is timed, about 4 more "
-        "expected in place of slow-state ones), from the plan alone since nothing is "
+        "expected in place of slow-state ones, by the load), from the plan alone since "
+        "nothing is "
         "calibrated before a build: each trial's calls take T = 0.02 s, high where 20000 "
         "calls take less, each trial's start 0.160 s as measured now, at this host's CPU "
         "share 0.50 (load 2.00 on 2 CPUs) now; ") in line
@@ -222,11 +277,11 @@ def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp
                                  for n in _cost.REFERENCE_LENGTHS), SharedRunner.FIRST_CALL)
     assert sm3(1024) == pytest.approx(cost_cycles("SM3", 1024) / FREQUENCY_HZ)
     runner, plans = SharedRunner(0.5, lengths), []
-    start = _cost.start_cost(runner, 1, _cost.host_share(cpu=1))
-    line = _cost.plan_only(1, settings, start, _cost.host_share(), sm3)
+    start = _conditions.start_cost(runner, 1, _conditions.host_share(cpu=1))
+    line = _cost.plan_only(1, settings, start, _conditions.host_share(), sm3)
     assert ("each call as long as the built-in SM3's here now (%.2f µs at 32 B, "
             % (sm3(32) * 1e6)) in line
-    filling_t = _cost.plan_only(1, settings, start, _cost.host_share())
+    filling_t = _cost.plan_only(1, settings, start, _conditions.host_share())
     ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(),
                   trials=3, lengths=list(lengths), progress=False,
                   on_plan=lambda _: plans.append(runner.wall)).run()
@@ -273,16 +328,19 @@ def test_the_evaluation_dry_run_with_workers_says_it_gives_no_time():
             "no time is estimated here") in lines
 
 
-def test_the_driver_measures_its_start_with_the_built_in_sm3():
-    """The real runner's probe: a reference run and three one-call trials, each a fresh
-    driver on the CPU asked for; what each took is positive (no figure is asserted: it
-    is this host's now)."""
+def test_the_driver_measures_its_start_and_slow_state_with_the_built_in_sm3():
+    """The real runner's probes: a reference run and three one-call trials, each a fresh
+    driver on the CPU asked for; what each took is positive; and the slow-state probe's
+    trials, each one's CPU time per call (no figure is asserted: it is this host's now)."""
     from ngcc.driver.child import START_PROBES, DriverRunner
     from ngcc.measure.locks import default_cpu
 
-    probe = DriverRunner().start_probe(default_cpu())
+    runner = DriverRunner()
+    probe = runner.start_probe(default_cpu())
     assert probe.reference > 0 and len(probe.trials) == START_PROBES
     assert all(seconds > 0 for seconds in probe.trials)
+    figures = runner.slow_probe(ngcc.instance("SM3"), 1024, 50, default_cpu(), 2)
+    assert len(figures) == 2 and all(ns > 0 for ns in figures)
 
 
 def test_a_warm_call_is_estimated_from_the_line_of_the_cold_calls_and_one_slow_one_moves_it_not():

@@ -8,6 +8,7 @@ followed)."""
 from __future__ import annotations
 
 from ngcc.base.errors import CERTAIN_FIXES, BuildError, InvalidNameError
+from ngcc.campaign import conditions as _conditions
 from ngcc.campaign import cost as _cost
 from ngcc.campaign import ct_step as _ct_step
 from ngcc.campaign.settings import CampaignSettings
@@ -63,9 +64,11 @@ def _trials_line(libraries: int, settings: CampaignSettings, runner: TrialRunner
         return ("the trials run as whole jobs on workers, each calibrated where it is "
                 "measured: no time is estimated here")
     cpu = default_cpu()  # the CPU share there now: nothing of the evaluation's runs yet
-    start = _cost.start_cost(runner, cpu, _cost.host_share(cpu=cpu))
-    return _cost.plan_only(libraries, settings, start, start.share or _cost.host_share(),
-                           _cost.reference_calls(runner, cpu))
+    calls = _cost.reference_calls(runner, cpu)
+    start = _conditions.start_cost(runner, cpu, _conditions.host_share(cpu=cpu),
+                                   _cost.reference_probe(calls))
+    return _cost.plan_only(libraries, settings, start, start.share or _conditions.host_share(),
+                           calls)
 
 
 def _header(folder: Folder) -> tuple[str, int] | str:

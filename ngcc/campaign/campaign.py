@@ -30,10 +30,10 @@ from ngcc.base import files as _files
 from ngcc.base import progress as _progress
 from ngcc.base.clock import utc_now
 from ngcc.base.errors import ChildError, HostError, MeasurementWarning
-from ngcc.campaign import cost as _cost
+from ngcc.campaign import conditions as _conditions
 from ngcc.campaign import leak_step as _leaks
 from ngcc.campaign import results as _results
-from ngcc.campaign.cost import CostEstimate, estimate, planned_job, trial_cost
+from ngcc.campaign.cost import CostEstimate, estimate, planned_job, slow_probes, trial_cost
 from ngcc.campaign.failures import FailureWatch
 from ngcc.campaign.keeper import TrialKeeper
 from ngcc.campaign.record import FlagWarnings, per_byte, runner_name, write_job
@@ -141,7 +141,7 @@ class Campaign:
         self.leak_tester = leak_tester if leak_tester is not None else _leak.leak
         self._token = uuid.uuid4().hex[:8]  # names this start's jobs while they are out
         self._watch, self._flags = FailureWatch(), FlagWarnings()
-        self._trial_start = _cost.StartCost()  # measured before each plan (start_cost)
+        self._trial_start = _conditions.StartCost()  # measured before each plan
         self._resubmitted: list[Resubmitted] = []
         self._cpu_stack: contextlib.ExitStack | None = None  # holds the CPU lock, once taken
         self._by_label = dict(zip(self.labels, self.instances, strict=True))
@@ -246,8 +246,7 @@ class Campaign:
                 self._cpu_stack = None
 
     def estimate(self) -> CostEstimate:
-        """The cost of the jobs still to measure, from their calibration (jobs not yet
-        calibrated count no time) and the trials' start measured before the plan."""
+        """The cost of the jobs still to measure (``cost.estimate``), from this start's probes."""
         return estimate(self._run.jobs, self.settings, start=self._trial_start,
                         leak_tests=len(_leaks.todo(self.settings, self.run_dir, self._build)),
                         executor=self.executor.describe() if self.executor is not None else None)
@@ -271,7 +270,8 @@ class Campaign:
             self._hold_cpu()  # the calibration, the leak tests and the trials run on it
         if self.executor is None or dry_run:  # an executor calibrates where it measures
             self._calibrate()  # then each trial's start on this host now, for the plan
-            self._trial_start = _cost.start_cost(self.runner, self.cpu)
+            self._trial_start = _conditions.start_cost(  # and each library's slow state
+                self.runner, self.cpu, libraries=slow_probes(self._run.jobs, self._by_label))
         cost = self.estimate()
         if self.on_plan is not None:
             self.on_plan(cost)

@@ -3,24 +3,25 @@ line prints before any trial."""
 
 from __future__ import annotations
 
-import os
 import statistics
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ngcc.base.errors import ChildError, NgccError
+from ngcc.campaign import conditions as _conditions
+from ngcc.campaign.conditions import (
+    CHILD_STARTUP_SECONDS,
+    CpuShare,
+    SlowProbe,
+    StartCost,
+    slow_chance,
+)
 from ngcc.campaign.settings import CampaignSettings
-from ngcc.driver.contract import StartProbe, TrialRunner
+from ngcc.driver.contract import TrialRunner
 from ngcc.evidence.model import Job
+from ngcc.library.registry import Instance, instance
 from ngcc.measure.job import Calibration, replacement_budget
 from ngcc.measure.plan import MAX_CALLS, calls_per_trial
-
-#: Seconds a trial process takes beyond its calls (start, calibration of its counter,
-#: exit) where the runner cannot measure it (:func:`start_cost`), and the ETA's weight
-#: of a trial's start: `benchmarks/campaign_cost.py` measured 0.04 s per trial on a
-#: shared 2-core KVM guest (48 trials of 0.02 s).
-CHILD_STARTUP_SECONDS = 0.05
 
 
 def _duration(seconds: float) -> str:
@@ -33,147 +34,15 @@ def _duration(seconds: float) -> str:
     return "%d h %02d min" % divmod(whole // 60, 60)
 
 
-@dataclass(frozen=True)
-class CpuShare:
-    """The share of its CPU a campaign can expect on this host now. Measured where the
-    CPU is known (:func:`spin_share`: what a busy thread pinned there gets); else from
-    the load, its other runnable tasks spread over the CPUs it may use, each CPU shared
-    among those on it, ``1 / (1 + others / cpus)`` (at most 1; the 1-minute load lags and
-    counts tasks waiting on disks, so on a shared host it runs low). A trial then takes
-    its CPU time divided by the share in wall time.
-
-    Attributes:
-        share: the expected share, in (0, 1].
-        load: the 1-minute load average.
-        cpus: the CPUs this process may run on.
-        measured_on: the CPU the share was measured on (None: from the load).
-        by_load: the share by the load's rule (None: ``share`` is): how busy the whole
-            host is, which the chance of a slow speed state follows
-            (:func:`expected_replacements`).
-    """
-
-    share: float
-    load: float
-    cpus: int
-    measured_on: int | None = None
-    by_load: float | None = None
-
-    @property
-    def host_busy(self) -> float:
-        """The share by the load's rule (``by_load``, else ``share``)."""
-        return self.share if self.by_load is None else self.by_load
-
-    def __str__(self) -> str:
-        where = "" if self.measured_on is None else " measured on CPU %d" % self.measured_on
-        return "CPU share %.2f%s (load %.2f on %d CPU%s)" % (
-            self.share, where, self.load, self.cpus, "" if self.cpus == 1 else "s")
-
-
-def cpu_share(load: float, cpus: int, own: float = 0.0) -> CpuShare:
-    """The share :class:`CpuShare` describes, at ``load`` on ``cpus`` CPUs, ``own`` of
-    the load being the campaign's own (its calibration just ran)."""
-    others = max(0.0, load - own)
-    return CpuShare(min(1.0, 1.0 / (1.0 + others / max(1, cpus))), load, max(1, cpus))
-
-
-#: How long :func:`spin_share` spins on the trial CPU.
-SHARE_PROBE_SECONDS = 0.25
-
-
-def spin_share(cpu: int, seconds: float = SHARE_PROBE_SECONDS) -> float | None:
-    """The share of ``cpu`` a busy thread gets now: this thread's CPU time over the wall
-    time of ``seconds`` of spinning pinned there (its affinity restored after); None
-    where this process may not run on ``cpu``."""
-    allowed = os.sched_getaffinity(0)
-    if cpu not in allowed:
-        return None
-    os.sched_setaffinity(0, {cpu})  # this thread only
-    try:
-        began, cpu_began = time.perf_counter(), time.thread_time()
-        while time.perf_counter() - began < seconds:
-            pass
-        wall = time.perf_counter() - began
-        return min(1.0, max(1e-3, (time.thread_time() - cpu_began) / wall))
-    finally:
-        os.sched_setaffinity(0, allowed)
-
-
-def host_share(own: float = 0.0, cpu: int | None = None) -> CpuShare:
-    """This host's share now: measured on ``cpu`` (:func:`spin_share`), else (or where
-    it cannot be) :func:`cpu_share` of its 1-minute load on the CPUs this process may
-    use, ``own`` of it the campaign's."""
-    by_load = cpu_share(os.getloadavg()[0], len(os.sched_getaffinity(0)), own)
-    measured = spin_share(cpu) if cpu is not None else None
-    return by_load if measured is None else replace(
-        by_load, share=measured, measured_on=cpu, by_load=by_load.share)
-
-
-@dataclass(frozen=True)
-class StartCost:
-    """What a trial costs beyond its calls, and a job beyond its trials (its reference
-    hash run, and its record, counted as one more trial start), in seconds of a CPU of
-    its own: measured now by the runner (:class:`~ngcc.driver.contract.StartProbe`, the
-    median probe, its wall time times the CPU share it ran at), or
-    :data:`CHILD_STARTUP_SECONDS` where the runner cannot.
-
-    Attributes:
-        trial: a trial's start, in CPU seconds.
-        job: a job's reference run and record, in CPU seconds.
-        measured: whether the runner measured it now.
-        wall: a trial's start in wall seconds as measured (``trial`` where not measured).
-        share: the CPU share measured with it on the trial CPU (None: not measured).
-    """
-
-    trial: float = CHILD_STARTUP_SECONDS
-    job: float = 0.0
-    measured: bool = False
-    wall: float = CHILD_STARTUP_SECONDS
-    share: CpuShare | None = None
-
-    def __str__(self) -> str:
-        return ("each trial's start %.3f s as measured now" % self.wall if self.measured
-                else "each trial's start %.2f s (not measured: the runner cannot)" % self.trial)
-
-
-def start_cost(runner: TrialRunner, cpu: int, share: CpuShare | None = None) -> StartCost:
-    """:class:`StartCost` on ``cpu`` from ``runner``'s ``start_probe(cpu)``, with the CPU
-    ``share`` there (default: measured now, :func:`host_share`), its wall seconds at that
-    share turned into CPU seconds; a runner without a probe (a fake: nothing is measured,
-    not even the share), or whose probe fails, gives the constant."""
-    probe = getattr(runner, "start_probe", None)
-    if probe is None:
-        return StartCost()
-    share = host_share(own=1.0, cpu=cpu) if share is None else share
-    try:
-        measured: StartProbe | None = probe(cpu)
-    except ChildError:
-        measured = None
-    if measured is None or not measured.trials:
-        return StartCost(share=share)
-    wall = statistics.median(measured.trials)  # a job's record costs about one more start
-    return StartCost(wall * share.share, (measured.reference + wall) * share.share, True, wall,
-                     share)
-
-
 #: What the plan's calls take without the warm plan (:func:`warm_call_estimates`).
 COLD_WORDS = "cold call less what its library's first call pays"
 
-#: The chance that a trial falls in the host's slow speed state, per share of the CPU the
-#: others take by the load's rule (1 - ``CpuShare.host_busy``: the whole host's tasks
-#: contend for its caches and cores, not only those on the trial CPU). Fitted on this
-#: project's busy 2-core KVM guest, where it depends on the library too: quick runs
-#: replaced 40-88 % of the planned trials of SM3 and WChain-V1-512 at load 4-9, 8-42 % of
-#: Wish512, Pavelor-512 and pseudoXOF-256 at load 8.4, 5 % of four toy hashes at load
-#: 4.5; 0.35 keeps the count of most within about a quarter.
-SLOW_STATE_PER_OTHERS = 0.35
-
-
-def expected_replacements(trials: int, share: float) -> float:
+def expected_replacements(trials: int, chance: float) -> float:
     """The trials a job of ``trials`` planned ones is expected to add in place of slow-state
-    ones at CPU ``share`` by the load's rule: each trial falls in the slow state with the
-    chance ``p =`` :data:`SLOW_STATE_PER_OTHERS` ``× (1 - share)``, so ``trials`` fast
-    ones take ``trials / (1 - p)``, within the replacement budget (``measure.job``)."""
-    slow = SLOW_STATE_PER_OTHERS * (1.0 - min(1.0, max(0.0, share)))
+    ones where each trial falls in the slow state with ``chance``
+    (``conditions.slow_chance``): ``trials`` fast ones take ``trials / (1 - chance)``,
+    within the replacement budget (``measure.job``)."""
+    slow = min(0.95, max(0.0, chance))
     return min(float(replacement_budget(trials)), trials / (1.0 - slow) - trials)
 
 
@@ -255,8 +124,8 @@ class CostEstimate:
         0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU were the campaign's alone``."""
         words = ", %s" % self.start
         if self.expected_replacements >= 0.5:
-            words = ", about %d trials in place of slow-state ones expected%s" % (
-                round(self.expected_replacements), words)
+            words = ", about %d trials in place of slow-state ones expected (%s)%s" % (
+                round(self.expected_replacements), self.start.slow_words(), words)
         if self._share >= 1.0 or self.share is None:
             return words
         return words + ", at this host's %s now; %s if its CPU were the campaign's alone" % (
@@ -339,15 +208,18 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
              executor: str | None, share: CpuShare | None = None,
              start: StartCost = StartCost()) -> CostEstimate:
     """The cost of the pending ``jobs``, from their calibration (jobs not yet calibrated
-    count no time) and ``start`` (:func:`start_cost`), with the replacements expected at
-    ``share`` (default: the one measured with ``start``, else this host's from its load,
-    the campaign's own calibration aside), and of ``leak_tests`` leak tests;
-    ``executor`` measures them whole."""
+    count no time) and ``start`` (``conditions.start_cost``), with the replacements each
+    library is expected to make (``conditions.slow_chance``: its slow-state probe in
+    ``start``, else the rule of the load at ``share``), at ``share`` (default: the one
+    measured with ``start``, else this host's from its load, the campaign's own
+    calibration aside), and of ``leak_tests`` leak tests; ``executor`` measures them
+    whole."""
     s, todo = settings, [job for job in jobs if job.status == "pending"]
     target = s.target_ci is not None and s.max_trials > s.trials
     if share is None and executor is None:  # measured with the start, else from the load
-        share = start.share if start.share is not None else host_share(own=1.0)
-    extra = expected_replacements(s.trials, share.host_busy if share is not None else 1.0)
+        share = start.share if start.share is not None else _conditions.host_share(own=1.0)
+    extra = {job.label: expected_replacements(s.trials, slow_chance(start, job.label, share))
+             for job in todo}
     warm = warm_call_estimates(jobs)
 
     def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
@@ -358,7 +230,7 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
         lengths=len({job.message_bytes for job in todo}), trials=s.trials,
         max_trials=s.max_trials if target else None,
         calls=sum(job.trials_planned * (job.calls_per_trial or 0) for job in todo),
-        seconds=sum(cost(job, job.trials_planned + extra) for job in todo),
+        seconds=sum(cost(job, job.trials_planned + extra[job.label]) for job in todo),
         max_seconds=sum(cost(job, s.max_trials) for job in todo) if target else None,
         leak_seconds=s.leak_seconds * leak_tests,
         kept=sum(job.status == "done" for job in jobs),
@@ -367,7 +239,29 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
         replacements=replacement_budget(s.trials),
         replacement_seconds=sum(cost(job, replacement_budget(s.trials)) - start.job
                                 for job in todo),
-        share=share, expected_replacements=extra * len(todo), start=start)
+        share=share, expected_replacements=sum(extra[job.label] for job in todo),
+        start=start)
+
+
+#: The length whose job a library's slow-state probe times (``conditions.SlowProbe``),
+#: or the nearest one calibrated.
+SLOW_PROBE_BYTES = 1024
+
+
+def slow_probes(jobs: Sequence[Job], instances: Mapping[str, Instance]
+                ) -> dict[str, SlowProbe]:
+    """What to probe for the slow speed state before the plan: each library (label) with a
+    calibrated job pending, at its job's length nearest :data:`SLOW_PROBE_BYTES`."""
+    nearest: dict[str, Job] = {}
+    for job in jobs:
+        if job.status == "pending" and job.t1_seconds is not None and job.label in instances:
+            best = nearest.get(job.label)
+            if best is None or abs(job.message_bytes - SLOW_PROBE_BYTES) < \
+                    abs(best.message_bytes - SLOW_PROBE_BYTES):
+                nearest[job.label] = job
+    return {label: SlowProbe(instances[label], job.message_bytes,
+                             job.warm_call_seconds or job.t1_seconds or 0.0)
+            for label, job in nearest.items()}
 
 
 #: The built-in instance, and the lengths, whose calls stand for those of libraries not
@@ -409,7 +303,6 @@ def reference_calls(runner: TrialRunner | None = None, cpu: int = 0,
     calls cannot be timed (no first call's cost where the runner fails)."""
     from ngcc.driver.child import COLD_TIMEOUT
     from ngcc.driver.timing import time_calls_in_process
-    from ngcc.library.registry import instance
 
     try:
         sm3 = instance(REFERENCE_INSTANCE)
@@ -428,14 +321,24 @@ def reference_calls(runner: TrialRunner | None = None, cpu: int = 0,
     return replace(calls, first_call=max(0.0, cold - calls.at_shortest))
 
 
+def reference_probe(calls: ReferenceCalls | None) -> dict[str, SlowProbe]:
+    """The slow-state probe of the built-in :data:`REFERENCE_INSTANCE`, whose calls stand
+    for those of libraries not built yet (none where its calls could not be timed)."""
+    if calls is None:
+        return {}
+    return {REFERENCE_INSTANCE: SlowProbe(instance(REFERENCE_INSTANCE), SLOW_PROBE_BYTES,
+                                          calls(SLOW_PROBE_BYTES))}
+
+
 def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
               share: CpuShare, calls: ReferenceCalls | None = None) -> str:
     """The trials' time of ``libraries`` libraries not built yet (``evaluate --dry-run``),
     from the plan alone, with what it assumes: each job's trials and the replacements
-    expected at ``share``; each trial's calls as many as the plan's rule gives for calls
-    as long as ``calls`` says (None: calls that fill the plan's target T, at most the
-    budget's share), its uninstrumented batch as many; ``start`` and each job's reference
-    run."""
+    expected (``conditions.slow_chance`` of the built-in :data:`REFERENCE_INSTANCE`,
+    probed in ``start`` by :func:`reference_probe`, else at ``share``); each trial's calls
+    as many as the plan's rule gives for calls as long as ``calls`` says (None: calls that
+    fill the plan's target T, at most the budget's share), its uninstrumented batch as
+    many; ``start`` and each job's reference run."""
     s = settings
     target = min(float(s.trial_target), float(s.op_budget) / s.trials)
 
@@ -446,7 +349,7 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
         return 2 * call * calls_per_trial(call + calls.first_call, s.trial_target,
                                           s.op_budget, s.trials)
 
-    extra = expected_replacements(s.trials, share.host_busy)
+    extra = expected_replacements(s.trials, slow_chance(start, REFERENCE_INSTANCE, share))
     alone = libraries * sum((s.trials + extra) * (start.trial + work(length)) + start.job
                             for length in s.lengths)
     per_call = (str(calls) + ", as many as the plan's rule gives (T = %g s, at most %d)"
@@ -454,13 +357,13 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
                 "each trial's calls take T = %g s, high where %d calls take less"
                 % (target, MAX_CALLS))
     return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), if each builds "
-            "and is timed, about %d more expected in place of slow-state ones), from the "
+            "and is timed, about %d more expected in place of slow-state ones, %s), from the "
             "plan alone since nothing is calibrated before a build: %s, %s, at this host's "
             "%s now; %s if its CPU were the campaign's alone; the plan line before the "
             "trials estimates it again from each job's calibration" % (
                 _duration(alone / share.share), libraries, "y" if libraries == 1 else "ies",
                 len(s.lengths), s.trials, round(extra * libraries * len(s.lengths)),
-                per_call, start, share, _duration(alone)))
+                start.slow_words(), per_call, start, share, _duration(alone)))
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:

@@ -1,19 +1,18 @@
 """The driver's modes: every call ngcc makes into a foreign library — hashing, the
 cold call, trials, KAT generation, the guard probe (the analyses' own modes: the leak
-test's calls in :mod:`ngcc.driver.leak_mode`, memcheck's in :mod:`ngcc.driver.ct_mode`) — runs in
-``ngcc-driver`` (``csrc/driver/``), a small C executable, in a process of its
-own, started and bounded by :mod:`ngcc.driver.process` and judged by
-:mod:`ngcc.driver.ending` (a failure is a :class:`~ngcc.driver.process.DriverError`);
-the facts each mode reports are held against the request by :mod:`ngcc.driver.facts`.
-:class:`DriverRunner` is the campaigns' trial runner.
+test's calls in :mod:`ngcc.driver.leak_mode`, memcheck's in :mod:`ngcc.driver.ct_mode`) —
+runs in ``ngcc-driver`` (``csrc/driver/``), a small C executable, in a process of its own,
+started and bounded by :mod:`ngcc.driver.process` and judged by :mod:`ngcc.driver.ending`
+(a failure is a :class:`~ngcc.driver.process.DriverError`); the facts each mode reports
+are held against the request by :mod:`ngcc.driver.facts`. :class:`DriverRunner` is the
+campaigns' trial runner.
 
 Every mode takes ``memory_limit``: a cap on the run's address space in bytes
 (RLIMIT_AS); under the sandbox the driver caps it at 4 GiB anyway (none in an
 AddressSanitizer build), and the smaller cap applies. Default deadlines, each
-overridable by the caller: hashing 60 s plus 1 s per MiB,
-the cold call :data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial
-:func:`trial_timeout`, a KAT file :data:`KAT_TIMEOUTS` (those numbers:
-:mod:`ngcc.driver.limits`).
+overridable by the caller: hashing 60 s plus 1 s per MiB, the cold call
+:data:`COLD_TIMEOUT`, the probe :data:`PROBE_TIMEOUT`, a trial :func:`trial_timeout`, a
+KAT file :data:`KAT_TIMEOUTS` (those numbers: :mod:`ngcc.driver.limits`).
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ from ngcc.driver import process as _process
 from ngcc.driver import protocol as wire
 from ngcc.driver.contract import StartProbe
 
-# The deadlines' numbers live in driver.limits (the command line's options state them);
-# they are applied here.
+# The deadlines' numbers live in driver.limits (the options state them), applied here
 from ngcc.driver.limits import KAT_TIMEOUTS as KAT_TIMEOUTS
 from ngcc.driver.limits import MAX_TRIAL_TIMEOUT as MAX_TRIAL_TIMEOUT
 from ngcc.driver.limits import TRIAL_TIMEOUT_FACTOR as TRIAL_TIMEOUT_FACTOR
@@ -474,11 +472,8 @@ class DriverRunner:
         """What a job costs on ``cpu`` beyond its calls, on this host now: the wall time
         of a reference run (:func:`reference`, once per job), then of ``probes`` trials
         of one call each (a fresh driver, as every trial), of the built-in SM3 at
-        :data:`START_PROBE_BYTES` bytes: a fraction of a second in all.
-
-        Raises:
-            ChildError: the driver did not deliver.
-        """
+        :data:`START_PROBE_BYTES` bytes: a fraction of a second in all; a ``ChildError``
+        where the driver did not deliver."""
         sm3, size = _registry.instance("SM3"), START_PROBE_BYTES
         honesty, what = honesty_calls(1, size), "the start-cost probe"
         began = time.perf_counter()
@@ -491,3 +486,14 @@ class DriverRunner:
                   expected_digest=ref.digest, expected_honesty=ref.honesty)
             seconds.append(time.perf_counter() - began)
         return StartProbe(seconds[0], tuple(seconds[1:]))
+
+    def slow_probe(self, instance: Instance, message_bytes: int, calls: int, cpu: int,
+                   trials: int) -> tuple[float, ...]:
+        """The host's speed state now (``campaign.conditions.slow_state``): of ``trials``
+        trials of ``calls`` calls of ``instance`` at ``message_bytes`` on ``cpu``, each a
+        fresh driver, each one's thread CPU nanoseconds per call over its uninstrumented
+        batch; a ``ChildError`` where one fails."""
+        measured = [self.trial(instance, message_bytes, calls, min(calls, 16), cpu, index,
+                               COLD_TIMEOUT) for index in range(trials)]
+        return tuple(m.batch_thread_cpu_ns / m.batch_calls for m in measured
+                     if m.batch_thread_cpu_ns and m.batch_calls)

@@ -23,7 +23,10 @@ class StartProbe:
     starting the driver as a campaign does: the reference hash run each job makes once,
     then each trial of one call, a fresh process as every trial is (the load of the
     moment included). A runner with a ``start_probe(cpu)`` method returns one; the plan's
-    estimate then uses it instead of a constant."""
+    estimate then uses it instead of a constant. A runner may also have
+    ``slow_probe(instance, message_bytes, calls, cpu, trials)``, each trial's CPU
+    nanoseconds per call, which tells how many trial processes run in the host's slow
+    speed state now (``campaign.conditions.slow_state``)."""
 
     reference: float
     trials: tuple[float, ...]
