@@ -245,9 +245,9 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
                        runner=SharedRunner(0.5, lengths))
     [line] = [line for line in lines if line.startswith("the trials: ")]
     assert line.startswith("the trials: about ") and (
-        "(3 libraries × 2 length(s) × 3 trial(s), if each builds and is timed, about 4 more "
-        "expected in place of slow-state ones, by the load), from the plan alone since "
-        "nothing is "
+        "(3 libraries × 2 length(s) × 3 trial(s), if each builds and is timed), up to ")
+    assert ("if they fall into the host's slow speed state as often as the built-in SM3's "
+            "(by the load: about 4 more trials), from the plan alone since nothing is "
         "calibrated before a build: each trial's calls take T = 0.02 s, high where 20000 "
         "calls take less, each trial's start 0.160 s as measured now, at this host's CPU "
         "share 0.50 (load 2.00 on 2 CPUs) now; ") in line
@@ -262,7 +262,7 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
 def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp_path,
                                                                             monkeypatch):
     """Where the plan's 20000-call cap binds (short messages, T = 1 s), calls that fill T
-    would say the trials take ten times what they take: the dry run takes each call as
+    would say the trials take almost twice what they take: the dry run takes each call as
     long as the built-in SM3's (timed in this process: here the fake's own SM3, so the
     estimate can be held to the campaign of SM3 it simulates, within a quarter). No
     library's first call is known before its build: the reference's stands for it."""
@@ -286,7 +286,7 @@ def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp
                   trials=3, lengths=list(lengths), progress=False,
                   on_plan=lambda _: plans.append(runner.wall)).run()
     assert _plan_only_seconds(line) == pytest.approx(runner.wall - plans[0], rel=0.25)
-    assert _plan_only_seconds(filling_t) > 2 * (runner.wall - plans[0])
+    assert _plan_only_seconds(filling_t) > 1.5 * (runner.wall - plans[0])
 
 
 def test_the_reference_calls_are_timed_here_and_grow_with_the_message():

@@ -333,12 +333,14 @@ def reference_probe(calls: ReferenceCalls | None) -> dict[str, SlowProbe]:
 def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
               share: CpuShare, calls: ReferenceCalls | None = None) -> str:
     """The trials' time of ``libraries`` libraries not built yet (``evaluate --dry-run``),
-    from the plan alone, with what it assumes: each job's trials and the replacements
-    expected (``conditions.slow_chance`` of the built-in :data:`REFERENCE_INSTANCE`,
-    probed in ``start`` by :func:`reference_probe`, else at ``share``); each trial's calls
-    as many as the plan's rule gives for calls as long as ``calls`` says (None: calls that
-    fill the plan's target T, at most the budget's share), its uninstrumented batch as
-    many; ``start`` and each job's reference run."""
+    from the plan alone, with what it assumes: each job's planned trials, each trial's
+    calls as many as the plan's rule gives for calls as long as ``calls`` says (None:
+    calls that fill the plan's target T, at most the budget's share), its uninstrumented
+    batch as many; ``start`` and each job's reference run. A library's speed state is as
+    unknown as its speed before its build: the time with the trials expected in place of
+    slow-state ones where each library's fall into it as the built-in
+    :data:`REFERENCE_INSTANCE`'s do now (``conditions.slow_chance``, probed in ``start``
+    by :func:`reference_probe`, else at ``share``) is the upper figure."""
     s = settings
     target = min(float(s.trial_target), float(s.op_budget) / s.trials)
 
@@ -349,21 +351,26 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
         return 2 * call * calls_per_trial(call + calls.first_call, s.trial_target,
                                           s.op_budget, s.trials)
 
+    def alone(extra: float) -> float:  # on a CPU of its own
+        return libraries * sum((s.trials + extra) * (start.trial + work(length)) + start.job
+                               for length in s.lengths)
+
     extra = expected_replacements(s.trials, slow_chance(start, REFERENCE_INSTANCE, share))
-    alone = libraries * sum((s.trials + extra) * (start.trial + work(length)) + start.job
-                            for length in s.lengths)
     per_call = (str(calls) + ", as many as the plan's rule gives (T = %g s, at most %d)"
                 % (target, MAX_CALLS) if calls is not None else
                 "each trial's calls take T = %g s, high where %d calls take less"
                 % (target, MAX_CALLS))
     return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), if each builds "
-            "and is timed, about %d more expected in place of slow-state ones, %s), from the "
-            "plan alone since nothing is calibrated before a build: %s, %s, at this host's "
-            "%s now; %s if its CPU were the campaign's alone; the plan line before the "
-            "trials estimates it again from each job's calibration" % (
-                _duration(alone / share.share), libraries, "y" if libraries == 1 else "ies",
-                len(s.lengths), s.trials, round(extra * libraries * len(s.lengths)),
-                start.slow_words(), per_call, start, share, _duration(alone)))
+            "and is timed), up to %s if they fall into the host's slow speed state as often "
+            "as the built-in %s's (%s: about %d more trials), from the plan alone since "
+            "nothing is calibrated before a build: %s, %s, at this host's %s now; %s if its "
+            "CPU were the campaign's alone; the plan line before the trials estimates it "
+            "again from each job's calibration and slow-state probe" % (
+                _duration(alone(0.0) / share.share), libraries,
+                "y" if libraries == 1 else "ies", len(s.lengths), s.trials,
+                _duration(alone(extra) / share.share), REFERENCE_INSTANCE, start.slow_words(),
+                round(extra * libraries * len(s.lengths)), per_call, start, share,
+                _duration(alone(0.0))))
 
 
 def planned_job(job: Job, calibration: Calibration, trials: int) -> Job:
