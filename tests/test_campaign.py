@@ -235,6 +235,21 @@ def test_a_different_plan_is_refused(quick_run):
     assert (quick_run.path / "campaign.json").read_bytes() == before
 
 
+def test_a_library_that_moved_is_named_with_the_field_that_differs(tmp_path):
+    """The same library (label and sha256) at another path: the message names the path,
+    not two equal sha256 prefixes."""
+    from dataclasses import replace
+
+    from ngcc.measure.plan import plan_differences
+
+    plan = ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", **TINY).plan
+    moved = replace(plan, libraries=tuple(replace(v, library="/elsewhere/SM3.so")
+                                          for v in plan.libraries))
+    assert plan_differences(plan, moved) == [
+        "libraries: SM3's library %r in the run, '/elsewhere/SM3.so' asked"
+        % plan.libraries[0].library]
+
+
 def test_a_foreign_directory_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("my notes\n")
     with pytest.raises(ForeignRunDirError, match="not an ngcc run directory"):

@@ -154,13 +154,23 @@ def resolve_libraries(names: Sequence[str | os.PathLike[str] | Instance],
 
 def plan_differences(stored: Plan, asked: Plan) -> list[str]:
     """``key: <stored> in the run, <asked> asked`` for every key of the plan that differs
-    (a run directory is resumed only with the plan it was started with)."""
+    (a run directory is resumed only with the plan it was started with); where the same
+    libraries (labels and sha256) differ in another field, each such field by label."""
     from ngcc.evidence.model import Plan, PlanLibrary
 
     def show(value: Any) -> str:
         if isinstance(value, tuple) and value and isinstance(value[0], PlanLibrary):
             return ", ".join("%s(%s)" % (v.label, v.library_sha256[:12]) for v in value)
         return repr(list(value) if isinstance(value, tuple) else value)
-    return ["%s: %s in the run, %s asked" % (f.name, show(getattr(stored, f.name)),
-                                            show(getattr(asked, f.name)))
-            for f in fields(Plan) if getattr(stored, f.name) != getattr(asked, f.name)]
+
+    def differs(name: str) -> str:
+        before, after = getattr(stored, name), getattr(asked, name)
+        if name == "libraries" and [(v.label, v.library_sha256) for v in before] == \
+                [(v.label, v.library_sha256) for v in after]:
+            return "; ".join("libraries: %s's %s %r in the run, %r asked" % (
+                old.label, f.name, getattr(old, f.name), getattr(new, f.name))
+                for old, new in zip(before, after, strict=True) for f in fields(PlanLibrary)
+                if getattr(old, f.name) != getattr(new, f.name))
+        return "%s: %s in the run, %s asked" % (name, show(before), show(after))
+    return [differs(f.name) for f in fields(Plan)
+            if getattr(stored, f.name) != getattr(asked, f.name)]
