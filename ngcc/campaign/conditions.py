@@ -161,8 +161,8 @@ def start_cost(runner: TrialRunner, cpu: int, share: CpuShare | None = None,
 
 #: The slow-state probe: this many trials (each a fresh process, as a job's) of about
 #: this many seconds of calls each (and a batch of as many), at most this many calls. A
-#: trial of 0.6 ms of calls is too short: a toy hash of this project's fixtures, never
-#: slow in trials of 10 ms, read 2 of 12 such probes a quarter above the fastest.
+#: trial of 0.6 ms of calls is too short: a toy hash of this project's fixtures read 2 of
+#: 12 such probes a quarter above the fastest, and none of 12 probes of 10 ms.
 SLOW_PROBE_TRIALS = 4
 SLOW_PROBE_SECONDS = 0.01
 SLOW_PROBE_MAX_CALLS = 20000
@@ -185,8 +185,8 @@ class SlowState:
     figure more than a quarter above the fastest trial's).
 
     On this project's 2-core KVM guest the state is the host's (another guest on the
-    core), changes within minutes and depends on the code: SM3 ran 60-85 % of its
-    processes slow while a toy AES-based hash beside it ran 8-17 % slow; so it is
+    core), changes within minutes and depends on the code: 4 of 12 SM3 processes (10 ms
+    of calls each) ran slow within a minute of a toy hash's none of 12; so it is
     measured for each library, now (:func:`slow_chance`)."""
 
     slow: int
