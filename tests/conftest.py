@@ -130,3 +130,13 @@ def seeds_dir() -> Path:
 def official_kat(tmp_path_factory: pytest.TempPathFactory) -> OfficialKat:
     """The official KAT files (see :class:`OfficialKat`)."""
     return OfficialKat(tmp_path_factory.mktemp("official-kat"))
+
+
+@pytest.fixture(params=["isolated", "filter"])
+def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs the test in each sandbox a library may meet: the kernel's isolation with the
+    driver's filter (``isolated``), and the filter alone (``filter``,
+    ``NGCC_NO_SANDBOX=1``, as on a host without user namespaces)."""
+    if request.param == "filter":
+        monkeypatch.setenv("NGCC_NO_SANDBOX", "1")
+    return str(request.param)

@@ -80,12 +80,8 @@ def _ct(inst: ngcc.Instance, tool: list[str] | None = None) -> tuple[Conversatio
     return conversation, None
 
 
-@pytest.mark.parametrize("sandbox", ["isolated", "filter"])
 @pytest.mark.parametrize("where", ["constructor", "call"])
-def test_a_library_starting_a_process_in_ct_ends_the_run_with_one_line(tmp_path, monkeypatch,
-                                                                       sandbox, where):
-    if sandbox == "filter":
-        monkeypatch.setenv("NGCC_NO_SANDBOX", "1")
+def test_a_library_starting_a_process_in_ct_ends_the_run_with_one_line(tmp_path, sandbox, where):
     conversation, error = _ct(_library(tmp_path, where))
     assert error is not None
     assert (error.status, error.reason, error.detail) == ("error", "forked", STARTS_A_PROCESS)

@@ -55,12 +55,8 @@ def _leak(inst: ngcc.Instance) -> _leak_mode.LeakRun:
     return _leak_mode.leak(inst, LENGTH, CALLS, 1000, 7, lambda ticks, classes: False)
 
 
-@pytest.mark.parametrize("sandbox", ["isolated", "filter"])
 @pytest.mark.parametrize("name", ["LeakyFlattened-256", "ConstantSkewed-256"])
-def test_a_leak_run_whose_ticks_were_rewritten_is_refused_by_name(forgers, monkeypatch,
-                                                                  sandbox, name):
-    if sandbox == "filter":
-        monkeypatch.setenv("NGCC_NO_SANDBOX", "1")
+def test_a_leak_run_whose_ticks_were_rewritten_is_refused_by_name(forgers, sandbox, name):
     with pytest.raises(_process.DriverError) as caught:
         _leak(forgers[name])
     assert caught.value.status == "protocol"
