@@ -38,8 +38,8 @@ class CpuShare:
         cpus: the CPUs this process may run on.
         measured_on: the CPU the share was measured on (None: from the load).
         by_load: the share by the load's rule (None: ``share`` is): how busy the whole
-            host is, which the chance of a slow speed state follows
-            (:func:`expected_replacements`).
+            host is, which the chance of a slow speed state follows where no library
+            was probed (:func:`slow_chance`).
     """
 
     share: float
