@@ -95,9 +95,11 @@ def test_the_share_is_the_cpu_left_by_the_others_on_it():
 
 def _simulated_quick_run(tmp_path, monkeypatch):
     """SM3 and WChain-V1-512, quick, at 32 B and 1 KiB, on the simulated host of a share
-    of 0.5: the run, its runner, and each plan with the runner's wall time then."""
+    of 0.5: the run, its runner, and each plan with the runner's wall time then. Its
+    libraries' trials take less than a probe is worth: they are probed all the same."""
     fixed_host(monkeypatch)
     _two_others_on_two_cpus(monkeypatch)
+    monkeypatch.setattr(_cost, "SLOW_PROBE_WORTH_SECONDS", 0.0)
     runner = SharedRunner(0.5, (32, 1024))
     plans = []
     run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
@@ -171,6 +173,24 @@ def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_s
     measured = _conditions.start_cost(SharedRunner(0.25, ()), 1, quarter)
     assert (measured.trial, measured.job, measured.wall) == pytest.approx((0.08, 0.10, 0.32))
     assert measured.share == quarter
+
+
+def test_only_libraries_whose_trials_are_worth_it_are_probed_for_the_slow_state(
+        tmp_path, monkeypatch):
+    """A probe costs about four trial processes: a library whose planned trials take less
+    than :data:`cost.SLOW_PROBE_WORTH_SECONDS` is not probed (the load's rule stands);
+    the others at their length nearest 1 KiB."""
+    from dataclasses import replace
+
+    run, _, _ = _simulated_quick_run(tmp_path, monkeypatch)
+    monkeypatch.undo()  # the worth of a probe as shipped
+    pending = [replace(job, status="pending") for job in run.jobs]
+    instances = {"SM3": ngcc.instance("SM3"), "WChain-V1-512": ngcc.instance("WChain-V1-512")}
+    assert _cost.slow_probes(pending, instances) == {}  # well under a second each
+    long = [replace(job, trials_planned=1000) for job in pending]
+    probes = _cost.slow_probes(long, instances)
+    assert sorted(probes) == ["SM3", "WChain-V1-512"]
+    assert {p.message_bytes for p in probes.values()} == {1024}
 
 
 def test_the_replacements_expected_grow_with_the_chance_within_the_budget():

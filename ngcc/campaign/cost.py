@@ -246,22 +246,30 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
 #: The length whose job a library's slow-state probe times (``conditions.SlowProbe``),
 #: or the nearest one calibrated.
 SLOW_PROBE_BYTES = 1024
+#: A library whose planned trials take less (seconds, on a CPU of its own) is not probed
+#: for the slow state: the probe (four trial processes, about 0.35 s here) would cost a
+#: third of what the replacements it sizes could; the load's rule stands for it.
+SLOW_PROBE_WORTH_SECONDS = 1.0
 
 
 def slow_probes(jobs: Sequence[Job], instances: Mapping[str, Instance]
                 ) -> dict[str, SlowProbe]:
-    """What to probe for the slow speed state before the plan: each library (label) with a
-    calibrated job pending, at its job's length nearest :data:`SLOW_PROBE_BYTES`."""
+    """What to probe for the slow speed state before the plan: each library (label) with
+    calibrated jobs pending whose planned trials take at least
+    :data:`SLOW_PROBE_WORTH_SECONDS`, at its job's length nearest :data:`SLOW_PROBE_BYTES`."""
     nearest: dict[str, Job] = {}
+    seconds: dict[str, float] = {}
     for job in jobs:
         if job.status == "pending" and job.t1_seconds is not None and job.label in instances:
+            seconds[job.label] = seconds.get(job.label, 0.0) + \
+                job.trials_planned * trial_cost(job)
             best = nearest.get(job.label)
             if best is None or abs(job.message_bytes - SLOW_PROBE_BYTES) < \
                     abs(best.message_bytes - SLOW_PROBE_BYTES):
                 nearest[job.label] = job
     return {label: SlowProbe(instances[label], job.message_bytes,
                              job.warm_call_seconds or job.t1_seconds or 0.0)
-            for label, job in nearest.items()}
+            for label, job in nearest.items() if seconds[label] >= SLOW_PROBE_WORTH_SECONDS}
 
 
 #: The built-in instance, and the lengths, whose calls stand for those of libraries not
