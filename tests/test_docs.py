@@ -234,7 +234,12 @@ def test_the_docs_of_a_clone_with_no_ngcc_built_say_what_to_do(tmp_path):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built as .ci/run builds it (warnings are errors), into a scratch folder."""
+    """The site, built as .ci/run builds it (warnings are errors), into a scratch folder;
+    or the one .ci/run's documentation step built from these sources (``NGCC_BUILT_SITE``),
+    which it does not build twice."""
+    built_site = os.environ.get("NGCC_BUILT_SITE")
+    if built_site and (Path(built_site) / "cli.html").is_file():
+        return Path(built_site)
     out = tmp_path_factory.mktemp("site")
     built = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E",
                             "-d", str(out / ".doctrees"), "-b", "html", str(DOCS), str(out)],
