@@ -44,6 +44,18 @@ def fixed_host(monkeypatch: Any) -> None:
         ENVIRONMENT, cpu=_locks.default_cpu() if cpu is None else cpu))
 
 
+def still_dry_run(monkeypatch: Any) -> None:
+    """Hold still what a dry run's trials line states of this host: its CPU share (from
+    a load of 1.0 on 2 CPUs) and the built-in SM3's calls (a runner that cannot measure
+    its start, such as :class:`FakeRunner`, gives the constant for the rest)."""
+    from ngcc.campaign import conditions as _conditions
+    from ngcc.campaign import cost as _cost
+
+    monkeypatch.setattr(_conditions, "host_share",
+                        lambda own=0.0, cpu=None: _conditions.cpu_share(1.0, 2, own))
+    monkeypatch.setattr(_cost, "reference_calls", lambda *_: _cost.ReferenceCalls(5e-7, 4e-4))
+
+
 def cost_cycles(name: str, message_bytes: int) -> float:
     """The typical cycles of one call of ``name`` at ``message_bytes`` in the fake."""
     return 500.0 + 40.0 * (zlib.crc32(name.encode()) % 7 + 1) * message_bytes

@@ -451,17 +451,11 @@ def test_evaluate_writes_the_constant_time_section_with_the_leaking_lines(valgri
 
 def test_the_dry_run_gives_the_constant_time_steps_cost_unless_skipped(tmp_path, capsys,
                                                                        monkeypatch):
-    from _fakes import FakeRunner
+    from _fakes import FakeRunner, still_dry_run
 
     from ngcc.app.dryrun import plan_lines
-    from ngcc.campaign import conditions as _conditions
-    from ngcc.campaign import cost as _cost
 
-    # the host's CPU share, a trial's start and SM3's calls, which the plan states, held
-    # still between the two plans (a runner that cannot measure its start: the constant)
-    monkeypatch.setattr(_conditions, "host_share",
-                        lambda own=0.0, cpu=None: _conditions.cpu_share(1.0, 2, own))
-    monkeypatch.setattr(_cost, "reference_calls", lambda *_: _cost.ReferenceCalls(5e-7, 4e-4))
+    still_dry_run(monkeypatch)  # what the plan states of the host, between the two plans
     archive = tmp_path / "archive"
     for name in ("constant_time", "length_branch"):
         shutil.copytree(FIXTURES / "ct" / name, archive / name / "Reference_Implementation" / name)

@@ -35,16 +35,9 @@ def _submission(archive: Path, submission: str, declared: str) -> Path:
 
 
 def test_one_archive_given_as_a_string_is_one_path(tmp_path, monkeypatch):
-    from _fakes import FakeRunner
+    from _fakes import FakeRunner, still_dry_run
 
-    from ngcc.campaign import conditions as _conditions
-    from ngcc.campaign import cost as _cost
-
-    # the host's share, a trial's start (a runner that cannot measure it) and SM3's calls
-    # held still
-    monkeypatch.setattr(_conditions, "host_share",
-                        lambda own=0.0, cpu=None: _conditions.cpu_share(1.0, 2, own))
-    monkeypatch.setattr(_cost, "reference_calls", lambda *_: _cost.ReferenceCalls(5e-7, 4e-4))
+    still_dry_run(monkeypatch)  # what the plan states of the host, between the two plans
     archive = tmp_path / "archive"
     _submission(archive, "Tiny", "TinyHash-256")
     lines = _dryrun.plan_lines(str(archive), runner=FakeRunner())  # not a walk from "/"

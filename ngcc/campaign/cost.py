@@ -37,6 +37,7 @@ def _duration(seconds: float) -> str:
 #: What the plan's calls take without the warm plan (:func:`warm_call_estimates`).
 COLD_WORDS = "cold call less what its library's first call pays"
 
+
 def expected_replacements(trials: int, chance: float) -> float:
     """The trials a job of ``trials`` planned ones is expected to add in place of slow-state
     ones where each trial falls in the slow state with ``chance``
@@ -218,8 +219,8 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
     target = s.target_ci is not None and s.max_trials > s.trials
     if share is None and executor is None:  # measured with the start, else from the load
         share = start.share if start.share is not None else _conditions.host_share(own=1.0)
-    extra = {job.label: expected_replacements(s.trials, slow_chance(start, job.label, share))
-             for job in todo}
+    extra = {label: expected_replacements(s.trials, slow_chance(start, label, share))
+             for label in {job.label for job in todo}}
     warm = warm_call_estimates(jobs)
 
     def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
