@@ -21,8 +21,9 @@ typedef struct {
     uint64_t opaque[64];
 } pavelor_state;
 
-/* The state whose bytes, in memory order (spec 3.1), are bytes[0 .. 319]. */
-void pavelor_state_load(pavelor_state *state, const uint8_t bytes[PAVELOR_STATE_BYTES]);
+/* The state whose first n bytes, in memory order (spec 3.1), are bytes[0 .. n-1]
+ * and whose others are zero; n is a multiple of 16, at most PAVELOR_STATE_BYTES. */
+void pavelor_state_load(pavelor_state *state, const uint8_t *bytes, size_t n);
 
 /* XOR block[0 .. n-1] into state bytes 0 .. n-1; n is a rate (64, 128 or 192). */
 void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n);

@@ -206,10 +206,10 @@ static void pavelor_round(bitsliced out, bitsliced in, const uint64_t rc[8])
 
 /* ------------------------------------------------------- the state (API) */
 
-void pavelor_state_load(pavelor_state *state, const uint8_t bytes[PAVELOR_STATE_BYTES])
+void pavelor_state_load(pavelor_state *state, const uint8_t *bytes, size_t n)
 {
     memset(state, 0, sizeof *state);
-    add_words(*planes_of(state), bytes, 20);
+    add_words(*planes_of(state), bytes, (int)(n / 16));
 }
 
 void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)

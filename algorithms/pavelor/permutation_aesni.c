@@ -17,12 +17,12 @@ static __m128i *state_words(pavelor_state *state)
     return (__m128i *)(void *)state->opaque;
 }
 
-void pavelor_state_load(pavelor_state *state, const uint8_t bytes[PAVELOR_STATE_BYTES])
+void pavelor_state_load(pavelor_state *state, const uint8_t *bytes, size_t n)
 {
-    int i;
+    size_t i;
 
     for (i = 0; i < 20; i++)
-        _mm_storeu_si128(state_words(state) + i, LOAD(bytes + 16 * i));
+        _mm_storeu_si128(state_words(state) + i, i < n / 16 ? LOAD(bytes + 16 * i) : _mm_setzero_si128());
 }
 
 void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)

@@ -23,12 +23,12 @@ static void store(uint8x16_t *to, uint8x16_t x)
     vst1q_u8((uint8_t *)(void *)to, x);
 }
 
-void pavelor_state_load(pavelor_state *state, const uint8_t bytes[PAVELOR_STATE_BYTES])
+void pavelor_state_load(pavelor_state *state, const uint8_t *bytes, size_t n)
 {
-    int i;
+    size_t i;
 
     for (i = 0; i < 20; i++)
-        store(state_words(state) + i, LOAD(bytes + 16 * i));
+        store(state_words(state) + i, i < n / 16 ? LOAD(bytes + 16 * i) : vdupq_n_u8(0));
 }
 
 void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)
