@@ -16,10 +16,10 @@ load so far). The fixed-vs-random test did not, once in a while, on the AMD EPYC
 guest under load: SM3 at 64 B with the all-zero message was a possible leak (|t|
 4.65, fastest 40.5 %) in one default-tier run beside two spinners, and in the guide's
 example in one CI run; never a LEAK, and never on the Intel guest beside two
-memory-streaming processes (24 runs). A message-dependent power draw that moves the
-clock (Hertzbleed) would do it: the time then does depend on the message, on that
-host. So the built-ins' test asserts what holds there: a possible leak does not
-survive a second run.
+memory-streaming processes (12 runs, and 12 of the control). A message-dependent
+power draw that moves the clock (Hertzbleed) would do it: the time then does depend on
+the message, on that host. So the built-ins' test asserts what holds there: a possible
+leak does not survive a second run.
 
 tests/fixtures/leaky/table_sbox (an `ngcc ct` fixture) is deliberately left out of
 the LEAK assertions: its 256-byte table stays in the L1 cache, so its only timing
