@@ -21,8 +21,10 @@ void pavelor_state_load(pavelor_state *state, const uint8_t *bytes, size_t n)
 {
     size_t i;
 
-    for (i = 0; i < 20; i++)
-        _mm_storeu_si128(state_words(state) + i, i < n / 16 ? LOAD(bytes + 16 * i) : _mm_setzero_si128());
+    for (i = 0; i < 20; i++) {
+        const __m128i word = i < n / 16 ? LOAD(bytes + 16 * i) : _mm_setzero_si128();
+        _mm_storeu_si128(state_words(state) + i, word);
+    }
 }
 
 void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)

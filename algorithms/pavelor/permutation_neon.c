@@ -27,8 +27,10 @@ void pavelor_state_load(pavelor_state *state, const uint8_t *bytes, size_t n)
 {
     size_t i;
 
-    for (i = 0; i < 20; i++)
-        store(state_words(state) + i, i < n / 16 ? LOAD(bytes + 16 * i) : vdupq_n_u8(0));
+    for (i = 0; i < 20; i++) {
+        const uint8x16_t word = i < n / 16 ? LOAD(bytes + 16 * i) : vdupq_n_u8(0);
+        store(state_words(state) + i, word);
+    }
 }
 
 void pavelor_state_absorb(pavelor_state *state, const unsigned char *block, size_t n)
