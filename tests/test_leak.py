@@ -459,8 +459,8 @@ def test_a_constant_time_builtin_is_not_flagged_at_the_bound(name):
     # What holds under load: never a LEAK, and a possible leak (4.5 to 10) does not
     # survive a second, independent run (a fresh process and seed), as the verdict's
     # advice says. On the AMD EPYC guest under load SM3 was a possible leak twice
-    # (|t| 4.65 once), more often than the 2e-4 of a normal t allows: the host, not the
-    # function (see the module's docstring).
+    # (|t| 4.65 once), more often than the 2e-4 of a normal t allows (see the module's
+    # docstring).
     inst = ngcc.instance(name) if name in BUILTINS else _runnable(name)
     assert inst.constant_time
     runs = [ngcc.leak(inst, LENGTH, calls=CALLS)]
