@@ -202,6 +202,24 @@ def test_a_resumed_run_keeps_its_cpu(tmp_path):
     assert len(again.campaign.starts) == 2
 
 
+FORKING_HOLDER = """
+import os, sys, time
+from ngcc.measure import locks as _locks
+with _locks.hold_run_dir(sys.argv[1]):
+    if os.fork() == 0:  # the child keeps the lock's descriptor a moment, as one that
+        time.sleep(1.0)  # has not yet exec'd when its parent is killed
+        os._exit(0)
+    os._exit(0)         # the holder dies at once, its child holding the lock
+"""
+
+
+def test_a_lock_left_to_a_child_of_a_dead_holder_is_taken_once_the_child_lets_go(tmp_path):
+    run_dir = tmp_path / "run"
+    subprocess.run([sys.executable, "-c", FORKING_HOLDER, str(run_dir)], check=True)
+    with _locks.hold_run_dir(run_dir):  # not RunDirBusyError naming the dead pid
+        assert _lock_pid(run_dir / _locks.RUN_DIR_LOCK) == os.getpid()
+
+
 def test_a_lock_of_a_killed_campaign_is_taken_over(tmp_path):
     """kill -9 of a running campaign leaves its lock files; the same command run again
     takes both locks and finishes the run."""

@@ -56,6 +56,7 @@ _CAMPAIGN_FILE = "campaign.json"
 _EVALUATION_NAMES = frozenset({"evaluation.json", "builds"})
 #: How long to wait for a holder that has just taken a lock to write its facts.
 _FACTS_WAIT_SECONDS = 0.5
+_DEAD_HOLDER_SECONDS = 2.0  # a dead holder's lock may stay with a child it was forking
 #: CPU -> the thread of this process that holds its lock now: what that thread measures
 #: there itself (a campaign's leak tests) is its own work, not a second campaign's.
 _HELD_BY_THREAD: dict[int, int] = {}
@@ -415,13 +416,16 @@ def _try_lock(path: Path, facts: dict[str, object] | None) -> int | Holder | Non
         os.close(fd)
         raise OSError(errno.EINVAL, "the lock file %s is not a regular file (a FIFO, a "
                       "device or a socket): remove it, ngcc makes its own" % path)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        try:
-            return _holder(fd)
-        finally:
-            os.close(fd)
+    if not _flock(fd):
+        holder = _holder(fd)  # waits a moment for a live holder's facts
+        # A holder killed while forking leaves the lock to its child until that child
+        # execs (O_CLOEXEC) or exits: a moment, after which the lock is free.
+        deadline = time.monotonic() + _DEAD_HOLDER_SECONDS
+        while not _flock(fd):
+            if holder.pid is None or _alive(holder.pid) or time.monotonic() > deadline:
+                os.close(fd)
+                return holder
+            time.sleep(0.02)
     if facts is None:
         os.close(fd)
         return None
@@ -432,6 +436,14 @@ def _try_lock(path: Path, facts: dict[str, object] | None) -> int | Holder | Non
         raise OSError(exc.errno, "cannot write the lock file %s: %s" % (path, exc.strerror)
                       ) from None
     return fd
+
+
+def _flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _write_facts(fd: int, facts: dict[str, object]) -> None:
@@ -458,10 +470,8 @@ def _holder(fd: int) -> Holder:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+    except OSError as exc:  # PermissionError: another user's process, alive
+        return not isinstance(exc, ProcessLookupError)
     return True
 
 
