@@ -168,6 +168,15 @@ uint64_t counter_resolution(const counter_source *source)
     return step;
 }
 
+uint64_t counter_resolution_of(uint64_t step, const uint64_t *readings, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n && step != 1; i++)
+        step = gcd(readings[i], step);
+    return step;
+}
+
 /* The dependency chain: CHAIN_LOOPS iterations of 64 adds, each needing the result
  * of the one before (a register source: no CPU folds it like an immediate). The
  * loop's own counter runs beside the chain, so an iteration costs 64 cycles. */

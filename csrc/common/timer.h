@@ -163,6 +163,10 @@ const char *source_name(const counter_source *source);
  * by a hypervisor, 1 for one that ticks every cycle). */
 #define COUNTER_RESOLUTION_READS 4001
 uint64_t counter_resolution(const counter_source *source);
+/* step refined by n readings (differences of the counter): the gcd of all of them.
+ * Successive reads can all step by a multiple of the counter's true step (2 ticks
+ * on a guest whose TSC moves by 1) where a call's reading does not. */
+uint64_t counter_resolution_of(uint64_t step, const uint64_t *readings, size_t n);
 /* The unit of its ticks as recorded in evidence: "tsc-ticks", "timer-ticks" (the
  * AArch64 generic timer) or "ns" (ngcc/driver/protocol.py COUNTERS says the same). */
 const char *counter_unit(void);

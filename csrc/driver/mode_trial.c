@@ -106,6 +106,8 @@ static void run_trial(const request *req)
                            (size_t)req->warmup, &call);
         fail(DRIVER_ERR_HASH, per_call.status, "%s", text);
     }
+    facts.counter_resolution = counter_resolution_of(facts.counter_resolution, cycles,
+                                                     (size_t)req->calls);
     memcpy(loop_digest, call.digest, digest_bytes);  /* the last timed call's output */
     memset(call.digest, 0, digest_bytes);  /* so the batch's digest is the batch's own */
     batch_mark(req, 0);
