@@ -416,16 +416,14 @@ def _try_lock(path: Path, facts: dict[str, object] | None) -> int | Holder | Non
         os.close(fd)
         raise OSError(errno.EINVAL, "the lock file %s is not a regular file (a FIFO, a "
                       "device or a socket): remove it, ngcc makes its own" % path)
-    if not _flock(fd):
+    # A holder killed while forking leaves the lock to its child until that child execs
+    # (O_CLOEXEC) or exits: a moment, after which the lock is free.
+    deadline = time.monotonic() + _DEAD_HOLDER_SECONDS
+    while not _flock(fd):
         holder = _holder(fd)  # waits a moment for a live holder's facts
-        # A holder killed while forking leaves the lock to its child until that child
-        # execs (O_CLOEXEC) or exits: a moment, after which the lock is free.
-        deadline = time.monotonic() + _DEAD_HOLDER_SECONDS
-        while not _flock(fd):
-            if holder.pid is None or _alive(holder.pid) or time.monotonic() > deadline:
-                os.close(fd)
-                return holder
-            time.sleep(0.02)
+        if holder.pid is None or _alive(holder.pid) or time.monotonic() > deadline:
+            os.close(fd)
+            return holder
     if facts is None:
         os.close(fd)
         return None
