@@ -47,6 +47,10 @@ class _CounterCalibration(TypedDict):  # a dict at run time; named for type chec
     overhead_median: int
     resolution: int
 
+#: The least time a trial's frequency measurement spans, in nanoseconds: from before its
+#: calls to after them, sleeping where they end sooner (50 ms).
+COUNTER_FREQUENCY_INTERVAL_NS: int
+
 def counter_calibrate() -> _CounterCalibration:
     """Measure the counter afresh (about 50 ms): frequency against
     CLOCK_MONOTONIC_RAW, and the minimum and median ticks of an empty timed region;

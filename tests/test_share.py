@@ -25,7 +25,9 @@ class SharedRunner(FakeRunner):
     many calls, the warm-up) and each job's reference run and record (as long as a
     trial's start, as a campaign writes it), and says what a start costs
     as the real runner's probe measures it (:data:`START`, :data:`REFERENCE` over the
-    share). Trial 1 of each job at the first length runs in the slow speed state (its
+    share). As the real driver's, a trial's calls run within the first :data:`WINDOW`
+    seconds of its start (its counter's frequency window): only what they take beyond it
+    adds to the start. Trial 1 of each job at the first length runs in the slow speed state (its
     calls 1.4 times slower), so that job replaces it: about what a share of 0.5 is
     expected to replace (``cost.expected_replacements``). Its
     cold call pays :data:`FIRST_CALL` more than a warm one, at every length. With
@@ -33,6 +35,7 @@ class SharedRunner(FakeRunner):
     other libraries' (``conditions.slow_state``)."""
 
     START, REFERENCE, FIRST_CALL = 0.08, 0.02, 20e-6  # seconds of a CPU of its own
+    WINDOW = 0.05  # wall seconds
 
     def __init__(self, share: float, lengths: tuple[int, ...], probe: bool = True):
         super().__init__(batch=True, slow={(name, n, 1): 1.4 for n in lengths[:1]
@@ -47,7 +50,8 @@ class SharedRunner(FakeRunner):
         return super().cold_call(instance, message_bytes, cpu, timeout) + self.FIRST_CALL
 
     def start_probe(self, cpu):
-        return StartProbe(self.REFERENCE / self.share, (self.START / self.share,) * 3)
+        return StartProbe(self.REFERENCE / self.share, (self.START / self.share,) * 3,
+                          self.WINDOW)
 
     def slow_probe(self, instance, message_bytes, calls, cpu, trials):
         return tuple(1400.0 if i == 0 and instance.name == "SM3" else 1000.0
@@ -59,7 +63,8 @@ class SharedRunner(FakeRunner):
         if (instance.name, message_bytes) not in self.referenced:
             self.referenced.add((instance.name, message_bytes))
             self.wall += (self.REFERENCE + self.START) / self.share  # and its record
-        self.wall += (self.START + (2 * calls + warmup) * per_call) / self.share
+        calls_wall = (2 * calls + warmup) * per_call / self.share
+        self.wall += self.START / self.share + max(0.0, calls_wall - self.WINDOW)
         return measured
 
 
@@ -129,8 +134,46 @@ def test_the_plan_holds_at_a_simulated_cpu_share_of_one_half(tmp_path, monkeypat
     assert ("of trials (estimated from each job's cold call less what its library's first "
             "call pays, about 2 trials in place of slow-state ones expected (1 of 8 probe "
             "trials ran in the slow speed state now), each trial's start 0.160 s as "
-            "measured now, at this "
+            "measured now, its calls' first 0.050 s within it, at this "
             "host's CPU share 0.50 (load 3.00 on 2 CPUs) now; " in str(estimate))
+
+
+class QuickStartRunner(SharedRunner):
+    """A start as the real driver's on this project's guests: 57 ms of wall time alone,
+    50 of them its counter's frequency window."""
+
+    START = 0.0285  # at the share of 0.5: 57 ms
+
+
+def test_tiny_trials_cost_their_start_alone_since_their_calls_run_within_it(
+        tmp_path, monkeypatch):
+    """Trials of a few milliseconds of calls (T = 10 ms, as the fixture archive's quick
+    ones) end within the start's frequency window: the plan counts their start alone and
+    holds within a quarter at the simulated share of 0.5, where adding their calls to
+    the start (the rule before) reads more than a quarter high."""
+    from dataclasses import replace
+
+    from ngcc.campaign.settings import CampaignSettings
+
+    fixed_host(monkeypatch)
+    _two_others_on_two_cpus(monkeypatch)
+    runner, plans = QuickStartRunner(0.5, (32, 1024)), []
+    run = ngcc.Campaign(["SM3", "WChain-V1-512"], run_dir=tmp_path / "run", runner=runner,
+                        kat_checker=FakeKat(), quick=True, trials=3, lengths=[32, 1024],
+                        trial_target=0.01, progress=False,
+                        on_plan=lambda estimate: plans.append((estimate, runner.wall))).run()
+    [(estimate, before)] = plans
+    trials = runner.wall - before
+    assert estimate.start.overlap == pytest.approx(0.025)  # the window's 50 ms at 0.5
+    assert estimate.wall_seconds == pytest.approx(trials, rel=0.25)
+    settings = CampaignSettings.make(quick=True, trials=3, lengths=[32, 1024],
+                                     trial_target=0.01)
+    pending = [replace(job, status="pending") for job in run.jobs]
+    again = _cost.estimate(pending, settings, 0, None, estimate.share, estimate.start)
+    assert again.wall_seconds == pytest.approx(estimate.wall_seconds)
+    added = _cost.estimate(pending, settings, 0, None, estimate.share,
+                           replace(estimate.start, overlap=0.0))
+    assert added.wall_seconds > 1.25 * trials
 
 
 def test_the_replacements_follow_the_whole_hosts_load_and_the_time_the_share_measured(
@@ -172,6 +215,7 @@ def test_a_runner_that_cannot_measure_its_start_is_given_the_constant_and_says_s
     quarter = _conditions.cpu_share(6.0, 2)
     measured = _conditions.start_cost(SharedRunner(0.25, ()), 1, quarter)
     assert (measured.trial, measured.job, measured.wall) == pytest.approx((0.08, 0.10, 0.32))
+    assert measured.overlap == pytest.approx(0.05 * 0.25)  # the window's wall at the share
     assert measured.share == quarter
 
 
@@ -269,8 +313,8 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
     assert ("if they fall into the host's slow speed state as often as the built-in SM3's "
             "(by the load: about 4 more trials), from the plan alone since nothing is "
         "calibrated before a build: each trial's calls take T = 0.02 s, high where 20000 "
-        "calls take less, each trial's start 0.160 s as measured now, at this host's CPU "
-        "share 0.50 (load 2.00 on 2 CPUs) now; ") in line
+        "calls take less, each trial's start 0.160 s as measured now, its calls' first "
+        "0.050 s within it, at this host's CPU share 0.50 (load 2.00 on 2 CPUs) now; ") in line
     runner, plans = SharedRunner(0.5, lengths), []
     ngcc.Campaign(["SM3", "WChain-V1-512", "Wish512"],
                   run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(), quick=True,
@@ -358,6 +402,7 @@ def test_the_driver_measures_its_start_and_slow_state_with_the_built_in_sm3():
     runner = DriverRunner()
     probe = runner.start_probe(default_cpu())
     assert probe.reference > 0 and len(probe.trials) == START_PROBES
+    assert probe.overlap == 0.05  # csrc/common/timer.h's COUNTER_FREQUENCY_INTERVAL_NS
     assert all(seconds > 0 for seconds in probe.trials)
     figures = runner.slow_probe(ngcc.instance("SM3"), 1024, 50, default_cpu(), 2)
     assert len(figures) == 2 and all(ns > 0 for ns in figures)

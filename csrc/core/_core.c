@@ -635,7 +635,9 @@ PyMODINIT_FUNC PyInit__core(void)
     module = PyModule_Create(&core_module);
     if (module == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(module, "MAX_CALLS", (long)MAX_CALLS) < 0) {
+    if (PyModule_AddIntConstant(module, "MAX_CALLS", (long)MAX_CALLS) < 0
+        || PyModule_AddIntConstant(module, "COUNTER_FREQUENCY_INTERVAL_NS",
+                                   COUNTER_FREQUENCY_INTERVAL_NS) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -113,6 +113,9 @@ class StartCost:
         wall: a trial's start in wall seconds as measured (``trial`` where not measured).
         share: the CPU share measured with it on the trial CPU (None: not measured).
         slow: each probed library's label and :class:`SlowState` now.
+        overlap: the CPU seconds of a trial's start its calls run within (the driver's
+            frequency window at the share, ``StartProbe.overlap``): a trial costs its
+            start plus what its calls take beyond them (:func:`cost.trial_cost`).
     """
 
     trial: float = CHILD_STARTUP_SECONDS
@@ -121,10 +124,14 @@ class StartCost:
     wall: float = CHILD_STARTUP_SECONDS
     share: CpuShare | None = None
     slow: tuple[tuple[str, SlowState], ...] = ()
+    overlap: float = 0.0
 
     def __str__(self) -> str:
-        return ("each trial's start %.3f s as measured now" % self.wall if self.measured
-                else "each trial's start %.2f s (not measured: the runner cannot)" % self.trial)
+        if not self.measured:
+            return "each trial's start %.2f s (not measured: the runner cannot)" % self.trial
+        within = (", its calls' first %.3f s within it" % (self.overlap / self.share.share)
+                  if self.overlap and self.share is not None else "")
+        return "each trial's start %.3f s as measured now%s" % (self.wall, within)
 
     def slow_words(self) -> str:
         """Where the replacements expected come from: ``3 of 8 probe trials ran in the
@@ -156,7 +163,7 @@ def start_cost(runner: TrialRunner, cpu: int, share: CpuShare | None = None,
         return StartCost(share=share, slow=slow)
     wall = statistics.median(measured.trials)  # a job's record costs about one more start
     return StartCost(wall * share.share, (measured.reference + wall) * share.share, True, wall,
-                     share, slow)
+                     share, slow, measured.overlap * share.share)
 
 
 #: The slow-state probe: this many trials (each a fresh process, as a job's) of about

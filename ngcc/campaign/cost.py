@@ -121,7 +121,7 @@ class CostEstimate:
 
     def _share_words(self) -> str:
         """What the figure assumes: ``, about 27 trials in place of slow-state ones
-        expected, each trial's start 0.075 s as measured now, at this host's CPU share
+        expected, each trial's start 0.075 s as measured now (…), at this host's CPU share
         0.50 (load 2.00 on 2 CPUs) now; 20 s if its CPU were the campaign's alone``."""
         words = ", %s" % self.start
         if self.expected_replacements >= 0.5:
@@ -170,15 +170,16 @@ class CostEstimate:
         return text
 
 
-def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, call: float | None = None
-               ) -> float:
+def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, call: float | None = None,
+               overlap: float = 0.0) -> float:
     """A trial's estimated seconds on a CPU of its own: the process start (``start``),
-    the warm-up, the timed calls and the uninstrumented batch of as many calls, each call
-    taking the warm call with the warm plan, else ``call`` (:func:`warm_call_estimates`),
-    else t1."""
+    then what the warm-up, the timed calls and the uninstrumented batch of as many calls
+    take beyond the ``overlap`` of the start they run within (``StartCost.overlap``),
+    each call taking the warm call with the warm plan, else ``call``
+    (:func:`warm_call_estimates`), else t1."""
     calls = job.calls_per_trial or 0
     each = job.warm_call_seconds or (call if call is not None else job.t1_seconds or 0.0)
-    return start + (2 * calls + (job.warmup_calls or 0)) * each
+    return start + max(0.0, (2 * calls + (job.warmup_calls or 0)) * each - overlap)
 
 
 def warm_call_estimates(jobs: Sequence[Job]) -> dict[tuple[str, int], float]:
@@ -225,7 +226,7 @@ def estimate(jobs: Sequence[Job], settings: CampaignSettings, leak_tests: int,
 
     def cost(job: Job, trials: float) -> float:  # its trials, its reference run and record
         call = warm.get((job.label, job.message_bytes))
-        return trials * trial_cost(job, start.trial, call) + start.job
+        return trials * trial_cost(job, start.trial, call, start.overlap) + start.job
     return CostEstimate(
         jobs=len(todo), libraries=len({job.label for job in todo}),
         lengths=len({job.message_bytes for job in todo}), trials=s.trials,
@@ -361,8 +362,9 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
                                           s.op_budget, s.trials)
 
     def alone(extra: float) -> float:  # on a CPU of its own
-        return libraries * sum((s.trials + extra) * (start.trial + work(length)) + start.job
-                               for length in s.lengths)
+        return libraries * sum(
+            (s.trials + extra) * (start.trial + max(0.0, work(length) - start.overlap))
+            + start.job for length in s.lengths)
 
     extra = expected_replacements(s.trials, slow_chance(start, REFERENCE_INSTANCE, share))
     per_call = (str(calls) + ", as many as the plan's rule gives (T = %g s, at most %d)"

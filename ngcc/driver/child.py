@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from ngcc import _core
 from ngcc.base import sandbox as _sandbox
 from ngcc.driver import ending as _ending
 from ngcc.driver import facts as _facts
@@ -470,9 +471,9 @@ class DriverRunner:
 
     def start_probe(self, cpu: int, probes: int = START_PROBES) -> StartProbe:
         """What a job costs on ``cpu`` beyond its calls, on this host now: the wall time
-        of a reference run (:func:`reference`, once per job), then of ``probes`` trials
-        of one call each (a fresh driver, as every trial), of the built-in SM3 at
-        :data:`START_PROBE_BYTES` bytes: a fraction of a second in all; a ``ChildError``
+        of a reference run (:func:`reference`, once per job), then of ``probes`` trials of
+        one SM3 call at :data:`START_PROBE_BYTES` bytes (each a fresh driver, as every
+        trial), and the window of a trial's start its calls run within; a ``ChildError``
         where the driver did not deliver."""
         sm3, size = _registry.instance("SM3"), START_PROBE_BYTES
         honesty, what = honesty_calls(1, size), "the start-cost probe"
@@ -485,7 +486,7 @@ class DriverRunner:
                   timeout=COLD_TIMEOUT, counter=self.counter, honesty=honesty,
                   expected_digest=ref.digest, expected_honesty=ref.honesty)
             seconds.append(time.perf_counter() - began)
-        return StartProbe(seconds[0], tuple(seconds[1:]))
+        return StartProbe(seconds[0], tuple(seconds[1:]), _core.COUNTER_FREQUENCY_INTERVAL_NS / 1e9)
 
     def slow_probe(self, instance: Instance, message_bytes: int, calls: int, cpu: int,
                    trials: int) -> tuple[float, ...]:

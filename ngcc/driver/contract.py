@@ -26,10 +26,14 @@ class StartProbe:
     estimate then uses it instead of a constant. A runner may also have
     ``slow_probe(instance, message_bytes, calls, cpu, trials)``, each trial's CPU
     nanoseconds per call, which tells how many trial processes run in the host's slow
-    speed state now (``campaign.conditions.slow_state``)."""
+    speed state now (``campaign.conditions.slow_state``). ``overlap``: the wall seconds of
+    each trial's start its calls run within (the real driver times its counter's
+    frequency over at least 50 ms from before the calls to after them, sleeping where
+    they end sooner), so a trial of fewer calls costs no more than its start."""
 
     reference: float
     trials: tuple[float, ...]
+    overlap: float = 0.0
 
 
 class TrialRunner(Protocol):
