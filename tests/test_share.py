@@ -342,10 +342,10 @@ def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp
     assert sm3(1024) == pytest.approx(cost_cycles("SM3", 1024) / FREQUENCY_HZ)
     runner, plans = SharedRunner(0.5, lengths), []
     start = _conditions.start_cost(runner, 1, _conditions.host_share(cpu=1))
-    line = _cost.plan_only(1, settings, start, _conditions.host_share(), sm3)
+    line = _cost.plan_only([None], settings, start, _conditions.host_share(), sm3)
     assert ("each call as long as the built-in SM3's here now (%.2f µs at 32 B, "
             % (sm3(32) * 1e6)) in line
-    filling_t = _cost.plan_only(1, settings, start, _conditions.host_share())
+    filling_t = _cost.plan_only([None], settings, start, _conditions.host_share())
     ngcc.Campaign(["SM3"], run_dir=tmp_path / "run", runner=runner, kat_checker=FakeKat(),
                   trials=3, lengths=list(lengths), progress=False,
                   on_plan=lambda _: plans.append(runner.wall)).run()

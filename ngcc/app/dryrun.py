@@ -7,7 +7,9 @@ followed)."""
 
 from __future__ import annotations
 
-from ngcc.base.errors import CERTAIN_FIXES, BuildError, InvalidNameError
+import platform
+
+from ngcc.base.errors import CERTAIN_FIXES, BuildError, InvalidNameError, PublishedError
 from ngcc.campaign import conditions as _conditions
 from ngcc.campaign import cost as _cost
 from ngcc.campaign import ct_step as _ct_step
@@ -19,6 +21,7 @@ from ngcc.library import candidates as _candidates
 from ngcc.library.archive import Archives, Folder
 from ngcc.library.header import read_instance_header
 from ngcc.measure.locks import default_cpu
+from ngcc.report import published as _published
 
 
 def plan_lines(archives: Archives, ct: bool | None = None,
@@ -50,16 +53,26 @@ def plan_lines(archives: Archives, ct: bool | None = None,
     lines.append("each build that fails may be run again with the fixes its own diagnosis "
                  "is certain of (%s), each recorded as an adjustment; nothing was built"
                  % CERTAIN_FIXES)
-    lines.append(_trials_line(sum(1 for f in headers.values() if not isinstance(f, str)),
-                              settings or CampaignSettings.make(), runner or DriverRunner()))
+    instances = [_published_instance(folder, headers[folder.path], known)
+                 for _, folder in pairs if not isinstance(headers[folder.path], str)]
+    lines.append(_trials_line(instances, settings or CampaignSettings.make(),
+                              runner or DriverRunner()))
     if _ct_step.wanted(ct):
         lines.append(_ct_step.plan_line(sum(1 for _, f in pairs if f.linked_to is None)))
     return lines
 
 
-def _trials_line(libraries: int, settings: CampaignSettings, runner: TrialRunner) -> str:
-    """The trials' time of the ``libraries`` that will build (``cost.plan_only``), or
-    why there is none here."""
+#: The harness's system whose published figures stand for a library's speed before its
+#: build (``report.published``): the one of this machine's architecture.
+PUBLISHED_SYSTEM = "arm_1" if platform.machine() in ("aarch64", "arm64") else "x86_1"
+
+
+def _trials_line(instances: list[str | None], settings: CampaignSettings,
+                 runner: TrialRunner) -> str:
+    """The trials' time of the libraries that will build (``cost.plan_only``), each of
+    ``instances`` (the harness's name of its instance, None where no candidate claims
+    it) as fast as its published figure says where there is one, or why there is no
+    time here."""
     if settings.workers is not None or settings.scheduler is not None:
         return ("the trials run as whole jobs on workers, each calibrated where it is "
                 "measured: no time is estimated here")
@@ -67,8 +80,43 @@ def _trials_line(libraries: int, settings: CampaignSettings, runner: TrialRunner
     calls = _cost.reference_calls(runner, cpu)
     start = _conditions.start_cost(runner, cpu, _conditions.host_share(cpu=cpu),
                                    _cost.reference_probe(calls))
-    return _cost.plan_only(libraries, settings, start, start.share or _conditions.host_share(),
-                           calls)
+    return _cost.plan_only(_published_calls(instances, calls), settings, start,
+                           start.share or _conditions.host_share(), calls, PUBLISHED_SYSTEM)
+
+
+def _published_calls(instances: list[str | None], calls: _cost.ReferenceCalls | None
+                     ) -> list[_cost.PublishedCalls | None]:
+    """Each instance's calls at this host's rate (:class:`~ngcc.campaign.cost.PublishedCalls`)
+    where :data:`PUBLISHED_SYSTEM` has its figures at two lengths or more, else None."""
+    try:
+        figures = _published.load(PUBLISHED_SYSTEM) if calls is not None else {}
+    except PublishedError:
+        figures = {}
+    lines: dict[str, list[tuple[int, float]]] = {}
+    for (name, length), figure in figures.items():
+        lines.setdefault(name, []).append((length, figure.mean_cycles))
+    reference = tuple(sorted(lines.get("sm3hash-256", ())))
+    if calls is None or len(reference) < 2:
+        return [None] * len(instances)
+    return [_cost.PublishedCalls(name, tuple(sorted(lines[name])), reference, calls)
+            if name is not None and len(lines.get(name, ())) >= 2 else None
+            for name in instances]
+
+
+def _published_instance(folder: Folder, header: tuple[str, int] | str,
+                        known: dict[str, set[str]]) -> str | None:
+    """The harness's name of a folder's instance (``laurus_512`` is ``Laurus-512``), None
+    where no candidate claims it."""
+    if isinstance(header, str):
+        return None
+    candidate = _candidate(header[0])
+    if candidate == _candidates.EXTERNAL and len(known.get(folder.submission, ())) == 1:
+        candidate, = known[folder.submission]
+    try:
+        found = _candidates.candidate(candidate).instance(header[0])
+    except _candidates.UnknownCandidateError:
+        return None
+    return found.manifest_folder if found is not None else None
 
 
 def _header(folder: Folder) -> tuple[str, int] | str:

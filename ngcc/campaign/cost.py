@@ -4,7 +4,7 @@ line prints before any trial."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ngcc.base.errors import ChildError, NgccError
@@ -305,6 +305,32 @@ class ReferenceCalls:
                     self.first_call * 1e6))
 
 
+def _on_line(points: Sequence[tuple[int, float]], message_bytes: int) -> float:
+    """The value at ``message_bytes`` on the broken line through ``points`` (at least two,
+    sorted by length): straight between the two around it, along the end segment beyond."""
+    i = min(max(1, sum(n <= message_bytes for n, _ in points)), len(points) - 1)
+    (n0, y0), (n1, y1) = points[i - 1], points[i]
+    return max(0.0, y0 + (y1 - y0) * (message_bytes - n0) / (n1 - n0))
+
+
+@dataclass(frozen=True)
+class PublishedCalls:
+    """A library's calls as long as the harness published its instance's, at this host's
+    rate now: the instance's published mean cycles per call (``published``, at a few
+    lengths, a line between them) times what the built-in :data:`REFERENCE_INSTANCE`'s
+    call takes here (``reference``) per cycle the harness published for its ICCS helper
+    sm3hash-256 at the same length (``reference_published``)."""
+
+    instance: str
+    published: tuple[tuple[int, float], ...]
+    reference_published: tuple[tuple[int, float], ...]
+    reference: ReferenceCalls
+
+    def __call__(self, message_bytes: int) -> float:
+        return (_on_line(self.published, message_bytes) * self.reference(message_bytes)
+                / _on_line(self.reference_published, message_bytes))
+
+
 def reference_calls(runner: TrialRunner | None = None, cpu: int = 0,
                     batches: int = 3) -> ReferenceCalls | None:
     """:class:`ReferenceCalls` timed in this process (the built-in library, about 20 ms:
@@ -340,11 +366,13 @@ def reference_probe(calls: ReferenceCalls | None) -> dict[str, SlowProbe]:
                                           calls(SLOW_PROBE_BYTES))}
 
 
-def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
-              share: CpuShare, calls: ReferenceCalls | None = None) -> str:
-    """The trials' time of ``libraries`` libraries not built yet (``evaluate --dry-run``),
-    from the plan alone, with what it assumes: each job's planned trials, each trial's
-    calls as many as the plan's rule gives for calls as long as ``calls`` says (None:
+def plan_only(libraries: Sequence[Callable[[int], float] | None], settings: CampaignSettings,
+              start: StartCost, share: CpuShare, calls: ReferenceCalls | None = None,
+              published: str = "") -> str:
+    """The trials' time of ``libraries`` not built yet (``evaluate --dry-run``), from the
+    plan alone, with what it assumes: each job's planned trials, each trial's calls as
+    many as the plan's rule gives for calls as long as its library's own entry says (a
+    :class:`PublishedCalls`, the figures of ``published``), else as ``calls`` says (None:
     calls that fill the plan's target T, at most the budget's share), its uninstrumented
     batch as many; ``start`` and each job's reference run. A library's speed state is as
     unknown as its speed before its build: the time with the trials expected in place of
@@ -354,33 +382,39 @@ def plan_only(libraries: int, settings: CampaignSettings, start: StartCost,
     s = settings
     target = min(float(s.trial_target), float(s.op_budget) / s.trials)
 
-    def work(length: int) -> float:  # a trial's timed loop and uninstrumented batch
-        if calls is None:
+    def work(length: int, own: Callable[[int], float] | None) -> float:  # a trial's calls
+        timing = own or calls
+        if timing is None:
             return 2 * target
-        call = calls(length)  # the plan's rule counts the cold call, the trial the warm
-        return 2 * call * calls_per_trial(call + calls.first_call, s.trial_target,
-                                          s.op_budget, s.trials)
+        call = timing(length)  # the plan's rule counts the cold call, the trial the warm
+        first = calls.first_call if calls is not None else 0.0
+        return 2 * call * calls_per_trial(call + first, s.trial_target, s.op_budget, s.trials)
 
     def alone(extra: float) -> float:  # on a CPU of its own
-        return libraries * sum(
-            (s.trials + extra) * (start.trial + max(0.0, work(length) - start.overlap))
-            + start.job for length in s.lengths)
+        return sum((s.trials + extra) * (start.trial + max(0.0, work(n, own) - start.overlap))
+                   + start.job for own in libraries for n in s.lengths)
 
+    count, known = len(libraries), sum(own is not None for own in libraries)
     extra = expected_replacements(s.trials, slow_chance(start, REFERENCE_INSTANCE, share))
     per_call = (str(calls) + ", as many as the plan's rule gives (T = %g s, at most %d)"
                 % (target, MAX_CALLS) if calls is not None else
                 "each trial's calls take T = %g s, high where %d calls take less"
                 % (target, MAX_CALLS))
+    if known:
+        per_call = ("each call of %d librar%s as long as its instance's published %s "
+                    "figure, at this host's rate of the built-in %s against the published "
+                    "sm3hash-256; otherwise %s" % (known, "y" if known == 1 else "ies",
+                                                   published, REFERENCE_INSTANCE, per_call))
     return ("the trials: about %s (%d librar%s × %d length(s) × %d trial(s), if each builds "
             "and is timed), up to %s if they fall into the host's slow speed state as often "
             "as the built-in %s's (%s: about %d more trials), from the plan alone since "
             "nothing is calibrated before a build: %s, %s, at this host's %s now; %s if its "
             "CPU were the campaign's alone; the plan line before the trials estimates it "
             "again from each job's calibration and slow-state probe" % (
-                _duration(alone(0.0) / share.share), libraries,
-                "y" if libraries == 1 else "ies", len(s.lengths), s.trials,
+                _duration(alone(0.0) / share.share), count,
+                "y" if count == 1 else "ies", len(s.lengths), s.trials,
                 _duration(alone(extra) / share.share), REFERENCE_INSTANCE, start.slow_words(),
-                round(extra * libraries * len(s.lengths)), per_call, start, share,
+                round(extra * count * len(s.lengths)), per_call, start, share,
                 _duration(alone(0.0))))
 
 
