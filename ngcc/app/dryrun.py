@@ -88,15 +88,17 @@ def _published_calls(instances: list[str | None], calls: _cost.ReferenceCalls | 
                      ) -> list[_cost.PublishedCalls | None]:
     """Each instance's calls at this host's rate (:class:`~ngcc.campaign.cost.PublishedCalls`)
     where :data:`PUBLISHED_SYSTEM` has its figures at two lengths or more, else None."""
+    if calls is None:
+        return [None] * len(instances)
     try:
-        figures = _published.load(PUBLISHED_SYSTEM) if calls is not None else {}
+        figures = _published.load(PUBLISHED_SYSTEM)
     except PublishedError:
         figures = {}
     lines: dict[str, list[tuple[int, float]]] = {}
     for (name, length), figure in figures.items():
         lines.setdefault(name, []).append((length, figure.mean_cycles))
     reference = tuple(sorted(lines.get("sm3hash-256", ())))
-    if calls is None or len(reference) < 2:
+    if len(reference) < 2:
         return [None] * len(instances)
     return [_cost.PublishedCalls(name, tuple(sorted(lines[name])), reference, calls)
             if name is not None and len(lines.get(name, ())) >= 2 else None
@@ -109,14 +111,8 @@ def _published_instance(folder: Folder, header: tuple[str, int] | str,
     where no candidate claims it."""
     if isinstance(header, str):
         return None
-    candidate = _candidate(header[0])
-    if candidate == _candidates.EXTERNAL and len(known.get(folder.submission, ())) == 1:
-        candidate, = known[folder.submission]
-    try:
-        found = _candidates.candidate(candidate).instance(header[0])
-    except _candidates.UnknownCandidateError:
-        return None
-    return found.manifest_folder if found is not None else None
+    return _candidates.manifest_folder(_folder_candidate(folder, header[0], known)[0],
+                                       header[0])
 
 
 def _header(folder: Folder) -> tuple[str, int] | str:
@@ -150,6 +146,16 @@ def _submission_candidates(found: list[tuple[Folder, tuple[str, int] | str]]
     return known
 
 
+def _folder_candidate(folder: Folder, name: str, known: dict[str, set[str]]
+                      ) -> tuple[str, bool]:
+    """The candidate of a folder whose header names ``name``, and whether it is its
+    submission's (a name no candidate claims, in a submission of one known candidate)."""
+    candidate = _candidate(name)
+    if candidate == _candidates.EXTERNAL and len(known.get(folder.submission, ())) == 1:
+        return next(iter(known[folder.submission])), True
+    return candidate, False
+
+
 def _instance_words(folder: Folder, header: tuple[str, int] | str,
                     known: dict[str, set[str]]) -> str:
     """``instance laurus_512, 512 bits, candidate hash-14 (Laurus), label
@@ -157,11 +163,8 @@ def _instance_words(folder: Folder, header: tuple[str, int] | str,
     if isinstance(header, str):
         return "will not build: " + header
     name, bits = header
-    candidate = _candidate(name)
-    inherited = ""
-    if candidate == _candidates.EXTERNAL and len(known.get(folder.submission, ())) == 1:
-        candidate, = known[folder.submission]
-        inherited = ", its submission's"
+    candidate, inherited_from_submission = _folder_candidate(folder, name, known)
+    inherited = ", its submission's" if inherited_from_submission else ""
     title = _candidates.title(candidate)
     label = "label %s@%s" % (_candidates.harness_name(candidate, name),
                              _archive.KIND_SUFFIX.get(folder.kind, folder.kind))

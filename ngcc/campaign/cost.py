@@ -179,7 +179,13 @@ def trial_cost(job: Job, start: float = CHILD_STARTUP_SECONDS, call: float | Non
     (:func:`warm_call_estimates`), else t1."""
     calls = job.calls_per_trial or 0
     each = job.warm_call_seconds or (call if call is not None else job.t1_seconds or 0.0)
-    return start + max(0.0, (2 * calls + (job.warmup_calls or 0)) * each - overlap)
+    return _started(start, (2 * calls + (job.warmup_calls or 0)) * each, overlap)
+
+
+def _started(start: float, calls: float, overlap: float) -> float:
+    """A trial's seconds: its ``start`` and what its ``calls`` take beyond the
+    ``overlap`` of the start they run within."""
+    return start + max(0.0, calls - overlap)
 
 
 def warm_call_estimates(jobs: Sequence[Job]) -> dict[tuple[str, int], float]:
@@ -391,7 +397,7 @@ def plan_only(libraries: Sequence[Callable[[int], float] | None], settings: Camp
         return 2 * call * calls_per_trial(call + first, s.trial_target, s.op_budget, s.trials)
 
     def alone(extra: float) -> float:  # on a CPU of its own
-        return sum((s.trials + extra) * (start.trial + max(0.0, work(n, own) - start.overlap))
+        return sum((s.trials + extra) * _started(start.trial, work(n, own), start.overlap)
                    + start.job for own in libraries for n in s.lengths)
 
     count, known = len(libraries), sum(own is not None for own in libraries)

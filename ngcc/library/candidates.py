@@ -159,6 +159,16 @@ def harness_name(ident: str, name: str) -> str:
     return found.name if found is not None else name
 
 
+def manifest_folder(ident: str, name: str) -> str | None:
+    """The folder the shipped manifest names a candidate's instance by (``laurus_512`` →
+    ``Laurus-512``); None where the registry does not list it."""
+    try:
+        found = candidate(ident).instance(name)
+    except UnknownCandidateError:  # external, baseline, ambiguous
+        return None
+    return found.manifest_folder if found is not None else None
+
+
 def unknown_message(ident: object, what: str = "candidate id", also: Sequence[str] = ()
                     ) -> str:
     """``unknown candidate id 'hash-99': known candidate ids are hash-01, …``."""

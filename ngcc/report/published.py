@@ -174,10 +174,9 @@ def _manifest_name(record: Record) -> str | None:
     try:
         if ident not in _candidates.candidate_ids():
             ident = _candidates.infer_candidate(record.instance)
-        found = _candidates.candidate(ident).instance(record.instance) if ident else None
-    except (_candidates.AmbiguousInstanceError, _candidates.UnknownCandidateError):
+    except _candidates.AmbiguousInstanceError:
         return None
-    return found.manifest_folder if found is not None else None
+    return _candidates.manifest_folder(ident, record.instance) if ident else None
 
 
 def _published_name(record: Record, figures: Mapping[tuple[str, int], Published],
