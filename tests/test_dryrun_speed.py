@@ -15,7 +15,12 @@ from ngcc.campaign import conditions as _conditions
 from ngcc.campaign import cost as _cost
 from ngcc.campaign.settings import CampaignSettings
 from tests._fakes import FREQUENCY_HZ, FakeKat, FakeRunner, cost_cycles, fixed_host, still_dry_run
-from tests.test_share import SharedRunner, _plan_only_seconds, _two_others_on_two_cpus
+from tests.test_share import (
+    SharedRunner,
+    _plan_only_seconds,
+    _two_others_on_two_cpus,
+    fake_sm3_calls,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::ngcc.MeasurementWarning")
 
@@ -28,10 +33,8 @@ def _published(name: str, lengths: tuple[int, ...]) -> tuple[tuple[int, float], 
 
 
 def test_a_published_instance_is_timed_at_this_hosts_rate_between_its_lengths():
-    sm3 = _cost.ReferenceCalls(*(cost_cycles("SM3", n) / FREQUENCY_HZ
-                                 for n in _cost.REFERENCE_LENGTHS))
     fast = _cost.PublishedCalls(FAST, _published(FAST, (32, 1024, 65536)),
-                                _published("SM3", (32, 128, 1024, 65536)), sm3)
+                                _published("SM3", (32, 128, 1024, 65536)), fake_sm3_calls())
     for n in (32, 100, 1024, 4096, 65536, 131072):  # between and beyond the lengths given
         assert fast(n) == pytest.approx(cost_cycles(FAST, n) / FREQUENCY_HZ)
 
@@ -46,8 +49,7 @@ def test_the_dry_run_of_a_published_instance_holds_where_sm3s_calls_do_not(
     _two_others_on_two_cpus(monkeypatch)
     lengths = (32, 128)
     settings = CampaignSettings.make(trials=3, lengths=lengths)
-    sm3 = _cost.ReferenceCalls(*(cost_cycles("SM3", n) / FREQUENCY_HZ
-                                 for n in _cost.REFERENCE_LENGTHS), SharedRunner.FIRST_CALL)
+    sm3 = fake_sm3_calls()
     fast = _cost.PublishedCalls(FAST, _published(FAST, (32, 1024, 65536)),
                                 _published("SM3", (32, 1024, 65536)), sm3)
     runner, plans = SharedRunner(0.5, lengths), []

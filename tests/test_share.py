@@ -323,6 +323,15 @@ def test_the_evaluation_dry_run_estimates_the_trials_from_the_plan_alone(tmp_pat
     assert _plan_only_seconds(line) == pytest.approx(runner.wall - plans[0], rel=0.25)
 
 
+def fake_sm3_calls() -> _cost.ReferenceCalls:
+    """The fake's SM3 calls as the dry run times the built-in's (its first call
+    :attr:`SharedRunner.FIRST_CALL` more)."""
+    from tests._fakes import FREQUENCY_HZ, cost_cycles
+
+    return _cost.ReferenceCalls(*(cost_cycles("SM3", n) / FREQUENCY_HZ
+                                  for n in _cost.REFERENCE_LENGTHS), SharedRunner.FIRST_CALL)
+
+
 def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp_path,
                                                                             monkeypatch):
     """Where the plan's 20000-call cap binds (short messages, T = 1 s), calls that fill T
@@ -337,8 +346,7 @@ def test_the_evaluation_dry_run_takes_its_calls_as_long_as_the_built_in_sm3s(tmp
     _two_others_on_two_cpus(monkeypatch)
     lengths = (32, 1024)
     settings = CampaignSettings.make(trials=3, lengths=lengths)
-    sm3 = _cost.ReferenceCalls(*(cost_cycles("SM3", n) / FREQUENCY_HZ
-                                 for n in _cost.REFERENCE_LENGTHS), SharedRunner.FIRST_CALL)
+    sm3 = fake_sm3_calls()
     assert sm3(1024) == pytest.approx(cost_cycles("SM3", 1024) / FREQUENCY_HZ)
     runner, plans = SharedRunner(0.5, lengths), []
     start = _conditions.start_cost(runner, 1, _conditions.host_share(cpu=1))
